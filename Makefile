@@ -1,0 +1,53 @@
+# The chaos lab for LLM chat memory. Every target sets up what it needs first (idempotent).
+#   make chaos   the main job: the defect x fault matrix on the native stack
+#   make test    the test suite (unit, integration, e2e) on the real stack
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+LAB := $(PY) -m lab
+PYTEST_ARGS ?=
+MODE ?= native
+
+.PHONY: help setup venv system toxiproxy test test-unit test-integration up down status chaos clean
+
+help:
+	@echo "make chaos    run the chaos matrix (native stack; MODE=compose once available)"
+	@echo "make test     set up and run the test suite on the real stack"
+	@echo "make up       start the stack and print its endpoints; make down stops it"
+	@echo "make status   what runs where"
+	@echo "make setup    install everything (venv, redis-server, chromium, toxiproxy 2.12.0)"
+
+setup: system toxiproxy venv
+
+system:
+	@bash scripts/setup.sh system
+
+toxiproxy:
+	@bash scripts/setup.sh toxiproxy
+
+venv:
+	@bash scripts/setup.sh venv
+
+test: setup
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+test-unit: venv
+	$(PY) -m pytest tests/unit $(PYTEST_ARGS)
+
+test-integration: setup
+	$(PY) -m pytest tests/integration $(PYTEST_ARGS)
+
+up: setup
+	@$(LAB) up --mode $(MODE)
+
+down: venv
+	@$(LAB) down --mode $(MODE)
+
+status: venv
+	@$(LAB) status --mode $(MODE)
+
+chaos: setup
+	@$(LAB) chaos --mode $(MODE)
+
+clean: down
+	rm -rf .lab/run reports test-results

@@ -1,0 +1,282 @@
+"""The native stack: redis-server, toxiproxy-server and the chat backend as local processes.
+
+``up`` starts them in dependency order, waits for each on a readiness check with a deadline,
+writes ``stack.json`` and returns; the processes stay up (detached, pidfiles in the run folder)
+until ``down``. A failure or a signal during start-up stops whatever had started.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import signal
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+
+import redis
+
+from lab import topology
+from lab.config import PORT_ENV, LabConfig
+from lab.errors import LabError, UsageError
+from lab.stack import ports, procs
+from lab.wait import wait_until
+
+SERVICES = ("redis", "toxiproxy", "backend")  # start order; stopped in reverse
+TOXIPROXY_VERSION = "2.12.0"
+STATE_FILE = "stack.json"
+# Backend server pinned once for every mode (design: the server decides whether the defects
+# exist): gunicorn, one gthread worker, so each async view gets asyncio.run() in its own thread.
+BACKEND_THREADS = 16
+
+
+class Interrupted(LabError):
+    """A signal arrived during start-up; the half-started stack has been stopped."""
+
+    def __init__(self, signum: int) -> None:
+        name = signal.Signals(signum).name
+        super().__init__(f"{name} during start-up: stopped everything that had started")
+        self.exit_code = 128 + signum
+
+
+def http_get(url: str, timeout_s: float = 2.0) -> tuple[int, bytes]:
+    # A plain urllib User-Agent: Toxiproxy answers 403 to anything starting with "Mozilla/".
+    req = urllib.request.Request(url, headers={"User-Agent": "chaoslab"})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout_s) as resp:
+            return resp.status, resp.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+
+
+class NativeStack:
+    mode = "native"
+
+    def __init__(self, cfg: LabConfig) -> None:
+        self.cfg = cfg
+        self.run_dir = cfg.run_dir
+
+    # ----------------------------------------------------------------- public verbs
+    def up(self, timeout_s: float = 30.0) -> dict[str, object]:
+        """Start the stack, or reuse a healthy one already up in this run folder."""
+        proxies = topology.render_native(topology.load(self.cfg.topology_file), self.cfg)
+        self._preflight()
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        with self._lock(), _signals_raise():
+            running = [p for p in procs.recorded(self.run_dir) if p.alive()]
+            if running and len(running) == len(SERVICES) and self._healthy():
+                state = self._state()
+                state["reused"] = True
+                return state
+            if procs.recorded(self.run_dir):
+                self._stop_all()  # leftovers of a killed lab or a half-stopped stack
+            self._check_ports_free()
+            try:
+                self._start(proxies, timeout_s)
+            except BaseException:
+                with _signals_deferred():  # a second Ctrl-C must not cut the clean-up short
+                    self._stop_all()
+                raise
+            state = self._state()
+            (self.run_dir / STATE_FILE).write_text(json.dumps(state, indent=2) + "\n")
+            state["reused"] = False
+            return state
+
+    def down(self) -> list[str]:
+        """Stop and reap every recorded service (also those of a killed lab); report each."""
+        if not self.run_dir.is_dir():
+            return []
+        with self._lock(), _signals_deferred():
+            return self._stop_all()
+
+    def status(self) -> dict[str, object]:
+        services = {}
+        recorded = {p.name: p for p in procs.recorded(self.run_dir)}
+        for name in SERVICES:
+            info = recorded.get(name)
+            services[name] = {"pid": info.pid if info else None,
+                              "alive": bool(info and info.alive())}
+        up = all(s["alive"] for s in services.values())
+        return {"mode": self.mode, "up": up, "healthy": up and self._healthy(),
+                "run_dir": str(self.run_dir), "services": services,
+                "endpoints": self.cfg.endpoints()}
+
+    # ----------------------------------------------------------------- start-up
+    def _preflight(self) -> None:
+        if not self.cfg.toxiproxy_server.is_file():
+            raise UsageError(f"no Toxiproxy server at {self.cfg.toxiproxy_server}",
+                             "run `make setup` (builds it with go install); without Go, use compose mode")
+        if shutil.which("redis-server") is None:
+            raise UsageError("redis-server is not installed",
+                             "run `make setup` as root, or: apt-get install -y redis-server")
+        try:
+            import gunicorn  # noqa: F401
+            import services.chat  # noqa: F401
+        except ImportError as exc:
+            raise UsageError(f"the backend cannot be imported ({exc})",
+                             "run `make setup` and use the lab from .venv (make up)") from None
+
+    def _check_ports_free(self) -> None:
+        for name, port in self.cfg.ports.items():
+            if not ports.is_free(self.cfg.host, port):
+                who = ports.holder(port)
+                raise UsageError(
+                    f"port {port} ({PORT_ENV[name]}) is in use" + (f" by {who}" if who else ""),
+                    f"stop what holds it, or choose another port: {PORT_ENV[name]}=NNNNN lab up")
+
+    def _start(self, proxies: list[topology.Proxy], timeout_s: float) -> None:
+        cfg = self.cfg
+        rendered = self.run_dir / "toxiproxy.json"
+        topology.write(proxies, rendered)
+
+        redis_proc = procs.spawn("redis", [
+            shutil.which("redis-server") or "redis-server",
+            "--bind", cfg.host, "--port", str(cfg.ports["redis"]),
+            # No persistence by default: a restart loses everything (the redis_restart fault
+            # turns on AOF for its durable variant). --dir keeps any file in the run folder.
+            "--save", "", "--appendonly", "no", "--dir", str(self.run_dir),
+            "--daemonize", "no", "--protected-mode", "yes",
+            # Expiry events are the checker's evidence for "expired".
+            "--notify-keyspace-events", "Ex",
+        ], self.run_dir)
+        self._wait("redis", redis_proc, lambda: self._redis(cfg.redis_url).ping(), timeout_s)
+
+        toxi = procs.spawn("toxiproxy", [
+            str(cfg.toxiproxy_server), "-host", cfg.host, "-port", str(cfg.ports["toxiproxy"]),
+            "-config", str(rendered),
+        ], self.run_dir)
+        self._wait("toxiproxy", toxi, self._toxiproxy_ready, timeout_s)
+        self._confirm_proxies(proxies)
+        self._wait("redis through toxiproxy", toxi, lambda: self._redis(cfg.redis_proxy_url).ping(),
+                   timeout_s)
+
+        env = dict(os.environ)
+        env.update({
+            # The backend is given only the Toxiproxy address for Redis.
+            "CHAT_REDIS_URL": cfg.redis_proxy_url,
+            "CHAT_LAB_MODE": "1",
+            "PYTHONPATH": str(cfg.root) + os.pathsep + env.get("PYTHONPATH", ""),
+            "PYTHONUNBUFFERED": "1",
+        })
+        backend = procs.spawn("backend", [
+            sys.executable, "-m", "gunicorn", "services.chat.wsgi:app",
+            "--bind", f"{cfg.host}:{cfg.ports['backend']}",
+            "--worker-class", "gthread", "--workers", "1", "--threads", str(BACKEND_THREADS),
+            "--graceful-timeout", "5", "--timeout", "60", "--access-logfile", "-",
+        ], self.run_dir, env=env, cwd=cfg.root)
+        self._wait("backend", backend, lambda: http_get(cfg.backend_url + "/healthz")[0] == 200,
+                   timeout_s)
+        self._wait("backend through toxiproxy", backend,
+                   lambda: http_get(cfg.chat_url + "/healthz")[0] == 200, timeout_s)
+
+    def _wait(self, what: str, proc: procs.ProcInfo, check: object, timeout_s: float) -> None:
+        log = self.run_dir / f"{proc.name}.log"
+
+        def exited() -> str | None:
+            return None if proc.alive() else f"{proc.name} exited during start-up; log tail:\n{_tail(log)}"
+
+        wait_until(check, what=f"{what} ({proc.name} pid {proc.pid})", timeout_s=timeout_s,  # type: ignore[arg-type]
+                   abort=exited, hint=f"see {log}")
+
+    def _toxiproxy_ready(self) -> bool:
+        status, body = http_get(self.cfg.toxiproxy_url + "/version")
+        if status != 200:
+            return False
+        version = json.loads(body).get("version")
+        if version != TOXIPROXY_VERSION:
+            raise LabError(f"toxiproxy-server reports version {version!r}, expected {TOXIPROXY_VERSION}",
+                           "rebuild it: rm -rf .lab/bin && make setup")
+        return True
+
+    def _confirm_proxies(self, proxies: list[topology.Proxy]) -> None:
+        # Toxiproxy only logs errors in its -config file: check each proxy really exists.
+        _, body = http_get(self.cfg.toxiproxy_url + "/proxies")
+        have = json.loads(body)
+        for p in proxies:
+            got = have.get(p.name)
+            if got is None or got.get("listen") != p.listen or got.get("upstream") != p.upstream:
+                raise LabError(f"toxiproxy did not create proxy {p.name} ({p.listen} -> {p.upstream}); "
+                               f"log tail:\n{_tail(self.run_dir / 'toxiproxy.log')}")
+
+    def _redis(self, url: str) -> "redis.Redis[bytes]":
+        return redis.Redis.from_url(url, socket_timeout=1.0, socket_connect_timeout=1.0,
+                                    retry=None)
+
+    # ----------------------------------------------------------------- health, state, stop
+    def _healthy(self) -> bool:
+        try:
+            return (self._redis(self.cfg.redis_proxy_url).ping()
+                    and http_get(self.cfg.chat_url + "/healthz")[0] == 200)
+        except Exception:
+            return False
+
+    def _state(self) -> dict[str, object]:
+        return {"mode": self.mode, "run_dir": str(self.run_dir), "endpoints": self.cfg.endpoints(),
+                "pids": {p.name: p.pid for p in procs.recorded(self.run_dir)}}
+
+    def _stop_all(self) -> list[str]:
+        report = []
+        recorded = {p.name: p for p in procs.recorded(self.run_dir)}
+        order = [n for n in reversed(SERVICES) if n in recorded] + \
+                [n for n in recorded if n not in SERVICES]
+        for name in order:
+            outcome = procs.stop(recorded[name], self.run_dir)
+            report.append(f"{name} (pid {recorded[name].pid}): {outcome}")
+        (self.run_dir / STATE_FILE).unlink(missing_ok=True)
+        return report
+
+    @contextmanager
+    def _lock(self) -> Iterator[None]:
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.run_dir / "lock", "w") as fh:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise LabError(f"another lab up/down is running on {self.run_dir}",
+                               "wait for it to finish, or use another LAB_RUN_DIR") from None
+            yield
+
+
+def _tail(path: Path, lines: int = 15) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+@contextmanager
+def _signals_raise() -> Iterator[None]:
+    """SIGINT/SIGTERM/SIGHUP during start-up raise Interrupted, so the caller unwinds and stops
+    what it started (KeyboardInterrupt alone would miss SIGTERM)."""
+    def handler(signum: int, _frame: FrameType | None) -> None:
+        raise Interrupted(signum)
+
+    yield from _with_handlers(handler)
+
+
+@contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """During `down`, a second Ctrl-C must not leave half the stack running: note it, finish."""
+    got: list[int] = []
+    yield from _with_handlers(lambda signum, _f: got.append(signum))
+
+
+def _with_handlers(handler: object) -> Iterator[None]:
+    sigs = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    try:
+        old = {s: signal.signal(s, handler) for s in sigs}  # type: ignore[arg-type]
+    except ValueError:  # not the main thread: signals are the caller's business
+        yield
+        return
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+

@@ -1,0 +1,140 @@
+"""Detached service processes with pidfiles that survive the lab process that started them.
+
+A pidfile records the pid *and* its kernel start time, so a recycled pid is never mistaken for
+ours. Each service runs in its own session (process group) so stopping it also stops its
+children (gunicorn's worker, for one).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from lab.wait import wait_until
+from lab.errors import NotReady
+
+
+@dataclass(frozen=True)
+class ProcInfo:
+    name: str
+    pid: int
+    start_ticks: int
+    argv: list[str]
+
+    def alive(self) -> bool:
+        return _start_ticks(self.pid) == self.start_ticks
+
+    def as_json(self) -> dict[str, object]:
+        return {"name": self.name, "pid": self.pid, "start_ticks": self.start_ticks, "argv": self.argv}
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        return None
+    # comm may contain spaces and parentheses: split after the last ')'.
+    return raw[raw.rindex(")") + 2:].split()
+
+
+def _start_ticks(pid: int) -> int | None:
+    """Kernel start time of a live process, None if gone or a zombie (reaping it if ours)."""
+    fields = _stat_fields(pid)
+    if fields is None:
+        return None
+    if fields[0] in ("Z", "X"):
+        try:
+            os.waitpid(pid, os.WNOHANG)  # our own child: reap it
+        except ChildProcessError:
+            pass
+        return None
+    return int(fields[19])  # field 22 of stat; fields[0] is field 3
+
+
+def pidfile(run_dir: Path, name: str) -> Path:
+    return run_dir / f"{name}.pid"
+
+
+def spawn(name: str, argv: list[str], run_dir: Path, env: dict[str, str] | None = None,
+          cwd: Path | None = None) -> ProcInfo:
+    """Start a service detached (own session, stdin closed, output to <name>.log) and record it."""
+    log = open(run_dir / f"{name}.log", "ab")
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True, env=env, cwd=cwd or run_dir)
+    finally:
+        log.close()
+    ticks = _start_ticks(proc.pid)
+    info = ProcInfo(name, proc.pid, ticks if ticks is not None else -1, argv)
+    # Written before any wait: a lab killed during start-up still leaves a trail for `lab down`.
+    pidfile(run_dir, name).write_text(json.dumps(info.as_json()))
+    # Popen would warn (ResourceWarning) if garbage-collected while the child runs; the pidfile
+    # is the handle from here on, and _start_ticks reaps the child if we are still its parent.
+    proc.returncode = 0
+    return info
+
+
+def read(run_dir: Path, name: str) -> ProcInfo | None:
+    path = pidfile(run_dir, name)
+    try:
+        data = json.loads(path.read_text())
+        return ProcInfo(data["name"], int(data["pid"]), int(data["start_ticks"]), list(data["argv"]))
+    except FileNotFoundError:
+        return None
+    except (ValueError, KeyError, TypeError):
+        path.unlink(missing_ok=True)  # unreadable pidfile: nothing we can safely signal
+        return None
+
+
+def recorded(run_dir: Path) -> list[ProcInfo]:
+    if not run_dir.is_dir():
+        return []
+    infos = [read(run_dir, p.stem) for p in sorted(run_dir.glob("*.pid"))]
+    return [i for i in infos if i is not None]
+
+
+def stop(info: ProcInfo, run_dir: Path, timeout_s: float = 10.0) -> str:
+    """SIGTERM the service's process group, SIGKILL it after ``timeout_s``; remove its pidfile."""
+    outcome = "not running"
+    if info.alive():
+        outcome = "stopped"
+        _signal_group(info.pid, signal.SIGTERM)
+        try:
+            wait_until(lambda: not info.alive(), what=f"{info.name} exit", timeout_s=timeout_s,
+                       interval_s=0.02)
+        except NotReady:
+            _signal_group(info.pid, signal.SIGKILL)
+            wait_until(lambda: not info.alive(), what=f"{info.name} exit after SIGKILL",
+                       timeout_s=5.0, interval_s=0.02)
+            outcome = "killed"
+    # The group may outlive its leader (an orphaned worker): make sure nothing is left in it.
+    for pid in group_members(info.pid):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    pidfile(run_dir, info.name).unlink(missing_ok=True)
+    return outcome
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def group_members(pgid: int) -> list[int]:
+    """Live pids whose process group is ``pgid`` (used to prove nothing was left behind)."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        fields = _stat_fields(int(entry.name))
+        if fields and fields[0] not in ("Z", "X") and int(fields[2]) == pgid:
+            out.append(int(entry.name))
+    return out

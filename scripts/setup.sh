@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Idempotent set-up for the lab, called by make. Each step checks first and is skipped when
+# already satisfied; each failure says what to do next.
+#   scripts/setup.sh venv        virtualenv with the locked Python packages + the lab itself
+#   scripts/setup.sh system      Debian redis-server and chromium (apt, as root)
+#   scripts/setup.sh toxiproxy   Toxiproxy server + CLI v2.12.0 via `go install`, version stamped
+#   scripts/setup.sh all         all three
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+VENV=${LAB_VENV:-$ROOT/.venv}
+BIN=${LAB_BIN:-$ROOT/.lab/bin}
+TOXIPROXY_VERSION=2.12.0
+PYTHON=${PYTHON:-python3}
+
+say() { printf '[setup] %s\n' "$*"; }
+die() { printf '[setup] ERROR: %s\n' "$*" >&2; exit 1; }
+
+step_venv() {
+  local stamp="$VENV/.lab-installed"
+  local want
+  want=$(cat "$ROOT/requirements.lock" "$ROOT/pyproject.toml" | sha256sum | cut -d' ' -f1)
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+    say "venv: up to date ($VENV)"; return
+  fi
+  command -v "$PYTHON" >/dev/null || die "no $PYTHON on PATH: install Python >= 3.11 (apt-get install python3 python3-venv)"
+  "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+    || die "$PYTHON is $("$PYTHON" -V 2>&1); the lab needs Python >= 3.11 (set PYTHON=/path/to/python3.11)"
+  if [ ! -x "$VENV/bin/python" ]; then
+    say "venv: creating $VENV"
+    "$PYTHON" -m venv "$VENV" || die "could not create a venv: install python3-venv (apt-get install python3-venv)"
+  fi
+  say "venv: installing locked packages (requirements.lock)"
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check -r "$ROOT/requirements.lock" \
+    || die "pip could not install requirements.lock: is PyPI reachable? (pip config list)"
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps -e "$ROOT" \
+    || die "pip could not install the lab itself (pip install -e .)"
+  echo "$want" > "$stamp"
+  say "venv: ready"
+}
+
+step_system() {
+  local missing=()
+  command -v redis-server >/dev/null || [ -x /usr/bin/redis-server ] || missing+=(redis-server)
+  command -v chromium >/dev/null || [ -x /usr/bin/chromium ] || missing+=(chromium)
+  if [ ${#missing[@]} -eq 0 ]; then say "system: redis-server and chromium present"; return; fi
+  if [ "$(id -u)" -ne 0 ]; then
+    die "missing ${missing[*]}; as root run: apt-get update && apt-get install -y ${missing[*]}"
+  fi
+  say "system: installing ${missing[*]} (apt)"
+  # apt-get update once per machine boot is enough; the lists are fresh enough for one session.
+  if [ ! -f /var/lib/apt/periodic/lab-updated ] || [ -z "$(ls -A /var/lib/apt/lists 2>/dev/null | grep -v lock)" ]; then
+    apt-get update -q >/dev/null || die "apt-get update failed: check the Debian mirror in /etc/apt/sources.list"
+    mkdir -p /var/lib/apt/periodic && touch /var/lib/apt/periodic/lab-updated
+  fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null \
+    || die "apt-get install ${missing[*]} failed; try it by hand to see why"
+  # Debian's package may start a system Redis on 6379 where an init system runs; the lab uses its
+  # own ports and processes, so a system instance is harmless and left alone.
+  say "system: installed ${missing[*]}"
+}
+
+step_toxiproxy() {
+  local server="$BIN/toxiproxy-server" cli="$BIN/toxiproxy-cli"
+  if [ -x "$server" ] && [ -x "$cli" ] && "$server" -version 2>/dev/null | grep -q "$TOXIPROXY_VERSION"; then
+    say "toxiproxy: $TOXIPROXY_VERSION present ($BIN)"; return
+  fi
+  command -v go >/dev/null || [ -x /usr/local/go/bin/go ] \
+    || die "no Go toolchain: Toxiproxy $TOXIPROXY_VERSION is built with 'go install' (Go >= 1.23). Install Go (apt-get install golang-go, or https://go.dev/dl), or use compose mode: lab up --mode compose"
+  local go; go=$(command -v go || echo /usr/local/go/bin/go)
+  mkdir -p "$BIN"
+  local gobin; gobin=$(mktemp -d)
+  trap 'rm -rf "$gobin"' RETURN
+  say "toxiproxy: go install v$TOXIPROXY_VERSION (server + cli)"
+  # Without -X ...Version the binaries report "git" on /version.
+  GOBIN="$gobin" GOFLAGS=-mod=mod "$go" install \
+    -ldflags "-X github.com/Shopify/toxiproxy/v2.Version=$TOXIPROXY_VERSION" \
+    "github.com/Shopify/toxiproxy/v2/cmd/server@v$TOXIPROXY_VERSION" \
+    "github.com/Shopify/toxiproxy/v2/cmd/cli@v$TOXIPROXY_VERSION" \
+    || die "go install of Toxiproxy failed: is the Go module proxy reachable? (go env GOPROXY)"
+  install -m 0755 "$gobin/server" "$server"
+  install -m 0755 "$gobin/cli" "$cli"
+  "$server" -version | grep -q "$TOXIPROXY_VERSION" || die "built toxiproxy-server does not report $TOXIPROXY_VERSION"
+  say "toxiproxy: $TOXIPROXY_VERSION installed in $BIN"
+}
+
+case "${1:-all}" in
+  venv) step_venv ;;
+  system) step_system ;;
+  toxiproxy) step_toxiproxy ;;
+  all) step_system; step_toxiproxy; step_venv ;;
+  *) die "unknown step '${1}'; valid: venv, system, toxiproxy, all" ;;
+esac

@@ -1,0 +1,25 @@
+"""The chat backend: Flask async views over redis.asyncio, with switchable incident defects."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from flask import Flask
+
+from services.chat import config, errors, views
+
+
+def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
+    """App factory: defaults, then CHAT_* environment variables, then ``test_config``."""
+    app = Flask(__name__, static_folder="static", static_url_path="/static")
+    app.config.from_mapping(config.DEFAULTS)
+    app.config.from_prefixed_env("CHAT")  # CHAT_REDIS_URL, CHAT_LAB_MODE=1, CHAT_TTL_MS, ...
+    if test_config:
+        app.config.from_mapping(test_config)
+    app.config["LAB_MODE"] = app.config["LAB_MODE"] in (True, 1, "1", "true", "yes")
+    errors.init_app(app)
+    app.register_blueprint(views.bp)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    return app

@@ -1,0 +1,25 @@
+"""Configuration defaults; overridden by CHAT_* environment variables, then by test_config."""
+
+from __future__ import annotations
+
+DAY_MS = 24 * 3600 * 1000
+
+# The lab injects at most this much latency on the Redis link (lab/faults/latency.py refuses
+# more). The client's socket timeout must exceed it, or the correct profile would fail every
+# request under the latency fault and look "unexercised" instead of correct.
+MAX_INJECTED_LATENCY_MS = 2000
+REDIS_SOCKET_TIMEOUT_S = 5.0         # > MAX_INJECTED_LATENCY_MS per round trip, with margin
+REDIS_CONNECT_TIMEOUT_S = 3.0
+assert REDIS_SOCKET_TIMEOUT_S * 1000 > MAX_INJECTED_LATENCY_MS
+
+DEFAULTS: dict[str, object] = {
+    "REDIS_URL": "redis://127.0.0.1:16380/0",   # always a Toxiproxy address in the lab
+    "LAB_MODE": False,                          # honour X-Lab-* headers (profiles, TTL, latency)
+    "TTL_MS": 7 * DAY_MS,                       # conversation TTL, renewed on every write
+    "COOKIE_MAX_AGE_S": 30 * 24 * 3600,
+    "LLM_LATENCY_MS": 30,                       # fake LLM "thinking" time before the reply
+    "TOKEN_DELAY_MS": 25,                       # pause between streamed tokens
+    "MAX_MESSAGE_BYTES": 8 * 1024,              # larger messages get 413
+    "MAX_CONTENT_LENGTH": 64 * 1024,            # whole request body (Flask/Werkzeug enforce it)
+    "STORE_ATTEMPTS": 2,                        # explicit retries of the idempotent append
+}

@@ -1,0 +1,62 @@
+"""A fake LLM with memory you can see: deterministic replies that recall what the user said.
+
+With an empty history it greets the user as a stranger and asks them to introduce
+themselves: exactly what users saw when the conversation had vanished.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Sequence
+
+from services.chat.store import Row
+
+GREETING = "Hello! I don't think we've met. Please introduce yourself: what's your name?"
+_NAME = re.compile(r"\b(?:my name is|i am|i'm|call me)\s+([A-Za-z][A-Za-z'-]{0,40})", re.I)
+_LIKE = re.compile(r"\bi (?:really )?(?:like|love|prefer|enjoy)\s+([^.!?]{1,60})", re.I)
+_ASK_NAME = re.compile(r"\b(what'?s|what is|do you (?:know|remember)) my name\b|\bwho am i\b", re.I)
+_ASK_LIKE = re.compile(r"\bwhat do i (?:like|love|prefer|enjoy)\b", re.I)
+_NOT_NAMES = {"not", "so", "very", "fine", "here", "back", "a", "an", "the", "just", "also"}
+
+
+def _facts(messages: Sequence[str]) -> tuple[str | None, str | None]:
+    name = like = None
+    for text in messages:
+        m = _NAME.search(text)
+        if m and m.group(1).lower() not in _NOT_NAMES:
+            name = m.group(1)[0].upper() + m.group(1)[1:]
+        m = _LIKE.search(text)
+        if m:
+            like = m.group(1).strip()
+    return name, like
+
+
+def reply(history: Sequence[Row], message: str) -> str:
+    """The reply to ``message`` given the stored conversation before it."""
+    earlier = [r.content for r in history if r.role == "user"]
+    name, like = _facts([*earlier, message])
+    new_name = _facts([message])[0]
+    turn = len(earlier) + 1
+    if _ASK_NAME.search(message):
+        return f"Your name is {name}." if name else "I don't know your name yet: you haven't told me."
+    if _ASK_LIKE.search(message):
+        return f"You told me you like {like}." if like else "You haven't told me what you like yet."
+    if new_name and not earlier:
+        return f"Nice to meet you, {new_name}! What would you like to talk about?"
+    if not earlier:
+        return GREETING
+    who = name or "friend"
+    memory = f" You told me you like {like}." if like else ""
+    return f"Noted, {who}. This is message {turn} of our conversation.{memory}"
+
+
+async def think(latency_ms: int) -> None:
+    """The model's time to first token (configurable; the lab's experiments depend on it)."""
+    if latency_ms > 0:
+        await asyncio.sleep(latency_ms / 1000)
+
+
+def tokens(text: str) -> list[str]:
+    """Split a reply into word tokens (keeping spaces) for streaming."""
+    return re.findall(r"\S+\s*", text) or [text]

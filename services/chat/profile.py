@@ -1,0 +1,70 @@
+"""The per-request lab profile, carried by X-Lab-* headers that the lab's browser context sets.
+
+Profiles travel with each request, so trials with different profiles run at once and a backend
+restart changes nothing. Outside lab mode the headers are refused (403): a production
+deployment cannot be switched into a defect.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flask import Request
+
+from services.chat import defects
+from services.chat.errors import ApiError
+
+H_DEFECTS = "X-Lab-Defects"          # comma-separated defect names; empty = correct profile
+H_TTL_MS = "X-Lab-Ttl-Ms"            # conversation TTL in ms (a TTL experiment takes a second)
+H_LLM_LATENCY_MS = "X-Lab-Llm-Latency-Ms"
+H_TOKEN_DELAY_MS = "X-Lab-Token-Delay-Ms"
+H_TRIAL = "X-Lab-Trial"              # trial id, for log correlation only
+HEADERS = (H_DEFECTS, H_TTL_MS, H_LLM_LATENCY_MS, H_TOKEN_DELAY_MS, H_TRIAL)
+
+
+@dataclass(frozen=True)
+class Profile:
+    defects: frozenset[str]
+    ttl_ms: int
+    llm_latency_ms: int
+    token_delay_ms: int
+    trial: str | None
+
+    @property
+    def behaviour(self) -> defects.Behaviour:
+        return defects.behaviour(self.defects)
+
+
+def _int_header(req: Request, name: str, default: int, lo: int, hi: int) -> int:
+    raw = req.headers.get(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ApiError(400, "bad_header", f"{name}={raw!r} is not an integer") from None
+    if not lo <= value <= hi:
+        raise ApiError(400, "bad_header", f"{name}={value} is out of range [{lo}, {hi}]")
+    return value
+
+
+def from_request(req: Request, config: dict[str, object]) -> Profile:
+    present = [h for h in HEADERS if h in req.headers]
+    if present and not config["LAB_MODE"]:
+        raise ApiError(403, "lab_mode_off",
+                       f"{', '.join(present)} honoured only when the service runs in lab mode "
+                       "(CHAT_LAB_MODE=1)")
+    names = frozenset(n.strip() for n in req.headers.get(H_DEFECTS, "").split(",") if n.strip())
+    unknown = sorted(names - defects.REGISTRY.keys())
+    if unknown:
+        raise ApiError(400, "unknown_defect",
+                       f"unknown defect(s) {', '.join(unknown)}; valid: {', '.join(defects.REGISTRY)}",
+                       valid=list(defects.REGISTRY))
+    day_ms = 24 * 3600 * 1000
+    return Profile(
+        defects=names,
+        ttl_ms=_int_header(req, H_TTL_MS, int(config["TTL_MS"]), 10, 365 * day_ms),  # type: ignore[call-overload]
+        llm_latency_ms=_int_header(req, H_LLM_LATENCY_MS, int(config["LLM_LATENCY_MS"]), 0, 60_000),  # type: ignore[call-overload]
+        token_delay_ms=_int_header(req, H_TOKEN_DELAY_MS, int(config["TOKEN_DELAY_MS"]), 0, 5_000),  # type: ignore[call-overload]
+        trial=req.headers.get(H_TRIAL),
+    )

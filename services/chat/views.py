@@ -1,0 +1,166 @@
+"""HTTP API and page: GET /, POST /chat, GET /history, GET /healthz."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import redis.asyncio as aredis
+from flask import Blueprint, Response, current_app, jsonify, request, send_from_directory
+
+from services.chat import llm, profile, session
+from services.chat.defects import Behaviour
+from services.chat.errors import ApiError
+from services.chat.store import STORE_ERRORS, Row, read_history
+
+bp = Blueprint("chat", __name__)
+log = logging.getLogger("chat")
+_MESSAGE_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
+
+
+def event(name: str, **fields: object) -> None:
+    """One JSON line per event: the lab reads these (receipt of message X, write failures)."""
+    log.info(json.dumps({"event": name, "t": round(time.time(), 6), **fields}, default=str))
+
+
+@bp.get("/")
+def index() -> Response:
+    return send_from_directory(current_app.static_folder or "static", "index.html")
+
+
+@bp.get("/healthz")
+def healthz() -> dict[str, object]:
+    return {"status": "ok", "lab_mode": bool(current_app.config["LAB_MODE"])}
+
+
+@bp.get("/history")
+async def history() -> Response:
+    prof = profile.from_request(request, current_app.config)
+    b = prof.behaviour
+    sid, _new = session.resolve(request.cookies.get(session.COOKIE))
+    r, owned = b.client(current_app.config["REDIS_URL"], b.retry)
+    try:
+        rows = await _read(b, r, sid)
+    finally:
+        if owned:
+            await r.aclose()
+    return _with_session(jsonify([row.as_json() for row in rows]), sid, b)
+
+
+def _parse_chat_body() -> tuple[str, str | None, bool]:
+    if not request.is_json:
+        raise ApiError(415, "unsupported_media_type",
+                       f"Content-Type must be application/json, got {request.mimetype or 'none'!r}")
+    body = request.get_json(silent=True)
+    if body is None:
+        raise ApiError(400, "bad_json", "the body is not valid JSON")
+    if not isinstance(body, dict):
+        raise ApiError(400, "bad_body", f"the body must be a JSON object, got {type(body).__name__}")
+    message = body.get("message")
+    if not isinstance(message, str) or not message.strip():
+        raise ApiError(400, "bad_message", "'message' must be a non-empty string")
+    limit = int(current_app.config["MAX_MESSAGE_BYTES"])
+    if len(message.encode()) > limit:
+        raise ApiError(413, "message_too_large", f"'message' is over {limit} bytes")
+    mid = body.get("id")
+    if mid is not None and not (isinstance(mid, str) and _MESSAGE_ID.match(mid)):
+        raise ApiError(400, "bad_id", "'id' must be 1-64 characters of A-Z a-z 0-9 _ . : -")
+    stream = body.get("stream", False)
+    if not isinstance(stream, bool):
+        raise ApiError(400, "bad_stream", "'stream' must be true or false")
+    return message, mid, stream
+
+
+@bp.post("/chat")
+async def chat() -> Response:
+    prof = profile.from_request(request, current_app.config)
+    b = prof.behaviour
+    message, mid, stream = _parse_chat_body()
+    mid = mid or session.new_id()
+    sid, _new = session.resolve(request.cookies.get(session.COOKIE))
+    event("chat.received", sid=sid, id=mid, trial=prof.trial, defects=sorted(prof.defects),
+          stream=stream)
+    url = current_app.config["REDIS_URL"]
+    r, owned = b.client(url, b.retry)
+    try:
+        user = Row(mid, "user", message)
+        streamed_at_end = stream and b.stream_save == "at_stream_end"
+        if not streamed_at_end:
+            await b.run_write(_store(b, r, sid, [user], prof.ttl_ms, "saving the message"))
+        prior = [row for row in await _read(b, r, sid) if row.id != mid]  # the model's context
+        await llm.think(prof.llm_latency_ms)
+        reply = Row(mid, "assistant", llm.reply(prior, message))
+        if not streamed_at_end:
+            await b.run_write(_store(b, r, sid, [reply], prof.ttl_ms, "saving the reply"))
+    finally:
+        if owned:
+            await r.aclose()
+    event("chat.replied", sid=sid, id=mid, trial=prof.trial)
+    head = {"id": mid, "session_id": sid}
+    if not stream:
+        return _with_session(jsonify({"reply": reply.content, **head}), sid, b)
+    save = (user, reply, url, prof.ttl_ms) if streamed_at_end else None
+    body = _stream(head, reply.content, prof.token_delay_ms / 1000, b, sid, save)
+    resp = Response(body, mimetype="application/x-ndjson",
+                    headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+    return _with_session(resp, sid, b)
+
+
+def _stream(head: dict[str, str], text: str, delay_s: float, b: Behaviour, sid: str,
+            save: tuple[Row, Row, str, int] | None) -> Iterator[bytes]:
+    """NDJSON: a start line, one line per token, an end line. With ``save`` the turn is stored
+    after the last token -- code after the loop runs only if the client stayed to the end."""
+    yield _line({"type": "start", **head})
+    for tok in llm.tokens(text):
+        # Token pacing is the behaviour being modelled (a model emitting tokens), not a wait.
+        time.sleep(delay_s)
+        yield _line({"type": "token", "text": tok})
+    if save is not None:
+        user, reply, url, ttl_ms = save
+        # Flask streams with a sync generator that runs after the view's loop has closed: a new
+        # loop and a client for it are the only way to reach Redis from here.
+        asyncio.run(_store_in_new_loop(b, url, sid, [user, reply], ttl_ms))
+        event("chat.saved_at_stream_end", sid=sid, id=user.id)
+    yield _line({"type": "end", "reply": text})
+
+
+async def _store_in_new_loop(b: Behaviour, url: str, sid: str, rows: list[Row], ttl_ms: int) -> None:
+    r, owned = b.client(url, b.retry)
+    try:
+        await _store(b, r, sid, rows, ttl_ms, "saving the streamed turn")
+    finally:
+        if owned:
+            await r.aclose()
+
+
+def _line(obj: dict[str, Any]) -> bytes:
+    return (json.dumps(obj) + "\n").encode()
+
+
+async def _store(b: Behaviour, r: aredis.Redis, sid: str, rows: list[Row], ttl_ms: int,
+                 what: str) -> None:
+    try:
+        await b.append(r, sid, rows, ttl_ms)
+    except STORE_ERRORS as exc:
+        event("store.error", sid=sid, what=what, error=f"{type(exc).__name__}: {exc}")
+        b.on_store_error(exc, what)
+
+
+async def _read(b: Behaviour, r: aredis.Redis, sid: str) -> list[Row]:
+    try:
+        return await read_history(r, sid)
+    except STORE_ERRORS as exc:
+        event("store.error", sid=sid, what="reading the history", error=f"{type(exc).__name__}: {exc}")
+        b.on_store_error(exc, "reading the history")
+        return []
+
+
+def _with_session(resp: Response, sid: str, b: Behaviour) -> Response:
+    max_age = int(current_app.config["COOKIE_MAX_AGE_S"]) if b.cookie_max_age else None
+    resp.set_cookie(session.COOKIE, sid, max_age=max_age, httponly=True, samesite="Lax", path="/")
+    return resp
