@@ -6,6 +6,7 @@
 #   scripts/setup.sh toxiproxy   Toxiproxy server + CLI v2.12.0 via `go install`, version stamped
 #   scripts/setup.sh all         all three
 set -euo pipefail
+shopt -s extglob
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 VENV=${LAB_VENV:-$ROOT/.venv}
@@ -39,11 +40,15 @@ step_venv() {
   say "venv: ready"
 }
 
+# command:package pairs the lab needs from Debian (overridable, e.g. to test this step).
+SYSTEM_NEEDS=${LAB_SYSTEM_NEEDS:-redis-server:redis-server chromium:chromium}
+
 step_system() {
-  local missing=()
-  command -v redis-server >/dev/null || [ -x /usr/bin/redis-server ] || missing+=(redis-server)
-  command -v chromium >/dev/null || [ -x /usr/bin/chromium ] || missing+=(chromium)
-  if [ ${#missing[@]} -eq 0 ]; then say "system: redis-server and chromium present"; return; fi
+  local missing=() pair
+  for pair in $SYSTEM_NEEDS; do
+    command -v "${pair%%:*}" >/dev/null || [ -x "/usr/bin/${pair%%:*}" ] || missing+=("${pair#*:}")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then say "system: ${SYSTEM_NEEDS//:*([^ ])/} present"; return; fi
   if [ "$(id -u)" -ne 0 ]; then
     die "missing ${missing[*]}; as root run: apt-get update && apt-get install -y ${missing[*]}"
   fi
@@ -65,9 +70,10 @@ step_toxiproxy() {
   if [ -x "$server" ] && [ -x "$cli" ] && "$server" -version 2>/dev/null | grep -q "$TOXIPROXY_VERSION"; then
     say "toxiproxy: $TOXIPROXY_VERSION present ($BIN)"; return
   fi
-  command -v go >/dev/null || [ -x /usr/local/go/bin/go ] \
-    || die "no Go toolchain: Toxiproxy $TOXIPROXY_VERSION is built with 'go install' (Go >= 1.23). Install Go (apt-get install golang-go, or https://go.dev/dl), or use compose mode: lab up --mode compose"
-  local go; go=$(command -v go || echo /usr/local/go/bin/go)
+  # GO may name the toolchain; otherwise PATH, then Go's usual install folder.
+  local go=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
+  command -v "$go" >/dev/null \
+    || die "no Go toolchain ($go not found): Toxiproxy $TOXIPROXY_VERSION is built with 'go install' (Go >= 1.23). Install Go (apt-get install golang-go), or use compose mode, which runs the official Toxiproxy image: lab up --mode compose"
   mkdir -p "$BIN"
   local gobin; gobin=$(mktemp -d)
   trap 'rm -rf "$gobin"' RETURN

@@ -31,9 +31,8 @@ from lab.wait import wait_until
 SERVICES = ("redis", "toxiproxy", "backend")  # start order; stopped in reverse
 TOXIPROXY_VERSION = "2.12.0"
 STATE_FILE = "stack.json"
-# Backend server pinned once for every mode (design: the server decides whether the defects
-# exist): gunicorn, one gthread worker, so each async view gets asyncio.run() in its own thread.
-BACKEND_THREADS = 16
+# The backend's server is pinned in one file for both modes (see its docstring).
+GUNICORN_CONF = Path(__file__).resolve().parents[2] / "services" / "chat" / "gunicorn.conf.py"
 
 
 class Interrupted(LabError):
@@ -165,10 +164,8 @@ class NativeStack:
             "PYTHONUNBUFFERED": "1",
         })
         backend = procs.spawn("backend", [
-            sys.executable, "-m", "gunicorn", "services.chat.wsgi:app",
-            "--bind", f"{cfg.host}:{cfg.ports['backend']}",
-            "--worker-class", "gthread", "--workers", "1", "--threads", str(BACKEND_THREADS),
-            "--graceful-timeout", "5", "--timeout", "60", "--access-logfile", "-",
+            sys.executable, "-m", "gunicorn", "--config", str(GUNICORN_CONF),
+            "--bind", f"{cfg.host}:{cfg.ports['backend']}", "services.chat.wsgi:app",
         ], self.run_dir, env=env, cwd=cfg.root)
         self._wait("backend", backend, lambda: http_get(cfg.backend_url + "/healthz")[0] == 200,
                    timeout_s)
