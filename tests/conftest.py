@@ -17,3 +17,30 @@ TEST_ENV = {
 }
 for _k, _v in TEST_ENV.items():
     os.environ.setdefault(_k, _v)
+
+
+# Fixtures over the session's real stack, shared by integration and e2e tests.
+from collections.abc import Iterator  # noqa: E402
+
+import pytest  # noqa: E402
+import redis  # noqa: E402
+
+from lab.stack.native import NativeStack  # noqa: E402
+from lab.toxiproxy import Toxiproxy  # noqa: E402
+
+
+@pytest.fixture
+def toxi(lab_stack: NativeStack) -> Iterator[Toxiproxy]:
+    """The session stack's Toxiproxy, reset (all proxies enabled, no toxics) around each test."""
+    t = Toxiproxy(lab_stack.cfg.toxiproxy_url)
+    t.reset()
+    yield t
+    t.reset()
+
+
+@pytest.fixture
+def redis_direct(lab_stack: NativeStack) -> Iterator["redis.Redis[bytes]"]:
+    """Redis itself, bypassing Toxiproxy (the checker's view of the truth)."""
+    r = redis.Redis.from_url(lab_stack.cfg.redis_url, socket_timeout=5)
+    yield r
+    r.close()

@@ -106,6 +106,25 @@ class NativeStack:
                 "run_dir": str(self.run_dir), "services": services,
                 "endpoints": self.cfg.endpoints()}
 
+    def backend_events(self, name: str | None = None, **match: object) -> list[dict[str, object]]:
+        """The backend's JSON events (services/chat/views.py ``event``), oldest first."""
+        out = []
+        try:
+            lines = (self.run_dir / "backend.log").read_text(errors="replace").splitlines()
+        except FileNotFoundError:
+            return []
+        for line in lines:
+            start = line.find('{"event"')
+            if start < 0:
+                continue
+            try:
+                ev = json.loads(line[start:])
+            except ValueError:
+                continue
+            if (name is None or ev.get("event") == name) and all(ev.get(k) == v for k, v in match.items()):
+                out.append(ev)
+        return out
+
     # ----------------------------------------------------------------- start-up
     def _preflight(self) -> None:
         if not self.cfg.toxiproxy_server.is_file():

@@ -55,6 +55,10 @@ def new_client(url: str, retry: Retry | None = None) -> aredis.Redis:
 
     redis-py 8 retries 10 times by default: a built-in blind retry. The correct profile turns
     client retries off and retries only the idempotent append itself (append_idempotent).
+
+    No connection handshake (RESP2, no CLIENT SETINFO): a connection's first reply is then the
+    reply to a real command, so a fault that cuts "the next reply" cuts a write's reply -- the
+    case that tells idempotent appends from blind ones -- rather than a handshake.
     """
     return aredis.Redis.from_url(
         url,
@@ -62,6 +66,8 @@ def new_client(url: str, retry: Retry | None = None) -> aredis.Redis:
         socket_connect_timeout=config.REDIS_CONNECT_TIMEOUT_S,
         retry=retry or Retry(NoBackoff(), 0),
         health_check_interval=0,
+        protocol=2,
+        driver_info=None,
     )
 
 

@@ -115,18 +115,25 @@ def _stream(head: dict[str, str], text: str, delay_s: float, b: Behaviour, sid: 
             save: tuple[Row, Row, str, int] | None) -> Iterator[bytes]:
     """NDJSON: a start line, one line per token, an end line. With ``save`` the turn is stored
     after the last token -- code after the loop runs only if the client stayed to the end."""
-    yield _line({"type": "start", **head})
-    for tok in llm.tokens(text):
-        # Token pacing is the behaviour being modelled (a model emitting tokens), not a wait.
-        time.sleep(delay_s)
-        yield _line({"type": "token", "text": tok})
-    if save is not None:
-        user, reply, url, ttl_ms = save
-        # Flask streams with a sync generator that runs after the view's loop has closed: a new
-        # loop and a client for it are the only way to reach Redis from here.
-        asyncio.run(_store_in_new_loop(b, url, sid, [user, reply], ttl_ms))
-        event("chat.saved_at_stream_end", sid=sid, id=user.id)
-    yield _line({"type": "end", "reply": text})
+    completed = False
+    try:
+        yield _line({"type": "start", **head})
+        for tok in llm.tokens(text):
+            # Token pacing is the behaviour being modelled (a model emitting tokens), not a wait.
+            time.sleep(delay_s)
+            yield _line({"type": "token", "text": tok})
+        if save is not None:
+            user, reply, url, ttl_ms = save
+            # Flask streams with a sync generator that runs after the view's loop has closed: a
+            # new loop and a client for it are the only way to reach Redis from here.
+            asyncio.run(_store_in_new_loop(b, url, sid, [user, reply], ttl_ms))
+            event("chat.saved_at_stream_end", sid=sid, id=user.id)
+        yield _line({"type": "end", "reply": text})
+        completed = True
+    finally:
+        # GeneratorExit lands here when the client went away mid-stream (the server's next
+        # write failed): the lab waits for this event before reading Redis.
+        event("chat.stream_closed", sid=sid, id=head["id"], completed=completed)
 
 
 async def _store_in_new_loop(b: Behaviour, url: str, sid: str, rows: list[Row], ttl_ms: int) -> None:
