@@ -22,6 +22,8 @@ for _k, _v in TEST_ENV.items():
 # Fixtures over the session's real stack, shared by integration and e2e tests.
 from collections.abc import Iterator  # noqa: E402
 
+pytest_plugins = ["pytester"]
+
 import pytest  # noqa: E402
 import redis  # noqa: E402
 

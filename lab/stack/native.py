@@ -149,31 +149,37 @@ class NativeStack:
                     f"stop what holds it, or choose another port: {PORT_ENV[name]}=NNNNN lab up")
 
     def _start(self, proxies: list[topology.Proxy], timeout_s: float) -> None:
-        cfg = self.cfg
         rendered = self.run_dir / "toxiproxy.json"
         topology.write(proxies, rendered)
+        self._start_redis(timeout_s)
+        toxi = procs.spawn("toxiproxy", [
+            str(self.cfg.toxiproxy_server), "-host", self.cfg.host,
+            "-port", str(self.cfg.ports["toxiproxy"]), "-config", str(rendered),
+        ], self.run_dir)
+        self._wait("toxiproxy", toxi, self._toxiproxy_ready, timeout_s)
+        self._confirm_proxies(proxies)
+        self._wait("redis through toxiproxy", toxi,
+                   lambda: self._redis(self.cfg.redis_proxy_url).ping(), timeout_s)
+        self._start_backend(timeout_s)
 
-        redis_proc = procs.spawn("redis", [
+    def _start_redis(self, timeout_s: float, durable: bool = False) -> procs.ProcInfo:
+        # Persistence off by default: a restart loses everything. The durable variant (AOF,
+        # fsync on every write) survives a SIGKILL. --dir keeps any file in the run folder.
+        persistence = ["--appendonly", "yes", "--appendfsync", "always"] if durable else \
+            ["--appendonly", "no"]
+        proc = procs.spawn("redis", [
             shutil.which("redis-server") or "redis-server",
-            "--bind", cfg.host, "--port", str(cfg.ports["redis"]),
-            # No persistence by default: a restart loses everything (the redis_restart fault
-            # turns on AOF for its durable variant). --dir keeps any file in the run folder.
-            "--save", "", "--appendonly", "no", "--dir", str(self.run_dir),
+            "--bind", self.cfg.host, "--port", str(self.cfg.ports["redis"]),
+            "--save", "", *persistence, "--dir", str(self.run_dir),
             "--daemonize", "no", "--protected-mode", "yes",
             # Expiry events are the checker's evidence for "expired".
             "--notify-keyspace-events", "Ex",
         ], self.run_dir)
-        self._wait("redis", redis_proc, lambda: self._redis(cfg.redis_url).ping(), timeout_s)
+        self._wait("redis", proc, lambda: self._redis(self.cfg.redis_url).ping(), timeout_s)
+        return proc
 
-        toxi = procs.spawn("toxiproxy", [
-            str(cfg.toxiproxy_server), "-host", cfg.host, "-port", str(cfg.ports["toxiproxy"]),
-            "-config", str(rendered),
-        ], self.run_dir)
-        self._wait("toxiproxy", toxi, self._toxiproxy_ready, timeout_s)
-        self._confirm_proxies(proxies)
-        self._wait("redis through toxiproxy", toxi, lambda: self._redis(cfg.redis_proxy_url).ping(),
-                   timeout_s)
-
+    def _start_backend(self, timeout_s: float) -> procs.ProcInfo:
+        cfg = self.cfg
         env = dict(os.environ)
         env.update({
             # The backend is given only the Toxiproxy address for Redis.
@@ -190,6 +196,26 @@ class NativeStack:
                    timeout_s)
         self._wait("backend through toxiproxy", backend,
                    lambda: http_get(cfg.chat_url + "/healthz")[0] == 200, timeout_s)
+        return backend
+
+    # ----------------------------------------------------------------- process faults
+    def service(self, name: str) -> procs.ProcInfo:
+        info = procs.read(self.run_dir, name)
+        if info is None or not info.alive():
+            raise LabError(f"{name} is not running in {self.run_dir}", "start the stack: lab up")
+        return info
+
+    def restart_redis(self, *, durable: bool, timeout_s: float = 30.0) -> procs.ProcInfo:
+        """SIGKILL redis-server (no shutdown save) and start it again on the same port."""
+        with self._lock():
+            procs.kill_now(self.service("redis"), self.run_dir)
+            return self._start_redis(timeout_s, durable=durable)
+
+    def restart_backend(self, timeout_s: float = 30.0) -> procs.ProcInfo:
+        """Stop the backend (SIGTERM: gunicorn finishes in-flight requests) and start it again."""
+        with self._lock():
+            procs.stop(self.service("backend"), self.run_dir)
+            return self._start_backend(timeout_s)
 
     def _wait(self, what: str, proc: procs.ProcInfo, check: object, timeout_s: float) -> None:
         log = self.run_dir / f"{proc.name}.log"

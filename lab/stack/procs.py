@@ -121,6 +121,20 @@ def stop(info: ProcInfo, run_dir: Path, timeout_s: float = 10.0) -> str:
     return outcome
 
 
+def kill_now(info: ProcInfo, run_dir: Path) -> None:
+    """SIGKILL the service's group at once (a crash, not a shutdown) and wait until it is gone."""
+    _signal_group(info.pid, signal.SIGKILL)
+    wait_until(lambda: not info.alive() and not group_members(info.pid),
+               what=f"{info.name} gone after SIGKILL", timeout_s=10.0, interval_s=0.01)
+    pidfile(run_dir, info.name).unlink(missing_ok=True)
+
+
+def state(pid: int) -> str | None:
+    """The process state letter (R, S, T = stopped, Z...), None if gone."""
+    fields = _stat_fields(pid)
+    return fields[0] if fields else None
+
+
 def _signal_group(pgid: int, sig: signal.Signals) -> None:
     try:
         os.killpg(pgid, sig)

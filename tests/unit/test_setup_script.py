@@ -48,6 +48,7 @@ def test_satisfied_steps_are_skipped() -> None:
     assert "present" in run("system").stdout
     toxi = run("toxiproxy")
     assert toxi.returncode == 0 and "2.12.0 present" in toxi.stdout
+    assert run("venv").returncode == 0  # brings it up to date if pyproject changed
     venv = run("venv")
     assert venv.returncode == 0 and "up to date" in venv.stdout
 

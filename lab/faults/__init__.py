@@ -1,0 +1,20 @@
+"""Faults (Jepsen's nemesis): one fault per module, registered by name.
+
+    from lab.faults import make, Targets
+    with make("latency", latency_ms=500).on(Targets.of(stack)) as evidence:
+        ...  # the Redis link is 500 ms slower here; evidence says how that was confirmed
+
+Toxics act on a whole proxy, so concurrent trials share one fault window. The lab therefore
+groups concurrent trials by fault: trials run together only when they have the same fault (a
+cell's trials), and a fault's window opens before the group starts and closes after it ends.
+Faults with ``window == "send"`` (one-shot) are armed around one send and are never run
+concurrently with other trials.
+"""
+
+from lab.faults.base import REGISTRY, Fault, FaultNotConfirmed, Targets, ToxicFault, make, register
+from lab.faults import (  # noqa: F401  (modules register themselves)
+    none, latency, drop, blackhole, down, bandwidth, slicer, slow_close, ttl_elapse,
+    redis_pause, redis_restart, backend_restart, ack_lost,
+)
+
+__all__ = ["REGISTRY", "Fault", "FaultNotConfirmed", "Targets", "ToxicFault", "make", "register"]

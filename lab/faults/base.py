@@ -1,0 +1,169 @@
+"""What every fault is: apply / remove / confirm, a context manager that always cleans up, and
+a registry by name. One fault = one small module next to this one."""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+
+from lab.errors import LabError, UsageError
+from lab.toxiproxy import Toxiproxy, ToxiproxyError
+
+if TYPE_CHECKING:
+    from lab.stack.native import NativeStack
+
+
+class FaultNotConfirmed(LabError):
+    """The fault was applied but its effect could not be observed: the trial exercised nothing."""
+
+
+@dataclass
+class Targets:
+    """What faults act on: the stack's processes and its Toxiproxy."""
+
+    stack: "NativeStack"
+    toxiproxy: Toxiproxy
+
+    @classmethod
+    def of(cls, stack: "NativeStack") -> "Targets":
+        return cls(stack, Toxiproxy(stack.cfg.toxiproxy_url))
+
+
+@dataclass
+class Fault:
+    """Base class. Subclasses are dataclasses whose fields are the fault's parameters."""
+
+    name: ClassVar[str] = "?"
+    summary: ClassVar[str] = ""
+    # "trial": in place for the whole trial; "send": armed for one send only (one-shot).
+    window: ClassVar[str] = "trial"
+
+    def check(self) -> None:
+        """Refuse bad parameters before anything is sent anywhere (UsageError)."""
+
+    def apply(self, t: Targets) -> None:
+        raise NotImplementedError
+
+    def remove(self, t: Targets) -> None:
+        raise NotImplementedError
+
+    def confirm(self, t: Targets) -> str:
+        """Evidence that the fault is in effect; raise FaultNotConfirmed otherwise."""
+        raise NotImplementedError
+
+    def headers(self) -> dict[str, str]:
+        """Lab headers the browser must send while this fault is on (e.g. a short TTL)."""
+        return {}
+
+    def params(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def describe(self) -> str:
+        args = ", ".join(f"{k}={v}" for k, v in self.params().items())
+        return f"{self.name}({args})"
+
+    @contextmanager
+    def on(self, t: Targets) -> Iterator[str]:
+        """Apply, confirm, yield the evidence; remove on the way out, whatever happened.
+
+        If apply or confirm fails halfway, what was applied is undone before re-raising."""
+        self.check()
+        try:
+            self.apply(t)
+            evidence = self.confirm(t)
+        except BaseException:
+            _quietly(self.remove, t)
+            raise
+        try:
+            yield evidence
+        finally:
+            self.remove(t)
+
+
+def _quietly(fn: Callable[[Targets], None], t: Targets) -> None:
+    try:
+        fn(t)
+    except Exception:  # undoing a half-applied fault: the original error is the one to report
+        pass
+
+
+@dataclass
+class ToxicFault(Fault):
+    """A fault that is one Toxiproxy toxic on one proxy."""
+
+    toxic_type: ClassVar[str] = ""
+
+    def attributes(self) -> dict[str, int]:
+        raise NotImplementedError
+
+    def _proxy(self) -> str:
+        return str(getattr(self, "proxy", "redis"))
+
+    def _stream(self) -> str:
+        return str(getattr(self, "stream", "downstream"))
+
+    def check(self) -> None:
+        from lab.toxiproxy import check_toxic
+        check_toxic(self.toxic_type, self._stream(), self.attributes(), 1.0)
+
+    def apply(self, t: Targets) -> None:
+        self._toxic_name = f"lab-{self.name}-{uuid.uuid4().hex[:8]}"
+        t.toxiproxy.add_toxic(self._proxy(), self._toxic_name, self.toxic_type, self._stream(),
+                              self.attributes())
+
+    def remove(self, t: Targets) -> None:
+        name = getattr(self, "_toxic_name", None)
+        if name is None:
+            return
+        try:
+            t.toxiproxy.remove_toxic(self._proxy(), name)
+        except ToxiproxyError as exc:
+            if "not found" not in str(exc):
+                raise
+        self._toxic_name = None
+
+    def confirm(self, t: Targets) -> str:
+        listed = t.toxiproxy.toxic(self._proxy(), self._toxic_name)
+        if listed is None or listed.get("attributes") != self.attributes():
+            raise FaultNotConfirmed(f"{self.describe()}: toxic not listed as sent on proxy "
+                                    f"{self._proxy()!r} (got {listed!r})")
+        return f"toxic {self.toxic_type} {self._stream()} {listed['attributes']} listed on {self._proxy()}"
+
+
+REGISTRY: dict[str, type[Fault]] = {}
+F = TypeVar("F", bound=type[Fault])
+
+
+def register(name: str) -> Callable[[F], F]:
+    def deco(cls: F) -> F:
+        if name in REGISTRY:
+            raise ValueError(f"fault {name!r} registered twice")
+        cls.name = name
+        REGISTRY[name] = cls
+        return cls
+    return deco
+
+
+def make(name: str, **params: Any) -> Fault:
+    """A fault by name, its parameters checked; errors name the valid values."""
+    cls = REGISTRY.get(name)
+    if cls is None:
+        raise UsageError(f"unknown fault {name!r}", f"valid faults: {', '.join(sorted(REGISTRY))}")
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(params) - set(fields))
+    if unknown:
+        raise UsageError(f"fault {name!r} has no parameter {', '.join(unknown)}",
+                         f"its parameters: {', '.join(fields) or '(none)'}")
+    for key, value in params.items():
+        want = fields[key].type
+        if want in ("int", int) and not (isinstance(value, int) and not isinstance(value, bool)):
+            raise UsageError(f"{name}.{key}={value!r} must be an integer")
+        if want in ("bool", bool) and not isinstance(value, bool):
+            raise UsageError(f"{name}.{key}={value!r} must be true or false")
+    fault = cls(**params)
+    fault.check()
+    return fault

@@ -1,0 +1,48 @@
+"""redis_restart: kills redis-server with SIGKILL and starts it again on the same port.
+
+Persistence off (the stack's default, ``--save ''``) loses everything; ``durable`` first turns
+on AOF with fsync on every write (the current data rewritten into it), so nothing is lost.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import redis
+
+from lab.faults.base import Fault, FaultNotConfirmed, Targets, register
+from lab.wait import wait_until
+
+
+@register("redis_restart")
+@dataclass
+class RedisRestart(Fault):
+    summary = "SIGKILL + start redis-server; durable=true keeps data (AOF, appendfsync always)"
+    durable: bool = False
+
+    def apply(self, t: Targets) -> None:
+        r = redis.Redis.from_url(t.stack.cfg.redis_url, socket_timeout=10)
+        try:
+            self._run_id = r.info("server")["run_id"]
+            if self.durable:
+                r.config_set("appendfsync", "always")
+                r.config_set("appendonly", "yes")  # rewrites the current data into the AOF
+                wait_until(lambda: (lambda i: i["aof_enabled"] == 1 and i["aof_rewrite_in_progress"] == 0
+                                    and i["aof_rewrite_scheduled"] == 0)(r.info("persistence")),
+                           what="AOF rewrite finished", timeout_s=30)
+        finally:
+            r.close()
+        t.stack.restart_redis(durable=self.durable)
+
+    def remove(self, t: Targets) -> None:
+        pass  # the restart is the whole fault; the new redis-server stays
+
+    def confirm(self, t: Targets) -> str:
+        r = redis.Redis.from_url(t.stack.cfg.redis_url, socket_timeout=10)
+        try:
+            info = r.info("server")
+        finally:
+            r.close()
+        if info["run_id"] == getattr(self, "_run_id", None):
+            raise FaultNotConfirmed("redis-server has the same run_id: it was not restarted")
+        return f"redis-server restarted (run_id {str(info['run_id'])[:8]}, uptime {info['uptime_in_seconds']} s)"

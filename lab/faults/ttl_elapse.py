@@ -1,0 +1,50 @@
+"""ttl_elapse: the conversation runs past 2 x a short TTL, with gaps under TTL/2.
+
+A TTL renewed on every write keeps the conversation; a TTL set once loses it. The short TTL
+travels with each request (X-Lab-Ttl-Ms); the schedule paces the turns (``min_gap_ms``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from lab.errors import UsageError
+from lab.faults.base import Fault, FaultNotConfirmed, Targets, register
+from lab.stack.native import http_get
+
+
+@register("ttl_elapse")
+@dataclass
+class TtlElapse(Fault):
+    summary = "short TTL (ttl_ms) and a conversation longer than 2 x TTL, gaps under TTL/2"
+    ttl_ms: int = 1000
+
+    def check(self) -> None:
+        if not 200 <= self.ttl_ms <= 60_000:
+            raise UsageError(f"ttl_elapse.ttl_ms={self.ttl_ms} is out of range [200, 60000]")
+
+    @property
+    def min_gap_ms(self) -> int:
+        """Pause between turns: under TTL/2 so a renewed TTL never lapses between writes."""
+        return self.ttl_ms // 4
+
+    def min_duration_ms(self) -> int:
+        return 2 * self.ttl_ms + self.ttl_ms // 4
+
+    def headers(self) -> dict[str, str]:
+        return {"X-Lab-Ttl-Ms": str(self.ttl_ms)}
+
+    def apply(self, t: Targets) -> None:
+        pass
+
+    def remove(self, t: Targets) -> None:
+        pass
+
+    def confirm(self, t: Targets) -> str:
+        # The TTL is honoured only by a backend in lab mode; per-key evidence (PTTL <= ttl_ms)
+        # is read by the driver after the first write of each trial.
+        status, body = http_get(t.stack.cfg.backend_url + "/healthz")
+        if status != 200 or not json.loads(body).get("lab_mode"):
+            raise FaultNotConfirmed("the backend is not in lab mode: X-Lab-Ttl-Ms would be refused")
+        return f"backend in lab mode: TTL {self.ttl_ms} ms per request"
