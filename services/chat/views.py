@@ -87,6 +87,7 @@ async def chat() -> Response:
           stream=stream)
     url = current_app.config["REDIS_URL"]
     r, owned = b.client(url, b.retry)
+    outcome = "error"
     try:
         user = Row(mid, "user", message)
         streamed_at_end = stream and b.stream_save == "at_stream_end"
@@ -97,10 +98,12 @@ async def chat() -> Response:
         reply = Row(mid, "assistant", llm.reply(prior, message))
         if not streamed_at_end:
             await b.run_write(_store(b, r, sid, [reply], prof.ttl_ms, "saving the reply"))
+        outcome = "replied"
     finally:
         if owned:
             await r.aclose()
-    event("chat.replied", sid=sid, id=mid, trial=prof.trial)
+        # Every received message ends with exactly one chat.done: the lab's quiescence signal.
+        event("chat.done", sid=sid, id=mid, trial=prof.trial, outcome=outcome, stream=stream)
     head = {"id": mid, "session_id": sid}
     if not stream:
         return _with_session(jsonify({"reply": reply.content, **head}), sid, b)

@@ -1,0 +1,282 @@
+"""The driver (Jepsen's client): a Playwright page object over the chat page in Debian Chromium.
+
+Async, so the runner can drive many trials at once in one browser. Each send is recorded from
+the browser's own network events: invoke, then ok (2xx; for a stream, the first token) / fail
+(4xx) / info (5xx, timeout, aborted). Refreshes happen on observable triggers, never timers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from playwright.async_api import Browser, BrowserContext, Page, Request, Response
+
+from lab.history import Row, Send
+from lab.stack.events import BackendEvents
+
+SEND_TIMEOUT_S = 30.0          # a send with no outcome after this is left in flight (unknown)
+TRIGGER_TIMEOUT_S = 20.0
+POLL_S = 0.005                 # polling interval for backend-log triggers (bounded by deadlines)
+SETTLED_STATES = ("saved", "not-saved")
+
+
+class TriggerMissed(Exception):
+    """The refresh point's trigger did not happen (e.g. the reply came before receipt was seen)."""
+
+
+class ChatDriver:
+    def __init__(self, browser: Browser, base_url: str, headers: dict[str, str],
+                 events: BackendEvents, *, stream: bool = False, trace: bool = True) -> None:
+        self.browser, self.base_url, self.headers = browser, base_url, headers
+        self.events, self.stream, self.trace = events, stream, trace
+        self.sends: list[Send] = []
+        self.log: list[dict[str, Any]] = []       # browser-side timeline (network + actions)
+        self.session_id: str | None = None
+        self.contexts: list[BrowserContext] = []
+        self.page: Page | None = None
+        self._done: dict[int, asyncio.Event] = {}  # id(send) -> completion
+        self._status: dict[int, int] = {}
+        # Network events that arrived before the driver learnt the message id (a fast reply can
+        # beat the read of the new bubble's data-id): replayed when the send is registered.
+        self._early: dict[str, list[tuple[str, Any]]] = {}
+        self.traces: list[Path] = []
+
+    # ------------------------------------------------------------ lifecycle
+    async def open(self, cookies: list[dict[str, Any]] | None = None) -> None:
+        ctx = await self.browser.new_context(base_url=self.base_url, extra_http_headers=self.headers)
+        if self.trace:
+            await ctx.tracing.start(snapshots=True, screenshots=False)
+        if cookies:
+            await ctx.add_cookies(cookies)  # type: ignore[arg-type]
+        self.contexts.append(ctx)
+        await self._new_page(ctx)
+        if self.session_id is None:
+            self.session_id = await self.cookie_session_id()
+
+    async def _new_page(self, ctx: BrowserContext) -> None:
+        page = await ctx.new_page()
+        page.on("request", self._on_request)
+        page.on("response", self._on_response)
+        page.on("requestfailed", self._on_failed)
+        self.page = page
+        await page.goto("/?stream=1" if self.stream else "/")
+        await self.wait_history_loaded()
+
+    async def close(self, trace_dir: Path | None = None) -> None:
+        for i, ctx in enumerate(self.contexts):
+            try:
+                if self.trace:
+                    path = (trace_dir / f"trace-{i + 1}.zip") if trace_dir else None
+                    await ctx.tracing.stop(path=str(path) if path else None)
+                    if path:
+                        self.traces.append(path)
+                await ctx.close()
+            except Exception:  # a context already closed by browser_restart
+                pass
+        self.contexts.clear()
+
+    # ------------------------------------------------------------ network recording
+    def _note(self, kind: str, **fields: Any) -> None:
+        self.log.append({"t": time.time(), "kind": kind, **fields})
+
+    def _open_send(self, mid: str | None) -> Send | None:
+        return next((s for s in self.sends if s.id == mid and s.outcome is None), None)
+
+    @staticmethod
+    def _chat_id(req: Request) -> str | None:
+        if req.method != "POST" or not req.url.endswith("/chat"):
+            return None
+        try:
+            return str(json.loads(req.post_data or "{}").get("id"))
+        except ValueError:
+            return None
+
+    def _on_request(self, req: Request) -> None:
+        mid = self._chat_id(req)
+        if mid is not None:
+            self._note("request", id=mid)
+            s = self._open_send(mid)
+            if s is None:
+                self._early.setdefault(mid, []).append(("request", time.time()))
+            elif not s.t_invoke:
+                s.t_invoke = time.time()
+
+    def _on_response(self, resp: Response) -> None:
+        mid = self._chat_id(resp.request)
+        if mid is None:
+            return
+        self._note("response", id=mid, status=resp.status)
+        s = self._open_send(mid)
+        if s is None:
+            self._early.setdefault(mid, []).append(("response", resp.status))
+            return
+        self._got_status(s, resp.status)
+
+    def _got_status(self, s: Send, status: int) -> None:
+        self._status[id(s)] = status
+        if self.stream and 200 <= status < 300:
+            return  # a stream is acknowledged by its first token, seen on the page
+        self._complete(s, status, f"HTTP {status}")
+
+    def _on_failed(self, req: Request) -> None:
+        mid = self._chat_id(req)
+        if mid is None:
+            return
+        self._note("requestfailed", id=mid, failure=req.failure)
+        s = self._open_send(mid)
+        if s is None:
+            self._early.setdefault(mid, []).append(("failed", req.failure))
+        else:
+            self._failed(s, req.failure)
+
+    def _failed(self, s: Send, failure: str | None) -> None:
+        s.complete("info", self._status.get(id(s)), failure or "failed", time.time())
+        self._done[id(s)].set()
+
+    def _register(self, s: Send) -> Send:
+        self.sends.append(s)
+        self._done[id(s)] = asyncio.Event()
+        for kind, value in self._early.pop(s.id, []):
+            if kind == "request":
+                s.t_invoke = s.t_invoke or value
+            elif kind == "response" and s.outcome is None:
+                self._got_status(s, value)
+            elif kind == "failed" and s.outcome is None:
+                self._failed(s, value)
+        return s
+
+    def _complete(self, s: Send, status: int, reason: str) -> None:
+        outcome = "ok" if status < 400 else "fail" if status < 500 else "info"
+        s.complete(outcome, status, reason, time.time())  # type: ignore[arg-type]
+        self._done[id(s)].set()
+
+    # ------------------------------------------------------------ actions
+    async def send(self, text: str, turn: int) -> Send:
+        """Type the message and press Enter, as a user would; returns the in-flight send."""
+        assert self.page is not None
+        page = self.page
+        n = await page.get_by_test_id("message").count()
+        await page.get_by_test_id("composer-input").fill(text)
+        self._note("send", turn=turn)
+        await page.get_by_test_id("composer-input").press("Enter")
+        bubble = page.get_by_test_id("message").nth(n)
+        mid = await bubble.get_attribute("data-id", timeout=5000)
+        return self._register(Send(str(mid), text, turn))
+
+    async def retry(self, failed: Send) -> Send:
+        """The user's retry: the page's retry button, which re-sends the same message id."""
+        assert self.page is not None
+        bubble = self.page.locator(f'[data-testid=message][data-role=user][data-id="{failed.id}"]')
+        self._note("retry", id=failed.id)
+        await bubble.get_by_test_id("retry-button").click(timeout=5000)
+        return self._register(Send(failed.id, failed.text, failed.turn, retry_of=failed.id))
+
+    async def acked(self, s: Send, timeout_s: float = SEND_TIMEOUT_S) -> bool:
+        """Wait for the send's outcome (for a stream: its first token). True if it completed."""
+        deadline = time.monotonic() + timeout_s
+        if self.stream:
+            assert self.page is not None
+            first = self.page.locator(f'[data-testid=message][data-role=assistant][data-id="{s.id}"]')
+            while s.outcome is None and time.monotonic() < deadline:
+                if await first.count():
+                    s.complete("ok", self._status.get(id(s), 200), "first token", time.time())
+                    self._done[id(s)].set()
+                    break
+                await asyncio.sleep(POLL_S)
+        try:
+            await asyncio.wait_for(self._done[id(s)].wait(), max(0.0, deadline - time.monotonic()))
+        except TimeoutError:
+            return False
+        return True
+
+    async def settled(self, s: Send, timeout_s: float = SEND_TIMEOUT_S) -> None:
+        """Wait until the page shows the send settled: its reply saved, or the message not saved."""
+        assert self.page is not None
+        if not await self.acked(s, timeout_s):
+            return
+        sel = (f'[data-testid=message][data-id="{s.id}"][data-state="not-saved"], '
+               f'[data-testid=message][data-role=assistant][data-id="{s.id}"][data-state="saved"]')
+        if s.outcome is not None and s.status is None:
+            return  # aborted: the page that sent it is gone
+        await self.page.locator(sel).first.wait_for(timeout=timeout_s * 1000)
+
+    async def refresh(self, point: str, last: Send) -> None:
+        """Refresh at ``point`` relative to the last send (design: refresh points)."""
+        assert self.page is not None
+        if point == "in_flight":
+            await self._until(lambda: self.events.seen("chat.received", last.id),
+                              lambda: last.outcome is not None, "receipt logged before the reply")
+            await self._reload()
+        elif point in ("after_ack", "mid_stream"):
+            if not await self.acked(last, TRIGGER_TIMEOUT_S):
+                raise TriggerMissed("the last send was never acknowledged")
+            if point == "mid_stream" and last.outcome != "ok":
+                raise TriggerMissed(f"no first token: {last.reason}")
+            await self._reload()
+        elif point == "settled":
+            await self.settled(last)
+            await self._reload()
+        elif point == "reopen":
+            await self.settled(last)
+            self._note("refresh", how="reopen")
+            old = self.page
+            await self._new_page(old.context)
+            await old.close()
+        elif point == "browser_restart":
+            await self.settled(last)
+            ctx = self.page.context
+            # A browser restart keeps only persistent cookies (those with an expiry).
+            keep = [c for c in await ctx.cookies() if c.get("expires", -1) != -1]
+            self._note("refresh", how="browser_restart", kept_cookies=[c["name"] for c in keep])
+            await self.open(cookies=keep)  # type: ignore[arg-type]
+        else:
+            raise ValueError(point)
+
+    async def _reload(self) -> None:
+        assert self.page is not None
+        self._note("refresh", how="reload")
+        await self.page.reload()
+        await self.wait_history_loaded()
+
+    async def _until(self, cond: Callable[[], bool], missed: Callable[[], bool], what: str) -> None:
+        deadline = time.monotonic() + TRIGGER_TIMEOUT_S
+        while not cond():
+            if missed():
+                raise TriggerMissed(f"trigger missed: {what}")
+            if time.monotonic() > deadline:
+                raise TriggerMissed(f"trigger not seen within {TRIGGER_TIMEOUT_S:g} s: {what}")
+            await asyncio.sleep(POLL_S)
+
+    # ------------------------------------------------------------ reads
+    async def wait_history_loaded(self) -> None:
+        assert self.page is not None
+        await self.page.locator('[data-testid=history-status]:not([data-state="loading"])') \
+            .wait_for(timeout=SEND_TIMEOUT_S * 1000)
+
+    async def read_page(self) -> list[Row]:
+        assert self.page is not None
+        rows = await self.page.eval_on_selector_all(
+            "[data-testid=message]", "els => els.map(e => [e.dataset.id, e.dataset.role, e.dataset.state])")
+        return [Row(i, r) for i, r, _state in rows]
+
+    async def cookie_session_id(self) -> str | None:
+        assert self.page is not None
+        for c in await self.page.context.cookies():
+            if c["name"] == "session_id":
+                return c["value"]
+        return None
+
+    async def screenshot(self) -> bytes | None:
+        try:
+            return await self.page.screenshot() if self.page else None
+        except Exception:
+            return None
+
+
+async def with_deadline(aw: Awaitable[Any], timeout_s: float) -> Any:
+    return await asyncio.wait_for(aw, timeout_s)

@@ -1,0 +1,285 @@
+"""Runs trials on the real stack: conversations in Chromium under faults, then the final reads
+and the checker. Trials of one cell run concurrently inside one fault window (faults act on a
+whole proxy); faults armed around one send run their trials one at a time."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import redis
+from playwright.async_api import Browser, async_playwright
+
+from lab.checker import Result, check_safe
+from lab.driver import ChatDriver, TriggerMissed
+from lab.errors import LabError
+from lab.faults import Fault, Targets
+from lab.history import Row, Trial
+from lab.schedule import Cell, TrialPlan
+from lab.stack.events import BackendEvents
+from lab.stack.native import NativeStack
+
+CHROMIUM = "/usr/bin/chromium"
+QUIESCENCE_TIMEOUT_S = 20.0
+
+
+@dataclass
+class TrialOutcome:
+    plan: TrialPlan
+    trial: Trial
+    result: Result
+    artifacts: Path | None = None
+    seconds: float = 0.0
+
+    @property
+    def failed(self) -> bool:
+        return self.result.validity == "invalid"
+
+
+@dataclass
+class CellOutcome:
+    cell: Cell
+    trials: list[TrialOutcome] = field(default_factory=list)
+    fault_evidence: str | None = None
+    fault_error: str | None = None
+
+
+class ExpiredKeys:
+    """Collects keyspace "expired" events from the lab's Redis (the checker's evidence for
+    "expired"); reconnects when Redis restarts."""
+
+    def __init__(self, url: str) -> None:
+        self.url, self.keys = url, set[str]()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="expired-keys", daemon=True)
+
+    def __enter__(self) -> "ExpiredKeys":
+        self._ready = threading.Event()
+        self._thread.start()
+        self._ready.wait(10)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(10)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                r = redis.Redis.from_url(self.url, socket_timeout=5, socket_connect_timeout=2)
+                ps = r.pubsub()
+                ps.psubscribe("__keyevent@*__:expired")
+                self._ready.set()
+                while not self._stop.is_set():
+                    m = ps.get_message(timeout=0.2)
+                    if m and m["type"] == "pmessage":
+                        self.keys.add(m["data"].decode())
+                ps.close()
+                r.close()
+            except (redis.exceptions.RedisError, OSError):
+                self._stop.wait(0.2)  # Redis restarting (a fault): try again shortly
+
+
+class Runner:
+    def __init__(self, stack: NativeStack, out_dir: Path, *, concurrency: int = 4,
+                 on_trial: Callable[[Cell, TrialOutcome], None] | None = None,
+                 keep_artifacts: bool = True) -> None:
+        self.stack, self.out_dir, self.concurrency = stack, out_dir, max(1, concurrency)
+        self.targets = Targets.of(stack)
+        self.on_trial = on_trial or (lambda c, t: None)
+        self.keep_artifacts = keep_artifacts
+
+    def run(self, cells: list[tuple[Cell, list[TrialPlan]]]) -> list[CellOutcome]:
+        return asyncio.run(self._run(cells))
+
+    async def _run(self, cells: list[tuple[Cell, list[TrialPlan]]]) -> list[CellOutcome]:
+        self.targets.toxiproxy.reset()
+        self.events = BackendEvents(self.stack.run_dir / "backend.log")
+        outcomes: list[CellOutcome] = []
+        tmp = Path(tempfile.mkdtemp(prefix="chaoslab-"))
+        try:
+            with ExpiredKeys(self.stack.cfg.redis_url) as self.expired:
+                async with async_playwright() as pw:
+                    browser = await pw.chromium.launch(executable_path=CHROMIUM)
+                    try:
+                        for cell, plans in cells:
+                            outcomes.append(await self._cell(browser, cell, plans, tmp))
+                    finally:
+                        await browser.close()
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+            self.targets.toxiproxy.reset()
+        return outcomes
+
+    async def _cell(self, browser: Browser, cell: Cell, plans: list[TrialPlan], tmp: Path) -> CellOutcome:
+        out = CellOutcome(cell)
+        fault = cell.make_fault()
+        convs: list[tuple[TrialPlan, ChatDriver, Trial, float]] = []
+        if fault.window == "trial":
+            try:
+                with fault.on(self.targets) as evidence:
+                    out.fault_evidence = evidence
+                    sem = asyncio.Semaphore(self.concurrency)
+
+                    async def one(p: TrialPlan) -> tuple[TrialPlan, ChatDriver, Trial, float]:
+                        async with sem:
+                            return await self._converse(browser, p, None, tmp, evidence)
+                    convs = list(await asyncio.gather(*(one(p) for p in plans)))
+            except LabError as exc:
+                out.fault_error = str(exc)
+        else:
+            for p in plans:
+                convs.append(await self._converse(browser, p, fault, tmp, None))
+        for plan, driver, trial, t0 in convs:
+            if out.fault_error:
+                trial.fault_confirmed = False
+                trial.errors.append(f"fault not confirmed: {out.fault_error}")
+            outcome = await self._finish(plan, driver, trial, tmp, t0)
+            out.trials.append(outcome)
+            self.on_trial(cell, outcome)
+        return out
+
+    async def _converse(self, browser: Browser, plan: TrialPlan, fault: Fault | None, tmp: Path,
+                        evidence: str | None) -> tuple[TrialPlan, ChatDriver, Trial, float]:
+        """Phase 1: the conversation, the refresh, and what the page shows after it."""
+        t0 = time.monotonic()
+        cell = plan.cell
+        trial = Trial(plan.trial_id)
+        if evidence:
+            trial.events.append({"t": time.time(), "kind": "fault", "evidence": evidence,
+                                 "toxics": self._toxics()})
+        d = ChatDriver(browser, self.stack.cfg.chat_url, plan.headers, self.events, stream=cell.stream)
+        armed: AbstractContextManager[str] | None = None
+        try:
+            await d.open()
+            for turn, text in enumerate(plan.messages, 1):
+                if fault is not None and turn == plan.fault_turn:
+                    armed = fault.on(self.targets)
+                    try:
+                        ev = armed.__enter__()
+                    except LabError as exc:
+                        armed = None
+                        trial.fault_confirmed = False
+                        trial.errors.append(f"fault not confirmed: {exc}")
+                        break
+                    trial.events.append({"t": time.time(), "kind": "fault", "turn": turn,
+                                         "evidence": ev, "toxics": self._toxics()})
+                s = await d.send(text, turn)
+                if turn == len(plan.messages):
+                    try:
+                        await d.refresh(cell.refresh, s)
+                    except TriggerMissed as exc:
+                        trial.refresh_reached = False
+                        trial.errors.append(str(exc))
+                    break
+                await d.settled(s)
+                if armed is not None:
+                    armed.__exit__(None, None, None)
+                    armed = None
+                    trial.events.append({"t": time.time(), "kind": "heal", "turn": turn})
+                if s.outcome == "info" and s.status is not None and cell.user_retry:
+                    await d.settled(await d.retry(s))
+            if trial.refresh_reached and trial.fault_confirmed:
+                trial.page_after_refresh = await d.read_page()
+        except Exception as exc:  # a driver failure makes the trial unknown, never a pass
+            trial.errors.append(f"driver: {type(exc).__name__}: {exc}")
+            trial.refresh_reached = False
+        finally:
+            if armed is not None:
+                armed.__exit__(None, None, None)
+        trial.sends = d.sends
+        trial.events.extend(e for e in d.log)
+        d._screenshot = await d.screenshot()  # type: ignore[attr-defined]
+        await d.close(trace_dir=self._tmpdir(tmp, plan))
+        return plan, d, trial, t0
+
+    def _tmpdir(self, tmp: Path, plan: TrialPlan) -> Path:
+        p = tmp / plan.trial_id
+        p.mkdir(parents=True, exist_ok=True)
+        return p
+
+    def _toxics(self) -> dict[str, Any]:
+        try:
+            return {n: {"enabled": p["enabled"], "toxics": p["toxics"]}
+                    for n, p in self.targets.toxiproxy.proxies().items()}
+        except LabError as exc:
+            return {"error": str(exc)}
+
+    async def _finish(self, plan: TrialPlan, d: ChatDriver, trial: Trial, tmp: Path,
+                      t0: float) -> TrialOutcome:
+        """Phase 2 (faults healed): quiescence, the final read from Redis, the checker."""
+        ids = {s.id for s in trial.sends}
+        deadline = time.monotonic() + QUIESCENCE_TIMEOUT_S
+        while not self._quiescent(ids):
+            if time.monotonic() > deadline:
+                trial.errors.append("the backend did not finish its requests (no quiescence)")
+                break
+            await asyncio.sleep(0.01)
+        sid = d.session_id
+        dump: dict[str, Any] = {}
+        if sid is not None:
+            try:
+                r = redis.Redis.from_url(self.stack.cfg.redis_url, socket_timeout=5)
+                raw = r.lrange(f"chat:{sid}", 0, -1)
+                dump = {"key": f"chat:{sid}", "pttl_ms": r.pttl(f"chat:{sid}"),
+                        "rows": [x.decode() for x in raw]}
+                r.close()
+                trial.final_rows = [Row(str(j["id"]), str(j["role"])) for j in map(json.loads, raw)]
+            except (redis.exceptions.RedisError, ValueError, KeyError) as exc:
+                trial.errors.append(f"final read: {exc}")
+            trial.key_expired = f"chat:{sid}" in self.expired.keys
+        result = check_safe(trial)
+        if trial.errors and result.validity == "valid":
+            result.validity = "unknown"
+            result.reasons.extend(trial.errors)
+        outcome = TrialOutcome(plan, trial, result, seconds=time.monotonic() - t0)
+        if outcome.failed and self.keep_artifacts:
+            outcome.artifacts = self._artifacts(outcome, d, dump, tmp)
+        return outcome
+
+    def _quiescent(self, ids: set[str]) -> bool:
+        self.events.poll()
+        for mid in ids:
+            received = self.events.count("chat.received", mid)
+            done = [e for e in self.events.by_id.get(mid, []) if e.get("event") == "chat.done"]
+            if len(done) < received:
+                return False
+            streams = sum(1 for e in done if e.get("stream") and e.get("outcome") == "replied")
+            if self.events.count("chat.stream_closed", mid) < streams:
+                return False
+        return True
+
+    def _artifacts(self, o: TrialOutcome, d: ChatDriver, dump: dict[str, Any], tmp: Path) -> Path:
+        folder = self.out_dir / "trials" / o.plan.trial_id
+        folder.mkdir(parents=True, exist_ok=True)
+        src = tmp / o.plan.trial_id
+        for f in src.glob("trace-*.zip"):
+            shutil.move(str(f), folder / f.name)
+        shot = getattr(d, "_screenshot", None)
+        if shot:
+            (folder / "screenshot.png").write_bytes(shot)
+        sid = d.session_id or ""
+        self.events.poll()
+        backend = [e for s in {sid, *(x.get("sid") for x in self.events.by_sid.get(sid, []))}
+                   for e in self.events.by_sid.get(str(s), [])]
+        (folder / "backend-events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in backend))
+        (folder / "network.jsonl").write_text("".join(json.dumps(e) + "\n" for e in d.log))
+        (folder / "redis.json").write_text(json.dumps(dump, indent=2) + "\n")
+        (folder / "toxics.json").write_text(json.dumps(
+            [e for e in o.trial.events if e.get("kind") == "fault"], indent=2) + "\n")
+        (folder / "trial.json").write_text(json.dumps({
+            "trial_id": o.plan.trial_id, "seed": o.plan.seed, "cell": o.plan.cell.as_json(),
+            "messages": list(o.plan.messages), "fault_turn": o.plan.fault_turn,
+            "result": {"validity": o.result.validity, "reasons": o.result.reasons,
+                       "anomalies": o.result.anomalies(), "lost": o.result.lost},
+            "replay": o.plan.replay_command(), "history": o.trial.as_json()}, indent=2) + "\n")
+        return folder

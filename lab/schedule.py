@@ -1,0 +1,184 @@
+"""The schedule (Jepsen's generator): a seeded, deterministic plan for each trial.
+
+A cell is (defect profile, fault, refresh point, turns); a trial plan adds the seed, the message
+texts, which turn a one-send fault is armed around, and the pacing. Plans are plain data: the
+same seed gives the same plan, and a plan's replay command rebuilds it exactly.
+"""
+
+from __future__ import annotations
+
+import random
+import shlex
+from dataclasses import dataclass, field
+from typing import Any
+
+from lab.errors import UsageError
+from lab.faults import REGISTRY as FAULTS
+from lab.faults import Fault, make
+from services.chat.defects import INCIDENT, REGISTRY as DEFECTS
+
+REFRESH_POINTS = ("in_flight", "after_ack", "mid_stream", "settled", "reopen", "browser_restart")
+NAMES = ("Ada", "Grace", "Alan", "Barbara", "Edsger", "Frances", "Leslie", "Margaret", "Niklaus")
+LIKES = ("chess", "sailing", "jazz", "tea", "hiking", "origami", "cycling", "astronomy")
+FILLERS = ("Tell me something interesting.", "How is your day going?", "Any plans for later?",
+           "What should I cook tonight?", "Recommend a book, please.", "Is it going to rain?")
+DEFAULT_LLM_LATENCY_MS = 30
+IN_FLIGHT_LLM_LATENCY_MS = 400   # the window in which "received, not yet answered" is observable
+
+
+def parse_profile(text: str) -> tuple[str, ...]:
+    """'correct' | 'incident' | 'incident-<defect>' | 'a,b' -> defect names (registry order)."""
+    text = text.strip()
+    if text in ("correct", "", "none"):
+        names: set[str] = set()
+    elif text == "incident":
+        names = set(INCIDENT)
+    elif text.startswith("incident-"):
+        minus = text.removeprefix("incident-")
+        if minus not in INCIDENT:
+            raise UsageError(f"profile {text!r}: {minus!r} is not in the incident profile",
+                             f"the incident's defects: {', '.join(INCIDENT)}")
+        names = set(INCIDENT) - {minus}
+    else:
+        names = {n.strip() for n in text.split(",") if n.strip()}
+        unknown = sorted(names - DEFECTS.keys())
+        if unknown:
+            raise UsageError(f"unknown defect(s) {', '.join(unknown)}",
+                             f"valid: {', '.join(DEFECTS)}; or a profile: correct, incident, "
+                             "incident-<defect>")
+    return tuple(n for n in DEFECTS if n in names)
+
+
+def profile_name(defects: tuple[str, ...]) -> str:
+    if not defects:
+        return "correct"
+    if set(defects) == set(INCIDENT):
+        return "incident"
+    if set(defects) < set(INCIDENT) and len(defects) == len(INCIDENT) - 1:
+        return "incident-" + next(d for d in INCIDENT if d not in defects)
+    return ",".join(defects)
+
+
+def parse_fault(text: str) -> tuple[str, dict[str, Any]]:
+    """'latency' or 'latency:latency_ms=500,jitter_ms=0' -> (name, params), values typed."""
+    name, _, rest = text.partition(":")
+    params: dict[str, Any] = {}
+    for item in filter(None, (x.strip() for x in rest.split(","))):
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise UsageError(f"fault parameter {item!r} is not key=value", "e.g. latency:latency_ms=500")
+        params[key.strip()] = _typed(value.strip())
+    make(name.strip(), **params)  # validates name and parameters, naming the valid ones
+    return name.strip(), params
+
+
+def _typed(v: str) -> Any:
+    if v.lower() in ("true", "false"):
+        return v.lower() == "true"
+    try:
+        return int(v)
+    except ValueError:
+        return v
+
+
+def fault_text(name: str, params: dict[str, Any]) -> str:
+    if not params:
+        return name
+    return name + ":" + ",".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}"
+                                 for k, v in sorted(params.items()))
+
+
+@dataclass(frozen=True)
+class Cell:
+    defects: tuple[str, ...]
+    fault: str
+    refresh: str
+    turns: int = 5
+    fault_params: tuple[tuple[str, Any], ...] = ()
+    user_retry: bool = True
+
+    def __post_init__(self) -> None:
+        if self.refresh not in REFRESH_POINTS:
+            raise UsageError(f"unknown refresh point {self.refresh!r}",
+                             f"valid: {', '.join(REFRESH_POINTS)}")
+        if self.fault not in FAULTS:
+            raise UsageError(f"unknown fault {self.fault!r}", f"valid: {', '.join(sorted(FAULTS))}")
+        if not 1 <= self.turns <= 100:
+            raise UsageError(f"turns={self.turns} is out of range [1, 100]")
+        f = self.make_fault()
+        if f.window != "trial" and self.turns < 2:
+            raise UsageError(f"fault {self.fault} is armed around one earlier turn: needs turns >= 2")
+        if self.fault == "ttl_elapse" and self.turns < 5:
+            raise UsageError("ttl_elapse needs turns >= 5 to run past 2 x TTL with gaps under TTL/2")
+
+    @property
+    def stream(self) -> bool:
+        # mid_stream needs a streamed reply; so does save_at_stream_end to mean anything.
+        return self.refresh == "mid_stream" or "save_at_stream_end" in self.defects
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return dict(self.fault_params)
+
+    def make_fault(self) -> Fault:
+        return make(self.fault, **self.params)
+
+    @property
+    def profile(self) -> str:
+        return profile_name(self.defects)
+
+    @property
+    def cell_id(self) -> str:
+        return f"{self.profile}|{fault_text(self.fault, self.params)}|{self.refresh}|t{self.turns}"
+
+    def as_json(self) -> dict[str, Any]:
+        return {"defects": list(self.defects), "profile": self.profile, "fault": self.fault,
+                "fault_params": self.params, "refresh": self.refresh, "turns": self.turns,
+                "stream": self.stream}
+
+
+@dataclass(frozen=True)
+class TrialPlan:
+    cell: Cell
+    trial_id: str
+    seed: int
+    messages: tuple[str, ...]
+    fault_turn: int              # 1-based turn a one-send fault is armed around; 0 = whole trial
+    llm_latency_ms: int
+    token_delay_ms: int
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def replay_command(self, runs: int = 5) -> str:
+        c = self.cell
+        args = ["lab", "replay", "--profile", c.profile or "correct",
+                "--fault", fault_text(c.fault, c.params), "--refresh", c.refresh,
+                "--turns", str(c.turns), "--seed", str(self.seed), "--runs", str(runs)]
+        return shlex.join(args)
+
+
+def plan_trial(cell: Cell, seed: int, trial_id: str) -> TrialPlan:
+    """One trial's plan, a pure function of (cell, seed)."""
+    rng = random.Random(seed)
+    name, like = rng.choice(NAMES), rng.choice(LIKES)
+    msgs = [f"Hi, my name is {name}.", f"I like {like}."]
+    while len(msgs) < cell.turns - 1:
+        msgs.append(f"{rng.choice(FILLERS)} (#{len(msgs) + 1})")
+    msgs.append("What is my name?")
+    msgs = msgs[-cell.turns:] if cell.turns < 3 else msgs[:cell.turns]
+    fault = cell.make_fault()
+    fault_turn = 0 if fault.window == "trial" else rng.randint(1, cell.turns - 1)
+    latency = DEFAULT_LLM_LATENCY_MS
+    if cell.refresh == "in_flight":
+        latency = IN_FLIGHT_LLM_LATENCY_MS
+    ttl = getattr(fault, "ttl_ms", None)
+    if ttl is not None:
+        latency = int(ttl * 0.45)   # each turn spans 0.45 TTL: gaps < TTL/2, 5 turns > 2 x TTL
+    headers = {"X-Lab-Defects": ",".join(cell.defects), "X-Lab-Trial": trial_id,
+               "X-Lab-Llm-Latency-Ms": str(latency), **fault.headers()}
+    return TrialPlan(cell, trial_id, seed, tuple(msgs), fault_turn, latency,
+                     token_delay_ms=40 if cell.stream else 0, headers=headers)
+
+
+def plan_cell(cell: Cell, trials: int, seed: int, prefix: str = "") -> list[TrialPlan]:
+    rng = random.Random(seed)
+    return [plan_trial(cell, rng.randrange(1 << 31), f"{prefix}{i:03d}") for i in range(trials)]
