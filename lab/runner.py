@@ -89,6 +89,38 @@ class ExpiredKeys:
                 self._stop.wait(0.2)  # Redis restarting (a fault): try again shortly
 
 
+class Lockstep:
+    """Arms a one-send fault once for a group of trials: every trial arrives at the fault turn,
+    the fault is applied and confirmed, every trial sends, and the fault is healed once all of
+    them have settled that turn."""
+
+    def __init__(self, parties: int, fault: Fault, targets: Targets) -> None:
+        self.fault, self.targets = fault, targets
+        self.barrier = asyncio.Barrier(parties)
+        self.cm: AbstractContextManager[str] | None = None
+        self.evidence: str | None = None
+        self.error: str | None = None
+        self.toxics: dict[str, Any] = {}
+
+    async def arm(self) -> bool:
+        if await self.barrier.wait() == 0:
+            try:
+                self.cm = self.fault.on(self.targets)
+                self.evidence = self.cm.__enter__()
+                self.toxics = {n: {"enabled": p["enabled"], "toxics": p["toxics"]}
+                               for n, p in self.targets.toxiproxy.proxies().items()}
+            except LabError as exc:
+                self.cm, self.error = None, str(exc)
+        await self.barrier.wait()
+        return self.cm is not None
+
+    async def heal(self) -> None:
+        if await self.barrier.wait() == 0 and self.cm is not None:
+            self.cm.__exit__(None, None, None)
+            self.cm = None
+        await self.barrier.wait()
+
+
 class Runner:
     def __init__(self, stack: NativeStack, out_dir: Path, *, concurrency: int = 4,
                  on_trial: Callable[[Cell, TrialOutcome], None] | None = None,
@@ -105,7 +137,7 @@ class Runner:
         self.targets.toxiproxy.reset()
         self.events = BackendEvents(self.stack.run_dir / "backend.log")
         outcomes: list[CellOutcome] = []
-        tmp = Path(tempfile.mkdtemp(prefix="chaoslab-"))
+        tmp = self._tmp = Path(tempfile.mkdtemp(prefix="chaoslab-"))
         try:
             with ExpiredKeys(self.stack.cfg.redis_url) as self.expired:
                 async with async_playwright() as pw:
@@ -132,23 +164,30 @@ class Runner:
 
                     async def one(p: TrialPlan) -> tuple[TrialPlan, ChatDriver, Trial, float]:
                         async with sem:
-                            return await self._converse(browser, p, None, tmp, evidence)
+                            return await self._converse(browser, p, None, evidence)
                     convs = list(await asyncio.gather(*(one(p) for p in plans)))
             except LabError as exc:
                 out.fault_error = str(exc)
         else:
-            for p in plans:
-                convs.append(await self._converse(browser, p, fault, tmp, None))
-        for plan, driver, trial, t0 in convs:
-            if out.fault_error:
+            # One-send faults: groups of trials run in lockstep, and the fault is armed once
+            # for the whole group around the same turn (a toxic acts on the whole proxy).
+            for i in range(0, len(plans), self.concurrency):
+                group = plans[i:i + self.concurrency]
+                step = Lockstep(len(group), fault, self.targets)
+                convs += await asyncio.gather(*(self._converse(browser, p, step, None) for p in group))
+                if step.error:
+                    out.fault_error = step.error
+                out.fault_evidence = out.fault_evidence or step.evidence
+        for plan, driver, trial, conv_s in convs:
+            if out.fault_error and fault.window == "trial":
                 trial.fault_confirmed = False
                 trial.errors.append(f"fault not confirmed: {out.fault_error}")
-            outcome = await self._finish(plan, driver, trial, tmp, t0)
+            outcome = await self._finish(plan, driver, trial, tmp, conv_s)
             out.trials.append(outcome)
             self.on_trial(cell, outcome)
         return out
 
-    async def _converse(self, browser: Browser, plan: TrialPlan, fault: Fault | None, tmp: Path,
+    async def _converse(self, browser: Browser, plan: TrialPlan, step: "Lockstep | None",
                         evidence: str | None) -> tuple[TrialPlan, ChatDriver, Trial, float]:
         """Phase 1: the conversation, the refresh, and what the page shows after it."""
         t0 = time.monotonic()
@@ -158,49 +197,71 @@ class Runner:
             trial.events.append({"t": time.time(), "kind": "fault", "evidence": evidence,
                                  "toxics": self._toxics()})
         d = ChatDriver(browser, self.stack.cfg.chat_url, plan.headers, self.events, stream=cell.stream)
-        armed: AbstractContextManager[str] | None = None
+        broken = False  # after a driver error the trial still keeps step with its group
         try:
             await d.open()
-            for turn, text in enumerate(plan.messages, 1):
-                if fault is not None and turn == plan.fault_turn:
-                    armed = fault.on(self.targets)
-                    try:
-                        ev = armed.__enter__()
-                    except LabError as exc:
-                        armed = None
-                        trial.fault_confirmed = False
-                        trial.errors.append(f"fault not confirmed: {exc}")
-                        break
-                    trial.events.append({"t": time.time(), "kind": "fault", "turn": turn,
-                                         "evidence": ev, "toxics": self._toxics()})
-                s = await d.send(text, turn)
-                if turn == len(plan.messages):
-                    try:
-                        await d.refresh(cell.refresh, s)
-                    except TriggerMissed as exc:
-                        trial.refresh_reached = False
-                        trial.errors.append(str(exc))
-                    break
-                await d.settled(s)
-                if armed is not None:
-                    armed.__exit__(None, None, None)
-                    armed = None
-                    trial.events.append({"t": time.time(), "kind": "heal", "turn": turn})
-                if s.outcome == "info" and s.status is not None and cell.user_retry:
-                    await d.settled(await d.retry(s))
-            if trial.refresh_reached and trial.fault_confirmed:
-                trial.page_after_refresh = await d.read_page()
-        except Exception as exc:  # a driver failure makes the trial unknown, never a pass
+        except Exception as exc:
+            broken = True
             trial.errors.append(f"driver: {type(exc).__name__}: {exc}")
-            trial.refresh_reached = False
-        finally:
-            if armed is not None:
-                armed.__exit__(None, None, None)
+        for turn, text in enumerate(plan.messages, 1):
+            armed_here = step is not None and turn == plan.fault_turn
+            if armed_here:
+                assert step is not None
+                ok = await step.arm()
+                if not ok:
+                    trial.fault_confirmed = False
+                    trial.errors.append(f"fault not confirmed: {step.error}")
+                else:
+                    trial.events.append({"t": time.time(), "kind": "fault", "turn": turn,
+                                         "evidence": step.evidence, "toxics": step.toxics})
+            try:
+                if not broken and trial.fault_confirmed:
+                    await self._turn(d, plan, trial, turn, text)
+            except Exception as exc:  # a driver failure makes the trial unknown, never a pass
+                broken = True
+                trial.errors.append(f"driver: {type(exc).__name__}: {exc}")
+                trial.refresh_reached = False
+            if armed_here:
+                assert step is not None
+                await step.heal()
+                trial.events.append({"t": time.time(), "kind": "heal", "turn": turn})
+            if turn == len(plan.messages):
+                continue
+            # A user retry of a message the page marked "not saved", once the fault is healed.
+            last = d.sends[-1] if d.sends else None
+            if (not broken and last is not None and last.outcome == "info" and last.status is not None
+                    and cell.user_retry and last.retry_of is None):
+                try:
+                    await d.settled(await d.retry(last))
+                except Exception as exc:
+                    broken = True
+                    trial.errors.append(f"driver (retry): {type(exc).__name__}: {exc}")
+        if not broken and trial.refresh_reached and trial.fault_confirmed:
+            try:
+                trial.page_after_refresh = await d.read_page()
+            except Exception as exc:
+                trial.errors.append(f"driver (read page): {type(exc).__name__}: {exc}")
         trial.sends = d.sends
-        trial.events.extend(e for e in d.log)
+        trial.events.extend(d.log)
         d._screenshot = await d.screenshot()  # type: ignore[attr-defined]
-        await d.close(trace_dir=self._tmpdir(tmp, plan))
-        return plan, d, trial, t0
+        await d.close(trace_dir=self._tmpdir(self._tmp, plan))
+        # Per-trial cost: the conversation itself, not the time spent queued behind others.
+        return plan, d, trial, time.monotonic() - t0
+
+    async def _turn(self, d: ChatDriver, plan: TrialPlan, trial: Trial, turn: int, text: str) -> None:
+        s = await d.send(text, turn)
+        if turn < len(plan.messages):
+            await d.settled(s)
+            d.session_id = await d.cookie_session_id() or d.session_id
+            return
+        if plan.cell.refresh == "browser_restart":
+            await d.settled(s)
+            d.session_id = await d.cookie_session_id() or d.session_id
+        try:
+            await d.refresh(plan.cell.refresh, s)
+        except TriggerMissed as exc:
+            trial.refresh_reached = False
+            trial.errors.append(str(exc))
 
     def _tmpdir(self, tmp: Path, plan: TrialPlan) -> Path:
         p = tmp / plan.trial_id
@@ -215,8 +276,9 @@ class Runner:
             return {"error": str(exc)}
 
     async def _finish(self, plan: TrialPlan, d: ChatDriver, trial: Trial, tmp: Path,
-                      t0: float) -> TrialOutcome:
+                      conversation_s: float) -> TrialOutcome:
         """Phase 2 (faults healed): quiescence, the final read from Redis, the checker."""
+        t0 = time.monotonic()
         ids = {s.id for s in trial.sends}
         deadline = time.monotonic() + QUIESCENCE_TIMEOUT_S
         while not self._quiescent(ids):
@@ -241,7 +303,7 @@ class Runner:
         if trial.errors and result.validity == "valid":
             result.validity = "unknown"
             result.reasons.extend(trial.errors)
-        outcome = TrialOutcome(plan, trial, result, seconds=time.monotonic() - t0)
+        outcome = TrialOutcome(plan, trial, result, seconds=conversation_s + time.monotonic() - t0)
         if outcome.failed and self.keep_artifacts:
             outcome.artifacts = self._artifacts(outcome, d, dump, tmp)
         return outcome

@@ -150,14 +150,16 @@ class TrialPlan:
 
     def replay_command(self, runs: int = 5) -> str:
         c = self.cell
-        args = ["lab", "replay", "--profile", c.profile or "correct",
+        args = [".venv/bin/lab", "replay", "--profile", c.profile,
                 "--fault", fault_text(c.fault, c.params), "--refresh", c.refresh,
-                "--turns", str(c.turns), "--seed", str(self.seed), "--runs", str(runs)]
-        return shlex.join(args)
+                "--turns", str(c.turns), "--seed", str(self.seed)]
+        if self.fault_turn:
+            args += ["--fault-turn", str(self.fault_turn)]
+        return shlex.join(args + ["--runs", str(runs)])
 
 
-def plan_trial(cell: Cell, seed: int, trial_id: str) -> TrialPlan:
-    """One trial's plan, a pure function of (cell, seed)."""
+def plan_trial(cell: Cell, seed: int, trial_id: str, fault_turn: int | None = None) -> TrialPlan:
+    """One trial's plan, a pure function of (cell, seed[, fault_turn])."""
     rng = random.Random(seed)
     name, like = rng.choice(NAMES), rng.choice(LIKES)
     msgs = [f"Hi, my name is {name}.", f"I like {like}."]
@@ -166,7 +168,13 @@ def plan_trial(cell: Cell, seed: int, trial_id: str) -> TrialPlan:
     msgs.append("What is my name?")
     msgs = msgs[-cell.turns:] if cell.turns < 3 else msgs[:cell.turns]
     fault = cell.make_fault()
-    fault_turn = 0 if fault.window == "trial" else rng.randint(1, cell.turns - 1)
+    if fault.window == "trial":
+        fault_turn = 0
+    elif fault_turn is None:
+        fault_turn = rng.randint(1, cell.turns - 1)
+    elif not 1 <= fault_turn < cell.turns:
+        raise UsageError(f"fault turn {fault_turn} is out of range [1, {cell.turns - 1}]",
+                         "a one-send fault is armed around an earlier turn than the refresh")
     latency = DEFAULT_LLM_LATENCY_MS
     if cell.refresh == "in_flight":
         latency = IN_FLIGHT_LLM_LATENCY_MS
@@ -180,5 +188,9 @@ def plan_trial(cell: Cell, seed: int, trial_id: str) -> TrialPlan:
 
 
 def plan_cell(cell: Cell, trials: int, seed: int, prefix: str = "") -> list[TrialPlan]:
+    """A cell's trials. One-send faults hit the same turn in every trial of the cell, so the
+    trials can run in lockstep inside one fault window."""
     rng = random.Random(seed)
-    return [plan_trial(cell, rng.randrange(1 << 31), f"{prefix}{i:03d}") for i in range(trials)]
+    turn = rng.randint(1, cell.turns - 1) if cell.make_fault().window != "trial" else None
+    return [plan_trial(cell, rng.randrange(1 << 31), f"{prefix}{i:03d}", turn)
+            for i in range(trials)]

@@ -12,6 +12,7 @@ from lab.faults.base import Fault, FaultNotConfirmed, Targets, register
 @dataclass
 class BackendRestart(Fault):
     summary = "restart the chat backend process"
+    window = "send"  # applied just before one send
 
     def apply(self, t: Targets) -> None:
         self._old_pid = t.stack.service("backend").pid

@@ -39,7 +39,9 @@ class Fault:
 
     name: ClassVar[str] = "?"
     summary: ClassVar[str] = ""
-    # "trial": in place for the whole trial; "send": armed for one send only (one-shot).
+    # "trial": in place for the whole trial (all trials of a cell share it);
+    # "send": armed around one send of the trial (at the plan's fault_turn), then healed --
+    # outages and restarts, so the other turns can succeed and the cell can be exercised.
     window: ClassVar[str] = "trial"
 
     def check(self) -> None:

@@ -13,6 +13,7 @@ from lab.faults.base import ToxicFault, register
 @dataclass
 class Blackhole(ToxicFault):
     summary = "drop all data silently (timeout toxic); timeout_ms 0 = hold forever"
+    window = "send"
     toxic_type = "timeout"
     timeout_ms: int = 0
     stream: str = "upstream"

@@ -12,6 +12,7 @@ from lab.faults.base import Fault, FaultNotConfirmed, Targets, register
 @dataclass
 class Down(Fault):
     summary = "disable a proxy: connections refused, open ones closed"
+    window = "send"  # for one send: the rest of the trial must be able to succeed
     proxy: str = "redis"
 
     def apply(self, t: Targets) -> None:

@@ -16,6 +16,7 @@ from lab.wait import wait_until
 @dataclass
 class RedisPause(Fault):
     summary = "freeze redis-server (SIGSTOP) until removed"
+    window = "send"
 
     def apply(self, t: Targets) -> None:
         self._pid = t.stack.service("redis").pid

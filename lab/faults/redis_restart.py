@@ -18,6 +18,7 @@ from lab.wait import wait_until
 @dataclass
 class RedisRestart(Fault):
     summary = "SIGKILL + start redis-server; durable=true keeps data (AOF, appendfsync always)"
+    window = "send"  # applied just before one send
     durable: bool = False
 
     def apply(self, t: Targets) -> None:
