@@ -46,8 +46,9 @@ down: venv
 status: venv
 	@$(LAB) status --mode $(MODE)
 
+# TRIALS=N (per cell), SEED=S, ONLY='profile=incident;refresh=after_ack;turns=5|15'
 chaos: setup
-	@$(LAB) chaos --mode $(MODE)
+	@$(LAB) chaos --mode $(MODE) --trials "$(TRIALS)" --seed "$(SEED)" --only "$(ONLY)"
 
 clean: down
 	rm -rf .lab/run reports test-results

@@ -15,9 +15,12 @@ DESCRIPTION = """\
 The chaos lab for LLM chat memory: brings up Redis, the chat backend and Toxiproxy between
 them, injects faults, and proves which defect makes a chat forget its history.
 
+  lab chaos               run the defect x fault matrix and say which defect causes the loss
+  lab replay ...          re-run one failing trial from its replay command
   lab up                  start the native stack (redis-server, toxiproxy-server, backend)
   lab status --json       what runs where
   lab down                stop everything the lab started (also after a killed `lab up`)
+  lab faults | defects    list the faults and the backend's defects
 
 Ports and folders come from LAB_* variables (LAB_REDIS_PORT, LAB_CHAT_PROXY_PORT, LAB_RUN_DIR...).
 """
@@ -27,6 +30,21 @@ def _mode(value: str) -> str:
     if value not in MODES:
         raise argparse.ArgumentTypeError(f"unknown mode {value!r}; valid: {', '.join(MODES)}")
     return value
+
+
+def _opt_int(flag: str, lo: int, hi: int):  # type: ignore[no-untyped-def]
+    """An int option that also accepts '' (make passes empty variables) as "use the default"."""
+    def conv(value: str) -> int | None:
+        if value.strip() == "":
+            return None
+        try:
+            n = int(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag}={value!r} is not an integer") from None
+        if not lo <= n <= hi:
+            raise argparse.ArgumentTypeError(f"{flag}={n} is out of range [{lo}, {hi}]")
+        return n
+    return conv
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -49,6 +67,40 @@ def build_parser() -> argparse.ArgumentParser:
     down = sub.add_parser("down", help="stop and reap everything the lab started")
     down.add_argument("--mode", type=_mode, default="native", help=mode_help)
 
+    ch = sub.add_parser("chaos", help="run the defect x fault matrix with verdicts (make chaos)",
+                        formatter_class=argparse.RawDescriptionHelpFormatter,
+                        description="Run each cell (defect profile x fault x refresh point x turns) "
+                        "N times on the real stack, check every trial, and attribute the loss to a "
+                        "defect with Wilson intervals. Writes reports/<run-id>/results.json and "
+                        "junit.xml, keeps artifacts of failing trials, prints a replay command.",
+                        epilog="ONLY filters or extends the matrix, terms separated by ';', values "
+                        "by '|':\n  --only 'profile=incident|correct;refresh=after_ack;turns=5|15'\n"
+                        "  --only 'fault=latency:latency_ms=800'\n"
+                        "profiles: correct, incident, incident-<defect>, or defect names joined by ','")
+    ch.add_argument("--mode", type=_mode, default="native", help=mode_help)
+    ch.add_argument("--trials", type=_opt_int("--trials", 1, 1000), default=None, metavar="N",
+                    help="trials per cell (default: 5)")
+    ch.add_argument("--seed", type=_opt_int("--seed", 0, 2**31 - 1), default=None, metavar="S",
+                    help="seed of the run's schedules (default: random, printed)")
+    ch.add_argument("--only", default="", metavar="FILTER", help="filter/extend the matrix (see below)")
+    ch.add_argument("--concurrency", type=_opt_int("--concurrency", 1, 32), default=None, metavar="K",
+                    help="trials run at once within a cell (default: 4)")
+    ch.add_argument("--reports", default="reports", metavar="DIR", help="where run folders go")
+
+    rp = sub.add_parser("replay", help="re-run one trial N times: reproduced k/N")
+    rp.add_argument("--mode", type=_mode, default="native", help=mode_help)
+    rp.add_argument("--profile", required=True, help="correct, incident, incident-<defect> or a,b")
+    rp.add_argument("--fault", required=True, help="e.g. none, latency:latency_ms=300")
+    rp.add_argument("--refresh", required=True, help="the refresh point")
+    rp.add_argument("--turns", type=_opt_int("--turns", 1, 100), default=5)
+    rp.add_argument("--seed", type=_opt_int("--seed", 0, 2**31 - 1), required=True)
+    rp.add_argument("--fault-turn", type=_opt_int("--fault-turn", 1, 99), default=None)
+    rp.add_argument("--runs", type=_opt_int("--runs", 1, 1000), default=5)
+    rp.add_argument("--reports", default="reports", metavar="DIR")
+
+    sub.add_parser("faults", help="list the faults and their parameters")
+    sub.add_parser("defects", help="list the backend's defects")
+
     st = sub.add_parser("status", help="what runs where (exit 0 when up, 3 when not)")
     st.add_argument("--mode", type=_mode, default="native", help=mode_help)
     st.add_argument("--json", action="store_true", help="print JSON")
@@ -70,7 +122,22 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     from lab.stack import for_mode
 
+    if args.command == "faults":
+        from lab.faults import REGISTRY
+        import dataclasses
+        for name, cls in sorted(REGISTRY.items()):
+            params = ", ".join(f"{f.name}={f.default!r}" for f in dataclasses.fields(cls))
+            print(f"{name:<16} {cls.summary}" + (f"\n{'':<16} params: {params}" if params else ""))
+        return 0
+    if args.command == "defects":
+        from services.chat.defects import INCIDENT, REGISTRY as DEFECTS
+        for d in DEFECTS.values():
+            print(f"{d.name:<20} {d.summary}")
+        print(f"\nincident profile: {','.join(INCIDENT)}")
+        return 0
     stack = for_mode(args.mode)
+    if args.command in ("chaos", "replay"):
+        return _with_stack(stack, args)
     if args.command == "up":
         t0 = time.monotonic()
         if not args.json:
@@ -100,6 +167,39 @@ def _run(args: argparse.Namespace) -> int:
             _print_endpoints(st["endpoints"])  # type: ignore[arg-type]
         return 0 if st["up"] else 3
     raise AssertionError(args.command)
+
+
+def _with_stack(stack, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-def]
+    """Run chaos/replay on the stack, starting it if needed and stopping it after if we did."""
+    import random
+    from pathlib import Path
+
+    from lab.chaos import DEFAULT_TRIALS, ChaosRun, build_matrix, parse_only, replay
+
+    if args.command == "chaos":
+        cells = build_matrix(parse_only(args.only))  # bad input: exit 2 before anything starts
+        seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
+        trials = args.trials or DEFAULT_TRIALS
+        print(f"lab chaos: {len(cells)} cells x {trials} trials, seed {seed} "
+              f"(replay the run with --seed {seed})", flush=True)
+    else:
+        from lab.schedule import REFRESH_POINTS, parse_fault, parse_profile
+        parse_profile(args.profile)
+        parse_fault(args.fault)
+        if args.refresh not in REFRESH_POINTS:
+            from lab.errors import UsageError
+            raise UsageError(f"unknown refresh point {args.refresh!r}", f"valid: {', '.join(REFRESH_POINTS)}")
+    state = stack.up()
+    started = not state.get("reused")
+    try:
+        if args.command == "chaos":
+            return ChaosRun(stack, cells, trials, seed, Path(args.reports),
+                            concurrency=args.concurrency or 4, mode=args.mode).run()
+        return replay(stack, args.profile, args.fault, args.refresh, args.turns, args.seed,
+                      args.fault_turn, args.runs, Path(args.reports))
+    finally:
+        if started:
+            stack.down()
 
 
 def _print_endpoints(endpoints: dict[str, str]) -> None:

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
+import signal
 import tempfile
 import threading
 import time
@@ -129,6 +131,7 @@ class Runner:
         self.targets = Targets.of(stack)
         self.on_trial = on_trial or (lambda c, t: None)
         self.keep_artifacts = keep_artifacts
+        self.finished: list[CellOutcome] = []   # what a Ctrl-C leaves to report
 
     def run(self, cells: list[tuple[Cell, list[TrialPlan]]]) -> list[CellOutcome]:
         return asyncio.run(self._run(cells))
@@ -144,16 +147,29 @@ class Runner:
                     browser = await pw.chromium.launch(executable_path=CHROMIUM)
                     try:
                         for cell, plans in cells:
-                            outcomes.append(await self._cell(browser, cell, plans, tmp))
+                            outcomes.append(CellOutcome(cell))
+                            self.finished = outcomes
+                            outcomes[-1] = await self._cell(browser, cell, plans, tmp, outcomes[-1])
                     finally:
                         await browser.close()
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
-            self.targets.toxiproxy.reset()
+            self._heal_everything()
         return outcomes
 
-    async def _cell(self, browser: Browser, cell: Cell, plans: list[TrialPlan], tmp: Path) -> CellOutcome:
-        out = CellOutcome(cell)
+    def _heal_everything(self) -> None:
+        """After success, failure or Ctrl-C: no toxic, every proxy enabled, Redis not paused."""
+        try:
+            self.targets.toxiproxy.reset()
+        except LabError:
+            pass
+        try:
+            os.kill(self.stack.service("redis").pid, signal.SIGCONT)
+        except (LabError, ProcessLookupError):
+            pass
+
+    async def _cell(self, browser: Browser, cell: Cell, plans: list[TrialPlan], tmp: Path,
+                    out: CellOutcome) -> CellOutcome:
         fault = cell.make_fault()
         convs: list[tuple[TrialPlan, ChatDriver, Trial, float]] = []
         if fault.window == "trial":

@@ -1,0 +1,154 @@
+"""From trials to cells to verdicts: rates with Wilson intervals, and the attribution rule.
+
+Defect D causes an anomaly under (fault, refresh) when
+  Wilson-low(D alone) > Wilson-high(correct)                     [sufficient]   and
+  Wilson-high(host without D) < Wilson-low(host)                 [necessary]
+where the host is the incident profile for the incident's defects and D alone otherwise (so
+its "without D" is the correct profile). Otherwise: inconclusive, with the numbers. No verdict
+is drawn from an unexercised cell.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from lab.runner import CellOutcome
+from lab.schedule import Cell, fault_text
+from lab.stats import fmt_rate, wilson
+from services.chat.defects import INCIDENT, REGISTRY as DEFECTS
+
+# What each verdict is about: a trial "has" a metric when the checker found it.
+METRICS = {"lost": "loses acknowledged turns", "duplicated": "duplicates messages",
+           "amnesia": "shows an empty history after the refresh"}
+MIN_ACK_RATIO = 0.8   # below this the correct profile's cell exercised nothing
+
+
+@dataclass
+class CellStats:
+    cell: Cell
+    trials: int                       # trials with a valid or invalid verdict (known)
+    unknown: int
+    failed: int                       # invalid trials
+    with_metric: dict[str, int]       # trials showing each metric
+    anomalies: dict[str, int]         # trials showing each anomaly
+    sends: int
+    acked_sends: int
+    status: str                       # valid | invalid | unexercised
+    reason: str = ""
+    seconds_per_trial: float = 0.0
+    failing_trials: list[str] = field(default_factory=list)
+
+    @property
+    def loss_rate(self) -> float:
+        return self.with_metric["lost"] / self.trials if self.trials else 0.0
+
+    def rate(self, metric: str) -> tuple[int, int]:
+        return self.with_metric[metric], self.trials
+
+    def as_json(self) -> dict[str, Any]:
+        lo, hi = wilson(self.with_metric["lost"], self.trials)
+        return {**self.cell.as_json(), "trials": self.trials, "unknown": self.unknown,
+                "acknowledged": self.acked_sends, "sends": self.sends,
+                "failed": self.failed, "anomalies": self.anomalies,
+                "rates": {m: {"k": k, "n": self.trials, "ci95": list(wilson(k, self.trials))}
+                          for m, k in self.with_metric.items()},
+                "loss_rate": round(self.loss_rate, 4), "ci95": [round(lo, 4), round(hi, 4)],
+                "status": self.status, "reason": self.reason,
+                "seconds_per_trial": round(self.seconds_per_trial, 3),
+                "failing_trials": self.failing_trials}
+
+
+def cell_stats(out: CellOutcome) -> CellStats:
+    known = [t for t in out.trials if t.result.validity != "unknown"]
+    with_metric = {m: 0 for m in METRICS}
+    anomalies: dict[str, int] = {}
+    for t in known:
+        counts = t.result.anomalies()
+        for name, n in counts.items():
+            if n and not name.startswith("lost_"):
+                anomalies[name] = anomalies.get(name, 0) + 1
+        with_metric["lost"] += counts["lost"] > 0
+        with_metric["duplicated"] += counts["duplicated"] > 0
+        with_metric["amnesia"] += counts["amnesia"] > 0
+    sends = sum(t.result.sends for t in out.trials)
+    acked = sum(t.result.acked_sends for t in out.trials)
+    failed = sum(t.failed for t in known)
+    st = CellStats(out.cell, len(known), len(out.trials) - len(known), failed, with_metric,
+                   anomalies, sends, acked, "invalid" if failed else "valid",
+                   seconds_per_trial=(sum(t.seconds for t in out.trials) / len(out.trials))
+                   if out.trials else 0.0,
+                   failing_trials=[t.plan.trial_id for t in out.trials if t.failed])
+    unconfirmed = [t for t in out.trials if not t.trial.fault_confirmed]
+    if out.fault_error or unconfirmed:
+        st.status, st.reason = "unexercised", f"fault not confirmed: {out.fault_error or unconfirmed[0].trial.errors[:1]}"
+    elif not known:
+        st.status, st.reason = "unexercised", "no trial gave a verdict (all unknown)"
+    elif not out.cell.defects and sends and acked / sends < MIN_ACK_RATIO:
+        st.status, st.reason = "unexercised", (f"correct profile acknowledged {acked}/{sends} sends, "
+                                              f"under {MIN_ACK_RATIO:.0%}")
+    return st
+
+
+@dataclass
+class Verdict:
+    fault: str
+    refresh: str
+    turns: int
+    metric: str
+    defect: str
+    causes: bool
+    evidence: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {"fault": self.fault, "refresh": self.refresh, "turns": self.turns,
+                "metric": self.metric, "causes": [self.defect] if self.causes else [],
+                "defect": self.defect, "verdict": "causes" if self.causes else "inconclusive",
+                "evidence": self.evidence}
+
+    def sentence(self) -> str:
+        where = f"under {self.fault} / {self.refresh}"
+        if self.causes:
+            return f"{self.defect} causes it: the chat {METRICS[self.metric]} {where}. {self.evidence}"
+        return f"inconclusive for {self.defect} ({self.metric}) {where}: {self.evidence}"
+
+
+def verdicts(stats: list[CellStats]) -> list[Verdict]:
+    groups: dict[tuple[str, str, int], dict[tuple[str, ...], CellStats]] = {}
+    for s in stats:
+        key = (fault_text(s.cell.fault, s.cell.params), s.cell.refresh, s.cell.turns)
+        groups.setdefault(key, {})[s.cell.defects] = s
+    out: list[Verdict] = []
+    order = {d: i for i, d in enumerate(DEFECTS)}
+    for (fault, refresh, turns), cells in groups.items():
+        correct = cells.get(())
+        incident = cells.get(tuple(d for d in DEFECTS if d in INCIDENT))
+        for d in sorted({d for k in cells for d in k if len(k) == 1}, key=order.get):  # type: ignore[arg-type]
+            alone = cells.get((d,))
+            if d in INCIDENT:
+                host, without = incident, cells.get(tuple(x for x in DEFECTS if x in INCIDENT and x != d))
+                host_name, without_name = "incident", "incident without it"
+            else:
+                host, without, host_name, without_name = alone, correct, "alone", "correct"
+            needed = [alone, correct, host, without]
+            if any(c is None for c in needed):
+                continue
+            assert alone and correct and host and without
+            if any(c.status == "unexercised" for c in needed):
+                continue
+            for metric in METRICS:
+                a, c, h, w = (x.rate(metric) for x in (alone, correct, host, without))
+                if a[0] == 0 and h[0] == 0:
+                    continue  # no effect to attribute
+                sufficient = wilson(*a)[0] > wilson(*c)[1]
+                necessary = wilson(*w)[1] < wilson(*h)[0]
+                parts = [f"alone {fmt_rate(*a)}", f"correct {fmt_rate(*c)}"]
+                if host is not alone:
+                    parts += [f"{host_name} {fmt_rate(*h)}", f"{without_name} {fmt_rate(*w)}"]
+                evidence = ", ".join(parts)
+                if not (sufficient and necessary):
+                    why = [] if sufficient else ["alone is not clearly above correct"]
+                    why += [] if necessary else [f"{without_name} is not clearly below {host_name}"]
+                    evidence += " (" + "; ".join(why) + ")"
+                out.append(Verdict(fault, refresh, turns, metric, d, sufficient and necessary, evidence))
+    return out
