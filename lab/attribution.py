@@ -38,6 +38,7 @@ class CellStats:
     reason: str = ""
     seconds_per_trial: float = 0.0
     failing_trials: list[str] = field(default_factory=list)
+    unknown_reasons: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def loss_rate(self) -> float:
@@ -56,7 +57,7 @@ class CellStats:
                 "loss_rate": round(self.loss_rate, 4), "ci95": [round(lo, 4), round(hi, 4)],
                 "status": self.status, "reason": self.reason,
                 "seconds_per_trial": round(self.seconds_per_trial, 3),
-                "failing_trials": self.failing_trials}
+                "failing_trials": self.failing_trials, "unknown_reasons": self.unknown_reasons}
 
 
 def cell_stats(out: CellOutcome) -> CellStats:
@@ -78,7 +79,9 @@ def cell_stats(out: CellOutcome) -> CellStats:
                    anomalies, sends, acked, "invalid" if failed else "valid",
                    seconds_per_trial=(sum(t.seconds for t in out.trials) / len(out.trials))
                    if out.trials else 0.0,
-                   failing_trials=[t.plan.trial_id for t in out.trials if t.failed])
+                   failing_trials=[t.plan.trial_id for t in out.trials if t.failed],
+                   unknown_reasons={t.plan.trial_id: t.result.reasons for t in out.trials
+                                    if t.result.validity == "unknown"})
     unconfirmed = [t for t in out.trials if not t.trial.fault_confirmed]
     if out.fault_error or unconfirmed:
         st.status, st.reason = "unexercised", f"fault not confirmed: {out.fault_error or unconfirmed[0].trial.errors[:1]}"

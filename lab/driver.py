@@ -45,9 +45,11 @@ class ChatDriver:
         # beat the read of the new bubble's data-id): replayed when the send is registered.
         self._early: dict[str, list[tuple[str, Any]]] = {}
         self.traces: list[Path] = []
+        self.phase = "created"   # the step in progress: named when a trial times out
 
     # ------------------------------------------------------------ lifecycle
     async def open(self, cookies: list[dict[str, Any]] | None = None) -> None:
+        self.phase = "opening a browser context"
         ctx = await self.browser.new_context(base_url=self.base_url, extra_http_headers=self.headers)
         if self.trace:
             await ctx.tracing.start(snapshots=True, screenshots=False)
@@ -64,6 +66,7 @@ class ChatDriver:
         page.on("response", self._on_response)
         page.on("requestfailed", self._on_failed)
         self.page = page
+        self.phase = "loading the page"
         await page.goto("/?stream=1" if self.stream else "/")
         await self.wait_history_loaded()
 
@@ -160,6 +163,7 @@ class ChatDriver:
         """Type the message and press Enter, as a user would; returns the in-flight send."""
         assert self.page is not None
         page = self.page
+        self.phase = f"sending turn {turn}"
         n = await page.get_by_test_id("message").count()
         await page.get_by_test_id("composer-input").fill(text)
         self._note("send", turn=turn)
@@ -197,6 +201,7 @@ class ChatDriver:
     async def settled(self, s: Send, timeout_s: float = SEND_TIMEOUT_S) -> None:
         """Wait until the page shows the send settled: its reply saved, or the message not saved."""
         assert self.page is not None
+        self.phase = f"waiting for turn {s.turn} to settle"
         if not await self.acked(s, timeout_s):
             return
         sel = (f'[data-testid=message][data-id="{s.id}"][data-state="not-saved"], '
@@ -208,6 +213,7 @@ class ChatDriver:
     async def refresh(self, point: str, last: Send) -> None:
         """Refresh at ``point`` relative to the last send (design: refresh points)."""
         assert self.page is not None
+        self.phase = f"refreshing at {point}"
         if point == "in_flight":
             await self._until(lambda: self.events.seen("chat.received", last.id),
                               lambda: last.outcome is not None, "receipt logged before the reply")
@@ -260,6 +266,7 @@ class ChatDriver:
 
     async def read_page(self) -> list[Row]:
         assert self.page is not None
+        self.phase = "reading the page"
         rows = await self.page.eval_on_selector_all(
             "[data-testid=message]", "els => els.map(e => [e.dataset.id, e.dataset.role, e.dataset.state])")
         return [Row(i, r) for i, r, _state in rows]

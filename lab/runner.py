@@ -31,6 +31,15 @@ from lab.stack.events import BackendEvents
 from lab.stack.native import NativeStack
 
 CHROMIUM = "/usr/bin/chromium"
+TRIAL_TIMEOUT_BASE_S = 60.0       # a trial's conversation may take at most base + per turn
+TRIAL_TIMEOUT_PER_TURN_S = 15.0
+
+
+async def _bounded(aw: Any, timeout_s: float) -> Any:
+    try:
+        return await asyncio.wait_for(aw, timeout_s)
+    except (TimeoutError, Exception):
+        return None
 QUIESCENCE_TIMEOUT_S = 20.0
 
 
@@ -104,7 +113,26 @@ class Lockstep:
         self.error: str | None = None
         self.toxics: dict[str, Any] = {}
 
+    def abandon(self) -> None:
+        """A trial of the group timed out: release the others (they see a broken barrier)."""
+        self.error = self.error or "a trial of the group timed out"
+        asyncio.ensure_future(self.barrier.abort())
+
     async def arm(self) -> bool:
+        try:
+            return await self._arm()
+        except asyncio.BrokenBarrierError:
+            return False
+
+    async def heal(self) -> None:
+        try:
+            await self._heal()
+        except asyncio.BrokenBarrierError:
+            if self.cm is not None:
+                self.cm.__exit__(None, None, None)
+                self.cm = None
+
+    async def _arm(self) -> bool:
         if await self.barrier.wait() == 0:
             try:
                 self.cm = self.fault.on(self.targets)
@@ -116,7 +144,7 @@ class Lockstep:
         await self.barrier.wait()
         return self.cm is not None
 
-    async def heal(self) -> None:
+    async def _heal(self) -> None:
         if await self.barrier.wait() == 0 and self.cm is not None:
             self.cm.__exit__(None, None, None)
             self.cm = None
@@ -205,14 +233,33 @@ class Runner:
 
     async def _converse(self, browser: Browser, plan: TrialPlan, step: "Lockstep | None",
                         evidence: str | None) -> tuple[TrialPlan, ChatDriver, Trial, float]:
-        """Phase 1: the conversation, the refresh, and what the page shows after it."""
+        """Phase 1 under a deadline: a hung browser step makes the trial unknown (naming the
+        step), never the run hang."""
         t0 = time.monotonic()
-        cell = plan.cell
         trial = Trial(plan.trial_id)
+        d = ChatDriver(browser, self.stack.cfg.chat_url, plan.headers, self.events,
+                       stream=plan.cell.stream)
+        limit_s = TRIAL_TIMEOUT_BASE_S + TRIAL_TIMEOUT_PER_TURN_S * plan.cell.turns
+        try:
+            await asyncio.wait_for(self._conversation(plan, d, trial, step, evidence), limit_s)
+        except TimeoutError:
+            trial.errors.append(f"trial exceeded {limit_s:.0f} s while the driver was at: {d.phase}")
+            trial.refresh_reached = False
+            trial.sends = d.sends
+            if step is not None:
+                step.abandon()
+        d._screenshot = await _bounded(d.screenshot(), 10)  # type: ignore[attr-defined]
+        await _bounded(d.close(trace_dir=self._tmpdir(self._tmp, plan)), 30)
+        # Per-trial cost: the conversation itself, not the time spent queued behind others.
+        return plan, d, trial, time.monotonic() - t0
+
+    async def _conversation(self, plan: TrialPlan, d: ChatDriver, trial: Trial,
+                            step: "Lockstep | None", evidence: str | None) -> None:
+        """The conversation, the refresh, and what the page shows after it."""
+        cell = plan.cell
         if evidence:
             trial.events.append({"t": time.time(), "kind": "fault", "evidence": evidence,
                                  "toxics": self._toxics()})
-        d = ChatDriver(browser, self.stack.cfg.chat_url, plan.headers, self.events, stream=cell.stream)
         broken = False  # after a driver error the trial still keeps step with its group
         try:
             await d.open()
@@ -259,10 +306,6 @@ class Runner:
                 trial.errors.append(f"driver (read page): {type(exc).__name__}: {exc}")
         trial.sends = d.sends
         trial.events.extend(d.log)
-        d._screenshot = await d.screenshot()  # type: ignore[attr-defined]
-        await d.close(trace_dir=self._tmpdir(self._tmp, plan))
-        # Per-trial cost: the conversation itself, not the time spent queued behind others.
-        return plan, d, trial, time.monotonic() - t0
 
     async def _turn(self, d: ChatDriver, plan: TrialPlan, trial: Trial, turn: int, text: str) -> None:
         s = await d.send(text, turn)

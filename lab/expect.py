@@ -1,0 +1,55 @@
+"""Assertions over a cell's trials for pytest, with Jepsen-strict reporting: on failure the
+message names the counts, the artifacts land in pytest-playwright's layout
+(``test-results/<test-id>/``), and the last line is a one-line replay command."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+from lab.attribution import cell_stats
+from lab.runner import CellOutcome
+
+Expectation = int | tuple[int, int]   # exact number of trials, or an inclusive range
+
+
+def _slug(nodeid: str) -> str:
+    # pytest-playwright's folder naming: the node id with non-word characters as dashes.
+    return re.sub(r"[^\w.-]+", "-", nodeid).strip("-").lower()
+
+
+def assert_cell(outcome: CellOutcome, nodeid: str, *, output_dir: Path = Path("test-results"),
+                min_ack_ratio: float | None = None, **expected: Expectation) -> None:
+    """Check how many trials showed each anomaly (lost, duplicated, amnesia, expired,
+    phantom_fail, stale); unknown trials are never counted as passing."""
+    st = cell_stats(outcome)
+    n = len(outcome.trials)
+    problems = []
+    if st.status == "unexercised":
+        problems.append(f"cell unexercised: {st.reason}")
+    if st.unknown:
+        reasons = sorted({r for t in outcome.trials if t.result.validity == "unknown"
+                          for r in t.result.reasons})
+        problems.append(f"{st.unknown}/{n} trials unknown: {'; '.join(reasons)[:300]}")
+    for anomaly, want in expected.items():
+        got = st.anomalies.get(anomaly, 0) if anomaly not in st.with_metric else st.with_metric[anomaly]
+        lo, hi = (want, want) if isinstance(want, int) else want
+        if not lo <= got <= hi:
+            problems.append(f"{anomaly}: {got}/{n} trials, expected "
+                            + (f"{lo}" if lo == hi else f"{lo}..{hi}"))
+    if min_ack_ratio is not None and st.sends and st.acked_sends / st.sends < min_ack_ratio:
+        problems.append(f"acknowledged {st.acked_sends}/{st.sends} sends, under {min_ack_ratio:.0%}")
+    if not problems:
+        return
+    folder = output_dir / _slug(nodeid)
+    folder.mkdir(parents=True, exist_ok=True)
+    for t in outcome.trials:
+        if t.artifacts and Path(t.artifacts).is_dir():
+            shutil.copytree(t.artifacts, folder / t.plan.trial_id, dirs_exist_ok=True)
+    example = next((t for t in outcome.trials if t.failed), outcome.trials[0] if outcome.trials else None)
+    lines = [f"{outcome.cell.cell_id}: " + "; ".join(problems),
+             f"anomalies per trial: {st.anomalies}", f"artifacts: {folder}"]
+    if example is not None:
+        lines.append(f"replay: {example.plan.replay_command()}")
+    raise AssertionError("\n".join(lines))
