@@ -19,8 +19,8 @@ from lab.stats import fmt_rate, wilson
 from services.chat.defects import INCIDENT, REGISTRY as DEFECTS
 
 # What each verdict is about: a trial "has" a metric when the checker found it.
-METRICS = {"lost": "loses acknowledged turns", "duplicated": "duplicates messages",
-           "amnesia": "shows an empty history after the refresh"}
+METRICS = {"lost": "loses acknowledged turns", "expired": "loses the conversation to its TTL",
+           "duplicated": "duplicates messages", "amnesia": "shows an empty history after the refresh"}
 MIN_ACK_RATIO = 0.8   # below this the correct profile's cell exercised nothing
 
 
@@ -69,9 +69,8 @@ def cell_stats(out: CellOutcome) -> CellStats:
         for name, n in counts.items():
             if n and not name.startswith("lost_"):
                 anomalies[name] = anomalies.get(name, 0) + 1
-        with_metric["lost"] += counts["lost"] > 0
-        with_metric["duplicated"] += counts["duplicated"] > 0
-        with_metric["amnesia"] += counts["amnesia"] > 0
+        for m in METRICS:
+            with_metric[m] += counts[m] > 0
     sends = sum(t.result.sends for t in out.trials)
     acked = sum(t.result.acked_sends for t in out.trials)
     failed = sum(t.failed for t in known)
@@ -102,6 +101,7 @@ class Verdict:
     defect: str
     causes: bool
     evidence: str
+    cells: tuple[str, ...] = ()   # cell ids of (alone, correct, host, host without D)
 
     def as_json(self) -> dict[str, Any]:
         return {"fault": self.fault, "refresh": self.refresh, "turns": self.turns,
@@ -153,5 +153,6 @@ def verdicts(stats: list[CellStats]) -> list[Verdict]:
                     why = [] if sufficient else ["alone is not clearly above correct"]
                     why += [] if necessary else [f"{without_name} is not clearly below {host_name}"]
                     evidence += " (" + "; ".join(why) + ")"
-                out.append(Verdict(fault, refresh, turns, metric, d, sufficient and necessary, evidence))
+                out.append(Verdict(fault, refresh, turns, metric, d, sufficient and necessary, evidence,
+                                   tuple(x.cell.cell_id for x in (alone, correct, host, without))))
     return out

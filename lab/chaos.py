@@ -19,16 +19,19 @@ from lab.stack.native import NativeStack
 from services.chat.defects import INCIDENT, REGISTRY as DEFECTS
 
 DEFAULT_TRIALS = 5
-# Each defect's exposing cell (design.md, "exposed by"), plus the network faults every profile
-# meets: (fault, refresh point).
-DEFAULT_PAIRS: list[tuple[str, dict[str, Any], str]] = [
-    ("none", {}, "after_ack"),                       # fire_and_forget, shared_loop_client
-    ("latency", {"latency_ms": 300}, "after_ack"),   # fire_and_forget under a slow link
-    ("drop", {"stream": "downstream", "one_shot": True}, "settled"),   # blind_retry
-    ("down", {}, "settled"),                         # swallowed_errors
-    ("ttl_elapse", {"ttl_ms": 1000}, "settled"),     # ttl_set_once
-    ("none", {}, "mid_stream"),                      # save_at_stream_end
-    ("none", {}, "browser_restart"),                 # session_cookie
+DEFAULT_MAX_TRIALS = 15
+# Each defect's exposing cell (design.md, "exposed by"): (fault, params, refresh point, the
+# defects it exposes). Under (none, after_ack) -- the incident's own cell -- every profile runs;
+# elsewhere the profiles its verdicts need: correct, incident, each exposed defect alone, and the
+# incident without it. ONLY='profile=all' runs every profile everywhere (91 cells).
+DEFAULT_PAIRS: list[tuple[str, dict[str, Any], str, tuple[str, ...] | None]] = [
+    ("none", {}, "after_ack", None),                                   # None = every profile
+    ("latency", {"latency_ms": 300}, "after_ack", ("fire_and_forget",)),
+    ("drop", {"stream": "downstream", "one_shot": True}, "settled", ("blind_retry",)),
+    ("down", {}, "settled", ("swallowed_errors",)),
+    ("ttl_elapse", {"ttl_ms": 2000}, "settled", ("ttl_set_once",)),
+    ("none", {}, "mid_stream", ("save_at_stream_end",)),
+    ("none", {}, "browser_restart", ("session_cookie",)),
 ]
 ONLY_KEYS = ("profile", "fault", "refresh", "turns")
 
@@ -38,6 +41,15 @@ def default_profiles() -> list[tuple[str, ...]]:
     profiles = [(), incident, *((d,) for d in DEFECTS),
                 *(tuple(x for x in incident if x != d) for d in incident)]
     return profiles
+
+
+def profiles_for(exposed: tuple[str, ...] | None) -> list[tuple[str, ...]]:
+    if exposed is None:
+        return default_profiles()
+    incident = tuple(d for d in DEFECTS if d in INCIDENT)
+    out = [(), incident, *((d,) for d in exposed),
+           *(tuple(x for x in incident if x != d) for d in exposed if d in incident)]
+    return list(dict.fromkeys(out))
 
 
 def parse_only(text: str | None) -> dict[str, list[str]]:
@@ -56,7 +68,10 @@ def parse_only(text: str | None) -> dict[str, list[str]]:
 
 
 def build_matrix(only: dict[str, list[str]]) -> list[Cell]:
-    profiles = [parse_profile(p) for p in only["profile"]] if "profile" in only else default_profiles()
+    """The default matrix, filtered or extended by ONLY (see `lab chaos --help`)."""
+    chosen = only.get("profile")
+    every = chosen == ["all"]
+    profiles = None if chosen is None or every else [parse_profile(p) for p in chosen]
     try:
         turns = [int(t) for t in only.get("turns", ["5"])]
     except ValueError:
@@ -64,26 +79,27 @@ def build_matrix(only: dict[str, list[str]]) -> list[Cell]:
     for r in only.get("refresh", []):
         if r not in REFRESH_POINTS:
             raise UsageError(f"unknown refresh point {r!r}", f"valid: {', '.join(REFRESH_POINTS)}")
-    faults = [parse_fault(f) for f in only["fault"]] if "fault" in only else None
-    if "refresh" in only:
-        fl = faults or [(f, p) for f, p, _ in DEFAULT_PAIRS]
-        uniq = list(dict.fromkeys((f, tuple(sorted(p.items()))) for f, p in fl))
-        pairs = [(f, dict(p), r) for (f, p), r in itertools.product(uniq, only["refresh"])]
-    elif faults is not None:
-        by_name = {f: r for f, _, r in DEFAULT_PAIRS}
+    pairs = list(DEFAULT_PAIRS)
+    if "fault" in only:
+        wanted = [parse_fault(f) for f in only["fault"]]
         pairs = []
-        for f, p in faults:
-            defaults = [(ff, pp, r) for ff, pp, r in DEFAULT_PAIRS if ff == f]
-            pairs += [(f, p or pp, r) for ff, pp, r in defaults] or [(f, p, by_name.get(f, "settled"))]
-    else:
-        pairs = list(DEFAULT_PAIRS)
-    cells = []
-    seen = set()
-    for (fault, params, refresh), prof, t in itertools.product(pairs, profiles, turns):
-        cell = Cell(prof, fault, refresh, t, tuple(sorted(params.items())))
-        if cell.cell_id not in seen:
-            seen.add(cell.cell_id)
-            cells.append(cell)
+        for f, p in wanted:
+            defaults = [(ff, pp, r, e) for ff, pp, r, e in DEFAULT_PAIRS if ff == f]
+            pairs += [(f, p or pp, r, e) for ff, pp, r, e in defaults] or [(f, p, "settled", None)]
+    if "refresh" in only:
+        faults = list(dict.fromkeys((f, tuple(sorted(p.items()))) for f, p, _, _ in pairs))
+        exposed_by = {(f, r): e for f, _, r, e in DEFAULT_PAIRS}
+        pairs = [(f, dict(p), r, exposed_by.get((f, r))) for (f, p), r in
+                 itertools.product(faults, only["refresh"])]
+    cells, seen = [], set()
+    for fault, params, refresh, exposed in pairs:
+        for prof in profiles if profiles is not None else (
+                default_profiles() if every else profiles_for(exposed)):
+            for t in turns:
+                cell = Cell(prof, fault, refresh, t, tuple(sorted(params.items())))
+                if cell.cell_id not in seen:
+                    seen.add(cell.cell_id)
+                    cells.append(cell)
     return cells
 
 
@@ -128,6 +144,7 @@ class ChaosRun:
     reports_root: Path
     concurrency: int = 4
     mode: str = "native"
+    max_trials: int = DEFAULT_MAX_TRIALS
 
     def run(self, out: TextIO = sys.stdout) -> int:
         run_id = time.strftime("%Y%m%d-%H%M%S") + f"-s{self.seed}"
@@ -139,23 +156,56 @@ class ChaosRun:
         runner = Runner(self.stack, out_dir, concurrency=self.concurrency, on_trial=progress.trial)
         t0 = time.monotonic()
         interrupted = False
+        outcomes: dict[str, CellOutcome] = {}
         try:
-            outcomes = runner.run(planned)
+            batch, round_no = planned, 0
+            while batch:
+                for o in runner.run(batch):
+                    known = outcomes.setdefault(o.cell.cell_id, CellOutcome(o.cell))
+                    known.trials += o.trials
+                    known.fault_error = known.fault_error or o.fault_error
+                    known.fault_evidence = known.fault_evidence or o.fault_evidence
+                round_no += 1
+                batch = self._top_up(list(outcomes.values()), rng, round_no)
+                progress.total += sum(len(p) for _, p in batch)
         except KeyboardInterrupt:
             interrupted = True
-            outcomes = runner.finished
+            for o in runner.finished:
+                known = outcomes.setdefault(o.cell.cell_id, CellOutcome(o.cell))
+                if o.trials and o.trials[-1] not in known.trials:
+                    known.trials += o.trials
         finally:
             progress.close()
         seconds = time.monotonic() - t0
-        stats = [cell_stats(o) for o in outcomes if o.trials]
+        ordered = [outcomes[c.cell_id] for c in self.cells if c.cell_id in outcomes]
+        stats = [cell_stats(o) for o in ordered if o.trials]
         vs = verdicts(stats)
         decision = decide(stats, vs, interrupted)
-        results = results_json(run_id, self.seed, self.mode, stats, vs, outcomes, decision,
-                               {"trials_per_cell": self.trials, "seconds": round(seconds, 1),
-                                "interrupted": interrupted})
+        results = results_json(run_id, self.seed, self.mode, stats, vs, ordered, decision,
+                               {"trials_per_cell": self.trials, "max_trials_per_cell": self.max_trials,
+                                "seconds": round(seconds, 1), "interrupted": interrupted})
         write_run(out_dir, results, junit_xml(stats, decision), self.reports_root)
-        print(summary(stats, vs, decision, out_dir, seconds, outcomes), file=out)
+        print(summary(stats, vs, decision, out_dir, seconds, ordered), file=out)
         return 130 if interrupted else decision.exit_code
+
+    def _top_up(self, outcomes: list[CellOutcome], rng: random.Random,
+                round_no: int) -> list[tuple[Cell, list]]:
+        """More trials where a verdict is undecided but its point estimates point one way
+        (alone above correct, host above host-without): sequential sampling up to max_trials.
+        (Stopping when intervals separate favours "causes" slightly; max_trials bounds it.)"""
+        stats = {s.cell.cell_id: s for s in (cell_stats(o) for o in outcomes if o.trials)}
+        want: set[str] = set()
+        for v in verdicts(list(stats.values())):
+            if v.causes or not v.cells:
+                continue
+            rates = [stats[c].rate(v.metric) for c in v.cells]
+            (a, na), (c, nc), (h, nh), (w, nw) = rates
+            if a / na > c / nc and w / nw < h / nh:
+                want.update(cid for cid in v.cells if stats[cid].trials < self.max_trials)
+        by_id = {o.cell.cell_id: o for o in outcomes}
+        return [(by_id[cid].cell, plan_cell(by_id[cid].cell, self.trials, rng.randrange(1 << 31),
+                                            prefix=f"r{round_no}-c{i:03d}-"))
+                for i, cid in enumerate(sorted(want))]
 
 
 def summary(stats: list[CellStats], vs: list, decision: Any, out_dir: Path, seconds: float,

@@ -64,6 +64,8 @@ def check(trial: Trial) -> Result:
         return Result("unknown", reasons=["the final Redis read is missing"])
     if not trial.fault_confirmed:
         return Result("unknown", reasons=["the fault was not confirmed"])
+    if not trial.preconditions_met:
+        return Result("unknown", reasons=["the experiment's preconditions did not hold"] + trial.errors)
 
     order: list[str] = []
     for s in sends:

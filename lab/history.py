@@ -48,6 +48,7 @@ class Trial:
     key_expired: bool = False                      # keyspace "expired" event for the key
     fault_confirmed: bool = True
     refresh_reached: bool = True
+    preconditions_met: bool = True                 # e.g. ttl_elapse's pacing held
     errors: list[str] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)  # timeline for artifacts
 

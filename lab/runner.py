@@ -358,6 +358,17 @@ class Runner:
             except (redis.exceptions.RedisError, ValueError, KeyError) as exc:
                 trial.errors.append(f"final read: {exc}")
             trial.key_expired = f"chat:{sid}" in self.expired.keys
+        fault = plan.cell.make_fault()
+        pacing = getattr(fault, "check_pacing", None)
+        if pacing is not None and trial.sends:
+            # Write times: right after receipt (the user row) and right before done (the reply).
+            times = [float(e["t"]) for s in {x.id for x in trial.sends}
+                     for e in self.events.by_id.get(s, [])
+                     if e.get("event") in ("chat.received", "chat.done")]
+            problem = pacing(times)
+            if problem:
+                trial.preconditions_met = False
+                trial.errors.append(f"ttl_elapse precondition not met: {problem}")
         result = check_safe(trial)
         if trial.errors and result.validity == "valid":
             result.validity = "unknown"

@@ -6,9 +6,10 @@
 
 Toxics act on a whole proxy, so concurrent trials share one fault window. The lab therefore
 groups concurrent trials by fault: trials run together only when they have the same fault (a
-cell's trials), and a fault's window opens before the group starts and closes after it ends.
-Faults with ``window == "send"`` (one-shot) are armed around one send and are never run
-concurrently with other trials.
+cell's trials). A ``window == "trial"`` fault opens before the group starts and closes after it
+ends. A ``window == "send"`` fault (one-shot drops, outages, restarts) hits the same turn of
+every trial of the cell: the group runs in lockstep, and the fault is armed once for all of
+them around that turn and healed once they have all settled it (lab.runner.Lockstep).
 """
 
 from lab.faults.base import REGISTRY, Fault, FaultNotConfirmed, Targets, ToxicFault, make, register

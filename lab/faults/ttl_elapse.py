@@ -18,7 +18,7 @@ from lab.stack.native import http_get
 @dataclass
 class TtlElapse(Fault):
     summary = "short TTL (ttl_ms) and a conversation longer than 2 x TTL, gaps under TTL/2"
-    ttl_ms: int = 1000
+    ttl_ms: int = 2000
 
     def check(self) -> None:
         if not 200 <= self.ttl_ms <= 60_000:
@@ -31,6 +31,21 @@ class TtlElapse(Fault):
 
     def min_duration_ms(self) -> int:
         return 2 * self.ttl_ms + self.ttl_ms // 4
+
+    def check_pacing(self, write_times_s: list[float]) -> str | None:
+        """The experiment's precondition, from the backend's timestamps around each write: the
+        conversation spans 2 x TTL and no gap between writes reaches TTL/2. On a loaded machine
+        a turn can take longer than planned; then the trial proves nothing (unknown)."""
+        if len(write_times_s) < 2:
+            return "too few writes to judge the pacing"
+        times = sorted(write_times_s)
+        gap_ms = max(b - a for a, b in zip(times, times[1:])) * 1000
+        span_ms = (times[-1] - times[0]) * 1000
+        if gap_ms >= self.ttl_ms / 2:
+            return f"a gap of {gap_ms:.0f} ms between writes reached TTL/2 ({self.ttl_ms // 2} ms)"
+        if span_ms < 2 * self.ttl_ms:
+            return f"the conversation spanned {span_ms:.0f} ms, under 2 x TTL ({2 * self.ttl_ms} ms)"
+        return None
 
     def headers(self) -> dict[str, str]:
         return {"X-Lab-Ttl-Ms": str(self.ttl_ms)}

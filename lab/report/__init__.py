@@ -86,7 +86,7 @@ def table(stats: list[CellStats]) -> str:
         if s.status == "unexercised":
             entry = "unexercised"
         else:
-            letters = [(s.with_metric[m], m[0].upper()) for m in ("lost", "duplicated", "amnesia")]
+            letters = [(s.with_metric[m], m[0].upper()) for m in ("lost", "expired", "duplicated", "amnesia")]
             k, letter = max(letters)
             entry = f"{letter} {k}/{s.trials}" if k else f"- 0/{s.trials}"
         grid[(s.cell.profile, col)] = entry
@@ -96,7 +96,8 @@ def table(stats: list[CellStats]) -> str:
     for r in rows:
         lines.append(r.ljust(w0) + "  " + "  ".join(grid.get((r, c), "").ljust(w)
                                                     for c, w in zip(cols, widths)))
-    lines.append("L = acknowledged turns lost, D = duplicated, A = amnesia after the refresh; "
+    lines.append("L = acknowledged turns lost, E = lost to an expired TTL, D = duplicated, "
+                 "A = amnesia after the refresh; "
                  "k/n trials (unknown trials excluded)")
     return "\n".join(lines)
 

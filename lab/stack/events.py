@@ -12,16 +12,18 @@ from typing import Any
 
 
 class BackendEvents:
-    def __init__(self, log_path: Path) -> None:
+    def __init__(self, log_path: Path, from_start: bool = False) -> None:
         self.path = log_path
         self._offset = 0
         self._partial = b""
+        self.all: list[dict[str, Any]] = []
         self.by_id: dict[str, list[dict[str, Any]]] = defaultdict(list)
         self.by_sid: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        try:  # only events from now on concern this reader
-            self._offset = log_path.stat().st_size
-        except FileNotFoundError:
-            pass
+        if not from_start:
+            try:  # only events from now on concern this reader
+                self._offset = log_path.stat().st_size
+            except FileNotFoundError:
+                pass
 
     def poll(self) -> None:
         try:
@@ -43,6 +45,7 @@ class BackendEvents:
                 ev = json.loads(line[start:])
             except ValueError:
                 continue
+            self.all.append(ev)
             if "id" in ev:
                 self.by_id[str(ev["id"])].append(ev)
             if "sid" in ev:

@@ -107,23 +107,13 @@ class NativeStack:
                 "endpoints": self.cfg.endpoints()}
 
     def backend_events(self, name: str | None = None, **match: object) -> list[dict[str, object]]:
-        """The backend's JSON events (services/chat/views.py ``event``), oldest first."""
-        out = []
-        try:
-            lines = (self.run_dir / "backend.log").read_text(errors="replace").splitlines()
-        except FileNotFoundError:
-            return []
-        for line in lines:
-            start = line.find('{"event"')
-            if start < 0:
-                continue
-            try:
-                ev = json.loads(line[start:])
-            except ValueError:
-                continue
-            if (name is None or ev.get("event") == name) and all(ev.get(k) == v for k, v in match.items()):
-                out.append(ev)
-        return out
+        """The backend's JSON events (services/chat/views.py ``event``) so far, oldest first."""
+        from lab.stack.events import BackendEvents
+
+        events = BackendEvents(self.run_dir / "backend.log", from_start=True)
+        events.poll()
+        return [e for e in events.all if (name is None or e.get("event") == name)
+                and all(e.get(k) == v for k, v in match.items())]
 
     # ----------------------------------------------------------------- start-up
     def _preflight(self) -> None:

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import redis.asyncio as aredis
-from flask import Blueprint, Response, current_app, jsonify, request, send_from_directory
+from flask import Blueprint, Response, current_app, g, jsonify, request, send_from_directory
 
 from services.chat import llm, profile, session
 from services.chat.defects import Behaviour
@@ -43,6 +43,7 @@ async def history() -> Response:
     prof = profile.from_request(request, current_app.config)
     b = prof.behaviour
     sid, _new = session.resolve(request.cookies.get(session.COOKIE))
+    g.sid, g.behaviour = sid, b
     r, owned = b.client(current_app.config["REDIS_URL"], b.retry)
     try:
         rows = await _read(b, r, sid)
@@ -83,6 +84,7 @@ async def chat() -> Response:
     message, mid, stream = _parse_chat_body()
     mid = mid or session.new_id()
     sid, _new = session.resolve(request.cookies.get(session.COOKIE))
+    g.sid, g.behaviour = sid, b
     event("chat.received", sid=sid, id=mid, trial=prof.trial, defects=sorted(prof.defects),
           stream=stream)
     url = current_app.config["REDIS_URL"]
@@ -171,6 +173,17 @@ async def _read(b: Behaviour, r: aredis.Redis, sid: str) -> list[Row]:
 
 
 def _with_session(resp: Response, sid: str, b: Behaviour) -> Response:
+    g.session_set = True
     max_age = int(current_app.config["COOKIE_MAX_AGE_S"]) if b.cookie_max_age else None
     resp.set_cookie(session.COOKIE, sid, max_age=max_age, httponly=True, samesite="Lax", path="/")
+    return resp
+
+
+@bp.after_app_request
+def _session_on_errors(resp: Response) -> Response:
+    """An error answer still establishes the session it started, so the user's retry lands in
+    the same conversation instead of a fresh one."""
+    sid, b = g.get("sid"), g.get("behaviour")
+    if sid and b is not None and not g.get("session_set"):
+        _with_session(resp, sid, b)
     return resp

@@ -152,3 +152,8 @@ def test_a_send_completes_once_with_a_known_outcome() -> None:
     x.complete("ok", 200, "", 1.0)
     with pytest.raises(ValueError, match="completed twice"):
         x.complete("info", None, "", 2.0)
+
+
+def test_unmet_preconditions_make_the_trial_unknown() -> None:
+    r = check(trial([s("a", "ok")], rows(), preconditions_met=False, errors=["gap too long"]))
+    assert r.validity == "unknown" and r.reasons == ["the experiment's preconditions did not hold", "gap too long"]

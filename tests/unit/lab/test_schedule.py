@@ -73,3 +73,11 @@ def test_fault_text_round_trips() -> None:
     name, params = parse_fault("drop:stream=upstream,one_shot=false")
     assert (name, params) == ("drop", {"stream": "upstream", "one_shot": False})
     assert parse_fault(fault_text(name, params)) == (name, params)
+
+
+def test_ttl_elapse_pacing_check() -> None:
+    from lab.faults import make
+    f = make("ttl_elapse", ttl_ms=1000)
+    assert f.check_pacing([0.0, 0.4, 0.8, 1.2, 1.6, 2.0, 2.4]) is None
+    assert "reached TTL/2" in f.check_pacing([0.0, 0.4, 1.0, 2.5])
+    assert "under 2 x TTL" in f.check_pacing([0.0, 0.4, 0.8])
