@@ -199,37 +199,42 @@ class Runner:
     async def _cell(self, browser: Browser, cell: Cell, plans: list[TrialPlan], tmp: Path,
                     out: CellOutcome) -> CellOutcome:
         fault = cell.make_fault()
-        convs: list[tuple[TrialPlan, ChatDriver, Trial, float]] = []
+        trials: list[TrialOutcome] = []
         if fault.window == "trial":
             try:
                 with fault.on(self.targets) as evidence:
                     out.fault_evidence = evidence
                     sem = asyncio.Semaphore(self.concurrency)
 
-                    async def one(p: TrialPlan) -> tuple[TrialPlan, ChatDriver, Trial, float]:
+                    async def one(p: TrialPlan) -> TrialOutcome:
                         async with sem:
-                            return await self._converse(browser, p, None, evidence)
-                    convs = list(await asyncio.gather(*(one(p) for p in plans)))
+                            return await self._trial(browser, p, None, evidence, cell)
+                    trials = list(await asyncio.gather(*(one(p) for p in plans)))
             except LabError as exc:
                 out.fault_error = str(exc)
+                for t in trials:
+                    t.trial.fault_confirmed = False
         else:
             # One-send faults: groups of trials run in lockstep, and the fault is armed once
             # for the whole group around the same turn (a toxic acts on the whole proxy).
             for i in range(0, len(plans), self.concurrency):
                 group = plans[i:i + self.concurrency]
                 step = Lockstep(len(group), fault, self.targets)
-                convs += await asyncio.gather(*(self._converse(browser, p, step, None) for p in group))
+                trials += await asyncio.gather(*(self._trial(browser, p, step, None, cell) for p in group))
                 if step.error:
                     out.fault_error = step.error
                 out.fault_evidence = out.fault_evidence or step.evidence
-        for plan, driver, trial, conv_s in convs:
-            if out.fault_error and fault.window == "trial":
-                trial.fault_confirmed = False
-                trial.errors.append(f"fault not confirmed: {out.fault_error}")
-            outcome = await self._finish(plan, driver, trial, tmp, conv_s)
-            out.trials.append(outcome)
-            self.on_trial(cell, outcome)
+        out.trials = trials
         return out
+
+    async def _trial(self, browser: Browser, plan: TrialPlan, step: "Lockstep | None",
+                     evidence: str | None, cell: Cell) -> TrialOutcome:
+        """One trial: the conversation, then at once (a short TTL would otherwise expire the
+        key before it is read) quiescence, the final read from Redis, the checker."""
+        plan_, driver, trial, conv_s = await self._converse(browser, plan, step, evidence)
+        outcome = await self._finish(plan, driver, trial, self._tmp, conv_s)
+        self.on_trial(cell, outcome)
+        return outcome
 
     async def _converse(self, browser: Browser, plan: TrialPlan, step: "Lockstep | None",
                         evidence: str | None) -> tuple[TrialPlan, ChatDriver, Trial, float]:
