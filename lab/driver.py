@@ -83,6 +83,12 @@ class ChatDriver:
                 pass
         self.contexts.clear()
 
+    async def set_headers(self, headers: dict[str, str]) -> None:
+        """Change the lab headers for the sends that follow (e.g. a slower stream)."""
+        assert self.page is not None
+        self.headers = headers
+        await self.page.context.set_extra_http_headers(headers)
+
     # ------------------------------------------------------------ network recording
     def _note(self, kind: str, **fields: Any) -> None:
         self.log.append({"t": time.time(), "kind": kind, **fields})

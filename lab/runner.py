@@ -26,7 +26,7 @@ from lab.driver import ChatDriver, TriggerMissed
 from lab.errors import LabError
 from lab.faults import Fault, Targets
 from lab.history import Row, Trial
-from lab.schedule import Cell, TrialPlan
+from lab.schedule import MID_STREAM_LAST_TOKEN_DELAY_MS, Cell, TrialPlan
 from lab.stack.events import BackendEvents
 from lab.stack.native import NativeStack
 
@@ -313,6 +313,9 @@ class Runner:
         trial.events.extend(d.log)
 
     async def _turn(self, d: ChatDriver, plan: TrialPlan, trial: Trial, turn: int, text: str) -> None:
+        if turn == len(plan.messages) and plan.cell.refresh == "mid_stream":
+            await d.set_headers({**plan.headers,
+                                 "X-Lab-Token-Delay-Ms": str(MID_STREAM_LAST_TOKEN_DELAY_MS)})
         s = await d.send(text, turn)
         if turn < len(plan.messages):
             await d.settled(s)

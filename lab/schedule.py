@@ -24,6 +24,12 @@ FILLERS = ("Tell me something interesting.", "How is your day going?", "Any plan
            "What should I cook tonight?", "Recommend a book, please.", "Is it going to rain?")
 DEFAULT_LLM_LATENCY_MS = 30
 IN_FLIGHT_LLM_LATENCY_MS = 400   # the window in which "received, not yet answered" is observable
+STREAM_TOKEN_DELAY_MS = 40
+# The last turn of a mid_stream trial streams slowly: after a reload Chromium keeps reading
+# ("draining") a response body for up to 5 s to reuse the socket, so a reply streamed faster
+# than that completes on the server anyway. Measured here: 40 ms/token lost the turn in ~40 % of
+# trials, 400 ms/token (about 6 s per reply) in every trial.
+MID_STREAM_LAST_TOKEN_DELAY_MS = 400
 
 
 def parse_profile(text: str) -> tuple[str, ...]:
@@ -183,8 +189,10 @@ def plan_trial(cell: Cell, seed: int, trial_id: str, fault_turn: int | None = No
         latency = int(ttl * 0.45)   # each turn spans 0.45 TTL: gaps < TTL/2, 5 turns > 2 x TTL
     headers = {"X-Lab-Defects": ",".join(cell.defects), "X-Lab-Trial": trial_id,
                "X-Lab-Llm-Latency-Ms": str(latency), **fault.headers()}
+    if cell.stream:
+        headers["X-Lab-Token-Delay-Ms"] = str(STREAM_TOKEN_DELAY_MS)
     return TrialPlan(cell, trial_id, seed, tuple(msgs), fault_turn, latency,
-                     token_delay_ms=40 if cell.stream else 0, headers=headers)
+                     token_delay_ms=STREAM_TOKEN_DELAY_MS if cell.stream else 0, headers=headers)
 
 
 def plan_cell(cell: Cell, trials: int, seed: int, prefix: str = "") -> list[TrialPlan]:

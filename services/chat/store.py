@@ -71,7 +71,8 @@ def new_client(url: str, retry: Retry | None = None) -> aredis.Redis:
     )
 
 
-# Append rows whose ids are not yet stored, and renew the TTL of both keys, atomically.
+# Append rows whose ids are not yet stored and (ttl_ms > 0) renew the TTL of both keys,
+# atomically. Returns {rows added, list length}.
 _APPEND_IDEMPOTENT = """
 local added = 0
 for i = 2, #ARGV, 2 do
@@ -80,15 +81,18 @@ for i = 2, #ARGV, 2 do
     added = added + 1
   end
 end
-redis.call('PEXPIRE', KEYS[1], ARGV[1])
-redis.call('PEXPIRE', KEYS[2], ARGV[1])
-return added
+if tonumber(ARGV[1]) > 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  redis.call('PEXPIRE', KEYS[2], ARGV[1])
+end
+return {added, redis.call('LLEN', KEYS[1])}
 """
 
 
 async def append_idempotent(r: aredis.Redis, sid: str, rows: list[Row], ttl_ms: int,
-                            attempts: int = 2) -> int:
+                            attempts: int = 2) -> tuple[int, int]:
     """Correct append: exactly once per row id, TTL renewed on every write, in one script.
+    ``ttl_ms`` 0 leaves the TTL alone. Returns (rows added, list length).
 
     Retrying is safe here *because* the script is idempotent: a reply lost after the script ran
     makes the retry add nothing.
@@ -98,8 +102,9 @@ async def append_idempotent(r: aredis.Redis, sid: str, rows: list[Row], ttl_ms: 
         args += [row.row_id, row.encode()]
     for attempt in range(1, attempts + 1):
         try:
-            return int(await r.eval(_APPEND_IDEMPOTENT, 2, session.key(sid),
-                                    session.ids_key(sid), *args))
+            added, length = await r.eval(_APPEND_IDEMPOTENT, 2, session.key(sid),
+                                         session.ids_key(sid), *args)
+            return int(added), int(length)
         except TRANSIENT_ERRORS:
             if attempt == attempts:
                 raise
