@@ -100,10 +100,13 @@ def test_ttl_set_once_expires_the_conversation(grid: dict[str, CellOutcome], req
 
 def test_shared_loop_client_fails_requests_whose_writes_landed(grid: dict[str, CellOutcome],
                                                                 request: pytest.FixtureRequest) -> None:
-    """Every request after the first meets a foreign loop: 5xx with the write applied
-    (phantom_fail) in every trial; nothing acknowledged is lost."""
-    assert_cell(_get(grid, "shared_loop_client", "none", "settled"), request.node.nodeid,
-                phantom_fail=K, lost=0)
+    """Requests meet a client bound to another request's closed loop: every trial sees 5xx
+    answers, and in most trials one of them had already stored its message (phantom_fail;
+    measured 3-4 of 4 -- which request breaks depends on the interleaving). Nothing
+    acknowledged is lost."""
+    o = _get(grid, "shared_loop_client", "none", "settled")
+    assert_cell(o, request.node.nodeid, phantom_fail=(1, K), lost=0)
+    assert all(any(s.status and s.status >= 500 for s in t.trial.sends) for t in o.trials)
 
 
 def test_blind_retry_duplicates_under_a_one_shot_drop(grid: dict[str, CellOutcome],
