@@ -46,6 +46,8 @@ def _grid() -> list[Cell]:
               ("incident", "incident-fire_and_forget", "incident-ttl_set_once",
                "incident-shared_loop_client", "incident-session_cookie")]
     cells += [_cell(p, "none", "after_ack", 15) for p in ("incident", "incident-fire_and_forget")]
+    cells += [_cell("correct", "none", r) for r in ("in_flight", "reopen")]
+    cells += [_cell("fire_and_forget", "none", "in_flight")]
     return list(dict.fromkeys(cells))
 
 
@@ -155,3 +157,23 @@ def test_incident_without_another_defect_still_loses(grid: dict[str, CellOutcome
                                                      request: pytest.FixtureRequest) -> None:
     """Removing any defect but fire_and_forget leaves the loss in place (K of K)."""
     assert_cell(_get(grid, f"incident-{without}", "none", "after_ack"), request.node.nodeid, lost=K)
+
+
+@pytest.mark.parametrize("refresh", ["in_flight", "reopen"])
+def test_other_refresh_points_are_reached_and_the_correct_profile_survives(
+        grid: dict[str, CellOutcome], refresh: str, request: pytest.FixtureRequest) -> None:
+    """in_flight refreshes once the backend logged receipt and before the reply; reopen opens a
+    new page in the same context. Every trial must reach its trigger (unknown fails)."""
+    o = _get(grid, "correct", "none", refresh)
+    assert_cell(o, request.node.nodeid, lost=0, duplicated=0, amnesia=0)
+    if refresh == "in_flight":
+        last = [t.trial.sends[-1] for t in o.trials]
+        assert all(s.outcome == "info" and s.reason == "net::ERR_ABORTED" for s in last), \
+            "the refresh must abort the last send in flight"
+
+
+def test_fire_and_forget_loses_earlier_replies_even_when_the_last_send_is_aborted(
+        grid: dict[str, CellOutcome], request: pytest.FixtureRequest) -> None:
+    """in_flight aborts the last send (info: allowed either way); the four acknowledged turns
+    before it still lose their replies in every trial."""
+    assert_cell(_get(grid, "fire_and_forget", "none", "in_flight"), request.node.nodeid, lost=K)
