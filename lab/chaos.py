@@ -170,10 +170,8 @@ class ChaosRun:
                 progress.total += sum(len(p) for _, p in batch)
         except KeyboardInterrupt:
             interrupted = True
-            for o in runner.finished:
-                known = outcomes.setdefault(o.cell.cell_id, CellOutcome(o.cell))
-                if o.trials and o.trials[-1] not in known.trials:
-                    known.trials += o.trials
+            for o in runner.finished:  # the interrupted batch: its finished trials
+                outcomes.setdefault(o.cell.cell_id, CellOutcome(o.cell)).trials += o.trials
         finally:
             progress.close()
         seconds = time.monotonic() - t0

@@ -168,6 +168,7 @@ class Runner:
         self.targets.toxiproxy.reset()
         self.events = BackendEvents(self.stack.run_dir / "backend.log")
         outcomes: list[CellOutcome] = []
+        self.finished = outcomes  # filled as trials finish: what a Ctrl-C leaves to report
         tmp = self._tmp = Path(tempfile.mkdtemp(prefix="chaoslab-"))
         try:
             with ExpiredKeys(self.stack.cfg.redis_url) as self.expired:
@@ -176,8 +177,7 @@ class Runner:
                     try:
                         for cell, plans in cells:
                             outcomes.append(CellOutcome(cell))
-                            self.finished = outcomes
-                            outcomes[-1] = await self._cell(browser, cell, plans, tmp, outcomes[-1])
+                            await self._cell(browser, cell, plans, tmp, outcomes[-1])
                     finally:
                         await browser.close()
         finally:
@@ -199,20 +199,19 @@ class Runner:
     async def _cell(self, browser: Browser, cell: Cell, plans: list[TrialPlan], tmp: Path,
                     out: CellOutcome) -> CellOutcome:
         fault = cell.make_fault()
-        trials: list[TrialOutcome] = []
         if fault.window == "trial":
             try:
                 with fault.on(self.targets) as evidence:
                     out.fault_evidence = evidence
                     sem = asyncio.Semaphore(self.concurrency)
 
-                    async def one(p: TrialPlan) -> TrialOutcome:
+                    async def one(p: TrialPlan) -> None:
                         async with sem:
-                            return await self._trial(browser, p, None, evidence, cell)
-                    trials = list(await asyncio.gather(*(one(p) for p in plans)))
+                            await self._trial(browser, p, None, evidence, out)
+                    await asyncio.gather(*(one(p) for p in plans))
             except LabError as exc:
                 out.fault_error = str(exc)
-                for t in trials:
+                for t in out.trials:
                     t.trial.fault_confirmed = False
         else:
             # One-send faults: groups of trials run in lockstep, and the fault is armed once
@@ -220,20 +219,20 @@ class Runner:
             for i in range(0, len(plans), self.concurrency):
                 group = plans[i:i + self.concurrency]
                 step = Lockstep(len(group), fault, self.targets)
-                trials += await asyncio.gather(*(self._trial(browser, p, step, None, cell) for p in group))
+                await asyncio.gather(*(self._trial(browser, p, step, None, out) for p in group))
                 if step.error:
                     out.fault_error = step.error
                 out.fault_evidence = out.fault_evidence or step.evidence
-        out.trials = trials
         return out
 
     async def _trial(self, browser: Browser, plan: TrialPlan, step: "Lockstep | None",
-                     evidence: str | None, cell: Cell) -> TrialOutcome:
+                     evidence: str | None, out: CellOutcome) -> TrialOutcome:
         """One trial: the conversation, then at once (a short TTL would otherwise expire the
         key before it is read) quiescence, the final read from Redis, the checker."""
         plan_, driver, trial, conv_s = await self._converse(browser, plan, step, evidence)
         outcome = await self._finish(plan, driver, trial, self._tmp, conv_s)
-        self.on_trial(cell, outcome)
+        out.trials.append(outcome)  # as soon as it is known: a Ctrl-C report includes it
+        self.on_trial(out.cell, outcome)
         return outcome
 
     async def _converse(self, browser: Browser, plan: TrialPlan, step: "Lockstep | None",

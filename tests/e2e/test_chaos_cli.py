@@ -1,0 +1,122 @@
+"""`lab chaos` and `lab replay` as a user runs them, on a stack of their own (free ports, own
+run folder): outputs, replay, exit status, and Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from lab.config import PORT_ENV, ROOT
+from lab.stack import procs
+from lab.wait import wait_until
+
+SMALL = "profile=correct|fire_and_forget;fault=none;refresh=after_ack"
+
+
+def _free_ports(n: int) -> list[int]:
+    socks = [socket.socket() for _ in range(n)]
+    for s in socks:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in socks]
+    for s in socks:
+        s.close()
+    return ports
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> Iterator[dict[str, str]]:
+    e = dict(os.environ)
+    e.update({name: str(p) for name, p in zip(PORT_ENV.values(), _free_ports(len(PORT_ENV)))})
+    e["LAB_RUN_DIR"] = str(tmp_path / "run")
+    yield e
+    subprocess.run([sys.executable, "-m", "lab", "down"], env=e, capture_output=True, timeout=60)
+
+
+def lab(env: dict[str, str], *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "lab", *args], env=env, capture_output=True,
+                          text=True, timeout=timeout, cwd=ROOT)
+
+
+def test_chaos_writes_the_contract_and_its_replay_reproduces(env: dict[str, str], tmp_path: Path) -> None:
+    reports = tmp_path / "reports"
+    res = lab(env, "chaos", "--trials", "3", "--seed", "5", "--only", SMALL, "--reports", str(reports))
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "Run valid" in res.stdout
+    latest = reports / "latest"
+    results = json.loads((latest / "results.json").read_text())
+    assert results["seed"] == 5 and results["mode"] == "native"
+    cells = {c["profile"]: c for c in results["cells"]}
+    assert cells["correct"]["rates"]["lost"]["k"] == 0 and cells["correct"]["trials"] == 3
+    assert cells["fire_and_forget"]["rates"]["lost"]["k"] == 3
+    assert cells["fire_and_forget"]["ci95"][0] > 0.4
+    cases = ET.parse(latest / "junit.xml").getroot().findall("testcase")
+    assert len(cases) == 2
+    assert len(results["replay"]) == 3
+    trial_id, command = sorted(results["replay"].items())[0]
+    assert (latest / "trials" / trial_id / "trace-1.zip").is_file()
+    assert command.startswith(".venv/bin/lab replay ") and "--seed" in command
+    argv = command.split()[2:]
+    argv[argv.index("--runs") + 1] = "2"
+    rep = lab(env, "replay", *argv, "--reports", str(reports))
+    assert rep.returncode == 0 and "reproduced 2/2" in rep.stdout
+    assert procs.recorded(Path(env["LAB_RUN_DIR"])) == [], "the stack it started is stopped"
+
+
+def test_ctrl_c_writes_a_partial_report_and_leaves_nothing(env: dict[str, str], tmp_path: Path) -> None:
+    reports = tmp_path / "reports"
+    proc = subprocess.Popen([sys.executable, "-m", "lab", "chaos", "--trials", "20", "--seed", "6",
+                             "--only", SMALL, "--reports", str(reports)], env=env, cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    run_dir = Path(env["LAB_RUN_DIR"])
+    try:
+        infos = wait_until(lambda: (lambda r: r if len(r) == 3 else None)(procs.recorded(run_dir)),
+                           what="the stack started", timeout_s=120)
+        backend_log = run_dir / "backend.log"
+        # At most 4 trials run at once, 5 turns each: 40 answered turns mean at least 4 trials
+        # have finished their conversation.
+        wait_until(lambda: backend_log.read_text().count('"chat.done"') >= 40,
+                   what="some trials finished", timeout_s=300)
+        browsers = _descendants(proc.pid)
+        assert browsers, "the run must have a browser to leave behind"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err
+    results = json.loads((reports / "latest" / "results.json").read_text())
+    assert results["interrupted"] is True
+    assert 0 < sum(c["trials"] + c["unknown"] for c in results["cells"]) < 40
+    for info in infos:
+        wait_until(lambda: not info.alive(), what=f"{info.name} stopped", timeout_s=30)
+    for pid in browsers:
+        wait_until(lambda: procs.state(pid) in (None, "Z"), what=f"browser process {pid} gone",
+                   timeout_s=30)
+
+
+def _descendants(root: int) -> list[int]:
+    """Live descendants of ``root`` (the Playwright driver and Chromium)."""
+    parent = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                parent[int(d.name)] = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                pass
+    out, frontier = [], [root]
+    while frontier:
+        p = frontier.pop()
+        kids = [c for c, pp in parent.items() if pp == p]
+        out += kids
+        frontier += kids
+    return out
