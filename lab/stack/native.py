@@ -70,9 +70,12 @@ class NativeStack:
         with self._lock(), _signals_raise():
             running = [p for p in procs.recorded(self.run_dir) if p.alive()]
             if running and len(running) == len(SERVICES) and self._healthy():
-                state = self._state()
-                state["reused"] = True
-                return state
+                if self._recorded_code() == code_fingerprint():
+                    state = self._state()
+                    state["reused"] = True
+                    return state
+                # The backend runs older code than this checkout (the lab was updated while a
+                # stack was up): measuring it would measure the wrong code. Restart.
             if procs.recorded(self.run_dir):
                 self._stop_all()  # leftovers of a killed lab or a half-stopped stack
             self._check_ports_free()
@@ -250,7 +253,14 @@ class NativeStack:
 
     def _state(self) -> dict[str, object]:
         return {"mode": self.mode, "run_dir": str(self.run_dir), "endpoints": self.cfg.endpoints(),
-                "pids": {p.name: p.pid for p in procs.recorded(self.run_dir)}}
+                "pids": {p.name: p.pid for p in procs.recorded(self.run_dir)},
+                "code": code_fingerprint()}
+
+    def _recorded_code(self) -> str | None:
+        try:
+            return str(json.loads((self.run_dir / STATE_FILE).read_text()).get("code"))
+        except (OSError, ValueError):
+            return None
 
     def _stop_all(self) -> list[str]:
         report = []
@@ -273,6 +283,18 @@ class NativeStack:
                 raise LabError(f"another lab up/down is running on {self.run_dir}",
                                "wait for it to finish, or use another LAB_RUN_DIR") from None
             yield
+
+
+def code_fingerprint() -> str:
+    """A hash of the backend's code and server config: a running stack is reused only if its
+    backend runs what this checkout holds."""
+    import hashlib
+
+    h = hashlib.sha256()
+    chat = GUNICORN_CONF.parent
+    for f in sorted([*chat.rglob("*.py"), *chat.glob("static/*")]):
+        h.update(f.relative_to(chat).as_posix().encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()[:16]
 
 
 def _tail(path: Path, lines: int = 15) -> str:

@@ -180,3 +180,15 @@ def test_bad_port_variable_exits_2(env: dict[str, str]) -> None:
     res = lab(env, "up")
     assert res.returncode == 2
     assert "LAB_CHAT_PROXY_PORT=6000 is a port Chromium refuses" in res.stderr
+
+
+def test_a_stack_running_older_backend_code_is_restarted_not_reused(env: dict[str, str]) -> None:
+    assert lab(env, "up").returncode == 0
+    run_dir = Path(env["LAB_RUN_DIR"])
+    state = json.loads((run_dir / "stack.json").read_text())
+    state["code"] = "older-code"
+    (run_dir / "stack.json").write_text(json.dumps(state))
+    before = _pids(run_dir)["backend"].pid
+    again = lab(env, "up")
+    assert again.returncode == 0 and "reused" not in again.stdout
+    assert _pids(run_dir)["backend"].pid != before
