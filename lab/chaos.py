@@ -19,7 +19,7 @@ from lab.stack.native import NativeStack
 from services.chat.defects import INCIDENT, REGISTRY as DEFECTS
 
 DEFAULT_TRIALS = 5
-DEFAULT_MAX_TRIALS = 15
+DEFAULT_MAX_TRIALS = 10
 # Each defect's exposing cell (design.md, "exposed by"): (fault, params, refresh point, the
 # defects it exposes). Under (none, after_ack) -- the incident's own cell -- every profile runs;
 # elsewhere the profiles its verdicts need: correct, incident, each exposed defect alone, and the
