@@ -312,6 +312,10 @@ class Runner:
         trial.events.extend(d.log)
 
     async def _turn(self, d: ChatDriver, plan: TrialPlan, trial: Trial, turn: int, text: str) -> None:
+        if turn > 1 and plan.think_ms:
+            # The user's think time is part of the schedule (ttl_elapse paces the conversation
+            # past 2 x TTL with it); it is the behaviour being run, not a wait for a condition.
+            await asyncio.sleep(plan.think_ms / 1000)
         if turn == len(plan.messages) and plan.cell.refresh == "mid_stream":
             await d.set_headers({**plan.headers,
                                  "X-Lab-Token-Delay-Ms": str(MID_STREAM_LAST_TOKEN_DELAY_MS)})

@@ -153,6 +153,7 @@ class TrialPlan:
     llm_latency_ms: int
     token_delay_ms: int
     headers: dict[str, str] = field(default_factory=dict)
+    think_ms: int = 0            # the user's pause before typing each turn after the first
 
     def replay_command(self, runs: int = 5) -> str:
         c = self.cell
@@ -185,14 +186,18 @@ def plan_trial(cell: Cell, seed: int, trial_id: str, fault_turn: int | None = No
     if cell.refresh == "in_flight":
         latency = IN_FLIGHT_LLM_LATENCY_MS
     ttl = getattr(fault, "ttl_ms", None)
+    think = 0
     if ttl is not None:
-        latency = int(ttl * 0.45)   # each turn spans 0.45 TTL: gaps < TTL/2, 5 turns > 2 x TTL
+        # A turn = think 0.1 TTL + model 0.3 TTL + overhead: writes stay under TTL/2 apart with
+        # room for a loaded machine, and 5 turns outlast 2 x TTL (checked per trial).
+        latency, think = int(ttl * 0.3), int(ttl * 0.1)
     headers = {"X-Lab-Defects": ",".join(cell.defects), "X-Lab-Trial": trial_id,
                "X-Lab-Llm-Latency-Ms": str(latency), **fault.headers()}
     if cell.stream:
         headers["X-Lab-Token-Delay-Ms"] = str(STREAM_TOKEN_DELAY_MS)
     return TrialPlan(cell, trial_id, seed, tuple(msgs), fault_turn, latency,
-                     token_delay_ms=STREAM_TOKEN_DELAY_MS if cell.stream else 0, headers=headers)
+                     token_delay_ms=STREAM_TOKEN_DELAY_MS if cell.stream else 0, headers=headers,
+                     think_ms=think)
 
 
 def plan_cell(cell: Cell, trials: int, seed: int, prefix: str = "") -> list[TrialPlan]:
