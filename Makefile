@@ -8,7 +8,7 @@ LAB := $(PY) -m lab
 PYTEST_ARGS ?=
 MODE ?= native
 
-.PHONY: help setup venv system toxiproxy test test-unit test-integration up down status chaos clean
+.PHONY: help setup venv system toxiproxy docker test test-unit test-integration up down status chaos clean
 
 help:
 	@echo "make chaos    run the chaos matrix (native stack; MODE=compose once available)"
@@ -17,7 +17,7 @@ help:
 	@echo "make status   what runs where"
 	@echo "make setup    install everything (venv, redis-server, chromium, toxiproxy 2.12.0)"
 
-setup: system toxiproxy venv
+setup: system toxiproxy venv docker
 
 system:
 	@bash scripts/setup.sh system
@@ -27,6 +27,9 @@ toxiproxy:
 
 venv:
 	@bash scripts/setup.sh venv
+
+docker:
+	@bash scripts/setup.sh docker
 
 test: setup
 	$(PY) -m pytest $(PYTEST_ARGS)

@@ -141,7 +141,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "up":
         t0 = time.monotonic()
         if not args.json:
-            print(f"lab up: starting the {args.mode} stack in {stack.cfg.run_dir} ...", flush=True)
+            print(f"lab up: starting the {args.mode} stack in {stack.run_dir} ...", flush=True)
         state = stack.up(timeout_s=args.timeout)  # type: ignore[call-arg]
         state["ready_after_s"] = round(time.monotonic() - t0, 2)
         if args.json:

@@ -166,7 +166,7 @@ class Runner:
 
     async def _run(self, cells: list[tuple[Cell, list[TrialPlan]]]) -> list[CellOutcome]:
         self.targets.toxiproxy.reset()
-        self.events = BackendEvents(self.stack.run_dir / "backend.log")
+        self.events = BackendEvents(self.stack.backend_log)
         outcomes: list[CellOutcome] = []
         self.finished = outcomes  # filled as trials finish: what a Ctrl-C leaves to report
         tmp = self._tmp = Path(tempfile.mkdtemp(prefix="chaoslab-"))

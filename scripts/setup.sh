@@ -90,10 +90,31 @@ step_toxiproxy() {
   say "toxiproxy: $TOXIPROXY_VERSION installed in $BIN"
 }
 
+# Compose mode on a machine without a registry: a Docker engine the lab can start itself,
+# docker-compose 1.29 and debootstrap (for an offline base image). Optional: without root the
+# step says what to install and compose tests skip with that reason.
+step_docker() {
+  local missing=() pair
+  for pair in dockerd:docker.io docker-compose:docker-compose debootstrap:debootstrap; do
+    command -v "${pair%%:*}" >/dev/null || [ -x "/usr/sbin/${pair%%:*}" ] || missing+=("${pair#*:}")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then say "docker: dockerd, docker-compose, debootstrap present"; return; fi
+  if [ "$(id -u)" -ne 0 ]; then
+    say "docker: missing ${missing[*]} (compose mode only); as root run: apt-get install -y ${missing[*]}"
+    return
+  fi
+  say "docker: installing ${missing[*]} (apt)"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null \
+    || { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null; } \
+    || die "apt-get install ${missing[*]} failed; try it by hand to see why"
+  say "docker: installed ${missing[*]}"
+}
+
 case "${1:-all}" in
   venv) step_venv ;;
   system) step_system ;;
   toxiproxy) step_toxiproxy ;;
-  all) step_system; step_toxiproxy; step_venv ;;
-  *) die "unknown step '${1}'; valid: venv, system, toxiproxy, all" ;;
+  docker) step_docker ;;
+  all) step_system; step_toxiproxy; step_venv; step_docker ;;
+  *) die "unknown step '${1}'; valid: venv, system, toxiproxy, docker, all" ;;
 esac

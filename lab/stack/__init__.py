@@ -26,5 +26,5 @@ def for_mode(mode: str, cfg: LabConfig | None = None) -> Stack:
     if mode == "native":
         from lab.stack.native import NativeStack
         return NativeStack(cfg)
-    raise UsageError("compose mode is not built yet in this version of the lab",
-                     "use --mode native (the default)")
+    from lab.stack.compose import ComposeStack
+    return ComposeStack(cfg)  # type: ignore[return-value]

@@ -61,6 +61,10 @@ class NativeStack:
         self.cfg = cfg
         self.run_dir = cfg.run_dir
 
+    @property
+    def backend_log(self) -> Path:
+        return self.run_dir / "backend.log"
+
     # ----------------------------------------------------------------- public verbs
     def up(self, timeout_s: float = 30.0) -> dict[str, object]:
         """Start the stack, or reuse a healthy one already up in this run folder."""

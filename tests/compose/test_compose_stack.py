@@ -1,0 +1,122 @@
+"""Compose mode for real: `lab up --mode compose` on a (private, if need be) Docker engine with
+offline images, the same endpoints and topology as native mode, and nothing left after down."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+import requests
+
+from lab.config import PORT_ENV, ROOT
+from lab.toxiproxy import Toxiproxy
+
+
+def _free_ports(n: int) -> list[int]:
+    socks = [socket.socket() for _ in range(n)]
+    for s in socks:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in socks]
+    for s in socks:
+        s.close()
+    return ports
+
+
+def lab(env: dict[str, str], *args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "lab", *args], env=env, capture_output=True,
+                          text=True, timeout=timeout, cwd=ROOT)
+
+
+@pytest.fixture(scope="module")
+def compose_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    env = dict(os.environ)
+    env.update({name: str(p) for name, p in zip(PORT_ENV.values(), _free_ports(len(PORT_ENV)))})
+    env["LAB_RUN_DIR"] = str(tmp_path_factory.mktemp("compose-run"))
+    # Its own engine data root: never shares an engine with a developer's compose stack.
+    env["LAB_DOCKER_ROOT"] = str(ROOT / ".lab" / "docker-tests")
+    up = lab(env, "up", "--mode", "compose")
+    assert up.returncode == 0, up.stdout + up.stderr
+    env["_UP_STDOUT"] = up.stdout
+    yield env
+    lab(env, "down", "--mode", "compose")
+
+
+def _url(env: dict[str, str], name: str) -> str:
+    return f"http://127.0.0.1:{env[PORT_ENV[name]]}"
+
+
+def test_up_prints_the_same_endpoints_as_native(compose_env: dict[str, str]) -> None:
+    out = compose_env["_UP_STDOUT"]
+    for name in ("chat_proxy", "toxiproxy", "redis_proxy", "redis", "backend"):
+        assert f"127.0.0.1:{compose_env[PORT_ENV[name]]}" in out
+    st = json.loads(lab(compose_env, "status", "--mode", "compose", "--json").stdout)
+    assert st["up"] and st["healthy"]
+
+
+def test_the_topology_is_the_native_one(compose_env: dict[str, str]) -> None:
+    r = redis.Redis(port=int(compose_env[PORT_ENV["redis_proxy"]]), socket_timeout=5)
+    assert r.ping()
+    assert Toxiproxy(_url(compose_env, "toxiproxy")).version() == "2.12.0"
+    s = requests.Session()
+    resp = s.post(_url(compose_env, "chat_proxy") + "/chat", json={"message": "my name is Ona"}, timeout=30)
+    assert resp.status_code == 200
+    truth = redis.Redis(port=int(compose_env[PORT_ENV["redis"]]), socket_timeout=5)
+    assert truth.llen(f"chat:{resp.json()['session_id']}") == 2
+
+
+def test_backend_reaches_redis_only_through_toxiproxy(compose_env: dict[str, str]) -> None:
+    t = Toxiproxy(_url(compose_env, "toxiproxy"))
+    t.set_enabled("redis", False)
+    try:
+        resp = requests.post(_url(compose_env, "chat_proxy") + "/chat", json={"message": "hi"}, timeout=30)
+        assert resp.status_code == 503 and resp.json()["error"] == "store_unavailable"
+    finally:
+        t.set_enabled("redis", True)
+
+
+def test_toxiproxy_faults_work_unchanged(compose_env: dict[str, str]) -> None:
+    t = Toxiproxy(_url(compose_env, "toxiproxy"))
+    r = redis.Redis(port=int(compose_env[PORT_ENV["redis_proxy"]]), socket_timeout=5)
+    r.ping()
+    t.add_toxic("redis", "lat", "latency", "downstream", {"latency": 200})
+    try:
+        t0 = time.monotonic()
+        r.ping()
+        assert (time.monotonic() - t0) * 1000 >= 200
+    finally:
+        t.remove_toxic("redis", "lat")
+
+
+def test_backend_events_are_followed_into_the_run_folder(compose_env: dict[str, str]) -> None:
+    log = Path(compose_env["LAB_RUN_DIR"]) / "backend-log.log"
+    requests.post(_url(compose_env, "chat_proxy") + "/chat", json={"message": "hi", "id": "follow-1"}, timeout=30)
+    from lab.wait import wait_until
+    wait_until(lambda: '"id": "follow-1"' in log.read_text(), what="event in the followed log", timeout_s=30)
+
+
+def test_down_leaves_no_engine_container_or_bridge(compose_env: dict[str, str]) -> None:
+    """Last in this module (pytest keeps file order): down, then nothing of ours is left."""
+    run_dir = Path(compose_env["LAB_RUN_DIR"])
+    pidfile = run_dir / "dockerd.pid"
+    pid = json.loads(pidfile.read_text())["pid"] if pidfile.exists() else None
+    down = lab(compose_env, "down", "--mode", "compose")
+    assert down.returncode == 0 and "compose project" in down.stdout, down.stderr
+    if pid is not None:  # we started a private engine: it must be gone
+        from lab.wait import wait_until
+        wait_until(lambda: not Path(f"/proc/{pid}").exists() or
+                   Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] == "Z",
+                   what="private dockerd gone", timeout_s=30)
+        assert not pidfile.exists()
+    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
+    assert " docker0:" not in links and " br-" not in links, links
+    assert not list(Path("/run").glob("chaoslab-*"))
+    st = lab(compose_env, "status", "--mode", "compose", "--json")
+    assert st.returncode == 3 and json.loads(st.stdout)["up"] is False
