@@ -25,3 +25,15 @@ class UsageError(LabError):
 
 class NotReady(LabError):
     """A service did not become ready before its deadline."""
+
+
+class Interrupted(LabError):
+    """A signal arrived during start-up; what had started has been stopped. Never treated as
+    a transient error by a wait (lab.wait re-raises it)."""
+
+    def __init__(self, signum: int) -> None:
+        import signal
+
+        name = signal.Signals(signum).name
+        super().__init__(f"{name} during start-up: stopped everything that had started")
+        self.exit_code = 128 + signum

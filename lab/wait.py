@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from lab.errors import NotReady
+from lab.errors import Interrupted, NotReady
 
 T = TypeVar("T")
 
@@ -27,6 +27,8 @@ def wait_until(check: Callable[[], T | None], *, what: str, timeout_s: float = 1
             if result:
                 return result
             last = f"not ready (got {result!r})"
+        except Interrupted:
+            raise  # a signal is never "not ready yet"
         except transient as exc:
             last = f"{type(exc).__name__}: {exc}"
         if abort is not None:

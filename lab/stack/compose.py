@@ -157,21 +157,28 @@ class ComposeStack:
 
     # ----------------------------------------------------------------- verbs
     def up(self, timeout_s: float = 180.0) -> dict[str, object]:
+        from lab.stack.native import _signals_deferred, _signals_raise
+
         self.run_dir.mkdir(parents=True, exist_ok=True)
+        with _signals_raise():  # SIGINT/SIGTERM during start-up: undo the half-start
+            try:
+                return self._up(timeout_s)
+            except BaseException:
+                with _signals_deferred():
+                    self.down()
+                raise
+
+    def _up(self, timeout_s: float) -> dict[str, object]:
         host = self.engine.ensure()
-        try:
-            self._images = self._choose_images(host)
-            self._compose(host, "up", "-d", "--build")
-            self._wait_healthy(host, timeout_s)
-            if procs.read(self.run_dir, "backend-log") is None:
-                # Follow the backend's log into the run folder (lab.stack.events reads it).
-                procs.spawn("backend-log", [shutil.which("docker-compose") or "docker-compose",
-                                            "-f", str(self.cfg.root / "compose.yaml"), "logs",
-                                            "-f", "--no-color", "chat"],
-                            self.run_dir, env=self._env(host), cwd=self.cfg.root)
-        except BaseException:
-            self.down()
-            raise
+        self._images = self._choose_images(host)
+        self._compose(host, "up", "-d", "--build")
+        self._wait_healthy(host, timeout_s)
+        if procs.read(self.run_dir, "backend-log") is None:
+            # Follow the backend's log into the run folder (lab.stack.events reads it).
+            procs.spawn("backend-log", [shutil.which("docker-compose") or "docker-compose",
+                                        "-f", str(self.cfg.root / "compose.yaml"), "logs",
+                                        "-f", "--no-color", "chat"],
+                        self.run_dir, env=self._env(host), cwd=self.cfg.root)
         state = {"mode": self.mode, "run_dir": str(self.run_dir), "docker_host": host,
                  "project": self.project, "endpoints": self.cfg.endpoints(),
                  "images": self._images or OFFICIAL, "reused": False}

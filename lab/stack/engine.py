@@ -61,6 +61,10 @@ class Engine:
         wait_until(lambda: reachable(self.private_host), what=f"private dockerd (pid {info.pid})",
                    timeout_s=timeout_s, interval_s=0.2,
                    abort=lambda: None if info.alive() else "dockerd exited; see dockerd.log")
+        # Networks an earlier engine on this data root could not remove (it was killed) would
+        # come back as bridges on the host: drop every unused one now.
+        subprocess.run([DOCKER, "network", "prune", "-f"], capture_output=True, timeout=60,
+                       env={**os.environ, "DOCKER_HOST": self.private_host})
         return self.private_host
 
     def started_here(self) -> bool:

@@ -24,7 +24,7 @@ import redis
 
 from lab import topology
 from lab.config import PORT_ENV, LabConfig
-from lab.errors import LabError, UsageError
+from lab.errors import Interrupted, LabError, UsageError
 from lab.stack import ports, procs
 from lab.wait import wait_until
 
@@ -33,15 +33,6 @@ TOXIPROXY_VERSION = "2.12.0"
 STATE_FILE = "stack.json"
 # The backend's server is pinned in one file for both modes (see its docstring).
 GUNICORN_CONF = Path(__file__).resolve().parents[2] / "services" / "chat" / "gunicorn.conf.py"
-
-
-class Interrupted(LabError):
-    """A signal arrived during start-up; the half-started stack has been stopped."""
-
-    def __init__(self, signum: int) -> None:
-        name = signal.Signals(signum).name
-        super().__init__(f"{name} during start-up: stopped everything that had started")
-        self.exit_code = 128 + signum
 
 
 def http_get(url: str, timeout_s: float = 2.0) -> tuple[int, bytes]:

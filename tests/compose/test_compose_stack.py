@@ -42,6 +42,7 @@ def compose_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
     env["LAB_RUN_DIR"] = str(tmp_path_factory.mktemp("compose-run"))
     # Its own engine data root: never shares an engine with a developer's compose stack.
     env["LAB_DOCKER_ROOT"] = str(ROOT / ".lab" / "docker-tests")
+    env["_LINKS_BEFORE"] = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
     up = lab(env, "up", "--mode", "compose")
     assert up.returncode == 0, up.stdout + up.stderr
     env["_UP_STDOUT"] = up.stdout
@@ -82,6 +83,22 @@ def test_backend_reaches_redis_only_through_toxiproxy(compose_env: dict[str, str
         t.set_enabled("redis", True)
 
 
+def test_redis_is_unreachable_from_the_backends_network(compose_env: dict[str, str]) -> None:
+    """Inside the chat container, the name "redis" does not resolve and nothing answers: the
+    only way to Redis is the toxiproxy service."""
+    state = json.loads((Path(compose_env["LAB_RUN_DIR"]) / "stack.json").read_text())
+    env = {**compose_env, "DOCKER_HOST": state["docker_host"], "COMPOSE_PROJECT_NAME": state["project"]}
+    probe = ("import socket,sys\n"
+             "def ok(h,p):\n"
+             "    try: socket.create_connection((h,p),timeout=3).close(); return True\n"
+             "    except OSError: return False\n"
+             "sys.exit(0 if (not ok('redis',6379)) and ok('toxiproxy',16380) else 1)")
+    res = subprocess.run(["docker-compose", "-f", str(ROOT / "compose.yaml"), "exec", "-T", "chat",
+                          "/opt/venv/bin/python", "-c", probe], env=env, capture_output=True,
+                         text=True, timeout=120, cwd=ROOT)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
 def test_toxiproxy_faults_work_unchanged(compose_env: dict[str, str]) -> None:
     t = Toxiproxy(_url(compose_env, "toxiproxy"))
     r = redis.Redis(port=int(compose_env[PORT_ENV["redis_proxy"]]), socket_timeout=5)
@@ -115,8 +132,11 @@ def test_down_leaves_no_engine_container_or_bridge(compose_env: dict[str, str]) 
                    Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] == "Z",
                    what="private dockerd gone", timeout_s=30)
         assert not pidfile.exists()
+    # Interfaces the run created must be gone (compare names with those before it).
+    def names(text: str) -> set[str]:
+        return {line.split(": ")[1].split("@")[0] for line in text.splitlines() if ": " in line}
     links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
-    assert " docker0:" not in links and " br-" not in links, links
+    assert names(links) - names(compose_env["_LINKS_BEFORE"]) == set()
     assert not list(Path("/run").glob("chaoslab-*"))
     st = lab(compose_env, "status", "--mode", "compose", "--json")
     assert st.returncode == 3 and json.loads(st.stdout)["up"] is False
