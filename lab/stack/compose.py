@@ -169,6 +169,7 @@ class ComposeStack:
                 raise
 
     def _up(self, timeout_s: float) -> dict[str, object]:
+        self._check_ports_free()
         host = self.engine.ensure()
         self._images = self._choose_images(host)
         self._compose(host, "up", "-d", "--build")
@@ -184,6 +185,19 @@ class ComposeStack:
                  "images": self._images or OFFICIAL, "reused": False}
         (self.run_dir / "stack.json").write_text(json.dumps(state, indent=2) + "\n")
         return state
+
+    def _check_ports_free(self) -> None:
+        from lab.config import PORT_ENV
+        from lab.errors import UsageError
+        from lab.stack import ports
+
+        for name, port in self.cfg.ports.items():
+            if not ports.is_free(self.cfg.host, port):
+                who = ports.holder(port)
+                raise UsageError(
+                    f"port {port} ({PORT_ENV[name]}) is in use" + (f" by {who}" if who else "")
+                    + ": compose cannot publish it",
+                    f"stop what holds it (a native stack? lab down), or {PORT_ENV[name]}=NNNNN")
 
     def _wait_healthy(self, host: str, timeout_s: float) -> None:
         ids = self._compose(host, "ps", "-q").stdout.split()

@@ -76,5 +76,11 @@ class Engine:
         if info is None:
             return None
         outcome = procs.stop(info, self.run_dir, timeout_s=20)
+        # A dockerd stopped while still starting can leave its data root bind-mounted onto
+        # itself, and netns mounts under its exec root: unmount what is ours, deepest first.
+        ours = (str(self.data_root), str(self.exec_root))
+        mounts = [line.split()[1] for line in Path("/proc/mounts").read_text().splitlines()]
+        for m in sorted((m for m in mounts if m.startswith(ours)), key=len, reverse=True):
+            subprocess.run(["umount", "-l", m], capture_output=True, timeout=30)
         shutil.rmtree(self.exec_root, ignore_errors=True)
         return f"dockerd (pid {info.pid}): {outcome}"

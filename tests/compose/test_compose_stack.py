@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -140,3 +141,57 @@ def test_down_leaves_no_engine_container_or_bridge(compose_env: dict[str, str]) 
     assert not list(Path("/run").glob("chaoslab-*"))
     st = lab(compose_env, "status", "--mode", "compose", "--json")
     assert st.returncode == 3 and json.loads(st.stdout)["up"] is False
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_during_compose_up_leaves_nothing(tmp_path: Path, sig: signal.Signals) -> None:
+    """Ctrl-C (or SIGTERM) while the compose stack is starting: exit 128+N, the private engine
+    stopped, no pidfile, no network interface left that the run created."""
+    env = dict(os.environ)
+    env.update({name: str(p) for name, p in zip(PORT_ENV.values(), _free_ports(len(PORT_ENV)))})
+    env["LAB_RUN_DIR"] = str(tmp_path / "run")
+    env["LAB_DOCKER_ROOT"] = str(ROOT / ".lab" / "docker-tests")
+    before = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
+    proc = subprocess.Popen([sys.executable, "-m", "lab", "up", "--mode", "compose"], env=env,
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    from lab.wait import wait_until
+    pidfile = tmp_path / "run" / "dockerd.pid"
+    try:
+        wait_until(lambda: pidfile.exists() or proc.poll() is not None,
+                   what="the private engine started", timeout_s=120)
+        assert proc.poll() is None, "start-up must still be running when the signal is sent"
+        pid = json.loads(pidfile.read_text())["pid"]
+        proc.send_signal(sig)
+        _out, err = proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 128 + sig, err
+    assert f"{sig.name} during start-up" in err
+    wait_until(lambda: not Path(f"/proc/{pid}").exists() or
+               Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] == "Z",
+               what="private dockerd gone", timeout_s=60)
+    assert not list((tmp_path / "run").glob("*.pid"))
+    mounts = Path("/proc/mounts").read_text()
+    assert str(ROOT / ".lab" / "docker-tests") not in mounts and "/run/chaoslab-" not in mounts
+
+    def names(text: str) -> set[str]:
+        return {line.split(": ")[1].split("@")[0] for line in text.splitlines() if ": " in line}
+    after = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
+    assert names(after) - names(before) == set()
+
+
+def test_a_port_already_taken_is_named_and_nothing_starts(tmp_path: Path) -> None:
+    env = dict(os.environ)
+    env.update({name: str(p) for name, p in zip(PORT_ENV.values(), _free_ports(len(PORT_ENV)))})
+    env["LAB_RUN_DIR"] = str(tmp_path / "run")
+    env["LAB_DOCKER_ROOT"] = str(ROOT / ".lab" / "docker-tests")
+    port = int(env["LAB_CHAT_PROXY_PORT"])
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", port))
+        s.listen()
+        res = lab(env, "up", "--mode", "compose", timeout=120)
+    assert res.returncode == 2
+    assert f"port {port} (LAB_CHAT_PROXY_PORT) is in use" in res.stderr
+    assert not list((tmp_path / "run").glob("*.pid"))
