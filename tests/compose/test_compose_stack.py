@@ -19,30 +19,21 @@ import requests
 
 from lab.config import PORT_ENV, ROOT
 from lab.toxiproxy import Toxiproxy
-
-
-def _free_ports(n: int) -> list[int]:
-    socks = [socket.socket() for _ in range(n)]
-    for s in socks:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
+from tests.helpers import isolated_env, run_lab
 
 
 def lab(env: dict[str, str], *args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "lab", *args], env=env, capture_output=True,
-                          text=True, timeout=timeout, cwd=ROOT)
+    return run_lab(env, *args, timeout=timeout)
+
+
+def _env(run_dir: Path) -> dict[str, str]:
+    # Its own engine data root: never shares an engine with a developer's compose stack.
+    return isolated_env(run_dir, LAB_DOCKER_ROOT=str(ROOT / ".lab" / "docker-tests"))
 
 
 @pytest.fixture(scope="module")
 def compose_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    env = dict(os.environ)
-    env.update({name: str(p) for name, p in zip(PORT_ENV.values(), _free_ports(len(PORT_ENV)))})
-    env["LAB_RUN_DIR"] = str(tmp_path_factory.mktemp("compose-run"))
-    # Its own engine data root: never shares an engine with a developer's compose stack.
-    env["LAB_DOCKER_ROOT"] = str(ROOT / ".lab" / "docker-tests")
+    env = _env(tmp_path_factory.mktemp("compose-run"))
     env["_LINKS_BEFORE"] = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
     up = lab(env, "up", "--mode", "compose")
     assert up.returncode == 0, up.stdout + up.stderr
@@ -147,10 +138,7 @@ def test_down_leaves_no_engine_container_or_bridge(compose_env: dict[str, str]) 
 def test_a_signal_during_compose_up_leaves_nothing(tmp_path: Path, sig: signal.Signals) -> None:
     """Ctrl-C (or SIGTERM) while the compose stack is starting: exit 128+N, the private engine
     stopped, no pidfile, no network interface left that the run created."""
-    env = dict(os.environ)
-    env.update({name: str(p) for name, p in zip(PORT_ENV.values(), _free_ports(len(PORT_ENV)))})
-    env["LAB_RUN_DIR"] = str(tmp_path / "run")
-    env["LAB_DOCKER_ROOT"] = str(ROOT / ".lab" / "docker-tests")
+    env = _env(tmp_path / "run")
     before = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
     proc = subprocess.Popen([sys.executable, "-m", "lab", "up", "--mode", "compose"], env=env,
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -183,10 +171,7 @@ def test_a_signal_during_compose_up_leaves_nothing(tmp_path: Path, sig: signal.S
 
 
 def test_a_port_already_taken_is_named_and_nothing_starts(tmp_path: Path) -> None:
-    env = dict(os.environ)
-    env.update({name: str(p) for name, p in zip(PORT_ENV.values(), _free_ports(len(PORT_ENV)))})
-    env["LAB_RUN_DIR"] = str(tmp_path / "run")
-    env["LAB_DOCKER_ROOT"] = str(ROOT / ".lab" / "docker-tests")
+    env = _env(tmp_path / "run")
     port = int(env["LAB_CHAT_PROXY_PORT"])
     with socket.socket() as s:
         s.bind(("127.0.0.1", port))

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -15,35 +14,22 @@ from pathlib import Path
 
 import pytest
 
-from lab.config import PORT_ENV, ROOT
+from lab.config import ROOT
 from lab.stack import procs
 from lab.wait import wait_until
+from tests.helpers import isolated_env, run_lab
 
 SMALL = "profile=correct|fire_and_forget;fault=none;refresh=after_ack"
 
 
-def _free_ports(n: int) -> list[int]:
-    socks = [socket.socket() for _ in range(n)]
-    for s in socks:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
-
-
 @pytest.fixture
 def env(tmp_path: Path) -> Iterator[dict[str, str]]:
-    e = dict(os.environ)
-    e.update({name: str(p) for name, p in zip(PORT_ENV.values(), _free_ports(len(PORT_ENV)))})
-    e["LAB_RUN_DIR"] = str(tmp_path / "run")
+    e = isolated_env(tmp_path / "run")
     yield e
-    subprocess.run([sys.executable, "-m", "lab", "down"], env=e, capture_output=True, timeout=60)
+    run_lab(e, "down", timeout=60)
 
 
-def lab(env: dict[str, str], *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "lab", *args], env=env, capture_output=True,
-                          text=True, timeout=timeout, cwd=ROOT)
+lab = run_lab
 
 
 def test_chaos_writes_the_contract_and_its_replay_reproduces(env: dict[str, str], tmp_path: Path) -> None:

@@ -4,7 +4,6 @@ own run folder, and checks that nothing is left running afterwards."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import socket
 import subprocess
@@ -14,38 +13,22 @@ from pathlib import Path
 
 import pytest
 
-from lab.config import PORT_ENV, ROOT
+from lab.config import ROOT
 from lab.stack import procs
 from lab.wait import wait_until
-
-
-def _free_ports(n: int) -> list[int]:
-    socks = []
-    try:
-        for _ in range(n):
-            s = socket.socket()
-            s.bind(("127.0.0.1", 0))
-            socks.append(s)
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
+from tests.helpers import isolated_env, run_lab
 
 
 @pytest.fixture
 def env(tmp_path: Path) -> Iterator[dict[str, str]]:
-    e = dict(os.environ)
-    for name, port in zip(PORT_ENV.values(), _free_ports(len(PORT_ENV))):
-        e[name] = str(port)
-    e["LAB_RUN_DIR"] = str(tmp_path / "run")
+    e = isolated_env(tmp_path / "run")
     yield e
     # Whatever a test did, leave nothing behind.
-    subprocess.run([sys.executable, "-m", "lab", "down"], env=e, capture_output=True, timeout=60)
+    run_lab(e, "down", timeout=60)
 
 
 def lab(env: dict[str, str], *args: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "lab", *args], env=env, capture_output=True,
-                          text=True, timeout=timeout, cwd=ROOT)
+    return run_lab(env, *args, timeout=timeout)
 
 
 def _pids(run_dir: Path) -> dict[str, procs.ProcInfo]:
