@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +44,6 @@ class ChatDriver:
         # Network events that arrived before the driver learnt the message id (a fast reply can
         # beat the read of the new bubble's data-id): replayed when the send is registered.
         self._early: dict[str, list[tuple[str, Any]]] = {}
-        self.traces: list[Path] = []
         self.phase = "created"   # the step in progress: named when a trial times out
 
     # ------------------------------------------------------------ lifecycle
@@ -76,8 +75,6 @@ class ChatDriver:
                 if self.trace:
                     path = (trace_dir / f"trace-{i + 1}.zip") if trace_dir else None
                     await ctx.tracing.stop(path=str(path) if path else None)
-                    if path:
-                        self.traces.append(path)
                 await ctx.close()
             except Exception:  # a context already closed by browser_restart
                 pass
@@ -290,6 +287,3 @@ class ChatDriver:
         except Exception:
             return None
 
-
-async def with_deadline(aw: Awaitable[Any], timeout_s: float) -> Any:
-    return await asyncio.wait_for(aw, timeout_s)

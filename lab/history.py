@@ -54,12 +54,3 @@ class Trial:
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
-
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> "Trial":
-        d = dict(d)
-        d["sends"] = [Send(**s) for s in d.get("sends", [])]
-        for k in ("page_after_refresh", "final_rows"):
-            if d.get(k) is not None:
-                d[k] = [Row(**r) for r in d[k]]
-        return cls(**d)

@@ -38,7 +38,7 @@ TRIAL_TIMEOUT_PER_TURN_S = 15.0
 async def _bounded(aw: Any, timeout_s: float) -> Any:
     try:
         return await asyncio.wait_for(aw, timeout_s)
-    except (TimeoutError, Exception):
+    except Exception:  # TimeoutError included: a stuck close must not hang the run
         return None
 QUIESCENCE_TIMEOUT_S = 20.0
 
@@ -137,8 +137,7 @@ class Lockstep:
             try:
                 self.cm = self.fault.on(self.targets)
                 self.evidence = self.cm.__enter__()
-                self.toxics = {n: {"enabled": p["enabled"], "toxics": p["toxics"]}
-                               for n, p in self.targets.toxiproxy.proxies().items()}
+                self.toxics = self.targets.toxiproxy.snapshot()
             except LabError as exc:
                 self.cm, self.error = None, str(exc)
         await self.barrier.wait()
@@ -340,8 +339,7 @@ class Runner:
 
     def _toxics(self) -> dict[str, Any]:
         try:
-            return {n: {"enabled": p["enabled"], "toxics": p["toxics"]}
-                    for n, p in self.targets.toxiproxy.proxies().items()}
+            return self.targets.toxiproxy.snapshot()
         except LabError as exc:
             return {"error": str(exc)}
 

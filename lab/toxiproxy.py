@@ -132,6 +132,10 @@ class Toxiproxy:
         with self._bound():
             return list(_tp_api.APIConsumer.get(f"/proxies/{proxy}/toxics").json())
 
+    def snapshot(self) -> dict[str, Any]:
+        """Every proxy's enabled flag and toxics: the evidence a trial keeps of its fault."""
+        return {n: {"enabled": p["enabled"], "toxics": p["toxics"]} for n, p in self.proxies().items()}
+
     def toxic(self, proxy: str, name: str) -> dict[str, Any] | None:
         return next((t for t in self.toxics(proxy) if t["name"] == name), None)
 

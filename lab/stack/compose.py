@@ -218,13 +218,7 @@ class ComposeStack:
         info = procs.read(self.run_dir, "backend-log")
         if info is not None:
             procs.stop(info, self.run_dir)
-        host = None
-        for h in filter(None, (os.environ.get("DOCKER_HOST"), self.engine.private_host,
-                               "unix:///var/run/docker.sock")):
-            from lab.stack.engine import reachable
-            if reachable(h):
-                host = h
-                break
+        host = self.engine.find()
         if host is not None:
             # Removes containers and the project's networks (before any engine stop: a stopped
             # engine leaves its bridge interfaces behind).

@@ -34,14 +34,21 @@ class Engine:
         self.exec_root = Path(f"/run/chaoslab-{tag}")
         self.private_host = f"unix://{self.exec_root}/docker.sock"
 
-    def ensure(self, timeout_s: float = 60.0) -> str:
-        """A reachable DOCKER_HOST, starting the private engine if need be."""
+    def find(self) -> str | None:
+        """The engine to use if one is reachable: DOCKER_HOST, our private one, the system one."""
         for host in filter(None, (os.environ.get("DOCKER_HOST"), self.private_host,
                                   "unix:///var/run/docker.sock")):
             if host == self.private_host and procs.read(self.run_dir, "dockerd") is None:
                 continue
             if reachable(host):
                 return host
+        return None
+
+    def ensure(self, timeout_s: float = 60.0) -> str:
+        """A reachable DOCKER_HOST, starting the private engine if need be."""
+        found = self.find()
+        if found is not None:
+            return found
         dockerd = shutil.which("dockerd") or "/usr/sbin/dockerd"
         if os.geteuid() != 0:
             raise LabError("no Docker engine is reachable and starting one needs root",
