@@ -5,7 +5,7 @@ a module-global asyncio client meets a new loop on every request, as in the inci
 
 worker_class = "gthread"
 workers = 1
-threads = 16
+threads = 64  # headroom: shared_loop_client can leave requests hung on a dead loop's lock
 timeout = 60
 graceful_timeout = 5
 accesslog = "-"

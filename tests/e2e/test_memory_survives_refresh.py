@@ -53,6 +53,9 @@ def _grid() -> list[Cell]:
 
 @pytest.fixture(scope="module")
 def grid(lab_stack: NativeStack, tmp_path_factory: pytest.TempPathFactory) -> dict[str, CellOutcome]:
+    # Earlier tests' shared_loop_client requests can leave backend threads hung on a dead
+    # loop's lock; start the grid on a fresh backend process.
+    lab_stack.restart_backend()
     cells = _grid()
     plans = [(c, plan_cell(c, K, 1000 + i, prefix=f"g{i:02d}-")) for i, c in enumerate(cells)]
     runner = Runner(lab_stack, tmp_path_factory.mktemp("grid"), concurrency=4)
