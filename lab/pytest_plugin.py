@@ -48,8 +48,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "fault(name, **params): a fault the lab_fault fixture "
                             "applies for this test and removes after it (see `lab faults`)")
     raw = config.getoption("--lab-seed", None)
+    cache = getattr(config, "cache", None)  # absent under -p no:cacheprovider
     if raw == "last":
-        seed = config.cache.get(_SEED_KEY, None) if config.cache else None
+        seed = cache.get(_SEED_KEY, None) if cache is not None else None
         if seed is None:
             raise pytest.UsageError("--lab-seed=last: no previous seed recorded; try --lab-seed=N")
     elif raw is not None:
@@ -61,8 +62,8 @@ def pytest_configure(config: pytest.Config) -> None:
     else:
         seed = random.SystemRandom().randrange(1 << 31)
     config.stash[_seed_key] = seed
-    if config.cache is not None:
-        config.cache.set(_SEED_KEY, seed)
+    if cache is not None:
+        cache.set(_SEED_KEY, seed)
 
 
 _seed_key = pytest.StashKey[int]()

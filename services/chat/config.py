@@ -11,6 +11,11 @@ MAX_INJECTED_LATENCY_MS = 2000
 REDIS_SOCKET_TIMEOUT_S = 5.0         # > MAX_INJECTED_LATENCY_MS per round trip, with margin
 REDIS_CONNECT_TIMEOUT_S = 3.0
 assert REDIS_SOCKET_TIMEOUT_S * 1000 > MAX_INJECTED_LATENCY_MS
+# Every Redis operation of a request ends by this deadline, whatever it waits on. Socket timeouts
+# bound reads and connects but not waits on the client's own locks: a redis.asyncio client shared
+# across threads' event loops (the shared_loop_client defect) can leave a waiter that no loop will
+# ever wake. Above the legitimate worst case (two attempts at connect + socket timeout).
+STORE_OP_DEADLINE_S = 2 * (REDIS_CONNECT_TIMEOUT_S + REDIS_SOCKET_TIMEOUT_S) - 1.0
 
 DEFAULTS: dict[str, object] = {
     "REDIS_URL": "redis://127.0.0.1:16380/0",   # always a Toxiproxy address in the lab

@@ -13,7 +13,7 @@ from typing import Any
 import redis.asyncio as aredis
 from flask import Blueprint, Response, current_app, g, jsonify, request, send_from_directory
 
-from services.chat import llm, profile, session
+from services.chat import config, llm, profile, session
 from services.chat.defects import Behaviour
 from services.chat.errors import ApiError
 from services.chat.store import STORE_ERRORS, Row, read_history
@@ -157,15 +157,15 @@ def _line(obj: dict[str, Any]) -> bytes:
 async def _store(b: Behaviour, r: aredis.Redis, sid: str, rows: list[Row], ttl_ms: int,
                  what: str) -> None:
     try:
-        await b.append(r, sid, rows, ttl_ms)
-    except STORE_ERRORS as exc:
+        await asyncio.wait_for(b.append(r, sid, rows, ttl_ms), config.STORE_OP_DEADLINE_S)
+    except STORE_ERRORS as exc:  # TimeoutError (the deadline) is an OSError
         event("store.error", sid=sid, what=what, error=f"{type(exc).__name__}: {exc}")
         b.on_store_error(exc, what)
 
 
 async def _read(b: Behaviour, r: aredis.Redis, sid: str) -> list[Row]:
     try:
-        return await read_history(r, sid)
+        return await asyncio.wait_for(read_history(r, sid), config.STORE_OP_DEADLINE_S)
     except STORE_ERRORS as exc:
         event("store.error", sid=sid, what="reading the history", error=f"{type(exc).__name__}: {exc}")
         b.on_store_error(exc, "reading the history")

@@ -24,7 +24,7 @@ K = 4  # trials per cell: enough for the all-or-nothing mechanisms below, within
 # (profile, fault, refresh, turns)
 DEFECT_CELLS = {
     "fire_and_forget": ("none", "after_ack"),
-    "ttl_set_once": ("ttl_elapse:ttl_ms=2000", "settled"),
+    "ttl_set_once": ("ttl_elapse:ttl_ms=4000", "settled"),
     "shared_loop_client": ("none", "settled"),
     "blind_retry": ("drop:stream=downstream,one_shot=true", "settled"),
     "swallowed_errors": ("down", "settled"),
@@ -99,7 +99,7 @@ def test_fire_and_forget_loses_every_reply(grid: dict[str, CellOutcome], request
 def test_ttl_set_once_expires_the_conversation(grid: dict[str, CellOutcome], request: pytest.FixtureRequest) -> None:
     """The conversation outlives 2 x TTL with gaps under TTL/2: a TTL set once expires in
     every trial (K of K), with the expiry event as evidence."""
-    assert_cell(_get(grid, "ttl_set_once", "ttl_elapse:ttl_ms=2000", "settled"), request.node.nodeid,
+    assert_cell(_get(grid, "ttl_set_once", "ttl_elapse:ttl_ms=4000", "settled"), request.node.nodeid,
                 lost=K, expired=K)
 
 

@@ -162,3 +162,24 @@ def test_correct_profile_survives_a_refresh_of_every_request(chat: Callable[...,
         [(m, role) for m in ids for role in ("user", "assistant")]
     history = requests.get(c.base + "/history", cookies={"session_id": c.sid}, timeout=30).json()
     assert [r["id"] for r in history] == [r["id"] for r in c.stored()]
+
+
+def test_shared_loop_client_never_hangs_a_request(chat: Callable[..., Chat]) -> None:
+    """Concurrent requests on one client shared by several threads' loops. A waiter on the
+    client's pool lock can be woken from a foreign thread, which never wakes its own loop (seen
+    in a grid run: one request hung, the lock left "unlocked, waiters:2" failing every later
+    request). The race is rare, so this is a liveness check, not a reproduction: every request
+    must end (200, or 503 JSON) -- the per-operation store deadline guarantees it."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    users = [chat("shared_loop_client", "fire_and_forget") for _ in range(8)]
+
+    def converse(c: Chat) -> list[int]:
+        return [c.send(f"turn {i}").status_code for i in range(6)]
+
+    with ThreadPoolExecutor(len(users)) as pool:
+        statuses = [s for got in pool.map(converse, users) for s in got]
+    assert len(statuses) == 48
+    assert set(statuses) <= {200, 503}, statuses
+    assert 503 in statuses, "the defect must show: some requests fail on a foreign loop"
+    assert chat().send("after the storm").status_code == 200
