@@ -220,7 +220,8 @@ def summary(stats: list[CellStats], vs: list, decision: Any, out_dir: Path, seco
         lines += ["", f"Failing trials: {len(failing)} (artifacts in {out_dir}/trials/); replay one:",
                   f"  {failing[0].plan.replay_command()}"]
     lines += ["", f"{n} trials in {seconds:.0f} s ({seconds / max(n, 1):.2f} s per trial); "
-              f"report: {out_dir}/results.json, junit.xml"]
+              f"results: {out_dir}/results.json, junit.xml",
+              f"open in a browser: {out_dir}/report.html"]
     if decision.exit_code == 0:
         lines.append("Run valid: every cell exercised, the correct profile lost nothing.")
     else:

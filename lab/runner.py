@@ -10,7 +10,6 @@ import os
 import shutil
 import signal
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -26,6 +25,7 @@ from lab.driver import ChatDriver, TriggerMissed
 from lab.errors import LabError
 from lab.faults import Fault, Targets
 from lab.history import Row, Trial
+from lab.observe import ExpiredKeys, RedisCommands
 from lab.schedule import MID_STREAM_LAST_TOKEN_DELAY_MS, Cell, TrialPlan
 from lab.stack.events import BackendEvents
 from lab.stack.native import NativeStack
@@ -62,42 +62,6 @@ class CellOutcome:
     trials: list[TrialOutcome] = field(default_factory=list)
     fault_evidence: str | None = None
     fault_error: str | None = None
-
-
-class ExpiredKeys:
-    """Collects keyspace "expired" events from the lab's Redis (the checker's evidence for
-    "expired"); reconnects when Redis restarts."""
-
-    def __init__(self, url: str) -> None:
-        self.url, self.keys = url, set[str]()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="expired-keys", daemon=True)
-
-    def __enter__(self) -> "ExpiredKeys":
-        self._ready = threading.Event()
-        self._thread.start()
-        self._ready.wait(10)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(10)
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                r = redis.Redis.from_url(self.url, socket_timeout=5, socket_connect_timeout=2)
-                ps = r.pubsub()
-                ps.psubscribe("__keyevent@*__:expired")
-                self._ready.set()
-                while not self._stop.is_set():
-                    m = ps.get_message(timeout=0.2)
-                    if m and m["type"] == "pmessage":
-                        self.keys.add(m["data"].decode())
-                ps.close()
-                r.close()
-            except (redis.exceptions.RedisError, OSError):
-                self._stop.wait(0.2)  # Redis restarting (a fault): try again shortly
 
 
 class Lockstep:
@@ -170,7 +134,8 @@ class Runner:
         self.finished = outcomes  # filled as trials finish: what a Ctrl-C leaves to report
         tmp = self._tmp = Path(tempfile.mkdtemp(prefix="chaoslab-"))
         try:
-            with ExpiredKeys(self.stack.cfg.redis_url) as self.expired:
+            with ExpiredKeys(self.stack.cfg.redis_url) as self.expired, \
+                    RedisCommands(self.stack.cfg.redis_url) as self.commands:
                 async with async_playwright() as pw:
                     browser = await pw.chromium.launch(executable_path=CHROMIUM)
                     try:
@@ -413,6 +378,12 @@ class Runner:
         backend = [e for s in {sid, *(x.get("sid") for x in self.events.by_sid.get(sid, []))}
                    for e in self.events.by_sid.get(str(s), [])]
         (folder / "backend-events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in backend))
+        sids = {sid, *(e.get("sid") for e in backend)} - {None, ""}
+        commands = sorted((c for s in sids for c in self.commands.by_sid.get(str(s), [])),
+                          key=lambda c: c["t"])
+        (folder / "redis-commands.jsonl").write_text("".join(json.dumps(c) + "\n" for c in commands))
+        dump["expired_at"] = {k: t for k, t in self.expired.at.items()
+                              if any(k.startswith(f"chat:{s}") for s in sids)}
         (folder / "network.jsonl").write_text("".join(json.dumps(e) + "\n" for e in d.log))
         (folder / "redis.json").write_text(json.dumps(dump, indent=2) + "\n")
         (folder / "toxics.json").write_text(json.dumps(

@@ -138,7 +138,8 @@ class Cell:
         return f"{self.profile}|{fault_text(self.fault, self.params)}|{self.refresh}|t{self.turns}"
 
     def as_json(self) -> dict[str, Any]:
-        return {"defects": list(self.defects), "profile": self.profile, "fault": self.fault,
+        return {"cell_id": self.cell_id, "defects": list(self.defects), "profile": self.profile,
+                "fault": self.fault,
                 "fault_params": self.params, "refresh": self.refresh, "turns": self.turns,
                 "stream": self.stream}
 

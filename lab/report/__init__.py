@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from lab.attribution import CellStats, Verdict
+from lab.report import html
 from lab.runner import CellOutcome
 from lab.schedule import fault_text
 
@@ -106,6 +107,7 @@ def write_run(out_dir: Path, results: dict[str, Any], junit: bytes, reports_root
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "results.json").write_text(json.dumps(results, indent=2) + "\n")
     (out_dir / "junit.xml").write_bytes(junit)
+    html.write(out_dir)
     latest = reports_root / "latest"
     tmp = reports_root / f".latest-{os.getpid()}"
     tmp.unlink(missing_ok=True)

@@ -82,7 +82,7 @@ async def chat() -> Response:
     prof = profile.from_request(request, current_app.config)
     b = prof.behaviour
     message, mid, stream = _parse_chat_body()
-    mid = mid or session.new_id()
+    mid = g.mid = mid or session.new_id()
     sid, _new = session.resolve(request.cookies.get(session.COOKIE))
     g.sid, g.behaviour = sid, b
     event("chat.received", sid=sid, id=mid, trial=prof.trial, defects=sorted(prof.defects),
@@ -176,6 +176,23 @@ def _with_session(resp: Response, sid: str, b: Behaviour) -> Response:
     g.session_set = True
     max_age = int(current_app.config["COOKIE_MAX_AGE_S"]) if b.cookie_max_age else None
     resp.set_cookie(session.COOKIE, sid, max_age=max_age, httponly=True, samesite="Lax", path="/")
+    return resp
+
+
+@bp.before_app_request
+def _started() -> None:
+    g.t0 = time.time()
+
+
+@bp.after_app_request
+def _log_request(resp: Response) -> Response:
+    """One ``http`` event per API request: the backend lane of the lab's trial timelines."""
+    if request.path in ("/chat", "/history", "/"):
+        t0 = g.get("t0", time.time())
+        event("http", method=request.method, path=request.path, status=resp.status_code,
+              ms=round((time.time() - t0) * 1000, 1), t0=round(t0, 6),
+              sid=g.get("sid") or request.cookies.get(session.COOKIE),
+              **({"id": g.mid} if g.get("mid") else {}))
     return resp
 
 

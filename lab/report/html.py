@@ -1,0 +1,300 @@
+"""report.html: what a run found, for people to look at. One self-contained file (inline CSS and
+SVG, no script, no font, no image fetched), rendered from the run folder alone: results.json and
+the failing trials' artifacts. The numbers are results.json's, never recomputed.
+
+Sections: the verdicts in words, a heatmap of loss rate (profile x fault/refresh, one cell per
+results.json cell), the intervals, and per failing trial a timeline of four lanes on one time
+axis -- browser, backend HTTP, Redis, faults -- with links to its trace and artifacts.
+"""
+
+from __future__ import annotations
+
+import json
+from html import escape
+from pathlib import Path
+from typing import Any
+
+LANES = (("browser", "browser"), ("http", "backend HTTP"), ("redis", "Redis"), ("fault", "faults"))
+METRIC_WORDS = {"lost": "loses acknowledged turns", "expired": "loses the conversation to its TTL",
+                "duplicated": "duplicates messages", "amnesia": "shows an empty history after the refresh"}
+ARTIFACTS = ("trial.json", "network.jsonl", "backend-events.jsonl", "redis-commands.jsonl",
+             "redis.json", "toxics.json", "screenshot.png")
+W, LANE_H, LEFT = 960, 34, 110   # timeline geometry (px)
+
+
+def column(cell: dict[str, Any]) -> str:
+    """The heatmap column of a cell: fault / refresh, plus turns when not the default 5."""
+    params = ",".join(f"{k}={v}" for k, v in cell.get("fault_params", {}).items())
+    fault = cell["fault"] + (f"({params})" if params else "")
+    return f"{fault} / {cell['refresh']}" + (f" / {cell['turns']} turns" if cell["turns"] != 5 else "")
+
+
+def _color(rate: float) -> str:
+    # white-green (0) to red (1): loss is what the eye should find
+    lo, hi = (234, 245, 234), (192, 57, 43)
+    r, g, b = (round(a + (c - a) * rate) for a, c in zip(lo, hi))
+    return f"rgb({r},{g},{b})"
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.0f}%"
+
+
+def heatmap(cells: list[dict[str, Any]]) -> str:
+    cols = list(dict.fromkeys(column(c) for c in cells))
+    rows = list(dict.fromkeys(c["profile"] for c in cells))
+    at = {(c["profile"], column(c)): c for c in cells}
+    out = ['<table class="heatmap"><thead><tr><th>profile \\ fault / refresh</th>']
+    out += [f'<th class="col">{escape(c)}</th>' for c in cols]
+    out.append("</tr></thead><tbody>")
+    for r in rows:
+        out.append(f"<tr><th>{escape(r)}</th>")
+        for col in cols:
+            c = at.get((r, col))
+            if c is None:
+                out.append('<td class="empty"></td>')
+                continue
+            k, n = c["rates"]["lost"]["k"], c["rates"]["lost"]["n"]
+            lo, hi = c["ci95"]
+            unex = c["status"] == "unexercised"
+            style = "" if unex else f' style="background:{_color(c["loss_rate"])}"'
+            title = (f"{c['cell_id']}: lost in {k}/{n} trials, 95% CI {_pct(lo)}-{_pct(hi)}; "
+                     f"anomalies {json.dumps(c['anomalies'])}; {c['unknown']} unknown"
+                     + (f"; unexercised: {c['reason']}" if unex else ""))
+            text = "unexercised" if unex else f"{_pct(c['loss_rate'])}<small>{k}/{n}</small>"
+            out.append(f'<td class="hm{" unex" if unex else ""}" data-cell="{escape(c["cell_id"])}" '
+                       f'data-rate="{c["loss_rate"]}" data-k="{k}" data-n="{n}"{style} '
+                       f'title="{escape(title)}"><a href="#cell-{escape(c["cell_id"])}">{text}</a></td>')
+        out.append("</tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def intervals(cells: list[dict[str, Any]]) -> str:
+    """One bar per cell: the loss rate's 95% Wilson interval with the point estimate."""
+    w, h = 300, 14
+    out = ['<table class="intervals"><tbody>']
+    for c in cells:
+        lo, hi = c["ci95"]
+        k, n = c["rates"]["lost"]["k"], c["rates"]["lost"]["n"]
+        svg = (f'<svg width="{w}" height="{h}" role="img" aria-label="{_pct(lo)} to {_pct(hi)}">'
+               f'<rect x="0" y="6" width="{w}" height="2" fill="#ddd"/>'
+               f'<rect x="{lo * w:.1f}" y="2" width="{max(1.0, (hi - lo) * w):.1f}" height="10" fill="#7f8c8d" opacity=".5"/>'
+               f'<rect x="{c["loss_rate"] * w - 1:.1f}" y="0" width="3" height="{h}" fill="#c0392b"/></svg>')
+        out.append(f'<tr data-cell="{escape(c["cell_id"])}"><th>{escape(c["profile"])}</th>'
+                   f"<td>{escape(column(c))}</td><td>{svg}</td>"
+                   f"<td>{k}/{n} = {_pct(c['loss_rate'])} [{_pct(lo)}, {_pct(hi)}]"
+                   f"{' unexercised' if c['status'] == 'unexercised' else ''}</td></tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def verdict_sentence(v: dict[str, Any]) -> str:
+    where = f"under {v['fault']} / {v['refresh']}" + (f" ({v['turns']} turns)" if v.get("turns", 5) != 5 else "")
+    if v["verdict"] == "causes":
+        return f"<b>{escape(v['defect'])}</b> causes it: the chat {METRIC_WORDS[v['metric']]} {escape(where)}. {escape(v['evidence'])}"
+    return f"inconclusive for {escape(v['defect'])} ({v['metric']}) {escape(where)}: {escape(v['evidence'])}"
+
+
+# ---------------------------------------------------------------- timelines
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    try:
+        return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    except (OSError, ValueError):
+        return []
+
+
+def _json(path: Path) -> dict[str, Any]:
+    try:
+        return dict(json.loads(path.read_text()))
+    except (OSError, ValueError):
+        return {}
+
+
+def lane_items(folder: Path) -> dict[str, list[dict[str, Any]]]:
+    """The trial's artifacts as timeline items per lane: {t0, t1 (spans), label, kind}."""
+    trial = _json(folder / "trial.json")
+    lost = {i for ids in trial.get("result", {}).get("lost", {}).values() for i in ids}
+    browser, requests = [], {}
+    for e in _jsonl(folder / "network.jsonl"):
+        t, kind = float(e["t"]), e.get("kind")
+        if kind == "request":
+            requests[e["id"]] = t
+        elif kind in ("response", "requestfailed"):
+            t0 = requests.pop(e.get("id"), t)
+            ok = kind == "response" and int(e.get("status", 0)) < 400
+            label = f"POST /chat {e.get('status', e.get('failure', 'failed'))}"
+            if e.get("id") in lost:
+                label += " -- acknowledged, then lost" if ok else " -- lost"
+            browser.append({"t0": t0, "t1": t, "label": label,
+                            "kind": "lost" if e.get("id") in lost else "ok" if ok else "bad"})
+        elif kind in ("send", "retry", "refresh"):
+            label = {"send": f"send turn {e.get('turn')}", "retry": "retry",
+                     "refresh": f"refresh ({e.get('how', '')})"}[kind]
+            browser.append({"t0": t, "label": label, "kind": "refresh" if kind == "refresh" else "mark"})
+    browser += [{"t0": t0, "t1": None, "label": "POST /chat (no answer)", "kind": "bad"}
+                for t0 in requests.values()]
+    http = []
+    for e in _jsonl(folder / "backend-events.jsonl"):
+        ev, t = e.get("event"), float(e.get("t", 0))
+        if ev == "http":
+            t0 = float(e.get("t0", t))
+            http.append({"t0": t0, "t1": t, "label": f"{e['method']} {e['path']} {e['status']}",
+                         "kind": "ok" if int(e["status"]) < 400 else "bad"})
+        elif ev in ("store.error", "chat.stream_closed", "chat.saved_at_stream_end"):
+            label = f"{ev}: {e.get('what', '')} {e.get('error', '')}".strip()[:90]
+            http.append({"t0": t, "label": label, "kind": "bad" if ev == "store.error" else "mark"})
+    redis_lane = [{"t0": float(c["t"]), "label": " ".join(c["args"][:2] if c["args"] and c["args"][0].upper() != "EVAL" else c["args"][:1]),
+                   "kind": "lua" if c.get("lua") else "mark"}
+                  for c in _jsonl(folder / "redis-commands.jsonl")]
+    dump = _json(folder / "redis.json")
+    redis_lane += [{"t0": float(t), "label": f"expired {k}", "kind": "bad"}
+                   for k, t in dump.get("expired_at", {}).items()]
+    faults: list[dict[str, Any]] = []
+    armed = None
+    no_fault = trial.get("cell", {}).get("fault") == "none"
+    for e in [] if no_fault else (trial.get("history") or {}).get("events", []):
+        if e.get("kind") == "fault":
+            armed = float(e["t"])
+            if e.get("turn") is None:  # a whole-trial fault: in place from the start to the end
+                faults.append({"t0": armed, "t1": None, "label": str(e.get("evidence", ""))[:90], "kind": "fault"})
+                armed = None
+        elif e.get("kind") == "heal" and armed is not None:
+            faults.append({"t0": armed, "t1": float(e["t"]), "label": f"fault at turn {e.get('turn')}", "kind": "fault"})
+            armed = None
+    return {"browser": browser, "http": http, "redis": redis_lane, "fault": faults}
+
+
+def timeline(folder: Path) -> str:
+    lanes = lane_items(folder)
+    ts = [x for items in lanes.values() for i in items for x in (i["t0"], i.get("t1")) if x]
+    if not ts:
+        return '<p class="note">no timeline: the trial recorded no events</p>'
+    start, end = min(ts), max(ts)
+    span = max(end - start, 1e-3)
+    width = W - LEFT - 10
+
+    def x(t: float | None) -> float:
+        return LEFT + ((end if t is None else t) - start) / span * width
+
+    height = LANE_H * len(LANES) + 24
+    out = [f'<svg class="timeline" width="{W}" height="{height}" role="img">']
+    for i, (lane, title) in enumerate(LANES):
+        y = i * LANE_H
+        out.append(f'<g class="lane" data-lane="{lane}"><rect x="0" y="{y}" width="{W}" height="{LANE_H}" '
+                   f'fill="{"#fafafa" if i % 2 else "#f0f3f5"}"/>'
+                   f'<text x="6" y="{y + 20}" class="lane-title">{title}</text>')
+        for n, item in enumerate(lanes[lane]):
+            x0 = x(item["t0"])
+            label = escape(f"{item['label']} @ +{(item['t0'] - start) * 1000:.0f} ms")
+            cls = f'item {item["kind"]}'
+            if "t1" in item:
+                x1 = x(item["t1"])
+                out.append(f'<rect class="{cls}" x="{x0:.1f}" y="{y + 8 + (n % 3) * 6}" '
+                           f'width="{max(2.0, x1 - x0):.1f}" height="6"><title>{label}</title></rect>')
+            elif item["kind"] == "refresh":
+                out.append(f'<line class="{cls}" x1="{x0:.1f}" y1="0" x2="{x0:.1f}" y2="{height - 24}">'
+                           f'<title>{label}</title></line>')
+            else:
+                out.append(f'<circle class="{cls}" cx="{x0:.1f}" cy="{y + 17}" r="3"><title>{label}</title></circle>')
+        out.append("</g>")
+    for k in range(5):  # the time axis, in ms from the trial's first event
+        t = start + span * k / 4
+        anchor = ("start", "middle", "middle", "middle", "end")[k]
+        out.append(f'<text x="{x(t):.1f}" y="{height - 6}" text-anchor="{anchor}" class="tick">'
+                   f'+{(t - start) * 1000:.0f} ms</text>')
+    out.append("</svg>")
+    return "".join(out)
+
+
+def trial_section(run_dir: Path, trial_id: str, replay: str, open_: bool) -> str:
+    folder = run_dir / "trials" / trial_id
+    trial = _json(folder / "trial.json")
+    result = trial.get("result", {})
+    traces = sorted(p.name for p in folder.glob("trace-*.zip"))
+    links = [f'<a href="trials/{escape(trial_id)}/{a}">{a}</a>' for a in ARTIFACTS if (folder / a).exists()]
+    links += [f'<a href="trials/{escape(trial_id)}/{t}">{t}</a>' for t in traces]
+    show = "".join(f"<code>.venv/bin/playwright show-trace {escape(str(folder / t))}</code><br>" for t in traces)
+    lost = result.get("lost", {})
+    commands = _jsonl(folder / "redis-commands.jsonl")
+    t_first = min([float(c["t"]) for c in commands], default=0.0)
+    dump = _json(folder / "redis.json")
+    rows = "".join(f"<tr><td>+{(float(c['t']) - t_first) * 1000:.0f} ms</td><td>{'lua' if c.get('lua') else ''}</td>"
+                   f"<td><code>{escape(' '.join(c['args'])[:160])}</code></td></tr>" for c in commands)
+    redis_table = (f"<details><summary>{len(commands)} Redis commands on this conversation's keys; "
+                   f"at the end: {len(dump.get('rows', []))} rows, PTTL {dump.get('pttl_ms', '?')} ms"
+                   f"{', expired' if dump.get('expired_at') else ''}</summary>"
+                   f"<table class='commands'>{rows}</table></details>")
+    summary = (f"{escape(trial_id)}: {escape(', '.join(result.get('reasons', [])))} -- lost "
+               f"{len(lost.get('user', []))} user / {len(lost.get('assistant', []))} replies")
+    return (f'<details class="trial" data-trial="{escape(trial_id)}"{" open" if open_ else ""}>'
+            f"<summary>{summary}</summary>{timeline(folder)}{redis_table}"
+            f'<p class="legend"><span class="ok">&#9632;</span> answered '
+            f'<span class="bad">&#9632;</span> failed / expired '
+            f'<span class="lost">&#9632;</span> acknowledged, then lost '
+            f'<span class="fault">&#9632;</span> fault window <span class="refresh">|</span> refresh</p>'
+            f"<p>artifacts: {' &middot; '.join(links)}</p><p>trace: {show or 'none kept'}</p>"
+            f"<p>replay: <code>{escape(replay)}</code></p></details>")
+
+
+CSS = """
+body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}
+h1{font-size:20px}h2{font-size:16px;margin-top:28px;border-bottom:1px solid #ddd}
+table{border-collapse:collapse}th,td{padding:4px 6px;text-align:left;vertical-align:middle}
+.heatmap th.col{writing-mode:vertical-rl;transform:rotate(180deg);font-weight:normal;font-size:12px}
+.heatmap td.hm{width:64px;height:40px;text-align:center;border:1px solid #fff}
+.heatmap td.hm a{color:#111;text-decoration:none;display:block}.heatmap small{display:block;font-size:11px}
+.heatmap td.unex{background:repeating-linear-gradient(45deg,#eee,#eee 4px,#ddd 4px,#ddd 8px);font-size:11px}
+.commands td{font-size:11px;padding:0 6px}.intervals td,.intervals th{font-size:12px;padding:1px 6px}
+.ok,.item.ok{fill:#27ae60;color:#27ae60}.bad,.item.bad{fill:#c0392b;color:#c0392b}
+.item.mark{fill:#34495e}.lost,.item.lost{fill:#8e0000;color:#8e0000;stroke:#000;stroke-width:1}.item.lua{fill:#95a5a6}.fault,.item.fault{fill:#e67e22;color:#e67e22;opacity:.8}
+.item.refresh{stroke:#8e44ad;stroke-width:2;stroke-dasharray:4 3}.refresh{color:#8e44ad}
+.lane-title{font-size:12px;fill:#555}.tick{font-size:10px;fill:#777}
+.exit0{color:#27ae60}.exit1{color:#c0392b}code{font-size:12px;background:#f4f4f4;padding:1px 3px}
+details.trial{margin:6px 0;padding:4px;border:1px solid #eee}summary{cursor:pointer}
+"""
+
+
+def render(results: dict[str, Any], run_dir: Path) -> str:
+    cells = results.get("cells", [])
+    code = results.get("exit", {}).get("code", 1)
+    reasons = results.get("exit", {}).get("reasons", [])
+    verdicts = results.get("verdicts", [])
+    causes = [v for v in verdicts if v["verdict"] == "causes"]
+    parts = [f"<!doctype html><html><head><meta charset='utf-8'>"
+             f"<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; style-src 'unsafe-inline'\">"
+             f"<title>chaoslab run {escape(str(results.get('run_id', '')))}</title><style>{CSS}</style></head><body>",
+             f"<h1>chaoslab run {escape(str(results.get('run_id', '')))}</h1>",
+             f"<p>mode {escape(str(results.get('mode')))} &middot; seed {results.get('seed')} &middot; "
+             f"{len(cells)} cells, {sum(c['trials'] + c['unknown'] for c in cells)} trials &middot; "
+             f"<span class='exit{0 if code == 0 else 1}'>exit {code}</span></p>"]
+    if reasons:
+        parts.append("<ul>" + "".join(f"<li>{escape(r)}</li>" for r in reasons) + "</ul>")
+    parts.append("<h2>Verdicts</h2>")
+    parts.append("<ul class='verdicts'>" + "".join(f"<li>{verdict_sentence(v)}</li>" for v in causes)
+                 + "</ul>" if causes else "<p>No defect was shown to cause an anomaly.</p>")
+    other = [v for v in verdicts if v["verdict"] != "causes"]
+    if other:
+        parts.append(f"<details><summary>{len(other)} inconclusive</summary><ul>"
+                     + "".join(f"<li>{verdict_sentence(v)}</li>" for v in other) + "</ul></details>")
+    parts.append("<h2>Loss rate: acknowledged turns lost, per cell</h2>" + heatmap(cells))
+    parts.append("<h2>95% intervals (Wilson) of the loss rate</h2>" + intervals(cells))
+    parts.append("<h2>Failing trials</h2>")
+    replay = results.get("replay", {})
+    for c in cells:
+        failing = [t for t in c.get("failing_trials", []) if (run_dir / "trials" / t).is_dir()]
+        if not failing:
+            continue
+        parts.append(f'<h3 id="cell-{escape(c["cell_id"])}">{escape(c["profile"])} &middot; '
+                     f'{escape(column(c))} -- {len(failing)} failing</h3>')
+        parts += [trial_section(run_dir, t, replay.get(t, ""), i == 0) for i, t in enumerate(failing)]
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def write(run_dir: Path) -> Path:
+    """(Re)render report.html from the run folder."""
+    results = json.loads((run_dir / "results.json").read_text())
+    out = run_dir / "report.html"
+    out.write_text(render(results, run_dir))
+    return out
