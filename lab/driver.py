@@ -11,6 +11,7 @@ import asyncio
 import json
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,22 @@ class TriggerMissed(Exception):
     """The refresh point's trigger did not happen (e.g. the reply came before receipt was seen)."""
 
 
+@dataclass
+class Slot:
+    """A browser context and its page, reused trial after trial (see ChatDriver.open)."""
+
+    ctx: BrowserContext
+    page: Page
+    broken: bool = False
+
+    @classmethod
+    async def new(cls, browser: Browser, base_url: str, trace: bool) -> "Slot":
+        ctx = await browser.new_context(base_url=base_url)
+        if trace:
+            await ctx.tracing.start(snapshots=True, screenshots=False)
+        return cls(ctx, await ctx.new_page())
+
+
 class ChatDriver:
     def __init__(self, browser: Browser, base_url: str, headers: dict[str, str],
                  events: BackendEvents, *, stream: bool = False, trace: bool = True) -> None:
@@ -45,39 +62,72 @@ class ChatDriver:
         # beat the read of the new bubble's data-id): replayed when the send is registered.
         self._early: dict[str, list[tuple[str, Any]]] = {}
         self.phase = "created"   # the step in progress: named when a trial times out
+        self._next_id: asyncio.Future[str] | None = None  # the id of the send being typed
 
     # ------------------------------------------------------------ lifecycle
-    async def open(self, cookies: list[dict[str, Any]] | None = None) -> None:
+    async def open(self, cookies: list[dict[str, Any]] | None = None,
+                   slot: "Slot | None" = None) -> None:
+        """Open the chat page in a fresh context -- or in ``slot``, a pooled context and page
+        reused across trials (cookies cleared, headers set, a new trace chunk): a new
+        context and page cost Chromium a renderer process each, most of a trial's CPU."""
         self.phase = "opening a browser context"
-        ctx = await self.browser.new_context(base_url=self.base_url, extra_http_headers=self.headers)
-        if self.trace:
-            await ctx.tracing.start(snapshots=True, screenshots=False)
-        if cookies:
-            await ctx.add_cookies(cookies)  # type: ignore[arg-type]
-        self.contexts.append(ctx)
-        await self._new_page(ctx)
+        if slot is not None:
+            self.slot = slot
+            await slot.ctx.clear_cookies()
+            await slot.ctx.set_extra_http_headers(self.headers)
+            if self.trace:
+                await slot.ctx.tracing.start_chunk()
+            self.contexts.append(slot.ctx)
+            await self._attach(slot.page)
+        else:
+            ctx = await self.browser.new_context(base_url=self.base_url,
+                                                 extra_http_headers=self.headers)
+            if self.trace:
+                await ctx.tracing.start(snapshots=True, screenshots=False)
+            if cookies:
+                await ctx.add_cookies(cookies)  # type: ignore[arg-type]
+            self.contexts.append(ctx)
+            await self._attach(await ctx.new_page())
         if self.session_id is None:
             self.session_id = await self.cookie_session_id()
 
-    async def _new_page(self, ctx: BrowserContext) -> None:
-        page = await ctx.new_page()
+    async def _attach(self, page: Page) -> None:
         page.on("request", self._on_request)
         page.on("response", self._on_response)
         page.on("requestfailed", self._on_failed)
         self.page = page
         self.phase = "loading the page"
+        self._note("load")
         await page.goto("/?stream=1" if self.stream else "/")
         await self.wait_history_loaded()
 
+    def _detach(self, page: Page) -> None:
+        page.remove_listener("request", self._on_request)
+        page.remove_listener("response", self._on_response)
+        page.remove_listener("requestfailed", self._on_failed)
+
     async def close(self, trace_dir: Path | None = None) -> None:
+        """End the trial's use of the browser. Traces are written to ``trace_dir`` (None:
+        discarded). A pooled context stays open for the next trial, with the page it ends on."""
+        slot = getattr(self, "slot", None)
         for i, ctx in enumerate(self.contexts):
+            path = str(trace_dir / f"trace-{i + 1}.zip") if trace_dir else None
             try:
-                if self.trace:
-                    path = (trace_dir / f"trace-{i + 1}.zip") if trace_dir else None
-                    await ctx.tracing.stop(path=str(path) if path else None)
-                await ctx.close()
+                if slot is not None and ctx is slot.ctx:
+                    if self.trace:
+                        await ctx.tracing.stop_chunk(path=path)
+                    for page in ctx.pages:
+                        self._detach(page)
+                    slot.page = ctx.pages[-1] if ctx.pages else await ctx.new_page()
+                    for page in ctx.pages[:-1]:
+                        await page.close()
+                else:
+                    if self.trace:
+                        await ctx.tracing.stop(path=path)
+                    await ctx.close()
             except Exception:  # a context already closed by browser_restart
-                pass
+                if slot is not None and ctx is slot.ctx:
+                    slot.broken = True
         self.contexts.clear()
 
     async def set_headers(self, headers: dict[str, str]) -> None:
@@ -106,6 +156,9 @@ class ChatDriver:
         mid = self._chat_id(req)
         if mid is not None:
             self._note("request", id=mid)
+            nxt = self._next_id
+            if nxt is not None and not nxt.done() and all(x.id != mid for x in self.sends):
+                nxt.set_result(mid)
             s = self._open_send(mid)
             if s is None:
                 self._early.setdefault(mid, []).append(("request", time.time()))
@@ -167,13 +220,18 @@ class ChatDriver:
         assert self.page is not None
         page = self.page
         self.phase = f"sending turn {turn}"
-        n = await page.get_by_test_id("message").count()
-        await page.get_by_test_id("composer-input").fill(text)
+        # The page picks the message id; the driver learns it from the POST the page makes
+        # (no extra round trip to read the new bubble).
+        self._next_id = asyncio.get_running_loop().create_future()
+        composer = page.get_by_test_id("composer-input")
+        await composer.fill(text)
         self._note("send", turn=turn)
-        await page.get_by_test_id("composer-input").press("Enter")
-        bubble = page.get_by_test_id("message").nth(n)
-        mid = await bubble.get_attribute("data-id", timeout=5000)
-        return self._register(Send(str(mid), text, turn))
+        await composer.press("Enter")
+        try:
+            mid = await asyncio.wait_for(self._next_id, 5.0)
+        except TimeoutError:
+            raise RuntimeError(f"turn {turn}: the page sent no POST /chat within 5 s of Enter") from None
+        return self._register(Send(mid, text, turn))
 
     async def retry(self, failed: Send) -> Send:
         """The user's retry: the page's retry button, which re-sends the same message id."""
@@ -234,7 +292,8 @@ class ChatDriver:
             await self.settled(last)
             self._note("refresh", how="reopen")
             old = self.page
-            await self._new_page(old.context)
+            await self._attach(await old.context.new_page())
+            self._detach(old)
             await old.close()
         elif point == "browser_restart":
             await self.settled(last)

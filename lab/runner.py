@@ -21,7 +21,7 @@ import redis
 from playwright.async_api import Browser, async_playwright
 
 from lab.checker import Result, check_safe
-from lab.driver import ChatDriver, TriggerMissed
+from lab.driver import ChatDriver, Slot, TriggerMissed
 from lab.errors import LabError
 from lab.faults import Fault, Targets
 from lab.history import Row, Trial
@@ -138,6 +138,9 @@ class Runner:
                     RedisCommands(self.stack.cfg.redis_url) as self.commands:
                 async with async_playwright() as pw:
                     browser = await pw.chromium.launch(executable_path=CHROMIUM)
+                    self._slots: asyncio.Queue[Slot] = asyncio.Queue()
+                    for _ in range(self.concurrency):
+                        self._slots.put_nowait(await Slot.new(browser, self.stack.cfg.chat_url, trace=True))
                     try:
                         for cell, plans in cells:
                             outcomes.append(CellOutcome(cell))
@@ -191,16 +194,31 @@ class Runner:
 
     async def _trial(self, browser: Browser, plan: TrialPlan, step: "Lockstep | None",
                      evidence: str | None, out: CellOutcome) -> TrialOutcome:
-        """One trial: the conversation, then at once (a short TTL would otherwise expire the
-        key before it is read) quiescence, the final read from Redis, the checker."""
-        plan_, driver, trial, conv_s = await self._converse(browser, plan, step, evidence)
-        outcome = await self._finish(plan, driver, trial, self._tmp, conv_s)
+        """One trial in a pooled browser context: the conversation, then at once (a short TTL
+        would otherwise expire the key before it is read) quiescence, the final read from
+        Redis, the checker. Trace and screenshot are kept for failing trials only."""
+        slot = await self._slots.get()
+        try:
+            d, trial, conv_s = await self._converse(browser, plan, step, evidence, slot)
+            outcome, dump = await self._finish(plan, d, trial, conv_s)
+            keep = outcome.failed and self.keep_artifacts
+            shot = await _bounded(d.screenshot(), 10) if keep else None
+            closed = await _bounded(d.close(trace_dir=self._tmpdir(self._tmp, plan) if keep else None), 30)
+            if closed is None:
+                slot.broken = True  # a stuck close: this context is not trusted again
+            if keep:
+                outcome.artifacts = self._artifacts(outcome, d, dump, shot)
+        finally:
+            if slot.broken:
+                await _bounded(slot.ctx.close(), 10)
+                slot = await Slot.new(browser, self.stack.cfg.chat_url, trace=True)
+            self._slots.put_nowait(slot)
         out.trials.append(outcome)  # as soon as it is known: a Ctrl-C report includes it
         self.on_trial(out.cell, outcome)
         return outcome
 
     async def _converse(self, browser: Browser, plan: TrialPlan, step: "Lockstep | None",
-                        evidence: str | None) -> tuple[TrialPlan, ChatDriver, Trial, float]:
+                        evidence: str | None, slot: Slot) -> tuple[ChatDriver, Trial, float]:
         """Phase 1 under a deadline: a hung browser step makes the trial unknown (naming the
         step), never the run hang."""
         t0 = time.monotonic()
@@ -209,20 +227,19 @@ class Runner:
                        stream=plan.cell.stream)
         limit_s = TRIAL_TIMEOUT_BASE_S + TRIAL_TIMEOUT_PER_TURN_S * plan.cell.turns
         try:
-            await asyncio.wait_for(self._conversation(plan, d, trial, step, evidence), limit_s)
+            await asyncio.wait_for(self._conversation(plan, d, trial, step, evidence, slot), limit_s)
         except TimeoutError:
             trial.errors.append(f"trial exceeded {limit_s:.0f} s while the driver was at: {d.phase}")
             trial.refresh_reached = False
             trial.sends = d.sends
+            slot.broken = True
             if step is not None:
                 step.abandon()
-        d._screenshot = await _bounded(d.screenshot(), 10)  # type: ignore[attr-defined]
-        await _bounded(d.close(trace_dir=self._tmpdir(self._tmp, plan)), 30)
         # Per-trial cost: the conversation itself, not the time spent queued behind others.
-        return plan, d, trial, time.monotonic() - t0
+        return d, trial, time.monotonic() - t0
 
     async def _conversation(self, plan: TrialPlan, d: ChatDriver, trial: Trial,
-                            step: "Lockstep | None", evidence: str | None) -> None:
+                            step: "Lockstep | None", evidence: str | None, slot: Slot) -> None:
         """The conversation, the refresh, and what the page shows after it."""
         cell = plan.cell
         if evidence:
@@ -230,7 +247,7 @@ class Runner:
                                  "toxics": self._toxics()})
         broken = False  # after a driver error the trial still keeps step with its group
         try:
-            await d.open()
+            await d.open(slot=slot)
         except Exception as exc:
             broken = True
             trial.errors.append(f"driver: {type(exc).__name__}: {exc}")
@@ -308,8 +325,8 @@ class Runner:
         except LabError as exc:
             return {"error": str(exc)}
 
-    async def _finish(self, plan: TrialPlan, d: ChatDriver, trial: Trial, tmp: Path,
-                      conversation_s: float) -> TrialOutcome:
+    async def _finish(self, plan: TrialPlan, d: ChatDriver, trial: Trial,
+                      conversation_s: float) -> tuple[TrialOutcome, dict[str, Any]]:
         """Phase 2 (faults healed): quiescence, the final read from Redis, the checker."""
         t0 = time.monotonic()
         ids = {s.id for s in trial.sends}
@@ -347,10 +364,7 @@ class Runner:
         if trial.errors and result.validity == "valid":
             result.validity = "unknown"
             result.reasons.extend(trial.errors)
-        outcome = TrialOutcome(plan, trial, result, seconds=conversation_s + time.monotonic() - t0)
-        if outcome.failed and self.keep_artifacts:
-            outcome.artifacts = self._artifacts(outcome, d, dump, tmp)
-        return outcome
+        return TrialOutcome(plan, trial, result, seconds=conversation_s + time.monotonic() - t0), dump
 
     def _quiescent(self, ids: set[str]) -> bool:
         self.events.poll()
@@ -364,13 +378,12 @@ class Runner:
                 return False
         return True
 
-    def _artifacts(self, o: TrialOutcome, d: ChatDriver, dump: dict[str, Any], tmp: Path) -> Path:
+    def _artifacts(self, o: TrialOutcome, d: ChatDriver, dump: dict[str, Any], shot: bytes | None) -> Path:
         folder = self.out_dir / "trials" / o.plan.trial_id
         folder.mkdir(parents=True, exist_ok=True)
-        src = tmp / o.plan.trial_id
+        src = self._tmp / o.plan.trial_id
         for f in src.glob("trace-*.zip"):
             shutil.move(str(f), folder / f.name)
-        shot = getattr(d, "_screenshot", None)
         if shot:
             (folder / "screenshot.png").write_bytes(shot)
         sid = d.session_id or ""
