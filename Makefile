@@ -8,13 +8,14 @@ LAB := $(PY) -m lab
 PYTEST_ARGS ?=
 MODE ?= native
 
-.PHONY: help setup venv system toxiproxy docker test test-unit test-integration up down status chaos clean
+.PHONY: help setup venv system toxiproxy docker test test-unit test-integration up down status chaos bench clean
 
 help:
 	@echo "make chaos    run the chaos matrix (native stack; MODE=compose once available)"
 	@echo "make test     set up and run the test suite on the real stack"
 	@echo "make up       start the stack and print its endpoints; make down stops it"
 	@echo "make status   what runs where"
+	@echo "make bench    the lab's runner against a plain Playwright loop (seconds per trial, ratios)"
 	@echo "make setup    install everything (venv, redis-server, chromium, toxiproxy 2.12.0)"
 
 setup: system toxiproxy venv docker
@@ -52,6 +53,10 @@ status: venv
 # TRIALS=N (per cell), SEED=S, ONLY='profile=incident;refresh=after_ack;turns=5|15'
 chaos: setup
 	@$(LAB) chaos --mode $(MODE) --trials "$(TRIALS)" --seed "$(SEED)" --only "$(ONLY)"
+
+# PLAIN_RUNS=N (plain loop repetitions per profile), TRIALS=N (lab trials of the correct cell)
+bench: setup
+	@$(LAB) bench --plain-runs "$(PLAIN_RUNS)" --trials "$(TRIALS)"
 
 clean: down
 	rm -rf .lab/run reports test-results

@@ -9,7 +9,7 @@ import time
 from collections.abc import Sequence
 
 from lab.config import MODES
-from lab.errors import LabError
+from lab.errors import LabError, UsageError
 
 DESCRIPTION = """\
 The chaos lab for LLM chat memory: brings up Redis, the chat backend and Toxiproxy between
@@ -17,6 +17,8 @@ them, injects faults, and proves which defect makes a chat forget its history.
 
   lab chaos               run the defect x fault matrix and say which defect causes the loss
   lab replay ...          re-run one failing trial from its replay command
+  lab report DIR          (re)write DIR/report.html from a run folder's results and artifacts
+  lab bench               the lab's runner against a plain Playwright loop, seconds per trial
   lab up                  start the native stack (redis-server, toxiproxy-server, backend)
   lab status --json       what runs where
   lab down                stop everything the lab started (also after a killed `lab up`)
@@ -98,6 +100,28 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--runs", type=_opt_int("--runs", 1, 1000), default=5)
     rp.add_argument("--reports", default="reports", metavar="DIR")
 
+    rep = sub.add_parser("report", help="(re)write report.html for a run folder",
+                         description="Render DIR/report.html from DIR/results.json and the failing "
+                         "trials' artifacts (DIR/trials/*): a self-contained page (no network).")
+    rep.add_argument("dir", metavar="DIR", help="a run folder, e.g. reports/latest")
+
+    be = sub.add_parser("bench", help="time the lab's runner against the plain Playwright loop",
+                        formatter_class=argparse.RawDescriptionHelpFormatter,
+                        description="On one native stack: the plain loop (tests/bench/plain, "
+                        "pytest-repeat) and the lab's runner, on the correct and the incident "
+                        "profile; prints seconds per trial, the ratios, 300 trials of the correct "
+                        "cell, whether each defect shows in its exposing cell's first trial, and "
+                        "the CPU split (browser, backend, runner, Redis+Toxiproxy).\n\n"
+                        "  make bench                       defaults (about 10 minutes on 2 cores)\n"
+                        "  lab bench --plain-runs 10 --trials 50   a quick look")
+    be.add_argument("--plain-runs", type=_opt_int("--plain-runs", 1, 1000), default=None, metavar="N",
+                    help="repetitions of the plain loop per profile, and lab trials of the incident (default 60)")
+    be.add_argument("--trials", type=_opt_int("--trials", 1, 5000), default=None, metavar="N",
+                    help="lab trials of the correct cell (default 300)")
+    be.add_argument("--concurrency", type=_opt_int("--concurrency", 1, 32), default=None, metavar="K",
+                    help="trials the lab runs at once (default 8)")
+    be.add_argument("--reports", default="reports", metavar="DIR", help="where bench-<time>/ goes")
+
     sub.add_parser("faults", help="list the faults and their parameters")
     sub.add_parser("defects", help="list the backend's defects")
 
@@ -135,6 +159,17 @@ def _run(args: argparse.Namespace) -> int:
             print(f"{d.name:<20} {d.summary}")
         print(f"\nincident profile: {','.join(INCIDENT)}")
         return 0
+    if args.command == "report":
+        from pathlib import Path
+
+        from lab.report import html
+        folder = Path(args.dir)
+        if not (folder / "results.json").is_file():
+            raise UsageError(f"{folder} has no results.json", "give a run folder, e.g. reports/latest")
+        print(f"lab report: {html.write(folder)}")
+        return 0
+    if args.command == "bench":
+        return _bench(args)
     stack = for_mode(args.mode)
     if args.command in ("chaos", "replay"):
         return _with_stack(stack, args)
@@ -199,6 +234,25 @@ def _with_stack(stack, args: argparse.Namespace) -> int:  # type: ignore[no-unty
                       args.fault_turn, args.runs, Path(args.reports))
     finally:
         if started:
+            stack.down()
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from lab.bench import Bench
+    from lab.stack import for_mode
+
+    stack = for_mode("native")
+    state = stack.up()
+    try:
+        b = Bench(stack, out_root=Path(args.reports))  # type: ignore[arg-type]
+        b.plain_runs = args.plain_runs or b.plain_runs
+        b.lab_trials = args.trials or b.lab_trials
+        b.concurrency = args.concurrency or b.concurrency
+        return b.run()
+    finally:
+        if not state.get("reused"):
             stack.down()
 
 

@@ -38,8 +38,10 @@ TRIAL_TIMEOUT_PER_TURN_S = 15.0
 async def _bounded(aw: Any, timeout_s: float) -> Any:
     try:
         return await asyncio.wait_for(aw, timeout_s)
-    except Exception:  # TimeoutError included: a stuck close must not hang the run
+    except Exception:  # TimeoutError included: a stuck step must not hang the run
         return None
+
+
 QUIESCENCE_TIMEOUT_S = 20.0
 
 
@@ -117,11 +119,12 @@ class Lockstep:
 class Runner:
     def __init__(self, stack: NativeStack, out_dir: Path, *, concurrency: int = 4,
                  on_trial: Callable[[Cell, TrialOutcome], None] | None = None,
-                 keep_artifacts: bool = True) -> None:
+                 keep_artifacts: bool = True, trace: bool = True) -> None:
         self.stack, self.out_dir, self.concurrency = stack, out_dir, max(1, concurrency)
         self.targets = Targets.of(stack)
         self.on_trial = on_trial or (lambda c, t: None)
         self.keep_artifacts = keep_artifacts
+        self.trace = trace  # Playwright traces (kept for failing trials): off saves browser CPU
         self.finished: list[CellOutcome] = []   # what a Ctrl-C leaves to report
 
     def run(self, cells: list[tuple[Cell, list[TrialPlan]]]) -> list[CellOutcome]:
@@ -140,7 +143,7 @@ class Runner:
                     browser = await pw.chromium.launch(executable_path=CHROMIUM)
                     self._slots: asyncio.Queue[Slot] = asyncio.Queue()
                     for _ in range(self.concurrency):
-                        self._slots.put_nowait(await Slot.new(browser, self.stack.cfg.chat_url, trace=True))
+                        self._slots.put_nowait(await Slot.new(browser, self.stack.cfg.chat_url, trace=self.trace))
                     try:
                         for cell, plans in cells:
                             outcomes.append(CellOutcome(cell))
@@ -203,15 +206,16 @@ class Runner:
             outcome, dump = await self._finish(plan, d, trial, conv_s)
             keep = outcome.failed and self.keep_artifacts
             shot = await _bounded(d.screenshot(), 10) if keep else None
-            closed = await _bounded(d.close(trace_dir=self._tmpdir(self._tmp, plan) if keep else None), 30)
-            if closed is None:
-                slot.broken = True  # a stuck close: this context is not trusted again
+            try:
+                await asyncio.wait_for(d.close(trace_dir=self._tmpdir(self._tmp, plan) if keep else None), 30)
+            except Exception:  # TimeoutError included: a stuck close must not hang the run
+                slot.broken = True  # ... and this context is not trusted again
             if keep:
                 outcome.artifacts = self._artifacts(outcome, d, dump, shot)
         finally:
             if slot.broken:
                 await _bounded(slot.ctx.close(), 10)
-                slot = await Slot.new(browser, self.stack.cfg.chat_url, trace=True)
+                slot = await Slot.new(browser, self.stack.cfg.chat_url, trace=self.trace)
             self._slots.put_nowait(slot)
         out.trials.append(outcome)  # as soon as it is known: a Ctrl-C report includes it
         self.on_trial(out.cell, outcome)
@@ -224,7 +228,7 @@ class Runner:
         t0 = time.monotonic()
         trial = Trial(plan.trial_id)
         d = ChatDriver(browser, self.stack.cfg.chat_url, plan.headers, self.events,
-                       stream=plan.cell.stream)
+                       stream=plan.cell.stream, trace=self.trace)
         limit_s = TRIAL_TIMEOUT_BASE_S + TRIAL_TIMEOUT_PER_TURN_S * plan.cell.turns
         try:
             await asyncio.wait_for(self._conversation(plan, d, trial, step, evidence, slot), limit_s)

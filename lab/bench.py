@@ -1,0 +1,208 @@
+"""`lab bench`: the lab's runner against the plain Playwright loop, on the same stack, in one go.
+
+The plain loop is tests/bench/plain/test_plain_loop.py -- five turns, reload, assert -- repeated
+with pytest-repeat, as a project without the lab would. Both run the same cell (no fault, refresh
+once the last turn settled, 5 turns) on the correct and on the incident profile. Seconds per
+trial are wall time over trials, start-up included on both sides. Also measured: 300 trials of
+the correct cell (target: within 60 s on 2 cores), whether each defect shows in the first trial
+of its exposing cell, and where the CPU went while the lab ran.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from lab.chaos import DEFAULT_PAIRS
+from lab.config import ROOT
+from lab.runner import Runner
+from lab.schedule import Cell, plan_cell
+from lab.stack.native import NativeStack
+from services.chat.defects import INCIDENT, REGISTRY as DEFECTS
+
+PLAIN_DIR = ROOT / "tests" / "bench" / "plain"
+INCIDENT_DEFECTS = tuple(d for d in DEFECTS if d in INCIDENT)
+TARGETS = {"passing_ratio": 5.0, "failing_ratio": 20.0, "correct_300_s": 60.0}
+
+
+@dataclass
+class Measure:
+    name: str
+    trials: int
+    failed: int
+    seconds: float
+
+    @property
+    def per_trial(self) -> float:
+        return self.seconds / max(1, self.trials)
+
+
+def _tick_seconds(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _tree(pid: int) -> list[int]:
+    """pid and its live descendants."""
+    parent: dict[int, int] = {}
+    for p in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            parent[int(p)] = int(Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo += [c for c, pp in parent.items() if pp == p]
+    return out
+
+
+class CpuSplit:
+    """CPU seconds per role over a measured stretch: the browser (Chromium and Playwright's
+    driver, this process's children), the backend, the runner (this process), Redis+Toxiproxy."""
+
+    def __init__(self, stack: NativeStack) -> None:
+        self.roles = {"backend": [stack.service("backend").pid],
+                      "redis+toxiproxy": [stack.service("redis").pid, stack.service("toxiproxy").pid]}
+
+    def _now(self) -> dict[str, float]:
+        t = os.times()
+        out = {role: sum(_tick_seconds(p) for pid in pids for p in _tree(pid))
+               for role, pids in self.roles.items()}
+        out["browser"] = t.children_user + t.children_system
+        out["runner"] = t.user + t.system
+        return out
+
+    def __enter__(self) -> "CpuSplit":
+        self.t0, self.start = time.monotonic(), self._now()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        end = self._now()
+        self.wall = time.monotonic() - self.t0
+        self.used = {k: max(0.0, end[k] - self.start.get(k, 0.0)) for k in end}
+
+    def text(self) -> str:
+        total = sum(self.used.values()) or 1.0
+        cores = os.cpu_count() or 1
+        parts = ", ".join(f"{k} {v:.1f} s ({100 * v / total:.0f}%)"
+                          for k, v in sorted(self.used.items(), key=lambda kv: -kv[1]))
+        return (f"{total:.1f} CPU-s in {self.wall:.1f} s wall ({100 * total / (self.wall * cores):.0f}% "
+                f"of {cores} cores): {parts}")
+
+
+def plain_loop(stack: NativeStack, defects: tuple[str, ...], count: int) -> Measure:
+    with tempfile.TemporaryDirectory(prefix="chaoslab-bench-") as tmp:
+        junit = Path(tmp) / "junit.xml"
+        env = {**os.environ, "BENCH_DEFECTS": ",".join(defects)}
+        t0 = time.monotonic()
+        subprocess.run([sys.executable, "-m", "pytest", "-c", str(PLAIN_DIR / "pytest.ini"),
+                        str(PLAIN_DIR), f"--count={count}", "--base-url", stack.cfg.chat_url,
+                        "-q", "-p", "no:randomly", f"--junitxml={junit}"],
+                       env=env, cwd=ROOT, capture_output=True, text=True, timeout=count * 60 + 120)
+        seconds = time.monotonic() - t0
+        suite = ET.parse(junit).getroot()
+        suite = suite if suite.tag == "testsuite" else suite[0]
+        tests = int(suite.get("tests", 0))
+        failed = int(suite.get("failures", 0)) + int(suite.get("errors", 0))
+    name = "plain loop, " + ("incident" if defects else "correct")
+    return Measure(name, tests, failed, seconds)
+
+
+def lab_cell(stack: NativeStack, cell: Cell, trials: int, concurrency: int, out_dir: Path,
+             seed: int) -> tuple[Measure, list[Any]]:
+    t0 = time.monotonic()
+    outcome = Runner(stack, out_dir, concurrency=concurrency).run([(cell, plan_cell(cell, trials, seed))])[0]
+    seconds = time.monotonic() - t0
+    failed = sum(t.failed for t in outcome.trials)
+    unknown = sum(t.result.validity == "unknown" for t in outcome.trials)
+    name = f"lab runner, {cell.profile}" + (f" ({unknown} unknown)" if unknown else "")
+    return Measure(name, len(outcome.trials), failed, seconds), outcome.trials
+
+
+def exposing_cells() -> dict[str, Cell]:
+    """Each defect alone in the first cell of the default matrix that exposes it."""
+    out: dict[str, Cell] = {}
+    for fault, params, refresh, exposed in DEFAULT_PAIRS:
+        for d in exposed or INCIDENT_DEFECTS:
+            out.setdefault(d, Cell((d,), fault, refresh, 5, tuple(sorted(params.items()))))
+    return {d: out[d] for d in DEFECTS if d in out}
+
+
+@dataclass
+class Bench:
+    stack: NativeStack
+    plain_runs: int = 60
+    lab_trials: int = 300
+    concurrency: int = 8
+    seed: int = 1
+    out_root: Path = ROOT / "reports"
+
+    def run(self, out: TextIO = sys.stdout) -> int:
+        out_dir = self.out_root / ("bench-" + time.strftime("%Y%m%d-%H%M%S"))
+        cell = Cell((), "none", "settled", 5)
+        incident = Cell(INCIDENT_DEFECTS, "none", "settled", 5)
+        say = lambda s: print(s, file=out, flush=True)  # noqa: E731
+        say(f"bench on {self.stack.cfg.chat_url}: plain loop x{self.plain_runs} per profile, "
+            f"lab {self.lab_trials} + {self.plain_runs} trials (concurrency {self.concurrency})")
+        say("  1/5 lab runner, correct profile ...")
+        with CpuSplit(self.stack) as cpu:
+            lab_ok, _ = lab_cell(self.stack, cell, self.lab_trials, self.concurrency, out_dir / "lab-correct", self.seed)
+        say("  2/5 lab runner, incident profile ...")
+        lab_bad, _ = lab_cell(self.stack, incident, self.plain_runs, self.concurrency, out_dir / "lab-incident", self.seed)
+        say("  3/5 plain loop, correct profile ...")
+        plain_ok = plain_loop(self.stack, (), self.plain_runs)
+        say("  4/5 plain loop, incident profile (each failing run waits for its expect timeout) ...")
+        plain_bad = plain_loop(self.stack, INCIDENT_DEFECTS, self.plain_runs)
+        say("  5/5 each defect's exposing cell, one trial ...")
+        first: dict[str, dict[str, Any]] = {}
+        for d, c in exposing_cells().items():
+            _, trials = lab_cell(self.stack, c, 1, 1, out_dir / "first" / d, self.seed)
+            t = trials[0]
+            first[d] = {"cell": c.cell_id, "reproduced": t.failed,
+                        "anomalies": {k: v for k, v in t.result.anomalies().items() if v and not k.startswith("lost_")}}
+        ratio_ok = plain_ok.per_trial / lab_ok.per_trial
+        ratio_bad = plain_bad.per_trial / lab_bad.per_trial
+        per_300 = lab_ok.per_trial * 300
+        rows = [plain_ok, lab_ok, plain_bad, lab_bad]
+        say("")
+        say(f"{'':34} {'trials':>6} {'failed':>6} {'s/trial':>8}")
+        for m in rows:
+            say(f"{m.name:34} {m.trials:6d} {m.failed:6d} {m.per_trial:8.3f}")
+        say("")
+        say(f"passing trials: lab {ratio_ok:.1f}x faster than the plain loop (target >= {TARGETS['passing_ratio']:g}x)")
+        say(f"failing trials: lab {ratio_bad:.1f}x faster than the plain loop (target >= {TARGETS['failing_ratio']:g}x)")
+        say(f"300 trials of {cell.cell_id}: {per_300:.0f} s at the measured pace (target <= {TARGETS['correct_300_s']:g} s)")
+        say("first trial of each defect's exposing cell: " + ", ".join(
+            f"{d} {'reproduced' if v['reproduced'] else 'NOT reproduced'}" for d, v in first.items()))
+        say(f"CPU while the lab ran the correct cell: {cpu.text()}")
+        checks = {"passing_ratio": ratio_ok >= TARGETS["passing_ratio"],
+                  "failing_ratio": ratio_bad >= TARGETS["failing_ratio"],
+                  "correct_300_s": per_300 <= TARGETS["correct_300_s"],
+                  "first_trial": all(v["reproduced"] for v in first.values()),
+                  "plain_correct_passed": plain_ok.failed == 0 and lab_ok.failed == 0,
+                  "incident_failed": plain_bad.failed == plain_bad.trials and lab_bad.failed == lab_bad.trials}
+        missed = [k for k, ok in checks.items() if not ok]
+        say("targets met" if not missed else f"targets missed: {', '.join(missed)}")
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / "bench.json").write_text(json.dumps({
+            "measures": [{**m.__dict__, "per_trial_s": round(m.per_trial, 4)} for m in rows],
+            "ratios": {"passing": round(ratio_ok, 2), "failing": round(ratio_bad, 2)},
+            "correct_300_s": round(per_300, 1), "first_trial": first,
+            "cpu_seconds": {k: round(v, 2) for k, v in cpu.used.items()}, "cpu_wall_s": round(cpu.wall, 1),
+            "checks": checks, "concurrency": self.concurrency, "cores": os.cpu_count()}, indent=2) + "\n")
+        say(f"figures: {out_dir / 'bench.json'}")
+        # Targets missed are figures; a bench whose baselines behave wrongly measured nothing.
+        return 0 if checks["plain_correct_passed"] and checks["incident_failed"] else 1
