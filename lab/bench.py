@@ -30,6 +30,10 @@ from services.chat.defects import INCIDENT, REGISTRY as DEFECTS
 
 PLAIN_DIR = ROOT / "tests" / "bench" / "plain"
 INCIDENT_DEFECTS = tuple(d for d in DEFECTS if d in INCIDENT)
+# Each defect's expected anomaly (design: the defect catalogue): what its first trial must show.
+EXPECTED = {"fire_and_forget": "lost", "ttl_set_once": "expired", "shared_loop_client": "phantom_fail",
+            "blind_retry": "duplicated", "swallowed_errors": "lost", "save_at_stream_end": "lost",
+            "session_cookie": "amnesia"}
 TARGETS = {"passing_ratio": 5.0, "failing_ratio": 20.0, "correct_300_s": 60.0}
 
 
@@ -135,7 +139,8 @@ def lab_cell(stack: NativeStack, cell: Cell, trials: int, concurrency: int, out_
 def exposing_cells() -> dict[str, Cell]:
     """Each defect alone in the first cell of the default matrix that exposes it."""
     out: dict[str, Cell] = {}
-    for fault, params, refresh, exposed in DEFAULT_PAIRS:
+    # Cells named for a defect first; the incident's own cell (exposed: None) for the rest.
+    for fault, params, refresh, exposed in sorted(DEFAULT_PAIRS, key=lambda p: p[3] is None):
         for d in exposed or INCIDENT_DEFECTS:
             out.setdefault(d, Cell((d,), fault, refresh, 5, tuple(sorted(params.items()))))
     return {d: out[d] for d in DEFECTS if d in out}
@@ -171,7 +176,11 @@ class Bench:
         for d, c in exposing_cells().items():
             _, trials = lab_cell(self.stack, c, 1, 1, out_dir / "first" / d, self.seed)
             t = trials[0]
-            first[d] = {"cell": c.cell_id, "reproduced": t.failed,
+            shows = t.result.anomalies().get(EXPECTED.get(d, "lost"), 0) > 0
+            first[d] = {"cell": c.cell_id, "expected": EXPECTED.get(d, "lost"),
+                        "reproduced": t.result.validity != "unknown" and shows,
+                        "validity": t.result.validity,
+                        "reasons": t.result.reasons[:3],
                         "anomalies": {k: v for k, v in t.result.anomalies().items() if v and not k.startswith("lost_")}}
         ratio_ok = plain_ok.per_trial / lab_ok.per_trial
         ratio_bad = plain_bad.per_trial / lab_bad.per_trial
@@ -185,8 +194,12 @@ class Bench:
         say(f"passing trials: lab {ratio_ok:.1f}x faster than the plain loop (target >= {TARGETS['passing_ratio']:g}x)")
         say(f"failing trials: lab {ratio_bad:.1f}x faster than the plain loop (target >= {TARGETS['failing_ratio']:g}x)")
         say(f"300 trials of {cell.cell_id}: {per_300:.0f} s at the measured pace (target <= {TARGETS['correct_300_s']:g} s)")
-        say("first trial of each defect's exposing cell: " + ", ".join(
-            f"{d} {'reproduced' if v['reproduced'] else 'NOT reproduced'}" for d, v in first.items()))
+        say("first trial of each defect's exposing cell:")
+        for d, v in first.items():
+            shown = ", ".join(f"{k} {n}" for k, n in v["anomalies"].items()) or "no anomaly"
+            verdict = ("unknown (" + "; ".join(v["reasons"])[:120] + ")" if v["validity"] == "unknown"
+                       else "reproduced" if v["reproduced"] else "NOT reproduced")
+            say(f"  {d:<20} {verdict:<16} expected {v['expected']}; shown: {shown}   [{v['cell']}]")
         say(f"CPU while the lab ran the correct cell: {cpu.text()}")
         checks = {"passing_ratio": ratio_ok >= TARGETS["passing_ratio"],
                   "failing_ratio": ratio_bad >= TARGETS["failing_ratio"],
