@@ -5,6 +5,7 @@ draw a four-lane timeline for a failing trial."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +23,12 @@ ONLY = ("profile=correct|fire_and_forget|incident|incident-fire_and_forget;fault
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A small run of its own -- or, with LAB_REPORT_DIR=reports/latest, the run a `make chaos`
+    left (the same checks on a full report)."""
+    given = os.environ.get("LAB_REPORT_DIR")
+    if given:
+        yield Path(given).resolve()
+        return
     tmp = tmp_path_factory.mktemp("report")
     env = isolated_env(tmp / "run")
     try:
@@ -62,7 +69,8 @@ def test_report_opens_offline_and_shows_the_results(run_dir: Path, browser: Brow
         assert any(rate > 0 for rate in shown.values()) and any(rate == 0 for rate in shown.values())
 
         # A failing trial under a fault: its timeline has the four lanes, each with something in it.
-        latency = next(c for c in results["cells"] if c["fault"] == "latency" and c["failing_trials"])
+        latency = next(c for c in results["cells"] if c["fault"] == "latency" and c["failing_trials"]
+                       and c["profile"] != "correct")
         trial = page.locator(f'details.trial[data-trial="{latency["failing_trials"][0]}"]')
         trial.evaluate("e => e.open = true")
         lanes = trial.locator("svg.timeline g.lane")
