@@ -11,18 +11,21 @@ above the stack reads the same events as in native mode.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import redis
 
 from lab.config import LabConfig
-from lab.errors import LabError
+from lab.errors import LabError, UsageError
 from lab.stack import procs
 from lab.stack.engine import DOCKER, Engine
 from lab.stack.native import http_get
@@ -34,18 +37,24 @@ BASE_IMAGE = "chaoslab/base:bookworm"
 TOXIPROXY_IMAGE = "chaoslab/toxiproxy:2.12.0"
 BASE_PACKAGES = "redis-server,python3,python3-venv,ca-certificates"
 SERVICES = ("redis", "toxiproxy", "chat")
+# The lab's service names (native mode's) -> compose services.
+SERVICE_OF = {"redis": "redis", "toxiproxy": "toxiproxy", "backend": "chat", "chat": "chat"}
+# Redis's container reads this file at every start (compose.yaml): "yes" = AOF on. A restart
+# of the same container re-runs the same command, so this is how the durable variant survives.
+APPENDONLY_FLAG = ("/data", "lab-appendonly")
 
 
 class ComposeStack:
     mode = "compose"
 
-    def __init__(self, cfg: LabConfig) -> None:
+    def __init__(self, cfg: LabConfig, docker_root: Path | None = None) -> None:
         self.cfg = cfg
         self.run_dir = cfg.run_dir.parent / "compose" if cfg.run_dir.name == "native" else cfg.run_dir
         self.cache = cfg.root / ".lab" / "cache"
         # LAB_DOCKER_ROOT: the private engine's data root (image cache); one engine per root.
-        self.engine = Engine(self.run_dir, Path(os.environ.get("LAB_DOCKER_ROOT",
-                                                               cfg.root / ".lab" / "docker")))
+        self.engine = Engine(self.run_dir, docker_root or Path(os.environ.get(
+            "LAB_DOCKER_ROOT", cfg.root / ".lab" / "docker")))
+        self._sdk: Any = None
         # One compose project per run folder: test stacks never collide with a user's.
         self.project = "chaoslab" + hashlib.sha1(str(self.run_dir).encode()).hexdigest()[:6]
 
@@ -174,17 +183,23 @@ class ComposeStack:
         self._images = self._choose_images(host)
         self._compose(host, "up", "-d", "--build")
         self._wait_healthy(host, timeout_s)
-        if procs.read(self.run_dir, "backend-log") is None:
-            # Follow the backend's log into the run folder (lab.stack.events reads it).
-            procs.spawn("backend-log", [shutil.which("docker-compose") or "docker-compose",
-                                        "-f", str(self.cfg.root / "compose.yaml"), "logs",
-                                        "-f", "--no-color", "chat"],
-                        self.run_dir, env=self._env(host), cwd=self.cfg.root)
+        info = procs.read(self.run_dir, "backend-log")
+        if info is None or not info.alive():
+            self._follow_backend_log(host)
         state = {"mode": self.mode, "run_dir": str(self.run_dir), "docker_host": host,
                  "project": self.project, "endpoints": self.cfg.endpoints(),
                  "images": self._images or OFFICIAL, "reused": False}
         (self.run_dir / "stack.json").write_text(json.dumps(state, indent=2) + "\n")
         return state
+
+    def _follow_backend_log(self, host: str) -> None:
+        """Follow the chat container's log into the run folder (lab.stack.events reads it),
+        from the current run's start: `docker logs -f` ends when the container stops, so a
+        backend restart starts a new follower, and --since keeps it from repeating old lines."""
+        c = self._container("chat", host)
+        procs.spawn("backend-log", [DOCKER, "logs", "-f", "--since",
+                                    c.attrs["State"]["StartedAt"], c.id],
+                    self.run_dir, env=self._env(host), cwd=self.cfg.root)
 
     def _check_ports_free(self) -> None:
         from lab.config import PORT_ENV
@@ -213,6 +228,139 @@ class ComposeStack:
         wait_until(lambda: http_get(cfg.chat_url + "/healthz")[0] == 200,
                    what="chat through toxiproxy", timeout_s=30)
 
+    # ----------------------------------------------------------------- container faults
+    # The Stack verbs the process faults use (lab.stack.Stack), through the docker SDK; each
+    # waits on what the engine reports (State.Paused, a new StartedAt), not on the call returning.
+    def _host(self) -> str:
+        try:
+            return str(json.loads((self.run_dir / "stack.json").read_text())["docker_host"])
+        except (OSError, ValueError, KeyError):
+            raise LabError(f"no compose stack is up in {self.run_dir}",
+                           "start it: lab up --mode compose") from None
+
+    def _client(self, host: str | None = None) -> Any:
+        if self._sdk is None:
+            import docker
+
+            self._sdk = docker.DockerClient(base_url=host or self._host(), version="auto", timeout=60)
+        return self._sdk
+
+    def _container(self, service: str, host: str | None = None) -> Any:
+        """The compose project's container of a service, found by compose's labels."""
+        name = SERVICE_OF.get(service)
+        if name is None:
+            raise UsageError(f"unknown service {service!r}", f"valid: {', '.join(SERVICE_OF)}")
+        found = self._client(host).containers.list(all=True, filters={"label": [
+            f"com.docker.compose.project={self.project}", f"com.docker.compose.service={name}"]})
+        if len(found) != 1:
+            raise LabError(f"{len(found)} {name} containers in compose project {self.project}, "
+                           "expected 1", "restart the stack: lab down --mode compose; lab up --mode compose")
+        return found[0]
+
+    def _state(self, service: str) -> dict[str, Any]:
+        c = self._container(service)
+        c.reload()
+        return dict(c.attrs["State"])
+
+    def instance(self, service: str) -> str:
+        """What runs now: a restart keeps the container but gives it a new StartedAt."""
+        c = self._container(service)
+        return f"{service} container {c.short_id} started {c.attrs['State']['StartedAt']}"
+
+    def pause_redis(self) -> None:
+        self._container("redis").pause()
+
+    def resume_redis(self) -> None:
+        self._container("redis").unpause()
+        wait_until(lambda: not self._state("redis")["Paused"], what="redis container unpaused",
+                   timeout_s=10)
+
+    def redis_paused(self) -> str | None:
+        """Evidence from the engine that the Redis container is frozen, None if it runs."""
+        st = self._state("redis")
+        if not st["Paused"]:
+            return None
+        return f"redis container {self._container('redis').short_id} State.Status={st['Status']} (frozen)"
+
+    def restart_redis(self, *, durable: bool, timeout_s: float = 30.0) -> str:
+        """SIGKILL the Redis container (no shutdown save) and start the same container again:
+        its writable layer (/data) survives, and its command reads the AOF flag written here."""
+        c = self._container("redis")
+        self._put_file(c, *APPENDONLY_FLAG, b"yes\n" if durable else b"no\n")
+        c.kill()  # SIGKILL
+        wait_until(lambda: not self._state("redis")["Running"], what="redis container killed",
+                   timeout_s=timeout_s)
+        c.start()
+        self._wait_redis(timeout_s)
+        return self.instance("redis")
+
+    def restart_backend(self, timeout_s: float = 30.0) -> str:
+        """Stop the chat container (SIGTERM: gunicorn finishes in-flight requests; SIGKILL
+        after 10 s) and start it again; its log follower is restarted with it."""
+        c = self._container("chat")
+        info = procs.read(self.run_dir, "backend-log")
+        c.stop(timeout=10)
+        wait_until(lambda: not self._state("chat")["Running"], what="chat container stopped",
+                   timeout_s=timeout_s)
+        if info is not None:
+            procs.stop(info, self.run_dir)  # it exits with the container; reap it
+        c.start()
+        c.reload()
+        self._follow_backend_log(self._host())
+        cfg = self.cfg
+        wait_until(lambda: http_get(cfg.backend_url + "/healthz")[0] == 200,
+                   what="backend after restart", timeout_s=timeout_s)
+        wait_until(lambda: http_get(cfg.chat_url + "/healthz")[0] == 200,
+                   what="backend through toxiproxy after restart", timeout_s=timeout_s)
+        return self.instance("backend")
+
+    # Compose only (lab.faults.redis_net_disconnect): the native stack has no container network.
+    def _store_network(self) -> str:
+        return f"{self.project}_store"
+
+    def redis_networks(self) -> list[str]:
+        c = self._container("redis")
+        c.reload()
+        return sorted(c.attrs["NetworkSettings"]["Networks"])
+
+    def disconnect_redis(self) -> None:
+        self._client().networks.get(self._store_network()).disconnect(self._container("redis"))
+
+    def reconnect_redis(self, timeout_s: float = 30.0) -> None:
+        if self._store_network() not in self.redis_networks():
+            # The service name is a DNS alias on the network: Toxiproxy dials "redis:6379".
+            self._client().networks.get(self._store_network()).connect(
+                self._container("redis"), aliases=["redis"])
+        self._wait_redis(timeout_s)
+
+    def heal(self) -> None:
+        """After success, failure or Ctrl-C: Redis not left frozen or off its network."""
+        if self._state("redis")["Paused"]:
+            self.resume_redis()
+        if self._store_network() not in self.redis_networks():
+            self.reconnect_redis()
+
+    def _wait_redis(self, timeout_s: float) -> None:
+        def ping(url: str) -> bool:
+            r = redis.Redis.from_url(url, socket_timeout=1, socket_connect_timeout=1, retry=None)
+            try:
+                return bool(r.ping())
+            finally:
+                r.close()
+        cfg = self.cfg
+        for what, url in (("redis", cfg.redis_url), ("redis through toxiproxy", cfg.redis_proxy_url)):
+            wait_until(lambda: ping(url), what=what, timeout_s=timeout_s)
+
+    @staticmethod
+    def _put_file(c: Any, folder: str, name: str, data: bytes) -> None:
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w") as tar:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+        if not c.put_archive(folder, buf.getvalue()):
+            raise LabError(f"could not write {folder}/{name} into the {c.name} container")
+
     def down(self) -> list[str]:
         report = []
         info = procs.read(self.run_dir, "backend-log")
@@ -224,6 +372,9 @@ class ComposeStack:
             # engine leaves its bridge interfaces behind).
             self._compose(host, "down", "--remove-orphans", "-t", "5")
             report.append(f"compose project {self.project}: down")
+        if self._sdk is not None:
+            self._sdk.close()
+            self._sdk = None
         stopped = self.engine.stop()
         if stopped:
             report.append(stopped)
