@@ -178,6 +178,11 @@ class ComposeStack:
                 raise
 
     def _up(self, timeout_s: float) -> dict[str, object]:
+        reusable = self._reusable()
+        if reusable is not None:
+            return reusable
+        if (self.run_dir / "stack.json").exists():
+            self.down()  # a stack of older code or compose.yaml, or unhealthy: start afresh
         self._check_ports_free()
         host = self.engine.ensure()
         self._images = self._choose_images(host)
@@ -188,9 +193,29 @@ class ComposeStack:
             self._follow_backend_log(host)
         state = {"mode": self.mode, "run_dir": str(self.run_dir), "docker_host": host,
                  "project": self.project, "endpoints": self.cfg.endpoints(),
-                 "images": self._images or OFFICIAL, "reused": False}
+                 "images": self._images or OFFICIAL, "code": self._fingerprint(), "reused": False}
         (self.run_dir / "stack.json").write_text(json.dumps(state, indent=2) + "\n")
         return state
+
+    def _fingerprint(self) -> str:
+        from lab.stack.native import code_fingerprint
+
+        compose = hashlib.sha256((self.cfg.root / "compose.yaml").read_bytes()).hexdigest()[:8]
+        return f"{code_fingerprint()}-{compose}"
+
+    def _reusable(self) -> dict[str, object] | None:
+        """A healthy stack this run folder started, running this checkout's code and
+        compose.yaml, is reused (as native mode does); anything else is started afresh."""
+        try:
+            state = json.loads((self.run_dir / "stack.json").read_text())
+        except (OSError, ValueError):
+            return None
+        if state.get("code") != self._fingerprint() or not self.status()["healthy"]:
+            return None
+        log = procs.read(self.run_dir, "backend-log")
+        if log is None or not log.alive():
+            self._follow_backend_log(str(state["docker_host"]))
+        return {**state, "reused": True}
 
     def _follow_backend_log(self, host: str) -> None:
         """Follow the chat container's log into the run folder (lab.stack.events reads it),
@@ -387,7 +412,10 @@ class ComposeStack:
         except (OSError, ValueError):
             state = {}
         up = bool(state)
-        return {"mode": self.mode, "up": up, "healthy": up and http_get(self.cfg.chat_url + "/healthz")[0] == 200
-                if up else False, "run_dir": str(self.run_dir),
+        try:
+            healthy = up and http_get(self.cfg.chat_url + "/healthz")[0] == 200
+        except OSError:  # nothing listening: not healthy
+            healthy = False
+        return {"mode": self.mode, "up": up, "healthy": healthy, "run_dir": str(self.run_dir),
                 "services": {s: {"pid": None, "alive": up} for s in SERVICES},
                 "endpoints": self.cfg.endpoints(), **({"project": state.get("project")} if up else {})}
