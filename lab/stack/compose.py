@@ -19,8 +19,10 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+from collections.abc import Callable
+from functools import wraps
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import redis
 
@@ -42,6 +44,25 @@ SERVICE_OF = {"redis": "redis", "toxiproxy": "toxiproxy", "backend": "chat", "ch
 # Redis's container reads this file at every start (compose.yaml): "yes" = AOF on. A restart
 # of the same container re-runs the same command, so this is how the durable variant survives.
 APPENDONLY_FLAG = ("/data", "lab-appendonly")
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _engine_errors(fn: F) -> F:
+    """The docker SDK's errors as LabError (the runner reports a fault it could not apply as
+    the cell's fault error, and the CLI prints it without a traceback)."""
+    @wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        import docker.errors
+        import requests
+
+        try:
+            return fn(*args, **kwargs)
+        except (docker.errors.DockerException, requests.RequestException) as exc:
+            raise LabError(f"{fn.__name__}: the Docker engine refused: {exc}",
+                           "is the compose stack up? lab status --mode compose") from None
+    return wrapper  # type: ignore[return-value]
 
 
 class ComposeStack:
@@ -287,19 +308,23 @@ class ComposeStack:
         c.reload()
         return dict(c.attrs["State"])
 
+    @_engine_errors
     def instance(self, service: str) -> str:
         """What runs now: a restart keeps the container but gives it a new StartedAt."""
         c = self._container(service)
         return f"{service} container {c.short_id} started {c.attrs['State']['StartedAt']}"
 
+    @_engine_errors
     def pause_redis(self) -> None:
         self._container("redis").pause()
 
+    @_engine_errors
     def resume_redis(self) -> None:
         self._container("redis").unpause()
         wait_until(lambda: not self._state("redis")["Paused"], what="redis container unpaused",
                    timeout_s=10)
 
+    @_engine_errors
     def redis_paused(self) -> str | None:
         """Evidence from the engine that the Redis container is frozen, None if it runs."""
         st = self._state("redis")
@@ -307,6 +332,7 @@ class ComposeStack:
             return None
         return f"redis container {self._container('redis').short_id} State.Status={st['Status']} (frozen)"
 
+    @_engine_errors
     def restart_redis(self, *, durable: bool, timeout_s: float = 30.0) -> str:
         """SIGKILL the Redis container (no shutdown save) and start the same container again:
         its writable layer (/data) survives, and its command reads the AOF flag written here."""
@@ -319,6 +345,7 @@ class ComposeStack:
         self._wait_redis(timeout_s)
         return self.instance("redis")
 
+    @_engine_errors
     def restart_backend(self, timeout_s: float = 30.0) -> str:
         """Stop the chat container (SIGTERM: gunicorn finishes in-flight requests; SIGKILL
         after 10 s) and start it again; its log follower is restarted with it."""
@@ -343,14 +370,17 @@ class ComposeStack:
     def _store_network(self) -> str:
         return f"{self.project}_store"
 
+    @_engine_errors
     def redis_networks(self) -> list[str]:
         c = self._container("redis")
         c.reload()
         return sorted(c.attrs["NetworkSettings"]["Networks"])
 
+    @_engine_errors
     def disconnect_redis(self) -> None:
         self._client().networks.get(self._store_network()).disconnect(self._container("redis"))
 
+    @_engine_errors
     def reconnect_redis(self, timeout_s: float = 30.0) -> None:
         if self._store_network() not in self.redis_networks():
             # The service name is a DNS alias on the network: Toxiproxy dials "redis:6379".
@@ -358,6 +388,13 @@ class ComposeStack:
                 self._container("redis"), aliases=["redis"])
         self._wait_redis(timeout_s)
 
+    def close(self) -> None:
+        """Release the docker SDK client (the stack keeps running)."""
+        if self._sdk is not None:
+            self._sdk.close()
+            self._sdk = None
+
+    @_engine_errors
     def heal(self) -> None:
         """After success, failure or Ctrl-C: Redis not left frozen or off its network."""
         if self._state("redis")["Paused"]:
@@ -397,9 +434,7 @@ class ComposeStack:
             # engine leaves its bridge interfaces behind).
             self._compose(host, "down", "--remove-orphans", "-t", "5")
             report.append(f"compose project {self.project}: down")
-        if self._sdk is not None:
-            self._sdk.close()
-            self._sdk = None
+        self.close()
         stopped = self.engine.stop()
         if stopped:
             report.append(stopped)

@@ -38,9 +38,11 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ComposeStack]:
     env = isolated_env(tmp_path_factory.mktemp("compose-chaos"), LAB_DOCKER_ROOT=str(DOCKER_ROOT))
     up = run_lab(env, "up", "--mode", "compose", timeout=900)
     assert up.returncode == 0, up.stdout + up.stderr
+    stack = ComposeStack(LabConfig.from_env(env), docker_root=DOCKER_ROOT)
     try:
-        yield ComposeStack(LabConfig.from_env(env), docker_root=DOCKER_ROOT)
+        yield stack
     finally:
+        stack.close()
         run_lab(env, "down", "--mode", "compose")
 
 
