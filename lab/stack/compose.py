@@ -357,14 +357,16 @@ class ComposeStack:
         if info is not None:
             procs.stop(info, self.run_dir)  # it exits with the container; reap it
         c.start()
-        c.reload()
         self._follow_backend_log(self._host())
+        self._wait_backend(timeout_s)
+        return self.instance("backend")
+
+    def _wait_backend(self, timeout_s: float) -> None:
         cfg = self.cfg
         wait_until(lambda: http_get(cfg.backend_url + "/healthz")[0] == 200,
                    what="backend after restart", timeout_s=timeout_s)
         wait_until(lambda: http_get(cfg.chat_url + "/healthz")[0] == 200,
                    what="backend through toxiproxy after restart", timeout_s=timeout_s)
-        return self.instance("backend")
 
     # Compose only (lab.faults.redis_net_disconnect): the native stack has no container network.
     def _store_network(self) -> str:
@@ -396,11 +398,23 @@ class ComposeStack:
 
     @_engine_errors
     def heal(self) -> None:
-        """After success, failure or Ctrl-C: Redis not left frozen or off its network."""
-        if self._state("redis")["Paused"]:
+        """After success, failure or Ctrl-C: Redis not left frozen, off its network or killed
+        (a restart cut short), the backend not left stopped."""
+        st = self._state("redis")
+        if st["Paused"]:
             self.resume_redis()
+        elif not st["Running"]:
+            self._container("redis").start()
+            self._wait_redis(30)
         if self._store_network() not in self.redis_networks():
             self.reconnect_redis()
+        if not self._state("chat")["Running"]:
+            self._container("chat").start()
+            info = procs.read(self.run_dir, "backend-log")
+            if info is not None:
+                procs.stop(info, self.run_dir)
+            self._follow_backend_log(self._host())
+            self._wait_backend(30)
 
     def _wait_redis(self, timeout_s: float) -> None:
         def ping(url: str) -> bool:
