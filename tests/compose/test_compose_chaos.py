@@ -11,6 +11,9 @@ makes the correct profile answer 503 (not hang) and nothing acknowledged is lost
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,8 +41,13 @@ FAULT_TURN = 3
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ComposeStack]:
-    env = isolated_env(tmp_path_factory.mktemp("compose-chaos"), LAB_DOCKER_ROOT=str(DOCKER_ROOT))
+def compose_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    return isolated_env(tmp_path_factory.mktemp("compose-chaos"), LAB_DOCKER_ROOT=str(DOCKER_ROOT))
+
+
+@pytest.fixture(scope="module")
+def stack(compose_env: dict[str, str]) -> Iterator[ComposeStack]:
+    env = compose_env
     up = run_lab(env, "up", "--mode", "compose", timeout=900)
     assert up.returncode == 0, up.stdout + up.stderr
     stack = ComposeStack(LabConfig.from_env(env), docker_root=DOCKER_ROOT)
@@ -159,6 +167,35 @@ def test_redis_net_disconnect_cuts_redis_off_until_removed(targets: Targets, sta
     assert stack.redis_networks() == [f"{stack.project}_store"]
     resp = requests.post(stack.cfg.chat_url + "/chat", json={"message": "hi"}, timeout=30)
     assert resp.status_code == 200
+
+
+def test_ctrl_c_during_a_container_fault_leaves_redis_running(stack: ComposeStack,
+                                                              compose_env: dict[str, str],
+                                                              tmp_path: Path) -> None:
+    """`lab chaos --mode compose` interrupted while Redis is paused: exit 130, a partial
+    report, and the container unpaused (the stack itself, reused, stays up)."""
+    from lab.wait import wait_until
+
+    proc = subprocess.Popen([sys.executable, "-m", "lab", "chaos", "--mode", "compose", "--only",
+                             "profile=correct;fault=redis_pause", "--trials", "4", "--seed", "7",
+                             "--reports", str(tmp_path)], env=compose_env, cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_until(lambda: stack.redis_paused() or proc.poll() is not None,
+                   what="the chaos run pausing Redis", timeout_s=180, interval_s=0.1)
+        assert proc.poll() is None, "the run must still be going when Ctrl-C arrives"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, out + err
+    assert stack.redis_paused() is None
+    r = redis.Redis.from_url(stack.cfg.redis_proxy_url, socket_timeout=5)
+    assert r.ping()
+    r.close()
+    assert (tmp_path / "latest" / "results.json").exists()
 
 
 # ----------------------------------------------------------------- cells: the same outcomes as native
