@@ -48,12 +48,12 @@ def compose_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def stack(compose_env: dict[str, str]) -> Iterator[ComposeStack]:
     env = compose_env
-    up = run_lab(env, "up", "--mode", "compose", timeout=900)
-    assert up.returncode == 0, up.stdout + up.stderr
     stack = ComposeStack(LabConfig.from_env(env), docker_root=DOCKER_ROOT)
     try:
+        up = run_lab(env, "up", "--mode", "compose", timeout=900)
+        assert up.returncode == 0, up.stdout + up.stderr
         yield stack
-    finally:
+    finally:  # also after a failed up: nothing of the engine may outlive the module
         stack.close()
         run_lab(env, "down", "--mode", "compose")
 
