@@ -1,5 +1,5 @@
 # The chaos lab for LLM chat memory. Every target sets up what it needs first (idempotent).
-#   make chaos   the main job: the defect x fault matrix on the native stack
+#   make chaos   the main job: the defect x fault matrix on the native stack (MODE=compose)
 #   make test    the test suite (unit, integration, e2e) on the real stack
 SHELL := /bin/bash
 VENV ?= .venv
@@ -11,7 +11,7 @@ MODE ?= native
 .PHONY: help setup venv system toxiproxy docker test test-unit test-integration up down status chaos bench clean
 
 help:
-	@echo "make chaos    run the chaos matrix (native stack; MODE=compose once available)"
+	@echo "make chaos    run the chaos matrix (native stack; MODE=compose on Docker Compose)"
 	@echo "make test     set up and run the test suite on the real stack"
 	@echo "make up       start the stack and print its endpoints; make down stops it"
 	@echo "make status   what runs where"

@@ -15,7 +15,7 @@ from lab.errors import UsageError
 from lab.report import decide, junit_xml, results_json, table, write_run
 from lab.runner import CellOutcome, Runner, TrialOutcome
 from lab.schedule import REFRESH_POINTS, Cell, fault_text, parse_fault, parse_profile, plan_cell, plan_trial
-from lab.stack.native import NativeStack
+from lab.stack import Stack
 from services.chat.defects import INCIDENT, REGISTRY as DEFECTS
 
 DEFAULT_TRIALS = 5
@@ -50,6 +50,14 @@ def profiles_for(exposed: tuple[str, ...] | None) -> list[tuple[str, ...]]:
     out = [(), incident, *((d,) for d in exposed),
            *(tuple(x for x in incident if x != d) for d in exposed if d in incident)]
     return list(dict.fromkeys(out))
+
+
+def check_modes(cells: list[Cell], mode: str) -> None:
+    """Bad input before anything starts: a fault the mode's stack cannot do (UsageError)."""
+    from lab.faults import REGISTRY, check_mode
+
+    for name in dict.fromkeys(c.fault for c in cells):
+        check_mode(REGISTRY[name], mode)
 
 
 def parse_only(text: str | None) -> dict[str, list[str]]:
@@ -137,7 +145,7 @@ class Progress:
 
 @dataclass
 class ChaosRun:
-    stack: NativeStack
+    stack: Stack
     cells: list[Cell]
     trials: int
     seed: int
@@ -218,7 +226,7 @@ def summary(stats: list[CellStats], vs: list, decision: Any, out_dir: Path, seco
     failing = [t for o in outcomes for t in o.trials if t.failed]
     if failing:
         lines += ["", f"Failing trials: {len(failing)} (artifacts in {out_dir}/trials/); replay one:",
-                  f"  {failing[0].plan.replay_command()}"]
+                  f"  {failing[0].plan.replay_command(mode=failing[0].mode)}"]
     lines += ["", f"{n} trials in {seconds:.0f} s ({seconds / max(n, 1):.2f} s per trial); "
               f"results: {out_dir}/results.json, junit.xml",
               f"open in a browser: {out_dir}/report.html"]
@@ -230,7 +238,7 @@ def summary(stats: list[CellStats], vs: list, decision: Any, out_dir: Path, seco
     return "\n".join(lines)
 
 
-def replay(stack: NativeStack, profile: str, fault: str, refresh: str, turns: int, seed: int,
+def replay(stack: Stack, profile: str, fault: str, refresh: str, turns: int, seed: int,
            fault_turn: int | None, runs: int, reports_root: Path, out: TextIO = sys.stdout) -> int:
     name, params = parse_fault(fault)
     cell = Cell(parse_profile(profile), name, refresh, turns, tuple(sorted(params.items())))

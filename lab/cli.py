@@ -16,6 +16,7 @@ The chaos lab for LLM chat memory: brings up Redis, the chat backend and Toxipro
 them, injects faults, and proves which defect makes a chat forget its history.
 
   lab chaos               run the defect x fault matrix and say which defect causes the loss
+                          (--mode compose: the same matrix on Docker Compose)
   lab replay ...          re-run one failing trial from its replay command
   lab report DIR          (re)write DIR/report.html from a run folder's results and artifacts
   lab bench               the lab's runner against a plain Playwright loop, seconds per trial
@@ -151,7 +152,8 @@ def _run(args: argparse.Namespace) -> int:
         import dataclasses
         for name, cls in sorted(REGISTRY.items()):
             params = ", ".join(f"{f.name}={f.default!r}" for f in dataclasses.fields(cls))
-            print(f"{name:<16} {cls.summary}" + (f"\n{'':<16} params: {params}" if params else ""))
+            only = f" [{'/'.join(cls.modes)} only]" if set(cls.modes) != set(MODES) else ""
+            print(f"{name:<20} {cls.summary}{only}" + (f"\n{'':<20} params: {params}" if params else ""))
         return 0
     if args.command == "defects":
         from services.chat.defects import INCIDENT, REGISTRY as DEFECTS
@@ -209,18 +211,20 @@ def _with_stack(stack, args: argparse.Namespace) -> int:  # type: ignore[no-unty
     import random
     from pathlib import Path
 
-    from lab.chaos import DEFAULT_TRIALS, ChaosRun, build_matrix, parse_only, replay
+    from lab.chaos import DEFAULT_TRIALS, ChaosRun, build_matrix, check_modes, parse_only, replay
 
     if args.command == "chaos":
         cells = build_matrix(parse_only(args.only))  # bad input: exit 2 before anything starts
+        check_modes(cells, args.mode)
         seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
         trials = args.trials or DEFAULT_TRIALS
         print(f"lab chaos: {len(cells)} cells x {trials} trials, seed {seed} "
               f"(replay the run with --seed {seed})", flush=True)
     else:
         from lab.schedule import REFRESH_POINTS, parse_fault, parse_profile
+        from lab.faults import REGISTRY, check_mode
         parse_profile(args.profile)
-        parse_fault(args.fault)
+        check_mode(REGISTRY[parse_fault(args.fault)[0]], args.mode)
         if args.refresh not in REFRESH_POINTS:
             from lab.errors import UsageError
             raise UsageError(f"unknown refresh point {args.refresh!r}", f"valid: {', '.join(REFRESH_POINTS)}")

@@ -51,5 +51,5 @@ def assert_cell(outcome: CellOutcome, nodeid: str, *, output_dir: Path = Path("t
     lines = [f"{outcome.cell.cell_id}: " + "; ".join(problems),
              f"anomalies per trial: {st.anomalies}", f"artifacts: {folder}"]
     if example is not None:
-        lines.append(f"replay: {example.plan.replay_command()}")
+        lines.append(f"replay: {example.plan.replay_command(mode=example.mode)}")
     raise AssertionError("\n".join(lines))

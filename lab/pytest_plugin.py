@@ -23,7 +23,7 @@ import pytest
 
 if TYPE_CHECKING:
     from lab.faults import Fault, Targets
-    from lab.stack.native import NativeStack
+    from lab.stack import Stack
 
 _SEED_KEY = "chaoslab/seed"
 
@@ -74,8 +74,9 @@ def pytest_report_header(config: pytest.Config) -> str:
 
 
 @pytest.fixture(scope="session")
-def lab_stack(request: pytest.FixtureRequest) -> Iterator["NativeStack"]:
-    """The real stack (redis-server, toxiproxy-server, backend), up for the whole session.
+def lab_stack(request: pytest.FixtureRequest) -> Iterator["Stack"]:
+    """The real stack (redis-server, toxiproxy-server, backend; --lab-mode compose: the same
+    three as containers), up for the whole session.
 
     A healthy stack already up in the same run folder is reused and left running; one this
     session started is stopped at the end (unless --lab-keep-stack)."""
@@ -93,7 +94,7 @@ def lab_stack(request: pytest.FixtureRequest) -> Iterator["NativeStack"]:
 
 
 @pytest.fixture(scope="session")
-def lab_targets(lab_stack: "NativeStack") -> "Targets":
+def lab_targets(lab_stack: "Stack") -> "Targets":
     """What faults act on; Toxiproxy is reset (no toxics, proxies enabled) at session start."""
     from lab.faults import Targets
 

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shutil
-import signal
 import tempfile
 import time
 from collections.abc import Callable
@@ -28,7 +26,7 @@ from lab.history import Row, Trial
 from lab.observe import ExpiredKeys, RedisCommands
 from lab.schedule import MID_STREAM_LAST_TOKEN_DELAY_MS, Cell, TrialPlan
 from lab.stack.events import BackendEvents
-from lab.stack.native import NativeStack
+from lab.stack import Stack
 
 CHROMIUM = "/usr/bin/chromium"
 TRIAL_TIMEOUT_BASE_S = 60.0       # a trial's conversation may take at most base + per turn
@@ -52,6 +50,7 @@ class TrialOutcome:
     result: Result
     artifacts: Path | None = None
     seconds: float = 0.0
+    mode: str = "native"         # the stack's mode: a replay command must name it
 
     @property
     def failed(self) -> bool:
@@ -117,7 +116,7 @@ class Lockstep:
 
 
 class Runner:
-    def __init__(self, stack: NativeStack, out_dir: Path, *, concurrency: int = 4,
+    def __init__(self, stack: Stack, out_dir: Path, *, concurrency: int = 4,
                  on_trial: Callable[[Cell, TrialOutcome], None] | None = None,
                  keep_artifacts: bool = True, trace: bool = True) -> None:
         self.stack, self.out_dir, self.concurrency = stack, out_dir, max(1, concurrency)
@@ -156,14 +155,15 @@ class Runner:
         return outcomes
 
     def _heal_everything(self) -> None:
-        """After success, failure or Ctrl-C: no toxic, every proxy enabled, Redis not paused."""
+        """After success, failure or Ctrl-C: no toxic, every proxy enabled, Redis running (not
+        paused, on its network)."""
         try:
             self.targets.toxiproxy.reset()
         except LabError:
             pass
         try:
-            os.kill(self.stack.service("redis").pid, signal.SIGCONT)
-        except (LabError, ProcessLookupError):
+            self.stack.heal()
+        except Exception:  # best effort on the way out: the run's own error is the one to report
             pass
 
     async def _cell(self, browser: Browser, cell: Cell, plans: list[TrialPlan], tmp: Path,
@@ -368,7 +368,8 @@ class Runner:
         if trial.errors and result.validity == "valid":
             result.validity = "unknown"
             result.reasons.extend(trial.errors)
-        return TrialOutcome(plan, trial, result, seconds=conversation_s + time.monotonic() - t0), dump
+        return TrialOutcome(plan, trial, result, seconds=conversation_s + time.monotonic() - t0,
+                            mode=self.stack.mode), dump
 
     def _quiescent(self, ids: set[str]) -> bool:
         self.events.poll()
@@ -410,5 +411,5 @@ class Runner:
             "messages": list(o.plan.messages), "fault_turn": o.plan.fault_turn,
             "result": {"validity": o.result.validity, "reasons": o.result.reasons,
                        "anomalies": o.result.anomalies(), "lost": o.result.lost},
-            "replay": o.plan.replay_command(), "history": o.trial.as_json()}, indent=2) + "\n")
+            "replay": o.plan.replay_command(mode=o.mode), "history": o.trial.as_json()}, indent=2) + "\n")
         return folder

@@ -156,9 +156,10 @@ class TrialPlan:
     headers: dict[str, str] = field(default_factory=dict)
     think_ms: int = 0            # the user's pause before typing each turn after the first
 
-    def replay_command(self, runs: int = 5) -> str:
+    def replay_command(self, runs: int = 5, mode: str = "native") -> str:
         c = self.cell
-        args = [".venv/bin/lab", "replay", "--profile", c.profile,
+        args = [".venv/bin/lab", "replay", *(["--mode", mode] if mode != "native" else []),
+                "--profile", c.profile,
                 "--fault", fault_text(c.fault, c.params), "--refresh", c.refresh,
                 "--turns", str(c.turns), "--seed", str(self.seed)]
         if self.fault_turn:

@@ -14,7 +14,7 @@ from lab.errors import LabError, UsageError
 from lab.toxiproxy import Toxiproxy, ToxiproxyError
 
 if TYPE_CHECKING:
-    from lab.stack.native import NativeStack
+    from lab.stack import Stack
 
 
 class FaultNotConfirmed(LabError):
@@ -23,13 +23,13 @@ class FaultNotConfirmed(LabError):
 
 @dataclass
 class Targets:
-    """What faults act on: the stack's processes and its Toxiproxy."""
+    """What faults act on: the stack (processes or containers) and its Toxiproxy."""
 
-    stack: "NativeStack"
+    stack: "Stack"
     toxiproxy: Toxiproxy
 
     @classmethod
-    def of(cls, stack: "NativeStack") -> "Targets":
+    def of(cls, stack: "Stack") -> "Targets":
         return cls(stack, Toxiproxy(stack.cfg.toxiproxy_url))
 
 
@@ -43,6 +43,9 @@ class Fault:
     # "send": armed around one send of the trial (at the plan's fault_turn), then healed --
     # outages and restarts, so the other turns can succeed and the cell can be exercised.
     window: ClassVar[str] = "trial"
+    # The stack modes the fault can act on, and what to use instead on the others.
+    modes: ClassVar[tuple[str, ...]] = ("native", "compose")
+    instead: ClassVar[str] = ""
 
     def check(self) -> None:
         """Refuse bad parameters before anything is sent anywhere (UsageError)."""
@@ -74,6 +77,7 @@ class Fault:
 
         If apply or confirm fails halfway, what was applied is undone before re-raising."""
         self.check()
+        check_mode(type(self), t.stack.mode)
         try:
             self.apply(t)
             evidence = self.confirm(t)
@@ -134,6 +138,17 @@ class ToxicFault(Fault):
             raise FaultNotConfirmed(f"{self.describe()}: toxic not listed as sent on proxy "
                                     f"{self._proxy()!r} (got {listed!r})")
         return f"toxic {self.toxic_type} {self._stream()} {listed['attributes']} listed on {self._proxy()}"
+
+
+def check_mode(cls: type[Fault], mode: str) -> None:
+    """Refuse a fault the stack's mode cannot do (UsageError: exit 2), naming what to use."""
+    if mode in cls.modes:
+        return
+    needs = "Docker (compose mode)" if cls.modes == ("compose",) else f"the {' or '.join(cls.modes)} stack"
+    hint = f"run it with --mode {cls.modes[0]} (make chaos MODE={cls.modes[0]})"
+    if cls.instead:
+        hint += f"; on the {mode} stack use {cls.instead}"
+    raise UsageError(f"fault {cls.name!r} needs {needs}; the {mode} stack cannot do it", hint)
 
 
 REGISTRY: dict[str, type[Fault]] = {}

@@ -1,37 +1,32 @@
-"""redis_pause: freezes redis-server (SIGSTOP) until removed (SIGCONT): connections stay open,
-nothing answers -- the backend must time out, not hang."""
+"""redis_pause: freezes Redis until removed -- SIGSTOP natively, `docker pause` (cgroup freezer)
+on compose. Connections stay open and nothing answers: the backend must time out, not hang."""
 
 from __future__ import annotations
 
-import os
-import signal
 from dataclasses import dataclass
 
 from lab.faults.base import Fault, FaultNotConfirmed, Targets, register
-from lab.stack import procs
 from lab.wait import wait_until
 
 
 @register("redis_pause")
 @dataclass
 class RedisPause(Fault):
-    summary = "freeze redis-server (SIGSTOP) until removed"
+    summary = "freeze Redis (SIGSTOP / docker pause) until removed"
     window = "send"
 
     def apply(self, t: Targets) -> None:
-        self._pid = t.stack.service("redis").pid
-        os.kill(self._pid, signal.SIGSTOP)
+        self._paused = True  # set first: a half-applied pause is still undone by remove
+        t.stack.pause_redis()
 
     def remove(self, t: Targets) -> None:
-        pid = getattr(self, "_pid", None)
-        if pid is not None:
-            os.kill(pid, signal.SIGCONT)
-            wait_until(lambda: procs.state(pid) not in ("T", "t"), what="redis resumed", timeout_s=10)
-            self._pid = None
+        if getattr(self, "_paused", False):
+            t.stack.resume_redis()
+            self._paused = False
 
     def confirm(self, t: Targets) -> str:
-        st = wait_until(lambda: procs.state(self._pid) in ("T", "t") and procs.state(self._pid),
-                        what="redis stopped", timeout_s=10)
-        if st not in ("T", "t"):
-            raise FaultNotConfirmed(f"redis-server pid {self._pid} is in state {st!r}, not stopped")
-        return f"redis-server pid {self._pid} in state {st} (stopped)"
+        # The kernel (process state T) or the engine (State.Paused) says so, not the signal sent.
+        try:
+            return wait_until(t.stack.redis_paused, what="redis paused", timeout_s=10)
+        except Exception as exc:
+            raise FaultNotConfirmed(f"redis was not seen paused: {exc}") from None

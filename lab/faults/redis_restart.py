@@ -1,7 +1,9 @@
-"""redis_restart: kills redis-server with SIGKILL and starts it again on the same port.
+"""redis_restart: kills Redis with SIGKILL and starts it again on the same port -- the process
+natively, `docker kill` + `docker start` of the same container on compose.
 
 Persistence off (the stack's default, ``--save ''``) loses everything; ``durable`` first turns
-on AOF with fsync on every write (the current data rewritten into it), so nothing is lost.
+on AOF with fsync on every write (the current data rewritten into it) and restarts Redis with
+AOF on, so nothing is lost.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from lab.wait import wait_until
 @register("redis_restart")
 @dataclass
 class RedisRestart(Fault):
-    summary = "SIGKILL + start redis-server; durable=true keeps data (AOF, appendfsync always)"
+    summary = "SIGKILL + start Redis (process / container); durable=true keeps data (AOF, appendfsync always)"
     window = "send"  # applied just before one send
     durable: bool = False
 
@@ -25,6 +27,7 @@ class RedisRestart(Fault):
         r = redis.Redis.from_url(t.stack.cfg.redis_url, socket_timeout=10)
         try:
             self._run_id = r.info("server")["run_id"]
+            self._before = t.stack.instance("redis")
             if self.durable:
                 r.config_set("appendfsync", "always")
                 r.config_set("appendonly", "yes")  # rewrites the current data into the AOF
@@ -36,14 +39,20 @@ class RedisRestart(Fault):
         t.stack.restart_redis(durable=self.durable)
 
     def remove(self, t: Targets) -> None:
-        pass  # the restart is the whole fault; the new redis-server stays
+        pass  # the restart is the whole fault; the new Redis stays
 
     def confirm(self, t: Targets) -> str:
         r = redis.Redis.from_url(t.stack.cfg.redis_url, socket_timeout=10)
         try:
             info = r.info("server")
+            aof = r.info("persistence")["aof_enabled"]
         finally:
             r.close()
-        if info["run_id"] == getattr(self, "_run_id", None):
-            raise FaultNotConfirmed("redis-server has the same run_id: it was not restarted")
-        return f"redis-server restarted (run_id {str(info['run_id'])[:8]}, uptime {info['uptime_in_seconds']} s)"
+        now = t.stack.instance("redis")
+        if info["run_id"] == getattr(self, "_run_id", None) or now == getattr(self, "_before", None):
+            raise FaultNotConfirmed(f"Redis has the same run_id / {now}: it was not restarted")
+        if aof != int(self.durable):
+            # The durable variant is only exercised if the new server really reloaded with AOF.
+            raise FaultNotConfirmed(f"restarted Redis has aof_enabled={aof}, expected {int(self.durable)}")
+        return (f"Redis restarted: {self._before} -> {now} (run_id {str(info['run_id'])[:8]}, "
+                f"aof_enabled={aof})")

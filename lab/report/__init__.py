@@ -42,7 +42,7 @@ def decide(stats: list[CellStats], verdicts: list[Verdict], interrupted: bool) -
 
 def results_json(run_id: str, seed: int, mode: str, stats: list[CellStats], verdicts: list[Verdict],
                  outcomes: list[CellOutcome], decision: RunDecision, extra: dict[str, Any]) -> dict[str, Any]:
-    replay = {t.plan.trial_id: t.plan.replay_command() for o in outcomes for t in o.trials if t.failed}
+    replay = {t.plan.trial_id: t.plan.replay_command(mode=t.mode) for o in outcomes for t in o.trials if t.failed}
     return {"run_id": run_id, "seed": seed, "mode": mode, **extra,
             "cells": [s.as_json() for s in stats],
             "verdicts": [v.as_json() for v in verdicts],

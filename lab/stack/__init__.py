@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Protocol
 
 from lab.config import MODES, LabConfig
@@ -9,14 +10,30 @@ from lab.errors import UsageError
 
 
 class Stack(Protocol):
-    """What everything above the stack relies on, whichever way it was brought up."""
+    """What everything above the stack relies on, whichever way it was brought up.
+
+    The process/container faults (lab.faults.redis_pause, redis_restart, backend_restart) act
+    only through the verbs below, so one fault module serves both modes: signals and processes
+    natively, the docker SDK on compose. ``instance`` names what runs now (a pid, a container's
+    start time) so a fault can prove a restart happened instead of assuming it."""
 
     mode: str
     cfg: LabConfig
+    run_dir: Path
 
     def up(self) -> dict[str, object]: ...
     def down(self) -> list[str]: ...
     def status(self) -> dict[str, object]: ...
+    @property
+    def backend_log(self) -> Path: ...
+
+    def instance(self, service: str) -> str: ...
+    def pause_redis(self) -> None: ...
+    def resume_redis(self) -> None: ...
+    def redis_paused(self) -> str | None: ...
+    def restart_redis(self, *, durable: bool) -> str: ...
+    def restart_backend(self) -> str: ...
+    def heal(self) -> None: ...
 
 
 def for_mode(mode: str, cfg: LabConfig | None = None) -> Stack:
@@ -27,4 +44,4 @@ def for_mode(mode: str, cfg: LabConfig | None = None) -> Stack:
         from lab.stack.native import NativeStack
         return NativeStack(cfg)
     from lab.stack.compose import ComposeStack
-    return ComposeStack(cfg)  # type: ignore[return-value]
+    return ComposeStack(cfg)

@@ -187,23 +187,53 @@ class NativeStack:
         return backend
 
     # ----------------------------------------------------------------- process faults
+    # The Stack verbs the process faults use (lab.stack.Stack); ComposeStack has the same ones.
     def service(self, name: str) -> procs.ProcInfo:
         info = procs.read(self.run_dir, name)
         if info is None or not info.alive():
             raise LabError(f"{name} is not running in {self.run_dir}", "start the stack: lab up")
         return info
 
-    def restart_redis(self, *, durable: bool, timeout_s: float = 30.0) -> procs.ProcInfo:
+    def instance(self, service: str) -> str:
+        """What runs now: a restart gives a new pid (the pidfile also pins its start time)."""
+        return f"{service} pid {self.service(service).pid}"
+
+    def pause_redis(self) -> None:
+        os.kill(self.service("redis").pid, signal.SIGSTOP)
+
+    def resume_redis(self) -> None:
+        pid = self.service("redis").pid
+        os.kill(pid, signal.SIGCONT)
+        wait_until(lambda: procs.state(pid) not in ("T", "t"), what="redis resumed", timeout_s=10)
+
+    def redis_paused(self) -> str | None:
+        """Evidence from the kernel that redis-server is stopped, None if it runs."""
+        pid = self.service("redis").pid
+        st = procs.state(pid)
+        return f"redis-server pid {pid} in state {st} (stopped)" if st in ("T", "t") else None
+
+    def heal(self) -> None:
+        """After success, failure or Ctrl-C: Redis not left stopped (quiet if it is gone)."""
+        try:
+            pid = self.service("redis").pid
+            if procs.state(pid) in ("T", "t"):
+                self.resume_redis()
+        except (LabError, ProcessLookupError):
+            pass
+
+    def restart_redis(self, *, durable: bool, timeout_s: float = 30.0) -> str:
         """SIGKILL redis-server (no shutdown save) and start it again on the same port."""
         with self._lock():
             procs.kill_now(self.service("redis"), self.run_dir)
-            return self._start_redis(timeout_s, durable=durable)
+            self._start_redis(timeout_s, durable=durable)
+        return self.instance("redis")
 
-    def restart_backend(self, timeout_s: float = 30.0) -> procs.ProcInfo:
+    def restart_backend(self, timeout_s: float = 30.0) -> str:
         """Stop the backend (SIGTERM: gunicorn finishes in-flight requests) and start it again."""
         with self._lock():
             procs.stop(self.service("backend"), self.run_dir)
-            return self._start_backend(timeout_s)
+            self._start_backend(timeout_s)
+        return self.instance("backend")
 
     def _wait(self, what: str, proc: procs.ProcInfo, check: object, timeout_s: float) -> None:
         log = self.run_dir / f"{proc.name}.log"

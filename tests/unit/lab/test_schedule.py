@@ -36,6 +36,8 @@ def test_replay_command_is_self_contained() -> None:
     assert p.replay_command() == (".venv/bin/lab replay --profile blind_retry --fault "
                                   "drop:one_shot=true --refresh settled --turns 5 --seed 99 "
                                   "--fault-turn 2 --runs 5")
+    # A trial run on compose replays on compose.
+    assert p.replay_command(mode="compose").startswith(".venv/bin/lab replay --mode compose --profile")
 
 
 @pytest.mark.parametrize("text, names", [

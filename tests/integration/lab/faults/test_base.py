@@ -12,7 +12,8 @@ from lab.faults.latency import Latency
 def test_every_fault_module_is_registered() -> None:
     assert sorted(REGISTRY) == sorted([
         "none", "latency", "drop", "blackhole", "down", "bandwidth", "slicer", "slow_close",
-        "ttl_elapse", "redis_pause", "redis_restart", "backend_restart", "ack_lost"])
+        "ttl_elapse", "redis_pause", "redis_restart", "backend_restart", "ack_lost",
+        "redis_net_disconnect"])
 
 
 @pytest.mark.parametrize("name, params, fragment", [
