@@ -19,7 +19,7 @@ from lab.stack import Stack
 from services.chat.defects import INCIDENT, REGISTRY as DEFECTS
 
 DEFAULT_TRIALS = 5
-DEFAULT_MAX_TRIALS = 10
+DEFAULT_MAX_TRIALS = 15  # 10 left shared_loop_client's random amnesia overlapping a certain one
 # Each defect's exposing cell (design.md, "exposed by"): (fault, params, refresh point, the
 # defects it exposes). Under (none, after_ack) -- the incident's own cell -- every profile runs;
 # elsewhere the profiles its verdicts need: correct, incident, each exposed defect alone, and the
