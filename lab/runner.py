@@ -356,6 +356,7 @@ class Runner:
             await asyncio.sleep(0.01)
         sid = d.session_id
         dump: dict[str, Any] = {}
+        read_t = time.time()
         if sid is not None:
             try:
                 r = redis.Redis.from_url(self.stack.cfg.redis_url, socket_timeout=5)
@@ -374,7 +375,7 @@ class Runner:
             times = [float(e["t"]) for s in {x.id for x in trial.sends}
                      for e in self.events.by_id.get(s, [])
                      if e.get("event") in ("chat.received", "chat.done")]
-            problem = pacing(times)
+            problem = pacing(times, read_t)
             if problem:
                 trial.preconditions_met = False
                 trial.errors.append(f"ttl_elapse precondition not met: {problem}")

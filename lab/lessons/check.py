@@ -86,21 +86,24 @@ def judge(lesson: Lesson, outcome: CellOutcome, required: int = MIN_TRIALS) -> J
                 f"(rate {k / n:.2f}, 95% CI [{lo:.2f}, {hi:.2f}])")
         return Judgement(False, [head, *rates, acked, evidence], bad[0])
     reasons = []
-    if st.status == "unexercised":
-        reasons.append(st.reason)
+    unknown = ""
     if st.unknown:
         why = sorted({r for t in outcome.trials if t.result.validity == "unknown" for r in t.result.reasons})
-        reasons.append(f"{st.unknown} trial(s) unknown: {'; '.join(why)[:300]}")
+        unknown = f"{st.unknown} trial(s) unknown, excluded: {'; '.join(why)[:300]}"
+    if st.status == "unexercised":
+        reasons.append(st.reason)
     if n < required:
-        reasons.append(f"only {n} trials gave a verdict, {required} needed")
+        reasons.append(f"only {n} trials gave a verdict, {required} needed" + (f" ({unknown})" if unknown else ""))
+        unknown = ""
     if st.sends and st.acked_sends / st.sends < MIN_ACK_RATIO:
         reasons.append(f"only {acked}, under {MIN_ACK_RATIO:.0%}: refusing writes is not a fix")
     if reasons:
         return Judgement(False, ["FAIL: not exercised, so not a pass: " + "; ".join(reasons),
-                                 *rates, acked, evidence])
+                                 *rates, acked, evidence, *filter(None, [unknown])])
     hi = wilson(0, n)[1]
     return Judgement(True, [f"PASS: none of {', '.join(lesson.forbid)} in {n} trials "
-                            f"(each rate 0/{n}, below {hi:.2f} at 95%)", *rates, acked, evidence])
+                            f"(each rate 0/{n}, below {hi:.2f} at 95%)", *rates, acked, evidence,
+                            *filter(None, [unknown])])
 
 
 def describe(t: TrialOutcome) -> str:
@@ -187,8 +190,8 @@ def run_check(lesson: Lesson, given: Path | None, trials: int, seed: int, report
               file=out, flush=True)
     out_dir = _out_dir(reports, lesson, "check")
     with lesson_stack(path if lesson.kind == "behaviour" else None) as stack:
-        outcome = _run(stack, [(cell, plan_cell(cell, trials, seed, prefix="k"))], out_dir)[0]
-    j = judge(lesson, outcome, min(trials, MIN_TRIALS))
+        outcome = _sample(lesson, stack, cell, trials, seed, out_dir)
+    j = judge(lesson, outcome, trials)
     st = cell_stats(outcome)
     lines = ["", table([st]), "", *j.lines[:1], *(f"  {x}" for x in j.lines[1:])]
     if j.example is not None:
@@ -202,6 +205,25 @@ def run_check(lesson: Lesson, given: Path | None, trials: int, seed: int, report
                                    "judgement": j.lines,
                                    "replay": replay_command(lesson, j.example, path) if j.example else None})
     return 0 if j.passed else 1
+
+
+def _sample(lesson: Lesson, stack: NativeStack, cell: Cell, trials: int, seed: int,
+            out_dir: Path) -> CellOutcome:
+    """``trials`` trials with a verdict: trials left unknown (a precondition not met on a loaded
+    machine) are replaced, up to twice as many in all; a forbidden anomaly ends it at once."""
+    rng = random.Random(seed)
+    outcome = CellOutcome(cell)
+    for round_no in range(1, 10):
+        known = [t for t in outcome.trials if t.result.validity != "unknown"]
+        want = min(trials - len(known), 2 * trials - len(outcome.trials))
+        if want <= 0 or any(problems(lesson, t) for t in known):
+            break
+        plans = plan_cell(cell, want, rng.randrange(1 << 31), prefix=f"k{round_no}-")
+        got = _run(stack, [(cell, plans)], out_dir)[0]
+        outcome.trials += got.trials
+        outcome.fault_error = outcome.fault_error or got.fault_error
+        outcome.fault_evidence = outcome.fault_evidence or got.fault_evidence
+    return outcome
 
 
 def run_demo(lesson: Lesson, trials: int, seed: int, reports: Path, out: TextIO = sys.stdout) -> int:

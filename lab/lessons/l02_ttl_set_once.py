@@ -7,9 +7,9 @@ LESSON = register(Lesson(
     story="""\
 Conversations are kept 7 days "so Redis does not fill up". Long-time users report that the bot
 suddenly forgot everything in the middle of a conversation they use every day. The EXPIRE is
-sent only when the list is created; later messages never renew it. Here the TTL is 2 s and the
-conversation runs past 4 s with a message every ~0.5 s, so a week becomes a few seconds.""",
-    defect="ttl_set_once", fault="ttl_elapse", fault_params=(("ttl_ms", 2000),),
+sent only when the list is created; later messages never renew it. Here the TTL is 3 s and the
+conversation runs past 6 s with a write at least every 1.5 s, so a week becomes seconds.""",
+    defect="ttl_set_once", fault="ttl_elapse", fault_params=(("ttl_ms", 3000),),
     refresh="settled", turns=5,
     look_for="""\
 - ttl_set_once: E n/n (the whole conversation lost to its TTL), correct: - 0/n.

@@ -10,7 +10,7 @@ library retries a command when the connection breaks -- redis-py does so by defa
 append is RPUSH: if Redis ran it and only the reply was lost, the retry runs it again. Here the
 link drops the reply of one write per conversation (Toxiproxy reset_peer, downstream).""",
     defect="blind_retry", fault="drop", fault_params=(("one_shot", True), ("stream", "downstream")),
-    refresh="settled", turns=3,
+    refresh="settled", turns=5,
     look_for="""\
 - blind_retry: D n/n (a row stored twice), correct: - 0/n although the same reply was dropped.
 - toxics.json of a failing trial: the reset_peer toxic on the redis proxy, at the fault turn;
