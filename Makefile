@@ -8,13 +8,14 @@ LAB := $(PY) -m lab
 PYTEST_ARGS ?=
 MODE ?= native
 
-.PHONY: help setup venv system toxiproxy docker test test-unit test-integration up down status chaos clean
+.PHONY: help setup venv system toxiproxy docker test test-unit test-integration up down status chaos lesson clean
 
 help:
 	@echo "make chaos    run the chaos matrix (native stack; MODE=compose once available)"
 	@echo "make test     set up and run the test suite on the real stack"
 	@echo "make up       start the stack and print its endpoints; make down stops it"
 	@echo "make status   what runs where"
+	@echo "make lesson   list the lessons; make lesson N=1 [CHECK=1 | RESET=1] runs, checks, resets one"
 	@echo "make setup    install everything (venv, redis-server, chromium, toxiproxy 2.12.0)"
 
 setup: system toxiproxy venv docker
@@ -52,6 +53,11 @@ status: venv
 # TRIALS=N (per cell), SEED=S, ONLY='profile=incident;refresh=after_ack;turns=5|15'
 chaos: setup
 	@$(LAB) chaos --mode $(MODE) --trials "$(TRIALS)" --seed "$(SEED)" --only "$(ONLY)"
+
+# Lessons on async pitfalls: `make lesson` lists them; N=3 runs lesson 3 (story, experiment,
+# mechanism); CHECK=1 checks your lessons/NN_*/exercise.py under the fault; RESET=1 restores it.
+lesson: $(if $(and $(N),$(if $(RESET),,run)),setup,venv)
+	@$(LAB) lesson $(N) $(if $(CHECK),--check) $(if $(RESET),--reset) --trials "$(TRIALS)" --seed "$(SEED)"
 
 clean: down
 	rm -rf .lab/run reports test-results

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import signal
 import sys
 import time
@@ -151,13 +152,40 @@ def lesson_stack(exercise: Path | None) -> Iterator[NativeStack]:
     def on_term(signum: int, _frame: FrameType | None) -> None:
         raise KeyboardInterrupt
 
-    old = signal.signal(signal.SIGTERM, on_term)
+    try:
+        old = signal.signal(signal.SIGTERM, on_term)
+    except ValueError:  # not the main thread: signals are the caller's business
+        old = None
     try:
         stack.up()
         yield stack
     finally:
         stack.down()
-        signal.signal(signal.SIGTERM, old)
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)
+
+
+def exercise_error(log: Path, offset: int, exercise: Path) -> str | None:
+    """The last error the backend raised inside the exercise during this run (its log from
+    ``offset``), as "file:line: error" -- a trainee's runtime error, pointed at like a syntax error."""
+    try:
+        lines = log.read_bytes()[offset:].decode(errors="replace").splitlines()
+    except OSError:
+        return None
+    found = None
+    for i, line in enumerate(lines):
+        m = re.search(r'File "(.+?)", line (\d+)', line)
+        if m and Path(m.group(1)).resolve() == exercise.resolve():
+            error = next((x for x in lines[i + 1:] if x and not x.startswith(" ")), "?")
+            found = f"{exercise}:{m.group(2)}: {error}"
+    return found
+
+
+def _log_size(stack: NativeStack) -> int:
+    try:
+        return stack.backend_log.stat().st_size
+    except OSError:
+        return 0
 
 
 def _run(stack: NativeStack, cells: list[tuple[Cell, list[Any]]], out_dir: Path) -> list[CellOutcome]:
@@ -190,14 +218,18 @@ def run_check(lesson: Lesson, given: Path | None, trials: int, seed: int, report
               file=out, flush=True)
     out_dir = _out_dir(reports, lesson, "check")
     with lesson_stack(path if lesson.kind == "behaviour" else None) as stack:
+        offset = _log_size(stack)
         outcome = _sample(lesson, stack, cell, trials, seed, out_dir)
     j = judge(lesson, outcome, trials)
+    crash = exercise_error(stack.backend_log, offset, path) if lesson.kind == "behaviour" else None
     st = cell_stats(outcome)
     lines = ["", table([st]), "", *j.lines[:1], *(f"  {x}" for x in j.lines[1:])]
     if j.example is not None:
         lines += [f"  example: {describe(j.example)}",
                   f"  artifacts: {_shown(j.example.artifacts) if j.example.artifacts else '(none)'}",
                   f"  replay: {replay_command(lesson, j.example, path)}"]
+    if crash:
+        lines.append(f"  the backend raised in your exercise: {crash}")
     if not j.passed and lesson.fix_hint:
         lines.append(f"  next: {lesson.fix_hint} in {_shown(path)}; the story: lab lesson {lesson.number}")
     print("\n".join(lines), file=out)

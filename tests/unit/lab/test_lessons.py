@@ -146,3 +146,17 @@ def test_one_lost_turn_fails_with_the_rate_and_an_example() -> None:
 def test_an_unexercised_cell_is_not_a_pass(outcome: CellOutcome, fragment: str) -> None:
     j = judge(lessons.get(1), outcome)
     assert not j.passed and j.lines[0].startswith("FAIL: not exercised") and fragment in j.lines[0]
+
+
+def test_a_runtime_error_in_the_exercise_is_found_in_the_backend_log(tmp_path: Path) -> None:
+    from lab.lessons.check import exercise_error
+
+    ex = tmp_path / "exercise.py"
+    log = tmp_path / "backend.log"
+    log.write_text("old run\n" + "\n".join([
+        "ERROR chat unhandled error", "Traceback (most recent call last):",
+        '  File "/srv/views.py", line 97, in chat', "    await b.run_write(...)",
+        f'  File "{ex}", line 19, in run_write', "    awiat coro",
+        "NameError: name 'awiat' is not defined", "INFO chat {}"]) + "\n")
+    assert exercise_error(log, len("old run\n"), ex) == f"{ex}:19: NameError: name 'awiat' is not defined"
+    assert exercise_error(log, log.stat().st_size, ex) is None
