@@ -68,6 +68,7 @@ class Lesson:
     forbid: tuple[str, ...] = ALWAYS_FORBIDDEN   # "5xx" also counts sends answered 5xx
     kind: Literal["behaviour", "config"] = "behaviour"
     fix_hint: str = ""
+    fault_turn: int | None = None   # a one-send fault armed before this turn (None: seeded choice)
 
     @property
     def name(self) -> str:

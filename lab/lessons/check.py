@@ -29,7 +29,7 @@ from lab.lessons import MIN_TRIALS, Lesson
 from lab.lessons.validate import validate
 from lab.report import table
 from lab.runner import CellOutcome, Runner, TrialOutcome
-from lab.schedule import Cell, fault_text, plan_cell, plan_trial
+from lab.schedule import Cell, TrialPlan, fault_text, plan_cell, plan_trial
 from lab.stack.native import NativeStack
 from lab.stats import fmt_rate, wilson
 
@@ -239,6 +239,15 @@ def run_check(lesson: Lesson, given: Path | None, trials: int, seed: int, report
     return 0 if j.passed else 1
 
 
+def plans_for(lesson: Lesson, cell: Cell, n: int, seed: int, prefix: str) -> list[TrialPlan]:
+    """The cell's plans; a lesson that fixes its fault turn gets it in every trial."""
+    if lesson.fault_turn is None:
+        return plan_cell(cell, n, seed, prefix=prefix)
+    rng = random.Random(seed)
+    return [plan_trial(cell, rng.randrange(1 << 31), f"{prefix}{i:03d}", lesson.fault_turn)
+            for i in range(n)]
+
+
 def _sample(lesson: Lesson, stack: NativeStack, cell: Cell, trials: int, seed: int,
             out_dir: Path) -> CellOutcome:
     """``trials`` trials with a verdict: trials left unknown (a precondition not met on a loaded
@@ -250,7 +259,7 @@ def _sample(lesson: Lesson, stack: NativeStack, cell: Cell, trials: int, seed: i
         want = min(trials - len(known), 2 * trials - len(outcome.trials))
         if want <= 0 or any(problems(lesson, t) for t in known):
             break
-        plans = plan_cell(cell, want, rng.randrange(1 << 31), prefix=f"k{round_no}-")
+        plans = plans_for(lesson, cell, want, rng.randrange(1 << 31), prefix=f"k{round_no}-")
         got = _run(stack, [(cell, plans)], out_dir)[0]
         outcome.trials += got.trials
         outcome.fault_error = outcome.fault_error or got.fault_error
@@ -265,7 +274,7 @@ def run_demo(lesson: Lesson, trials: int, seed: int, reports: Path, out: TextIO 
           file=out, flush=True)
     out_dir = _out_dir(reports, lesson, "demo")
     with lesson_stack(None) as stack:
-        outcomes = _run(stack, [(c, plan_cell(c, trials, rng.randrange(1 << 31), prefix=f"d{i}-"))
+        outcomes = _run(stack, [(c, plans_for(lesson, c, trials, rng.randrange(1 << 31), prefix=f"d{i}-"))
                                 for i, c in enumerate(cells)], out_dir)
     stats = [cell_stats(o) for o in outcomes]
     print("\n" + table(stats), file=out)
@@ -282,7 +291,8 @@ def run_replay(lesson: Lesson, given: Path | None, seed: int, fault_turn: int | 
                reports: Path, out: TextIO = sys.stdout) -> int:
     path, probe = exercise_file(lesson, given)
     cell = lesson.check_cell(durable=probe.get("durable"))
-    plans = [plan_trial(cell, seed, f"replay-{i:02d}", fault_turn) for i in range(runs)]
+    plans = [plan_trial(cell, seed, f"replay-{i:02d}", fault_turn or lesson.fault_turn)
+             for i in range(runs)]
     with lesson_stack(path if lesson.kind == "behaviour" else None) as stack:
         outcome = _run(stack, [(cell, plans)], _out_dir(reports, lesson, "replay"))[0]
     bad = [t for t in outcome.trials if problems(lesson, t)]

@@ -10,10 +10,12 @@ Redis was deployed "as a cache": no RDB snapshots, no append-only file. One nigh
 restarted it (OOM killer, then the supervisor). Every user's history was gone at once -- the
 code was correct. Here Redis is killed (SIGKILL) and started again in the middle of each
 conversation. The fix is configuration, not code: the exercise is one setting, DURABLE.""",
-    defect=None, fault="redis_restart", refresh="settled", turns=3,
+    # Restarted before the second turn: a restart before the first write would lose nothing
+    # and prove nothing (the seeded choice picks turn 1 half of the time).
+    defect=None, fault="redis_restart", refresh="settled", turns=3, fault_turn=2,
     look_for="""\
-- durable=false: L n/n -- every turn stored before the restart is gone; the turns after it
-  are there (a fresh, empty Redis). durable=true: - 0/n.
+- durable=false: L n/n -- the first turn, stored before the restart, is gone; the turns after
+  it are there (a fresh, empty Redis). durable=true: - 0/n.
 - The fault evidence: a new redis-server run_id. The lab's `lab chaos` reports the non-durable
   case as the environment, not a defect of the code.""",
     mechanism="""\

@@ -13,7 +13,14 @@ import pytest
 from lab import lessons
 from lab.config import PORT_ENV
 from lab.stack import ports
-from tests.helpers import isolated_env, run_lab
+from tests.helpers import free_low_ports, isolated_env, run_lab
+
+
+def _env(run_dir: Path) -> dict[str, str]:
+    """Free ports below the ephemeral range (lesson 7 restarts Redis on its port), own folder."""
+    env = isolated_env(run_dir, LAB_LESSON_RUN_DIR=str(run_dir))
+    env.update({v: str(p) for v, p in zip(PORT_ENV.values(), free_low_ports(len(PORT_ENV)))})
+    return env
 
 
 def _leftovers(run_dir: Path, env: dict[str, str]) -> list[str]:
@@ -38,7 +45,7 @@ def test_exercise_fails_and_solution_passes_the_check(number: int, version: str,
     mine = tmp_path / "exercise.py"
     shutil.copyfile(le.pristine if version == "exercise" else le.solution, mine)
     run_dir = tmp_path / "run"
-    env = isolated_env(run_dir, LAB_LESSON_RUN_DIR=str(run_dir))
+    env = _env(run_dir)
     res = run_lab(env, "lesson", str(number), "--check", "--exercise", str(mine), "--seed", "2026",
                   "--reports", str(tmp_path / "reports"), timeout=280)
     out = res.stdout + res.stderr
@@ -57,7 +64,7 @@ def test_a_runtime_error_in_the_exercise_fails_the_check_at_its_line(tmp_path: P
     mine.write_text(le.pristine.read_text().replace("asyncio.create_task(coro)", "await kroutine"))
     line = next(i for i, t in enumerate(mine.read_text().splitlines(), 1) if "await kroutine" in t)
     run_dir = tmp_path / "run"
-    env = isolated_env(run_dir, LAB_LESSON_RUN_DIR=str(run_dir))
+    env = _env(run_dir)
     res = run_lab(env, "lesson", "1", "--check", "--exercise", str(mine), "--trials", "2",
                   "--reports", str(tmp_path / "reports"), timeout=200)
     out = res.stdout + res.stderr
