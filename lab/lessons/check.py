@@ -111,7 +111,9 @@ def describe(t: TrialOutcome) -> str:
     r = t.result
     parts = [f"trial {t.plan.trial_id} (seed {t.plan.seed})"]
     if r.lost["user"] or r.lost["assistant"]:
-        parts.append(f"lost user rows {r.lost['user']}, reply rows {r.lost['assistant']}")
+        ids = (r.lost["user"] or r.lost["assistant"])[0][:8]
+        parts.append(f"lost {len(r.lost['user'])} user row(s) and {len(r.lost['assistant'])} "
+                     f"reply row(s) of acknowledged turns (e.g. message {ids}...)")
     if r.duplicated:
         parts.append(f"stored twice: {r.duplicated}")
     if r.expired:

@@ -71,3 +71,28 @@ def test_a_runtime_error_in_the_exercise_fails_the_check_at_its_line(tmp_path: P
     assert res.returncode == 1, out
     assert f"the backend raised in your exercise: {mine}:{line}: NameError" in out
     assert _leftovers(run_dir, env) == []
+
+
+def test_sigterm_during_a_check_stops_everything(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    from lab.config import ROOT
+    from lab.wait import wait_until
+
+    run_dir = tmp_path / "run"
+    env = _env(run_dir)
+    proc = subprocess.Popen([sys.executable, "-m", "lab", "lesson", "1", "--check", "--exercise",
+                             str(lessons.REGISTRY[1].pristine), "--reports", str(tmp_path / "reports")],
+                            env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        # The stack is up once its state file exists: the trials start right after.
+        wait_until(lambda: (run_dir / "stack.json").exists(), what="the lesson stack up", timeout_s=120)
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, out
+    assert "interrupted" in out and _leftovers(run_dir, env) == []
