@@ -114,10 +114,14 @@ def build_parser() -> argparse.ArgumentParser:
     le.add_argument("--exercise", default=None, metavar="PATH",
                     help="the exercise file to check (default: lessons/NN_<slug>/exercise.py)")
     le.add_argument("--trials", type=_opt_int("--trials", 1, 1000), default=None, metavar="N",
-                    help="trials per cell (default: 20 for --check, 5 for the experiment)")
-    le.add_argument("--seed", type=_opt_int("--seed", 0, 2**31 - 1), default=None, metavar="S")
-    le.add_argument("--fault-turn", type=_opt_int("--fault-turn", 1, 99), default=None)
-    le.add_argument("--runs", type=_opt_int("--runs", 1, 1000), default=5)
+                    help="trials per cell (default: 20 for --check -- a pass needs 20 -- and 5 "
+                    "for the experiment)")
+    le.add_argument("--seed", type=_opt_int("--seed", 0, 2**31 - 1), default=None, metavar="S",
+                    help="seed of the trials (default: random, printed)")
+    le.add_argument("--fault-turn", type=_opt_int("--fault-turn", 1, 99), default=None, metavar="T",
+                    help="with --replay: the turn a one-send fault is armed before")
+    le.add_argument("--runs", type=_opt_int("--runs", 1, 1000), default=5, metavar="R",
+                    help="with --replay: how many times to run the trial (default: 5)")
     le.add_argument("--reports", default="reports", metavar="DIR", help="where run folders go")
 
     sub.add_parser("faults", help="list the faults and their parameters")
