@@ -13,7 +13,8 @@ loop is closed". No fault is injected here: the defect needs nothing but ordinar
     forbid=("lost", "duplicated", "expired", "amnesia", "phantom_fail", "5xx"),
     look_for="""\
 - shared_loop_client: the page got 5xx answers in (nearly) every trial, and phantom_fail: a
-  request answered as failed whose message is in Redis (the failure came after the write).
+  request answered as failed whose message is in Redis (the failure came after the write);
+  often amnesia too: the page's GET /history after the refresh failed the same way.
 - backend.log: RuntimeError "... attached to a different loop" / "Event loop is closed".""",
     mechanism="""\
 A redis.asyncio connection (its reader/writer streams, its lock) belongs to the event loop that
