@@ -69,7 +69,8 @@ class ExpiredKeys:
     "expired"); reconnects when Redis restarts."""
 
     def __init__(self, url: str) -> None:
-        self.url, self.keys = url, set[str]()
+        self.url = url
+        self.keys: dict[str, float] = {}   # key -> when its first "expired" event arrived
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="expired-keys", daemon=True)
 
@@ -93,7 +94,7 @@ class ExpiredKeys:
                 while not self._stop.is_set():
                     m = ps.get_message(timeout=0.2)
                     if m and m["type"] == "pmessage":
-                        self.keys.add(m["data"].decode())
+                        self.keys.setdefault(m["data"].decode(), time.time())
                 ps.close()
                 r.close()
             except (redis.exceptions.RedisError, OSError):
@@ -356,7 +357,6 @@ class Runner:
             await asyncio.sleep(0.01)
         sid = d.session_id
         dump: dict[str, Any] = {}
-        read_t = time.time()
         if sid is not None:
             try:
                 r = redis.Redis.from_url(self.stack.cfg.redis_url, socket_timeout=5)
@@ -367,6 +367,11 @@ class Runner:
                 trial.final_rows = [Row(str(j["id"]), str(j["role"])) for j in map(json.loads, raw)]
             except (redis.exceptions.RedisError, ValueError, KeyError) as exc:
                 trial.errors.append(f"final read: {exc}")
+            if dump.get("pttl_ms") == -2:
+                # The key is gone: its "expired" event (if that is why) may still be in flight.
+                until = time.monotonic() + 1.0
+                while f"chat:{sid}" not in self.expired.keys and time.monotonic() < until:
+                    await asyncio.sleep(0.01)
             trial.key_expired = f"chat:{sid}" in self.expired.keys
         fault = plan.cell.make_fault()
         pacing = getattr(fault, "check_pacing", None)
@@ -375,7 +380,7 @@ class Runner:
             times = [float(e["t"]) for s in {x.id for x in trial.sends}
                      for e in self.events.by_id.get(s, [])
                      if e.get("event") in ("chat.received", "chat.done")]
-            problem = pacing(times, read_t)
+            problem = pacing(times, self.expired.keys.get(f"chat:{sid}"))
             if problem:
                 trial.preconditions_met = False
                 trial.errors.append(f"ttl_elapse precondition not met: {problem}")
