@@ -8,7 +8,7 @@ LAB := $(PY) -m lab
 PYTEST_ARGS ?=
 MODE ?= native
 
-.PHONY: help setup venv system toxiproxy docker test test-unit test-integration up down status chaos bench clean
+.PHONY: help setup venv system toxiproxy docker test test-unit test-integration up down status chaos bench lesson clean
 
 help:
 	@echo "make chaos    run the chaos matrix (native stack; MODE=compose on Docker Compose)"
@@ -16,6 +16,7 @@ help:
 	@echo "make up       start the stack and print its endpoints; make down stops it"
 	@echo "make status   what runs where"
 	@echo "make bench    the lab's runner against a plain Playwright loop (seconds per trial, ratios)"
+	@echo "make lesson   list the lessons; make lesson N=1 [CHECK=1 | RESET=1] runs, checks, resets one"
 	@echo "make setup    install everything (venv, redis-server, chromium, toxiproxy 2.12.0)"
 
 setup: system toxiproxy venv docker
@@ -57,6 +58,11 @@ chaos: setup
 # PLAIN_RUNS=N (plain loop repetitions per profile), TRIALS=N (lab trials of the correct cell)
 bench: setup
 	@$(LAB) bench --plain-runs "$(PLAIN_RUNS)" --trials "$(TRIALS)"
+
+# Lessons on async pitfalls: `make lesson` lists them; N=3 runs lesson 3 (story, experiment,
+# mechanism); CHECK=1 checks your lessons/NN_*/exercise.py under the fault; RESET=1 restores it.
+lesson: $(if $(and $(N),$(if $(RESET),,run)),setup,venv)
+	@$(LAB) lesson $(N) $(if $(CHECK),--check) $(if $(RESET),--reset) --trials "$(TRIALS)" --seed "$(SEED)"
 
 clean: down
 	rm -rf .lab/run reports test-results

@@ -51,7 +51,7 @@ class _Follower:
 
 
 class ExpiredKeys(_Follower):
-    """Keyspace "expired" events: key -> time it expired (epoch seconds)."""
+    """Keyspace "expired" events: key -> when it first expired (epoch seconds)."""
 
     name = "expired-keys"
 
@@ -72,7 +72,7 @@ class ExpiredKeys(_Follower):
             while not self._stop.is_set():
                 m = ps.get_message(timeout=0.2)
                 if m and m["type"] == "pmessage":
-                    self.at[m["data"].decode()] = time.time()
+                    self.at.setdefault(m["data"].decode(), time.time())  # the first expiry
         finally:
             ps.close()
             r.close()

@@ -352,6 +352,11 @@ class Runner:
                 trial.final_rows = [Row(str(j["id"]), str(j["role"])) for j in map(json.loads, raw)]
             except (redis.exceptions.RedisError, ValueError, KeyError) as exc:
                 trial.errors.append(f"final read: {exc}")
+            if dump.get("pttl_ms") == -2:
+                # The key is gone: its "expired" event (if that is why) may still be in flight.
+                until = time.monotonic() + 1.0
+                while f"chat:{sid}" not in self.expired.keys and time.monotonic() < until:
+                    await asyncio.sleep(0.01)
             trial.key_expired = f"chat:{sid}" in self.expired.keys
         fault = plan.cell.make_fault()
         pacing = getattr(fault, "check_pacing", None)
@@ -360,7 +365,7 @@ class Runner:
             times = [float(e["t"]) for s in {x.id for x in trial.sends}
                      for e in self.events.by_id.get(s, [])
                      if e.get("event") in ("chat.received", "chat.done")]
-            problem = pacing(times)
+            problem = pacing(times, self.expired.at.get(f"chat:{sid}"))
             if problem:
                 trial.preconditions_met = False
                 trial.errors.append(f"ttl_elapse precondition not met: {problem}")

@@ -24,6 +24,25 @@ def free_ports(n: int) -> list[int]:
             s.close()
 
 
+def free_low_ports(n: int, lo: int = 20000, hi: int = 32000) -> list[int]:
+    """n free ports below the kernel's ephemeral range (32768+). A service restarted on an
+    ephemeral port can find it taken by some client's outgoing connection in the moment it was
+    free ("bind: Address already in use" -- seen here when redis_restart re-bound a port that
+    free_ports() had handed out)."""
+    import random
+
+    from lab.config import CHROMIUM_UNSAFE_PORTS
+    from lab.stack.ports import is_free
+
+    rng = random.SystemRandom()
+    chosen: list[int] = []
+    while len(chosen) < n:
+        p = rng.randrange(lo, hi)
+        if p not in chosen and p not in CHROMIUM_UNSAFE_PORTS and is_free("127.0.0.1", p):
+            chosen.append(p)
+    return chosen
+
+
 def isolated_env(run_dir: Path, **extra: str) -> dict[str, str]:
     """This process's environment with every lab port free and its own run folder."""
     env = dict(os.environ)

@@ -24,6 +24,13 @@ class RedisRestart(Fault):
     durable: bool = False
 
     def apply(self, t: Targets) -> None:
+        try:
+            self._apply(t)
+        except redis.RedisError as exc:  # a LabError: the cell is unexercised, the run goes on
+            raise FaultNotConfirmed(f"redis_restart: redis-server unreachable before the restart: "
+                                    f"{exc}", f"see {t.stack.run_dir / 'redis.log'}") from exc
+
+    def _apply(self, t: Targets) -> None:
         r = redis.Redis.from_url(t.stack.cfg.redis_url, socket_timeout=10)
         try:
             self._run_id = r.info("server")["run_id"]

@@ -48,9 +48,11 @@ def http_get(url: str, timeout_s: float = 2.0) -> tuple[int, bytes]:
 class NativeStack:
     mode = "native"
 
-    def __init__(self, cfg: LabConfig) -> None:
+    def __init__(self, cfg: LabConfig, backend_env: dict[str, str] | None = None) -> None:
         self.cfg = cfg
         self.run_dir = cfg.run_dir
+        # Extra CHAT_* settings for the backend (a lesson's exercise file: CHAT_LAB_EXERCISE).
+        self.backend_env = dict(backend_env or {})
 
     @property
     def backend_log(self) -> Path:
@@ -65,7 +67,7 @@ class NativeStack:
         with self._lock(), _signals_raise():
             running = [p for p in procs.recorded(self.run_dir) if p.alive()]
             if running and len(running) == len(SERVICES) and self._healthy():
-                if self._recorded_code() == code_fingerprint():
+                if self._recorded_code() == self._fingerprint():
                     state = self._state()
                     state["reused"] = True
                     return state
@@ -175,6 +177,7 @@ class NativeStack:
             "CHAT_LAB_MODE": "1",
             "PYTHONPATH": str(cfg.root) + os.pathsep + env.get("PYTHONPATH", ""),
             "PYTHONUNBUFFERED": "1",
+            **self.backend_env,
         })
         backend = procs.spawn("backend", [
             sys.executable, "-m", "gunicorn", "--config", str(GUNICORN_CONF),
@@ -279,7 +282,21 @@ class NativeStack:
     def _state(self) -> dict[str, object]:
         return {"mode": self.mode, "run_dir": str(self.run_dir), "endpoints": self.cfg.endpoints(),
                 "pids": {p.name: p.pid for p in procs.recorded(self.run_dir)},
-                "code": code_fingerprint()}
+                "code": self._fingerprint()}
+
+    def _fingerprint(self) -> str:
+        """The code the backend runs: the checkout's, plus any extra settings and the exercise
+        file they name (a stack is reused only if it runs exactly this)."""
+        extra = "".join(f"{k}={v}\n" for k, v in sorted(self.backend_env.items()))
+        exercise = self.backend_env.get("CHAT_LAB_EXERCISE")
+        if not extra:
+            return code_fingerprint()
+        import hashlib
+
+        h = hashlib.sha256(code_fingerprint().encode() + extra.encode())
+        if exercise and Path(exercise).is_file():
+            h.update(Path(exercise).read_bytes())
+        return h.hexdigest()[:16]
 
     def _recorded_code(self) -> str | None:
         try:

@@ -8,7 +8,7 @@ from typing import Any
 
 from flask import Flask
 
-from services.chat import config, errors, views
+from services.chat import config, errors, exercise, views
 
 
 def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
@@ -20,6 +20,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         app.config.from_mapping(test_config)
     app.config["LAB_MODE"] = app.config["LAB_MODE"] in (True, 1, "1", "true", "yes")
     errors.init_app(app)
+    exercise.init_app(app)
     app.register_blueprint(views.bp)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     return app

@@ -20,6 +20,7 @@ STORE_OP_DEADLINE_S = 2 * (REDIS_CONNECT_TIMEOUT_S + REDIS_SOCKET_TIMEOUT_S) - 1
 DEFAULTS: dict[str, object] = {
     "REDIS_URL": "redis://127.0.0.1:16380/0",   # always a Toxiproxy address in the lab
     "LAB_MODE": False,                          # honour X-Lab-* headers (profiles, TTL, latency)
+    "LAB_EXERCISE": "",                         # lab mode: a lesson's exercise file (services/chat/exercise.py)
     "TTL_MS": 7 * DAY_MS,                       # conversation TTL, renewed on every write
     "COOKIE_MAX_AGE_S": 30 * 24 * 3600,
     "LLM_LATENCY_MS": 30,                       # fake LLM "thinking" time before the reply

@@ -7,6 +7,7 @@ deployment cannot be switched into a defect.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from flask import Request
@@ -29,10 +30,13 @@ class Profile:
     llm_latency_ms: int
     token_delay_ms: int
     trial: str | None
+    # A lesson's exercise (services/chat/exercise.py), applied after the named defects.
+    exercise: Callable[[defects.Behaviour], defects.Behaviour] | None = None
 
     @property
     def behaviour(self) -> defects.Behaviour:
-        return defects.behaviour(self.defects)
+        b = defects.behaviour(self.defects)
+        return b if self.exercise is None else self.exercise(b)
 
 
 def _int_header(req: Request, name: str, default: int, lo: int, hi: int) -> int:
@@ -48,13 +52,20 @@ def _int_header(req: Request, name: str, default: int, lo: int, hi: int) -> int:
     return value
 
 
-def from_request(req: Request, config: dict[str, object]) -> Profile:
+def from_request(req: Request, config: dict[str, object],
+                 exercise: Callable[[defects.Behaviour], defects.Behaviour] | None = None) -> Profile:
+    """The request's profile; ``exercise`` is the loaded exercise's step, if the backend has one."""
     present = [h for h in HEADERS if h in req.headers]
     if present and not config["LAB_MODE"]:
         raise ApiError(403, "lab_mode_off",
                        f"{', '.join(present)} honoured only when the service runs in lab mode "
                        "(CHAT_LAB_MODE=1)")
     names = frozenset(n.strip() for n in req.headers.get(H_DEFECTS, "").split(",") if n.strip())
+    use_exercise = "exercise" in names
+    if use_exercise and exercise is None:
+        raise ApiError(400, "no_exercise", "X-Lab-Defects names 'exercise' but this backend was "
+                       "started without one (CHAT_LAB_EXERCISE=<file>; `lab lesson N --check` sets it)")
+    names -= {"exercise"}
     unknown = sorted(names - defects.REGISTRY.keys())
     if unknown:
         raise ApiError(400, "unknown_defect",
@@ -67,4 +78,5 @@ def from_request(req: Request, config: dict[str, object]) -> Profile:
         llm_latency_ms=_int_header(req, H_LLM_LATENCY_MS, int(config["LLM_LATENCY_MS"]), 0, 60_000),  # type: ignore[call-overload]
         token_delay_ms=_int_header(req, H_TOKEN_DELAY_MS, int(config["TOKEN_DELAY_MS"]), 0, 5_000),  # type: ignore[call-overload]
         trial=req.headers.get(H_TRIAL),
+        exercise=exercise if use_exercise else None,
     )

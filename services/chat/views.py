@@ -13,7 +13,7 @@ from typing import Any
 import redis.asyncio as aredis
 from flask import Blueprint, Response, current_app, g, jsonify, request, send_from_directory
 
-from services.chat import config, llm, profile, session
+from services.chat import config, exercise, llm, profile, session
 from services.chat.defects import Behaviour
 from services.chat.errors import ApiError
 from services.chat.store import STORE_ERRORS, Row, read_history
@@ -40,7 +40,7 @@ def healthz() -> dict[str, object]:
 
 @bp.get("/history")
 async def history() -> Response:
-    prof = profile.from_request(request, current_app.config)
+    prof = profile.from_request(request, current_app.config, exercise.step(current_app))
     b = prof.behaviour
     sid, _new = session.resolve(request.cookies.get(session.COOKIE))
     g.sid, g.behaviour = sid, b
@@ -79,13 +79,13 @@ def _parse_chat_body() -> tuple[str, str | None, bool]:
 
 @bp.post("/chat")
 async def chat() -> Response:
-    prof = profile.from_request(request, current_app.config)
+    prof = profile.from_request(request, current_app.config, exercise.step(current_app))
     b = prof.behaviour
     message, mid, stream = _parse_chat_body()
     mid = g.mid = mid or session.new_id()
     sid, _new = session.resolve(request.cookies.get(session.COOKIE))
     g.sid, g.behaviour = sid, b
-    event("chat.received", sid=sid, id=mid, trial=prof.trial, defects=sorted(prof.defects),
+    event("chat.received", sid=sid, id=mid, trial=prof.trial, defects=sorted(prof.defects) + (["exercise"] if prof.exercise else []),
           stream=stream)
     url = current_app.config["REDIS_URL"]
     r, owned = b.client(url, b.retry)

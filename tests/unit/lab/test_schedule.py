@@ -83,3 +83,8 @@ def test_ttl_elapse_pacing_check() -> None:
     assert f.check_pacing([0.0, 0.4, 0.8, 1.2, 1.6, 2.0, 2.4]) is None
     assert "reached TTL/2" in f.check_pacing([0.0, 0.4, 1.0, 2.5])
     assert "under 2 x TTL" in f.check_pacing([0.0, 0.4, 0.8])
+    # Expired during the conversation (a TTL set once): evidence. Expired a TTL after the last
+    # write (renewed, read too late): no evidence either way.
+    assert f.check_pacing([0.0, 0.4, 0.8, 1.2, 1.6, 2.0, 2.4], expired_at_s=1.05) is None
+    assert "a renewed TTL explains it" in f.check_pacing([0.0, 0.4, 0.8, 1.2, 1.6, 2.0, 2.4],
+                                                         expired_at_s=3.45)

@@ -1,0 +1,311 @@
+"""Running lessons on the real stack: the demo experiment, `--check` of an exercise, `--replay`.
+
+Every run brings up its own native stack (run folder ``.lab/run/lesson`` and ports of its own,
+so a `make up` stack is left alone), with the exercise file loaded into the backend when there
+is one, and stops it afterwards whatever happened. Trials go through the lab's Runner, checker
+and Wilson intervals like any `lab chaos` cell.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import signal
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import Any, TextIO
+
+from lab.attribution import CellStats, cell_stats
+from lab.chaos import Progress
+from lab.config import DEFAULT_PORTS, PORT_ENV, ROOT, LabConfig
+from lab.lessons import MIN_TRIALS, Lesson
+from lab.lessons.validate import validate
+from lab.report import table
+from lab.runner import CellOutcome, Runner, TrialOutcome
+from lab.schedule import Cell, TrialPlan, fault_text, plan_cell, plan_trial
+from lab.stack.native import NativeStack
+from lab.stats import fmt_rate, wilson
+
+PORT_OFFSET = 200           # lesson stacks default to the lab's ports + 200
+MIN_ACK_RATIO = 0.8         # a fix that refuses the writes loses nothing and proves nothing
+METRIC_WORDS = {"lost": "acknowledged turns lost", "duplicated": "rows stored twice",
+                "expired": "conversation lost to its TTL", "amnesia": "empty history after the refresh",
+                "phantom_fail": "answered as failed although stored", "5xx": "requests answered 5xx"}
+
+
+def lesson_config(env: dict[str, str] | None = None) -> LabConfig:
+    """Ports from LAB_*_PORT when set, else the defaults + 200; run folder LAB_LESSON_RUN_DIR."""
+    env = dict(os.environ if env is None else env)
+    for name, port in DEFAULT_PORTS.items():
+        env.setdefault(PORT_ENV[name], str(port + PORT_OFFSET))
+    env.pop("LAB_RUN_DIR", None)
+    run_dir = Path(env.get("LAB_LESSON_RUN_DIR", ROOT / ".lab" / "run" / "lesson")).resolve()
+    return LabConfig.from_env(env, run_dir=run_dir)
+
+
+def problems(lesson: Lesson, t: TrialOutcome) -> list[str]:
+    """The lesson's forbidden anomalies this trial shows (unknown trials show none)."""
+    if t.result.validity == "unknown":
+        return []
+    counts = t.result.anomalies()
+    found = [m for m in lesson.forbid if m != "5xx" and counts.get(m)]
+    if "5xx" in lesson.forbid and any(s.status is not None and s.status >= 500 for s in t.trial.sends):
+        found.append("5xx")
+    return found
+
+
+@dataclass
+class Judgement:
+    passed: bool
+    lines: list[str] = field(default_factory=list)
+    example: TrialOutcome | None = None
+
+
+def judge(lesson: Lesson, outcome: CellOutcome, required: int = MIN_TRIALS) -> Judgement:
+    """Pass only if the cell was exercised (fault confirmed, >= ``required`` trials with a
+    verdict, none unknown, >= 80 % of sends acknowledged) and no trial shows a forbidden anomaly."""
+    st = cell_stats(outcome)
+    known = [t for t in outcome.trials if t.result.validity != "unknown"]
+    bad = [t for t in known if problems(lesson, t)]
+    n = len(known)
+    rates = [f"{m:<12} {fmt_rate(sum(m in problems(lesson, t) for t in known), n)}   "
+             f"({METRIC_WORDS.get(m, m)})" for m in lesson.forbid]
+    acked = f"{st.acked_sends}/{st.sends} sends acknowledged"
+    evidence = f"fault: {outcome.fault_evidence or outcome.fault_error or 'none needed'}"
+    if bad:
+        k = len(bad)
+        lo, hi = wilson(k, n)
+        head = (f"FAIL: the defect is still there: {k}/{n} trials show "
+                f"{', '.join(sorted({p for t in bad for p in problems(lesson, t)}))} "
+                f"(rate {k / n:.2f}, 95% CI [{lo:.2f}, {hi:.2f}])")
+        return Judgement(False, [head, *rates, acked, evidence], bad[0])
+    reasons = []
+    unknown = ""
+    if st.unknown:
+        why = sorted({r for t in outcome.trials if t.result.validity == "unknown" for r in t.result.reasons})
+        unknown = f"{st.unknown} trial(s) unknown, excluded: {'; '.join(why)[:300]}"
+    if st.status == "unexercised":
+        reasons.append(st.reason)
+    if n < required:
+        reasons.append(f"only {n} trials gave a verdict, {required} needed" + (f" ({unknown})" if unknown else ""))
+        unknown = ""
+    if st.sends and st.acked_sends / st.sends < MIN_ACK_RATIO:
+        reasons.append(f"only {acked}, under {MIN_ACK_RATIO:.0%}: refusing writes is not a fix")
+    if reasons:
+        return Judgement(False, ["FAIL: not exercised, so not a pass: " + "; ".join(reasons),
+                                 *rates, acked, evidence, *filter(None, [unknown])])
+    hi = wilson(0, n)[1]
+    return Judgement(True, [f"PASS: none of {', '.join(lesson.forbid)} in {n} trials "
+                            f"(each rate 0/{n}, below {hi:.2f} at 95%)", *rates, acked, evidence,
+                            *filter(None, [unknown])])
+
+
+def describe(t: TrialOutcome) -> str:
+    r = t.result
+    parts = [f"trial {t.plan.trial_id} (seed {t.plan.seed})"]
+    if r.lost["user"] or r.lost["assistant"]:
+        ids = (r.lost["user"] or r.lost["assistant"])[0][:8]
+        parts.append(f"lost {len(r.lost['user'])} user row(s) and {len(r.lost['assistant'])} "
+                     f"reply row(s) of acknowledged turns (e.g. message {ids}...)")
+    if r.duplicated:
+        parts.append(f"stored twice: {r.duplicated}")
+    if r.expired:
+        parts.append("the key expired (keyspace event)")
+    if r.amnesia:
+        parts.append("the page showed none of the acknowledged turns after the refresh")
+    fives = [f"{s.id}: HTTP {s.status}" for s in t.trial.sends if s.status and s.status >= 500]
+    if fives:
+        parts.append(f"5xx answers: {', '.join(fives[:3])}")
+    if r.phantom_fail:
+        parts.append(f"answered as failed but stored: {r.phantom_fail}")
+    return "; ".join(parts)
+
+
+def replay_command(lesson: Lesson, t: TrialOutcome, exercise: Path | None) -> str:
+    args = [".venv/bin/lab", "lesson", str(lesson.number), "--replay", str(t.plan.seed)]
+    if t.plan.fault_turn:
+        args += ["--fault-turn", str(t.plan.fault_turn)]
+    if exercise is not None:
+        args += ["--exercise", _shown(exercise)]
+    return " ".join(args + ["--runs", "5"])
+
+
+def _shown(p: Path) -> str:
+    try:
+        return str(p.resolve().relative_to(ROOT))
+    except ValueError:
+        return str(p)
+
+
+# ------------------------------------------------------------------ the stack and the runs
+@contextmanager
+def lesson_stack(exercise: Path | None) -> Iterator[NativeStack]:
+    """Up with the exercise loaded (if any), down on the way out -- also on Ctrl-C or SIGTERM."""
+    env = {"CHAT_LAB_EXERCISE": str(exercise.resolve())} if exercise is not None else {}
+    stack = NativeStack(lesson_config(), backend_env=env)
+
+    def on_term(signum: int, _frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        old = signal.signal(signal.SIGTERM, on_term)
+    except ValueError:  # not the main thread: signals are the caller's business
+        old = None
+    try:
+        stack.up()
+        yield stack
+    finally:
+        stack.down()
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)
+
+
+def exercise_error(log: Path, offset: int, exercise: Path) -> str | None:
+    """The last error the backend raised inside the exercise during this run (its log from
+    ``offset``), as "file:line: error" -- a trainee's runtime error, pointed at like a syntax error."""
+    try:
+        lines = log.read_bytes()[offset:].decode(errors="replace").splitlines()
+    except OSError:
+        return None
+    found = None
+    for i, line in enumerate(lines):
+        m = re.search(r'File "(.+?)", line (\d+)', line)
+        if m and Path(m.group(1)).resolve() == exercise.resolve():
+            error = next((x for x in lines[i + 1:] if x and not x.startswith(" ")), "?")
+            found = f"{exercise}:{m.group(2)}: {error}"
+    return found
+
+
+def _log_size(stack: NativeStack) -> int:
+    try:
+        return stack.backend_log.stat().st_size
+    except OSError:
+        return 0
+
+
+def _run(stack: NativeStack, cells: list[tuple[Cell, list[Any]]], out_dir: Path) -> list[CellOutcome]:
+    progress = Progress(sum(len(p) for _, p in cells))
+    try:
+        return Runner(stack, out_dir, concurrency=4, on_trial=progress.trial).run(cells)
+    finally:
+        progress.close()
+
+
+def _out_dir(reports: Path, lesson: Lesson, what: str) -> Path:
+    return reports / f"lesson-{lesson.name}-{what}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+
+def exercise_file(lesson: Lesson, given: Path | None) -> tuple[Path, dict[str, Any]]:
+    """The exercise to load, validated in a child process before anything starts."""
+    path = (given or lesson.exercise).resolve()
+    return path, validate(lesson.kind, path, lesson.number)
+
+
+def run_check(lesson: Lesson, given: Path | None, trials: int, seed: int, reports: Path,
+              out: TextIO = sys.stdout) -> int:
+    path, probe = exercise_file(lesson, given)
+    cell = lesson.check_cell(durable=probe.get("durable"))
+    print(f"lab lesson {lesson.number} --check: {_shown(path)}\n"
+          f"  cell {fault_text(cell.fault, cell.params)} / {cell.refresh} / {cell.turns} turns, "
+          f"{trials} trials, seed {seed}", file=out, flush=True)
+    if lesson.kind == "config":
+        print(f"  DURABLE = {probe['durable']}: redis_restart with durable={str(probe['durable']).lower()}",
+              file=out, flush=True)
+    out_dir = _out_dir(reports, lesson, "check")
+    with lesson_stack(path if lesson.kind == "behaviour" else None) as stack:
+        offset = _log_size(stack)
+        outcome = _sample(lesson, stack, cell, trials, seed, out_dir)
+    j = judge(lesson, outcome, max(trials, MIN_TRIALS))  # fewer trials can fail, never pass
+    crash = exercise_error(stack.backend_log, offset, path) if lesson.kind == "behaviour" else None
+    st = cell_stats(outcome)
+    lines = ["", table([st]), "", *j.lines[:1], *(f"  {x}" for x in j.lines[1:])]
+    if j.example is not None:
+        lines += [f"  example: {describe(j.example)}",
+                  f"  artifacts: {_shown(j.example.artifacts) if j.example.artifacts else '(none)'}",
+                  f"  replay: {replay_command(lesson, j.example, path)}"]
+    if crash:
+        lines.append(f"  the backend raised in your exercise: {crash}")
+    if not j.passed and lesson.fix_hint:
+        lines.append(f"  next: {lesson.fix_hint} in {_shown(path)}; the story: lab lesson {lesson.number}")
+    print("\n".join(lines), file=out)
+    _write(out_dir, lesson, [st], {"exercise": str(path), "seed": seed, "passed": j.passed,
+                                   "judgement": j.lines,
+                                   "replay": replay_command(lesson, j.example, path) if j.example else None})
+    return 0 if j.passed else 1
+
+
+def plans_for(lesson: Lesson, cell: Cell, n: int, seed: int, prefix: str) -> list[TrialPlan]:
+    """The cell's plans; a lesson that fixes its fault turn gets it in every trial."""
+    if lesson.fault_turn is None:
+        return plan_cell(cell, n, seed, prefix=prefix)
+    rng = random.Random(seed)
+    return [plan_trial(cell, rng.randrange(1 << 31), f"{prefix}{i:03d}", lesson.fault_turn)
+            for i in range(n)]
+
+
+def _sample(lesson: Lesson, stack: NativeStack, cell: Cell, trials: int, seed: int,
+            out_dir: Path) -> CellOutcome:
+    """``trials`` trials with a verdict: trials left unknown (a precondition not met on a loaded
+    machine) are replaced, up to twice as many in all; a forbidden anomaly ends it at once."""
+    rng = random.Random(seed)
+    outcome = CellOutcome(cell)
+    for round_no in range(1, 10):
+        known = [t for t in outcome.trials if t.result.validity != "unknown"]
+        want = min(trials - len(known), 2 * trials - len(outcome.trials))
+        if want <= 0 or any(problems(lesson, t) for t in known):
+            break
+        plans = plans_for(lesson, cell, want, rng.randrange(1 << 31), prefix=f"k{round_no}-")
+        got = _run(stack, [(cell, plans)], out_dir)[0]
+        outcome.trials += got.trials
+        outcome.fault_error = outcome.fault_error or got.fault_error
+        outcome.fault_evidence = outcome.fault_evidence or got.fault_evidence
+    return outcome
+
+
+def run_demo(lesson: Lesson, trials: int, seed: int, reports: Path, out: TextIO = sys.stdout) -> int:
+    cells = lesson.demo_cells()
+    rng = random.Random(seed)
+    print(f"\nThe experiment: {trials} trials per profile on the real stack, seed {seed} ...",
+          file=out, flush=True)
+    out_dir = _out_dir(reports, lesson, "demo")
+    with lesson_stack(None) as stack:
+        outcomes = _run(stack, [(c, plans_for(lesson, c, trials, rng.randrange(1 << 31), prefix=f"d{i}-"))
+                                for i, c in enumerate(cells)], out_dir)
+    stats = [cell_stats(o) for o in outcomes]
+    print("\n" + table(stats), file=out)
+    failing = [t for o in outcomes for t in o.trials if t.failed]
+    if failing:
+        print(f"\nA failing trial: {describe(failing[0])}\n  artifacts: "
+              f"{_shown(failing[0].artifacts) if failing[0].artifacts else '(none)'}\n"
+              f"  replay: {failing[0].plan.replay_command()}", file=out)
+    _write(out_dir, lesson, stats, {"seed": seed})
+    return 0
+
+
+def run_replay(lesson: Lesson, given: Path | None, seed: int, fault_turn: int | None, runs: int,
+               reports: Path, out: TextIO = sys.stdout) -> int:
+    path, probe = exercise_file(lesson, given)
+    cell = lesson.check_cell(durable=probe.get("durable"))
+    plans = [plan_trial(cell, seed, f"replay-{i:02d}", fault_turn or lesson.fault_turn)
+             for i in range(runs)]
+    with lesson_stack(path if lesson.kind == "behaviour" else None) as stack:
+        outcome = _run(stack, [(cell, plans)], _out_dir(reports, lesson, "replay"))[0]
+    bad = [t for t in outcome.trials if problems(lesson, t)]
+    print(f"lesson {lesson.number}, {_shown(path)}, seed {seed}: reproduced {len(bad)}/{runs}", file=out)
+    for t in bad[:1]:
+        print(f"  {describe(t)}", file=out)
+    return 0 if bad else 1
+
+
+def _write(out_dir: Path, lesson: Lesson, stats: list[CellStats], extra: dict[str, Any]) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "results.json").write_text(json.dumps(
+        {"lesson": lesson.number, "slug": lesson.slug, **extra,
+         "cells": [s.as_json() for s in stats]}, indent=2) + "\n")

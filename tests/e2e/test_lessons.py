@@ -1,0 +1,98 @@
+"""Each lesson on the real stack: the unfixed exercise fails `lab lesson N --check` and the
+reference solution passes it (20 trials per cell, the lesson's fault, Chromium). Each check
+starts and stops a stack of its own on free ports; the committed exercises are never touched
+(copies in tmp_path)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from lab import lessons
+from lab.config import PORT_ENV
+from lab.stack import ports
+from tests.helpers import free_low_ports, isolated_env, run_lab
+
+
+def _env(run_dir: Path) -> dict[str, str]:
+    """Free ports below the ephemeral range (lesson 7 restarts Redis on its port), own folder."""
+    env = isolated_env(run_dir, LAB_LESSON_RUN_DIR=str(run_dir))
+    env.update({v: str(p) for v, p in zip(PORT_ENV.values(), free_low_ports(len(PORT_ENV)))})
+    return env
+
+
+def _leftovers(run_dir: Path, env: dict[str, str]) -> list[str]:
+    """Processes whose command line names the run folder (redis --dir, toxiproxy -config) and
+    stack ports still taken."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            args = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if str(run_dir) in args:
+            found.append(f"{cmdline.parent.name}: {args[:120]}")
+    found += [f"port {env[v]} taken" for v in PORT_ENV.values() if not ports.is_free("127.0.0.1", int(env[v]))]
+    return found
+
+
+@pytest.mark.parametrize("version", ["exercise", "solution"])
+@pytest.mark.parametrize("number", sorted(lessons.REGISTRY), ids=lambda n: lessons.REGISTRY[n].name)
+def test_exercise_fails_and_solution_passes_the_check(number: int, version: str, tmp_path: Path) -> None:
+    le = lessons.REGISTRY[number]
+    mine = tmp_path / "exercise.py"
+    shutil.copyfile(le.pristine if version == "exercise" else le.solution, mine)
+    run_dir = tmp_path / "run"
+    env = _env(run_dir)
+    res = run_lab(env, "lesson", str(number), "--check", "--exercise", str(mine), "--seed", "2026",
+                  "--reports", str(tmp_path / "reports"), timeout=280)
+    out = res.stdout + res.stderr
+    assert _leftovers(run_dir, env) == [], "the check left services running"
+    if version == "exercise":
+        assert res.returncode == 1, out
+        assert "FAIL: the defect is still there" in out and "replay: .venv/bin/lab lesson" in out
+    else:
+        assert res.returncode == 0, out
+        assert "PASS: none of" in out and "0/20 [0.00, 0.16]" in out
+
+
+def test_a_runtime_error_in_the_exercise_fails_the_check_at_its_line(tmp_path: Path) -> None:
+    le = lessons.REGISTRY[1]
+    mine = tmp_path / "exercise.py"
+    mine.write_text(le.pristine.read_text().replace("asyncio.create_task(coro)", "await kroutine"))
+    line = next(i for i, t in enumerate(mine.read_text().splitlines(), 1) if "await kroutine" in t)
+    run_dir = tmp_path / "run"
+    env = _env(run_dir)
+    res = run_lab(env, "lesson", "1", "--check", "--exercise", str(mine), "--trials", "2",
+                  "--reports", str(tmp_path / "reports"), timeout=200)
+    out = res.stdout + res.stderr
+    assert res.returncode == 1, out
+    assert f"the backend raised in your exercise: {mine}:{line}: NameError" in out
+    assert _leftovers(run_dir, env) == []
+
+
+def test_sigterm_during_a_check_stops_everything(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    from lab.config import ROOT
+    from lab.wait import wait_until
+
+    run_dir = tmp_path / "run"
+    env = _env(run_dir)
+    proc = subprocess.Popen([sys.executable, "-m", "lab", "lesson", "1", "--check", "--exercise",
+                             str(lessons.REGISTRY[1].pristine), "--reports", str(tmp_path / "reports")],
+                            env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        # The stack is up once its state file exists: the trials start right after.
+        wait_until(lambda: (run_dir / "stack.json").exists(), what="the lesson stack up", timeout_s=120)
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, out
+    assert "interrupted" in out and _leftovers(run_dir, env) == []
