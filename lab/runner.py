@@ -342,6 +342,7 @@ class Runner:
             await asyncio.sleep(0.01)
         sid = d.session_id
         dump: dict[str, Any] = {}
+        read_at: float | None = None
         if sid is not None:
             try:
                 r = redis.Redis.from_url(self.stack.cfg.redis_url, socket_timeout=5)
@@ -349,6 +350,7 @@ class Runner:
                 dump = {"key": f"chat:{sid}", "pttl_ms": r.pttl(f"chat:{sid}"),
                         "rows": [x.decode() for x in raw]}
                 r.close()
+                read_at = time.time()
                 trial.final_rows = [Row(str(j["id"]), str(j["role"])) for j in map(json.loads, raw)]
             except (redis.exceptions.RedisError, ValueError, KeyError) as exc:
                 trial.errors.append(f"final read: {exc}")
@@ -365,7 +367,7 @@ class Runner:
             times = [float(e["t"]) for s in {x.id for x in trial.sends}
                      for e in self.events.by_id.get(s, [])
                      if e.get("event") in ("chat.received", "chat.done")]
-            problem = pacing(times, self.expired.at.get(f"chat:{sid}"))
+            problem = pacing(times, self.expired.at.get(f"chat:{sid}"), read_at)
             if problem:
                 trial.preconditions_met = False
                 trial.errors.append(f"ttl_elapse precondition not met: {problem}")

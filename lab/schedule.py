@@ -112,8 +112,9 @@ class Cell:
         if not 1 <= self.turns <= 100:
             raise UsageError(f"turns={self.turns} is out of range [1, 100]")
         f = self.make_fault()
-        if f.window != "trial" and self.turns < 2:
-            raise UsageError(f"fault {self.fault} is armed around one earlier turn: needs turns >= 2")
+        if f.window != "trial" and self.turns < f.earliest_turn + 1:
+            raise UsageError(f"fault {self.fault} is armed around turn {f.earliest_turn} or later, "
+                             f"before the last: needs turns >= {f.earliest_turn + 1}")
         if self.fault == "ttl_elapse" and self.turns < 5:
             raise UsageError("ttl_elapse needs turns >= 5 to run past 2 x TTL with gaps under TTL/2")
 
@@ -180,10 +181,12 @@ def plan_trial(cell: Cell, seed: int, trial_id: str, fault_turn: int | None = No
     if fault.window == "trial":
         fault_turn = 0
     elif fault_turn is None:
-        fault_turn = rng.randint(1, cell.turns - 1)
-    elif not 1 <= fault_turn < cell.turns:
-        raise UsageError(f"fault turn {fault_turn} is out of range [1, {cell.turns - 1}]",
-                         "a one-send fault is armed around an earlier turn than the refresh")
+        fault_turn = rng.randint(fault.earliest_turn, cell.turns - 1)
+    elif not fault.earliest_turn <= fault_turn < cell.turns:
+        raise UsageError(f"fault turn {fault_turn} is out of range [{fault.earliest_turn}, {cell.turns - 1}]"
+                         f" for {fault.name}",
+                         "a one-send fault is armed around an earlier turn than the refresh"
+                         + ("; a restart needs a stored turn before it" if fault.earliest_turn > 1 else ""))
     latency = DEFAULT_LLM_LATENCY_MS
     if cell.refresh == "in_flight":
         latency = IN_FLIGHT_LLM_LATENCY_MS
@@ -207,6 +210,7 @@ def plan_cell(cell: Cell, trials: int, seed: int, prefix: str = "") -> list[Tria
     """A cell's trials. One-send faults hit the same turn in every trial of the cell, so the
     trials can run in lockstep inside one fault window."""
     rng = random.Random(seed)
-    turn = rng.randint(1, cell.turns - 1) if cell.make_fault().window != "trial" else None
+    fault = cell.make_fault()
+    turn = rng.randint(fault.earliest_turn, cell.turns - 1) if fault.window != "trial" else None
     return [plan_trial(cell, rng.randrange(1 << 31), f"{prefix}{i:03d}", turn)
             for i in range(trials)]

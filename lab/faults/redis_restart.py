@@ -21,6 +21,7 @@ from lab.wait import wait_until
 class RedisRestart(Fault):
     summary = "SIGKILL + start Redis (process / container); durable=true keeps data (AOF, appendfsync always)"
     window = "send"  # applied just before one send
+    earliest_turn = 2  # a restart before any write loses nothing: it would exercise nothing
     durable: bool = False
 
     def apply(self, t: Targets) -> None:

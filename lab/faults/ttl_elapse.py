@@ -32,15 +32,18 @@ class TtlElapse(Fault):
     def min_duration_ms(self) -> int:
         return 2 * self.ttl_ms + self.ttl_ms // 4
 
-    def check_pacing(self, write_times_s: list[float], expired_at_s: float | None = None) -> str | None:
+    def check_pacing(self, write_times_s: list[float], expired_at_s: float | None = None,
+                     read_at_s: float | None = None) -> str | None:
         """The experiment's precondition, from the backend's timestamps around each write: the
-        conversation spans 2 x TTL and no gap between writes reaches TTL/2. On a loaded machine
-        a turn can take longer than planned; then the trial proves nothing (unknown)."""
+        conversation -- its first write to the lab's final read of the key -- spans 2 x TTL and
+        no gap between writes reaches TTL/2. On a loaded machine a turn can take longer than
+        planned; then the trial proves nothing (unknown). (The final read counts: a profile whose
+        requests fail fast, skipping the model's latency, ends its writes early.)"""
         if len(write_times_s) < 2:
             return "too few writes to judge the pacing"
         times = sorted(write_times_s)
         gap_ms = max(b - a for a, b in zip(times, times[1:])) * 1000
-        span_ms = (times[-1] - times[0]) * 1000
+        span_ms = (max(times[-1], read_at_s or 0.0) - times[0]) * 1000
         if gap_ms >= self.ttl_ms / 2:
             return f"a gap of {gap_ms:.0f} ms between writes reached TTL/2 ({self.ttl_ms // 2} ms)"
         if span_ms < 2 * self.ttl_ms:

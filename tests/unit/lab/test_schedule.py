@@ -83,8 +83,27 @@ def test_ttl_elapse_pacing_check() -> None:
     assert f.check_pacing([0.0, 0.4, 0.8, 1.2, 1.6, 2.0, 2.4]) is None
     assert "reached TTL/2" in f.check_pacing([0.0, 0.4, 1.0, 2.5])
     assert "under 2 x TTL" in f.check_pacing([0.0, 0.4, 0.8])
+    # The conversation lasts until the lab's final read: writes that ended early (requests that
+    # failed fast) still span 2 x TTL with it.
+    assert f.check_pacing([0.0, 0.4, 0.8, 1.2, 1.6, 1.9], read_at_s=2.05) is None
+    assert "under 2 x TTL" in f.check_pacing([0.0, 0.4, 0.8, 1.2, 1.6, 1.9], read_at_s=1.95)
     # Expired during the conversation (a TTL set once): evidence. Expired a TTL after the last
     # write (renewed, read too late): no evidence either way.
     assert f.check_pacing([0.0, 0.4, 0.8, 1.2, 1.6, 2.0, 2.4], expired_at_s=1.05) is None
     assert "a renewed TTL explains it" in f.check_pacing([0.0, 0.4, 0.8, 1.2, 1.6, 2.0, 2.4],
                                                          expired_at_s=3.45)
+
+
+def test_a_restart_is_armed_after_a_stored_turn() -> None:
+    """A restart before any write loses nothing and would exercise nothing: redis_restart is
+    armed before turn 2 or later, in every planned trial; an explicit earlier turn is refused."""
+    import pytest
+
+    from lab.errors import UsageError
+    from lab.schedule import Cell, plan_cell, plan_trial
+    cell = Cell((), "redis_restart", "settled", 3)
+    assert {p.fault_turn for s in range(40) for p in plan_cell(cell, 2, s)} == {2}
+    with pytest.raises(UsageError, match=r"out of range \[2, 2\]"):
+        plan_trial(cell, 1, "x", fault_turn=1)
+    with pytest.raises(UsageError, match="needs turns >= 3"):
+        Cell((), "redis_restart", "settled", 2)
