@@ -6,12 +6,33 @@ from __future__ import annotations
 
 import re
 import shutil
+import threading
 from pathlib import Path
+from typing import Any
 
 from lab.attribution import cell_stats
-from lab.runner import CellOutcome
+from lab.runner import CellOutcome, Runner
 
 Expectation = int | tuple[int, int]   # exact number of trials, or an inclusive range
+
+
+def run_grid(stack: Any, plans: list[tuple[Any, list[Any]]], out_dir: Path,
+             concurrency: int = 4) -> dict[str, CellOutcome]:
+    """Run planned cells and index the outcomes by cell id. In a thread of its own: under
+    pytest-playwright the sync API may own the calling thread's event loop."""
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["out"] = Runner(stack, out_dir, concurrency=concurrency).run(plans)
+        except BaseException as exc:
+            box["err"] = exc
+    t = threading.Thread(target=work, name="lab-grid")
+    t.start()
+    t.join()
+    if "err" in box:
+        raise box["err"]
+    return {o.cell.cell_id: o for o in box["out"]}
 
 
 def _slug(nodeid: str) -> str:

@@ -14,7 +14,6 @@ import json
 import signal
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,9 +23,9 @@ import requests
 
 from lab.attribution import cell_stats, verdicts
 from lab.config import LabConfig, ROOT
-from lab.expect import assert_cell
+from lab.expect import assert_cell, run_grid
 from lab.faults import Targets, make
-from lab.runner import CellOutcome, Runner
+from lab.runner import CellOutcome
 from lab.schedule import Cell, parse_fault, parse_profile, plan_cell, plan_trial
 from lab.stack.compose import ComposeStack
 from tests.helpers import isolated_env, run_lab
@@ -86,20 +85,7 @@ def grid(stack: ComposeStack, tmp_path_factory: pytest.TempPathFactory) -> dict[
     # lose), two after it (what must work again once it is healed).
     plans += [(c, [plan_trial(c, 3000 + 10 * i + j, f"f{i:02d}-{j:03d}", FAULT_TURN) for j in range(K)])
               for i, c in enumerate(CONTAINER_CELLS)]
-    runner = Runner(stack, tmp_path_factory.mktemp("grid"), concurrency=4)
-    box: dict[str, object] = {}
-
-    def work() -> None:  # its own thread: pytest-playwright's sync API may own this one's loop
-        try:
-            box["out"] = runner.run(plans)
-        except BaseException as exc:
-            box["err"] = exc
-    t = threading.Thread(target=work)
-    t.start()
-    t.join()
-    if "err" in box:
-        raise box["err"]  # type: ignore[misc]
-    return {o.cell.cell_id: o for o in box["out"]}  # type: ignore[attr-defined]
+    return run_grid(stack, plans, tmp_path_factory.mktemp("grid"))
 
 
 # ----------------------------------------------------------------- the faults themselves

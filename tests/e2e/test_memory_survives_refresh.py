@@ -9,13 +9,12 @@ replay command.
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 import pytest
 
-from lab.expect import assert_cell
-from lab.runner import CellOutcome, Runner
+from lab.expect import assert_cell, run_grid
+from lab.runner import CellOutcome
 from lab.schedule import Cell, parse_fault, parse_profile, plan_cell
 from lab.stack.native import NativeStack
 
@@ -53,25 +52,12 @@ def _grid() -> list[Cell]:
 
 @pytest.fixture(scope="module")
 def grid(lab_stack: NativeStack, tmp_path_factory: pytest.TempPathFactory) -> dict[str, CellOutcome]:
-    # Earlier tests' shared_loop_client requests can leave backend threads hung on a dead
-    # loop's lock; start the grid on a fresh backend process.
+    # A fresh backend process: earlier tests' requests may still be running out their store
+    # deadlines (e.g. shared_loop_client waits cut at 15 s).
     lab_stack.restart_backend()
     cells = _grid()
     plans = [(c, plan_cell(c, K, 1000 + i, prefix=f"g{i:02d}-")) for i, c in enumerate(cells)]
-    runner = Runner(lab_stack, tmp_path_factory.mktemp("grid"), concurrency=4)
-    box: dict[str, object] = {}
-
-    def work() -> None:  # its own thread: pytest-playwright's sync API owns this thread's loop
-        try:
-            box["out"] = runner.run(plans)
-        except BaseException as exc:
-            box["err"] = exc
-    t = threading.Thread(target=work)
-    t.start()
-    t.join()
-    if "err" in box:
-        raise box["err"]  # type: ignore[misc]
-    return {o.cell.cell_id: o for o in box["out"]}  # type: ignore[attr-defined]
+    return run_grid(lab_stack, plans, tmp_path_factory.mktemp("grid"))
 
 
 def _get(grid: dict[str, CellOutcome], profile: str, fault: str, refresh: str, turns: int = 5) -> CellOutcome:
