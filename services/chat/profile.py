@@ -48,13 +48,21 @@ def _int_header(req: Request, name: str, default: int, lo: int, hi: int) -> int:
     return value
 
 
+def parse_defects(text: str) -> frozenset[str]:
+    """Comma-separated defect names -> a set; "" is the correct profile."""
+    return frozenset(n.strip() for n in text.split(",") if n.strip())
+
+
 def from_request(req: Request, config: dict[str, object]) -> Profile:
     present = [h for h in HEADERS if h in req.headers]
     if present and not config["LAB_MODE"]:
         raise ApiError(403, "lab_mode_off",
                        f"{', '.join(present)} honoured only when the service runs in lab mode "
                        "(CHAT_LAB_MODE=1)")
-    names = frozenset(n.strip() for n in req.headers.get(H_DEFECTS, "").split(",") if n.strip())
+    # Without the header, the service's configured default (CHAT_DEFECTS, validated at start-up)
+    # applies: a black-box investigation (lab investigate) sends no lab headers at all.
+    raw = req.headers.get(H_DEFECTS)
+    names = parse_defects(str(config.get("DEFECTS", "")) if raw is None else raw)
     unknown = sorted(names - defects.REGISTRY.keys())
     if unknown:
         raise ApiError(400, "unknown_defect",
