@@ -227,7 +227,7 @@ class Prober:
             raw = {"status": resp.status, "body": resp.text(), "error": None}
             read = self._as_read(raw, rec)
             if not read.ok:
-                last, since = None, time.monotonic()
+                pass  # a failed read says nothing about the stored history: keep waiting
             elif last is None or read.rows != last.rows:
                 last, since = read, time.monotonic()
             elif time.monotonic() - since >= QUIET_S:
@@ -243,29 +243,46 @@ class Prober:
             self._r.close()
 
 
-def preflight(prober: Prober) -> str:
+def preflight(prober: Prober, attempts: int = 3) -> str:
     """One send and one history read, no fault: the target must answer inside its spec, or the
-    investigation would measure the spec, not the app. Returns a line of evidence."""
-    exp = Experiment("none", (), "settled", 1, "contract check")
-    rec = prober.trial(exp, "preflight")
-    s = rec.sends[0]
-    problems = []
-    if s.outcome != "ok":
-        problems.append(f"POST {prober.spec.chat.path} answered "
-                        f"{s.status if s.status is not None else 'nothing'}"
-                        f"{' (an HTML page)' if s.html else ''}: {s.error}; expected 2xx"
-                        + (f" with JSON at {prober.spec.chat.reply_path}" if prober.spec.chat.reply_path else ""))
-    if rec.final is None or not rec.final.ok:
-        problems.append(f"GET {prober.spec.history.path}: {rec.page_after.error if rec.page_after else '?'}; "
-                        f"expected 2xx with a {prober.spec.history.format} history at {prober.spec.history.items}")
-    elif not any(s.text in c for _, c in rec.final.rows or []):
-        problems.append(f"GET {prober.spec.history.path} does not show the message just sent; got "
-                        f"{(rec.final.rows or [])[:4]!r}; check history.format, items, role/content fields")
-    if problems:
-        from lab.investigate.target import TargetError
-        raise TargetError("the target answers outside its spec:\n  - " + "\n  - ".join(problems),
-                          "fix the spec's [chat]/[history] sections, or the app")
-    return f"contract ok: send {s.status} in {s.ms:.0f} ms, history shows it"
+    investigation would measure the spec, not the app. 5xx answers are retried (an app may fail
+    intermittently by itself: that is for the experiments to find); a 4xx, or a 2xx whose body is
+    not of the spec's form, is a contract error at once. Returns a line of evidence."""
+    from lab.investigate.target import TargetError
+
+    spec = prober.spec
+    problems: list[str] = []
+    for attempt in range(1, attempts + 1):
+        rec = prober.trial(Experiment("none", (), "settled", 1, "contract check"), f"preflight{attempt}")
+        s = rec.sends[0]
+        problems = []
+        if s.outcome != "ok":
+            got = f"{s.status}" if s.status is not None else f"no answer ({s.error})"
+            problems.append(f"POST {spec.chat.path} {{{spec.chat.message_field!r}: ...}} answered {got}"
+                            f"{' as an HTML page' if s.html else ''}: {(s.error or '').strip()[:160]}; "
+                            f"expected 2xx" + (f" with JSON at {spec.chat.reply_path}" if spec.chat.reply_path else ""))
+        reads = [x for x in (rec.page_after, rec.final) if x is not None]
+        bad_form = next((x for x in reads if x.status is not None and 200 <= x.status < 300 and x.rows is None), None)
+        if bad_form is not None:
+            problems.append(f"GET {spec.history.path} answered {bad_form.status} but {bad_form.error}; expected "
+                            f"a JSON list of {spec.history.format} at {spec.history.items}")
+        elif rec.final is None:
+            last = reads[-1] if reads else None
+            problems.append(f"GET {spec.history.path}: {last.error if last else 'no answer'}; expected 2xx with "
+                            f"a {spec.history.format} history at {spec.history.items}")
+        elif s.outcome == "ok" and not any(s.text in c for _, c in rec.final.rows or []):
+            problems.append(f"GET {spec.history.path} does not show the message just sent; got "
+                            f"{(rec.final.rows or [])[:4]!r}; check history.format, items, role/content fields "
+                            f"and http.cookie")
+        if not problems:
+            return f"contract ok: send {s.status} in {s.ms:.0f} ms, history shows it" + (
+                f" (after {attempt - 1} failed attempt(s))" if attempt > 1 else "")
+        contract = (s.status is not None and 400 <= s.status < 500) or bad_form is not None or (
+            s.outcome == "ok" and rec.final is not None)
+        if contract:
+            break
+    raise TargetError("the target answers outside its spec:\n  - " + "\n  - ".join(problems),
+                      "fix the spec's [chat]/[history] sections (or the app); nothing was left running")
 
 
 @contextmanager

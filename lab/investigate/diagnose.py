@@ -219,8 +219,9 @@ def ttl(records: list[TrialRec]) -> list[Diagnosis]:
             elapsed_ms = (b.t - a.t) * 1000
             if a.pttl_ms < 0 or b.pttl_ms < 0 or b.length <= a.length or elapsed_ms < 4 * TTL_SLACK_MS:
                 continue
-            # Not renewed: b = a - elapsed. Renewed: b is back near the full TTL (>= a - slack).
-            if b.pttl_ms < a.pttl_ms - elapsed_ms / 2:
+            # Not renewed: b = a - elapsed, to the millisecond. Renewed: b = a - elapsed + (the
+            # time between the writes before each observation), and a turn takes longer than the slack.
+            if abs(b.pttl_ms - (a.pttl_ms - elapsed_ms)) <= TTL_SLACK_MS:
                 not_renewed.append(r)
                 example = example or (f"trial {r.trial_id}: PTTL {a.pttl_ms} ms after turn {a.turn}, "
                                       f"{b.pttl_ms} ms after turn {b.turn} {elapsed_ms:.0f} ms later "

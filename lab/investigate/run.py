@@ -17,7 +17,7 @@ from lab.investigate import blackbox, diagnose as dg, target
 from lab.investigate.blackbox import Experiment, Prober
 from lab.investigate.link import RedisLink
 from lab.investigate.records import TrialRec
-from lab.investigate.spec import Spec
+from lab.investigate.spec import Spec, fill
 from lab.stats import wilson
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_INCONCLUSIVE = 0, 1, 3
@@ -52,8 +52,9 @@ class Investigation:
         state = link.up()
         try:
             host, port = self.cfg.host, self.cfg.ports["redis_proxy"]
+            argv = [fill(a, target.placeholders(self.spec, host, port)) for a in self.spec.start.command]
             self.say(f"lab investigate: {self.spec.name}: Redis for the target at {host}:{port} "
-                     f"(through Toxiproxy); starting: {' '.join(self.spec.start.command)}")
+                     f"(through Toxiproxy); starting: {' '.join(argv)}")
             with target.running(self.spec, link.run_dir, host, port) as proc:
                 self.say(f"  target ready (pid {proc.pid}, log {link.run_dir / 'target.log'})")
                 with blackbox.chromium() as browser:
