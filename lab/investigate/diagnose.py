@@ -265,9 +265,13 @@ def history_capped(j: Judged) -> Diagnosis | None:
         return None
     oldest_only = all(sorted(c.lost_user) == list(range(1, len(c.lost_user) + 1)) for _, c in hit)
     lengths = {len(r.final.rows or []) for r, _ in hit if r.final}
-    if not oldest_only or len(lengths) != 1:
+    if not oldest_only or len(lengths) != 1 or len(hit) < 2:
         return None
     cap = lengths.pop()
+    # A cap loses in EVERY fault-free conversation longer than it, not in some of them.
+    longer = [(r, c) for r, c in pool if 2 * len(c.acked) > cap]
+    if len(longer) != len(hit):
+        return None
     shortest = min(r.turns for r, _ in hit)
     return Diagnosis(
         "history_capped",

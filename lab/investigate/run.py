@@ -4,6 +4,7 @@ contract, run the experiments, diagnose, and write the same reports as `lab chao
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -69,6 +70,10 @@ class Investigation:
                         prober.close()
                     self._check_alive(proc, link)
         finally:
+            # The target's output is evidence (its own error logs): kept with the report.
+            out_dir.mkdir(parents=True, exist_ok=True)
+            if (link.run_dir / "target.log").is_file():
+                shutil.copyfile(link.run_dir / "target.log", out_dir / "target.log")
             if not state.get("reused"):
                 link.down()
         seconds = time.monotonic() - t0
