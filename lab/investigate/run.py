@@ -3,16 +3,19 @@ contract, run the experiments, diagnose, and write the same reports as `lab chao
 
 from __future__ import annotations
 
+import fcntl
 import json
 import shutil
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
 from lab.config import LabConfig
+from lab.errors import UsageError
 from lab.faults.base import Targets
 from lab.investigate import blackbox, diagnose as dg, target
 from lab.investigate.blackbox import Experiment, Prober
@@ -47,6 +50,10 @@ class Investigation:
         run_id = time.strftime("%Y%m%d-%H%M%S") + f"-investigate-{self.spec.name}"
         out_dir = self.reports_root / run_id
         link = link_for(self.cfg)
+        with _exclusive(link.run_dir):
+            return self._run(link, out_dir)
+
+    def _run(self, link: RedisLink, out_dir: Path) -> int:
         t0 = time.monotonic()
         records: list[TrialRec] = []
         interrupted = False
@@ -161,6 +168,20 @@ class Investigation:
                 "seconds_per_trial": round(sum(r.seconds for r in mine) / max(1, len(mine)), 3),
                 "failing_trials": [r.trial_id for r, c in j if c.failed],
                 "unknown_reasons": sorted({r.unknown for r in mine if r.unknown})}
+
+
+@contextmanager
+def _exclusive(run_dir: Path) -> Iterator[None]:
+    """One investigation per run folder: a second one would stop the first one's Redis and
+    Toxiproxy as "leftovers" when it starts."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with open(run_dir / "investigate.lock", "w") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise UsageError(f"another lab investigate is running on {run_dir}",
+                             "wait for it, or give this one its own LAB_RUN_DIR and LAB_*_PORT values") from None
+        yield
 
 
 def summary(results: dict[str, Any], judged: dg.Judged, diagnoses: list[dg.Diagnosis], out_dir: Path,

@@ -18,6 +18,7 @@ from tests.helpers import free_ports, run_lab
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "chat-service.toml"
+FOREIGN = ROOT / "examples" / "foreign-app.toml"
 
 # Each defect the black box can expose, and the diagnosis that must name it. (save_at_stream_end
 # needs a streaming contract, which the target spec does not describe yet.)
@@ -40,10 +41,10 @@ def _env(tmp_path: Path) -> tuple[dict[str, str], int]:
     return env, ports[-1]
 
 
-def _investigate(tmp_path: Path, *args: str) -> tuple[int, str, dict]:  # type: ignore[type-arg]
+def _investigate(tmp_path: Path, *args: str, spec: Path = EXAMPLE) -> tuple[int, str, dict]:  # type: ignore[type-arg]
     env, target_port = _env(tmp_path)
     reports = tmp_path / "reports"
-    p = run_lab(env, "investigate", "--target", str(EXAMPLE), "--set", f"http.port={target_port}",
+    p = run_lab(env, "investigate", "--target", str(spec), "--set", f"http.port={target_port}",
                 "--reports", str(reports), *args, timeout=600)
     out = p.stdout + p.stderr
     _assert_nothing_left(tmp_path / "run-investigate", out)
@@ -82,7 +83,25 @@ def test_single_defect_is_diagnosed(tmp_path: Path, defect: str) -> None:
     assert EXPECTED[defect] in found, out
     d = found[EXPECTED[defect]]
     # Truthful: each diagnosis carries its numbers and the trials that show it.
-    assert d["k"] >= 1 and d["n"] >= d["k"] and d["trials"] and d["trials"][0] in d["evidence"] or d["evidence"]
+    assert 1 <= d["k"] <= d["n"] and len(d["trials"]) == d["k"], d
+    assert any(t in d["evidence"] for t in d["trials"]), d
     assert f"[{EXPECTED[defect]}]" in out
     html = (results_files(tmp_path)[-1].parent / "report.html").read_text()
     assert f"data-diagnosis='{EXPECTED[defect]}'" in html
+
+
+def test_foreign_app_newest_first_strings_no_ids_no_health_no_anomaly(tmp_path: Path) -> None:
+    """A correct app in another style (examples/foreign_app.py): the spec copes, nothing is raised."""
+    code, out, results = _investigate(tmp_path, "--trials", "1", spec=FOREIGN)
+    assert code == 0, out
+    assert results["diagnoses"] == [] and "No anomaly found in 5 judged trials" in out
+
+
+def test_target_answering_outside_its_spec(tmp_path: Path) -> None:
+    """The foreign app wants {"text": ...}: a spec naming another field gets its 400, and the
+    message says what was sent, what came back and what was expected."""
+    code, out, results = _investigate(tmp_path, "--set", "chat.message_field=message", spec=FOREIGN)
+    assert code == 1, out
+    assert "the target answers outside its spec" in out
+    assert "POST /api/send {'message': ...} answered 400" in out and "expected 2xx" in out, out
+    assert results == {}
