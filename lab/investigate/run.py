@@ -6,6 +6,7 @@ from __future__ import annotations
 import fcntl
 import json
 import shutil
+import signal
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -50,7 +51,7 @@ class Investigation:
         run_id = time.strftime("%Y%m%d-%H%M%S") + f"-investigate-{self.spec.name}"
         out_dir = self.reports_root / run_id
         link = link_for(self.cfg)
-        with _exclusive(link.run_dir):
+        with _exclusive(link.run_dir), _terminate_as_interrupt():
             return self._run(link, out_dir)
 
     def _run(self, link: RedisLink, out_dir: Path) -> int:
@@ -168,6 +169,25 @@ class Investigation:
                 "seconds_per_trial": round(sum(r.seconds for r in mine) / max(1, len(mine)), 3),
                 "failing_trials": [r.trial_id for r, c in j if c.failed],
                 "unknown_reasons": sorted({r.unknown for r in mine if r.unknown})}
+
+
+@contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM / SIGHUP unwind like Ctrl-C, so the target, Redis and Toxiproxy are stopped (the
+    default action would end the process with the target still running in its own session)."""
+    def handler(signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    try:
+        old = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGHUP)}
+    except ValueError:  # not the main thread: the caller owns signals
+        yield
+        return
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
 
 
 @contextmanager

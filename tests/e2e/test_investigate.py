@@ -8,6 +8,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
+import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -105,3 +109,46 @@ def test_target_answering_outside_its_spec(tmp_path: Path) -> None:
     assert "the target answers outside its spec" in out
     assert "POST /api/send {'message': ...} answered 400" in out and "expected 2xx" in out, out
     assert results == {}
+
+
+@pytest.mark.parametrize("sig,group", [(signal.SIGINT, True), (signal.SIGTERM, False)],
+                         ids=["ctrl-c-to-the-group", "SIGTERM"])
+def test_interrupted_run_leaves_nothing_running(tmp_path: Path, sig: signal.Signals, group: bool) -> None:
+    """A signal once the target is up and trials run: the partial report is written and the
+    target, Redis and Toxiproxy are stopped. Ctrl-C in a terminal reaches the whole process
+    group (the lab and Playwright's driver and Chromium), SIGTERM only the lab."""
+    env, target_port = _env(tmp_path)
+    proc = subprocess.Popen([sys.executable, "-m", "lab", "investigate", "--target", str(EXAMPLE),
+                             "--set", f"http.port={target_port}", "--trials", "5",
+                             "--reports", str(tmp_path / "reports")],
+                            env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    lines = []
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:  # wait on the run's own progress, not on a timer
+            lines.append(line)
+            if "none/settled/t3: 5 trials" in line:
+                break
+        if group:
+            os.killpg(proc.pid, sig)
+        else:
+            proc.send_signal(sig)
+        out = "".join(lines) + proc.communicate(timeout=120)[0]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, out
+    _assert_nothing_left(tmp_path / "run-investigate", out)
+    assert not _port_accepts(target_port), out
+    results = json.loads(results_files(tmp_path)[-1].read_text())
+    assert results["interrupted"] is True and results["cells"][0]["trials"] == 5, results
+
+
+def _port_accepts(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        return True
+    except OSError:
+        return False
