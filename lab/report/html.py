@@ -272,9 +272,10 @@ def render(results: dict[str, Any], run_dir: Path) -> str:
         parts.append("<ul>" + "".join(f"<li>{escape(r)}</li>" for r in reasons) + "</ul>")
     if "diagnoses" in results:  # lab investigate: a black box, diagnosed from outside
         parts.append(diagnoses_section(results))
-    parts.append("<h2>Verdicts</h2>")
-    parts.append("<ul class='verdicts'>" + "".join(f"<li>{verdict_sentence(v)}</li>" for v in causes)
-                 + "</ul>" if causes else "<p>No defect was shown to cause an anomaly.</p>")
+    else:
+        parts.append("<h2>Verdicts</h2>")
+        parts.append("<ul class='verdicts'>" + "".join(f"<li>{verdict_sentence(v)}</li>" for v in causes)
+                     + "</ul>" if causes else "<p>No defect was shown to cause an anomaly.</p>")
     other = [v for v in verdicts if v["verdict"] != "causes"]
     if other:
         parts.append(f"<details><summary>{len(other)} inconclusive</summary><ul>"
