@@ -166,7 +166,8 @@ def build_parser() -> argparse.ArgumentParser:
     inv.add_argument("--turns", type=_opt_int("--turns", 2, 100), default=None, metavar="N",
                      help="turns per conversation (default 3)")
     inv.add_argument("--only", default="", metavar="FAULTS",
-                     help="only experiments with these faults, '|'-separated, e.g. 'none|down'")
+                     help="only experiments with these faults, '|'-separated, e.g. 'none|down'; "
+                     "'redis_restart' (opt-in) checks what a Redis without persistence does to it")
     inv.add_argument("--reports", default="reports", metavar="DIR", help="where run folders go")
 
     sub.add_parser("faults", help="list the faults and their parameters")
@@ -314,8 +315,8 @@ def _investigate(args: argparse.Namespace) -> int:
     spec = spec_mod.load(Path(args.target), args.sets)  # bad spec: exit 2, nothing started
     wanted = {f.strip() for f in args.only.split("|") if f.strip()}
     if wanted:
-        from lab.investigate.blackbox import default_plan
-        known = {e.fault for e in default_plan(3)}
+        from lab.investigate.blackbox import default_plan, optional_plan
+        known = {e.fault for e in default_plan(3) + optional_plan(3)}
         if wanted - known:
             raise UsageError(f"--only {args.only!r}: unknown experiment fault(s) "
                              f"{', '.join(sorted(wanted - known))}", f"valid: {', '.join(sorted(known))}")

@@ -43,6 +43,15 @@ class Experiment:
         return f"{self.fault}{'(' + p + ')' if p else ''}/{self.refresh}/t{self.turns}"
 
 
+def optional_plan(turns: int) -> list[Experiment]:
+    """Opt-in (--only): these test the environment as much as the app."""
+    return [
+        Experiment("redis_restart", (("durable", False),), "settled", turns,
+                   "Redis killed and restarted before one send: loss when Redis has no persistence "
+                   "(the lab's Redis has none: this checks what the app does about it)"),
+    ]
+
+
 def default_plan(turns: int) -> list[Experiment]:
     """Each experiment is there for the causes it can expose (the `why`)."""
     return [
@@ -103,6 +112,7 @@ class Prober:
             elif exp.refresh == "browser_restart":
                 rec.page_after = self._browser_restart(ctx, rec)
             rec.final = self._final_read(ctx, rec)
+            self._redis_final(ctx, rec)
             if not any(s.outcome == "ok" for s in rec.sends):
                 rec.unknown = "no send was acknowledged: the trial exercised nothing"
         except faults.FaultNotConfirmed as exc:
@@ -193,22 +203,51 @@ class Prober:
         if c is None:
             return
         key = self.spec.redis.key.replace("{session}", str(c["value"]))
-        r = self._redis()
-        pipe = r.pipeline(transaction=False)
-        pipe.pttl(key)
-        pipe.type(key)
-        pttl, kind = pipe.execute()
-        length = 0
-        kind = kind.decode() if isinstance(kind, bytes) else str(kind)
-        if kind == "list":
-            length = int(r.llen(key))
-        elif kind == "string":
-            length = int(r.strlen(key))
-        elif kind == "hash":
-            length = int(r.hlen(key))
-        elif kind == "zset":
-            length = int(r.zcard(key))
-        rec.ttl.append(TtlObs(turn, time.time(), int(pttl), length))
+        pttl, _kind, values = self._key(key)
+        rec.ttl.append(TtlObs(turn, time.time(), pttl, len(values)))
+
+    def _key(self, key: str) -> tuple[int, str, list[bytes]]:
+        """(PTTL, type, raw values) of a key, read directly from the lab's Redis. The storage
+        format is the app's business: the lab only counts values and searches them for text."""
+        for attempt in (1, 2):
+            try:
+                r = self._redis()
+                pttl = int(r.pttl(key))
+                kind = r.type(key)
+                kind = kind.decode() if isinstance(kind, bytes) else str(kind)
+                values: list[bytes] = []
+                if kind == "list":
+                    values = list(r.lrange(key, 0, -1))
+                elif kind == "string":
+                    values = [r.get(key) or b""]
+                elif kind == "hash":
+                    values = list(r.hvals(key))
+                elif kind == "zset":
+                    values = list(r.zrange(key, 0, -1))
+                elif kind == "set":
+                    values = list(r.smembers(key))
+                elif kind == "stream":
+                    values = [repr(e).encode() for e in r.xrange(key)]
+                return pttl, kind, values
+            except redis.RedisError:
+                # A restarted Redis (the redis_restart experiment) breaks the old connection.
+                self.close()
+                self._r = None
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _redis_final(self, ctx: BrowserContext, rec: TrialRec) -> None:
+        if not self.spec.redis.key:
+            return
+        c = self._cookie(ctx)
+        if c is None:
+            return
+        key = self.spec.redis.key.replace("{session}", str(c["value"]))
+        pttl, kind, values = self._key(key)
+        raw = b"\n".join(values)
+        rec.redis_final = {"key": key, "type": kind, "pttl_ms": pttl, "values": len(values),
+                           "stored_turns": [s.turn for s in rec.sends if s.text.encode() in raw]}
 
     def _redis(self) -> "redis.Redis[bytes]":
         if self._r is None:

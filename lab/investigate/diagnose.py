@@ -293,6 +293,27 @@ def lost_on_restart(j: Judged) -> Diagnosis | None:
         f"(trials {_few(_ids([r for r, _ in hit]))})", len(hit), len(pool), _ids([r for r, _ in hit]))
 
 
+def history_hides_stored(j: Judged) -> Diagnosis | None:
+    """Acknowledged messages missing from the history the app serves, yet in its Redis key: the
+    read path (or a capped read) hides what the write path stored."""
+    hit = []
+    for r, c in j:
+        stored = set((r.redis_final or {}).get("stored_turns", []))
+        hidden = [t for t in c.lost_user if t in stored]
+        if hidden:
+            hit.append((r, hidden))
+    if not hit:
+        return None
+    r0, h0 = hit[0]
+    return Diagnosis(
+        "history_hides_stored",
+        "the history endpoint does not show messages that are stored in Redis: the read path "
+        "(a capped or filtered read, a wrong key) hides them",
+        f"e.g. trial {r0.trial_id}: turns {h0} absent from GET history but present in "
+        f"{(r0.redis_final or {}).get('key')}; in {len(hit)}/{len(j)} trials",
+        len(hit), len(j), [r.trial_id for r, _ in hit])
+
+
 def other_loss(j: Judged, explained: set[str]) -> Diagnosis | None:
     """Acknowledged user messages lost in trials no specific diagnosis explains."""
     hit = [(r, c) for r, c in j if c.lost_user and r.trial_id not in explained]
@@ -312,7 +333,7 @@ def diagnose(records: list[TrialRec], user_role: str = "user",
         lambda: replies_not_stored(j), lambda: acked_while_unreachable(j), lambda: acked_too_fast(j),
         lambda: phantom_failures(j), lambda: errors_without_fault(records),
         lambda: history_reads_failing(j, records), lambda: stale_reads(j), lambda: session_cookie(j),
-        lambda: history_capped(j), lambda: lost_on_restart(j)]
+        lambda: history_capped(j), lambda: lost_on_restart(j), lambda: history_hides_stored(j)]
     for f in singles:
         d = f()
         if d is not None:
@@ -320,7 +341,8 @@ def diagnose(records: list[TrialRec], user_role: str = "user",
     found += duplicates(j)
     found += ttl(records)
     explained = {t for d in found if d.code in ("acked_while_unreachable", "history_capped",
-                                                "lost_on_redis_restart") for t in d.trials}
+                                                "lost_on_redis_restart", "history_hides_stored")
+                 for t in d.trials}
     d = other_loss(j, explained)
     if d is not None:
         found.append(d)

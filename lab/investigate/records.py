@@ -58,6 +58,9 @@ class TrialRec:
     history_reads: list[int | None] = field(default_factory=list)  # statuses of every GET
     ttl: list[TtlObs] = field(default_factory=list)
     cookie_persistent: bool | None = None
+    # With [redis] key: the key after the final read (type, PTTL, value count, and which turns'
+    # user texts occur in its raw values -- the storage format stays the app's business).
+    redis_final: dict[str, Any] | None = None
     unknown: str | None = None            # why the trial proves nothing, if it does not
     seconds: float = 0.0
 

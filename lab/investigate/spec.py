@@ -159,6 +159,10 @@ def load(path: Path, sets: list[str] | None = None) -> Spec:
 def parse(data: dict[str, Any], path: Path) -> Spec:
     spec_dir = path.resolve().parent
     known = {"name", "start", "http", "chat", "history", "redis"}
+    if "page" in data:
+        raise UsageError("target spec: [page] (driving the app's own page by selectors) is not "
+                         "supported yet", "remove [page]: the lab drives the API contract from its own "
+                         "page on the target's origin, with real cookies and reloads")
     extra = sorted(set(data) - known)
     if extra:
         raise _bad(extra[0], data[extra[0]], f"one of the sections {', '.join(sorted(known))}")

@@ -130,3 +130,17 @@ def test_random_loss_is_not_called_a_cap() -> None:
     sends = [_send(i) for i in range(1, 4)]
     ds = dg.diagnose([_trial("t0", _rows("u1", "a1", "u3", "a3"), sends)])
     assert [d.code for d in ds] == ["acked_lost"]
+
+
+def test_history_hides_what_redis_stores() -> None:
+    r = _trial("t0", _rows("u2", "a2", "u3", "a3"),
+               redis_final={"key": "chat:s", "type": "list", "pttl_ms": 9, "values": 6, "stored_turns": [1, 2, 3]})
+    (d,) = dg.diagnose([r])
+    assert d.code == "history_hides_stored" and "turns [1]" in d.evidence and "chat:s" in d.evidence
+
+
+def test_lost_on_a_redis_restart_is_the_environment() -> None:
+    sends = [_send(1), _send(2), _send(3)]
+    r = _trial("t0", _rows("u2", "a2", "u3", "a3"), sends, fault="redis_restart", fault_turn=2)
+    (d,) = dg.diagnose([r])
+    assert d.code == "lost_on_redis_restart" and "environment" in d.cause
