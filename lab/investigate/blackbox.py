@@ -133,6 +133,10 @@ class Prober:
         ctx.route(self.spec.url(PAGE_PATH), serve)
         page = ctx.new_page()
         page.goto(self.spec.url(PAGE_PATH))
+        # A user types once the page shows its history. Sending earlier races the page's own
+        # GET of the history: both go out without a cookie, each may start a session, and the
+        # later Set-Cookie wins -- the first message then lands in another conversation.
+        page.evaluate("window.labLoaded")
         return page
 
     def _loaded(self, page: Page, rec: TrialRec) -> Read:
