@@ -244,7 +244,9 @@ def ttl(records: list[TrialRec]) -> list[Diagnosis]:
 
 def session_cookie(j: Judged) -> Diagnosis | None:
     pool = [(r, c) for r, c in j if r.refresh == "browser_restart"]
-    hit = [(r, c) for r, c in pool if c.amnesia and not c.page_failed and r.cookie_persistent is False]
+    # Evidence of the cookie, not of loss: the old session still holds the conversation.
+    hit = [(r, c) for r, c in pool if c.amnesia and not c.page_failed and r.cookie_persistent is False
+           and not c.lost_user]
     if not hit:
         return None
     return Diagnosis(
