@@ -53,6 +53,7 @@ settled, Redis down for one send/settled, none/browser_restart.
 examples:
   lab investigate --target examples/chat-service.toml
   lab investigate --target examples/chat-service.toml --set start.env.CHAT_DEFECTS=fire_and_forget
+  lab investigate --target examples/foreign-app.toml      another style: no ids, newest first
   lab investigate --target my-app.toml --trials 20 --turns 5     a full run: tighter bounds
 
 The spec format (TOML) is in README.md, section "lab investigate".
@@ -238,6 +239,10 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     if args.command == "down":
         report = stack.down()
+        if args.mode == "native":
+            # Also what a killed `lab investigate` left (its own run folder: target, Redis, Toxiproxy).
+            from lab.investigate.run import link_for
+            report += [f"investigate: {r}" for r in link_for(stack.cfg).down()]
         print("lab down: " + ("; ".join(report) if report else "nothing was running"))
         return 0
     if args.command == "status":

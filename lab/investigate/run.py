@@ -132,8 +132,6 @@ class Investigation:
             "exit": {"code": code, "reasons": reasons},
         }
         out_dir.mkdir(parents=True, exist_ok=True)
-        trials_dir = out_dir / "trials"
-        trials_dir.mkdir(exist_ok=True)
         (out_dir / "trials.json").write_text(json.dumps([r.as_json() for r in records], indent=1) + "\n")
         (out_dir / "results.json").write_text(json.dumps(results, indent=2) + "\n")
         html.write(out_dir)

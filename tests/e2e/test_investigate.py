@@ -152,3 +152,26 @@ def _port_accepts(port: int) -> bool:
         return True
     except OSError:
         return False
+
+
+def test_lab_down_cleans_up_after_a_killed_investigation(tmp_path: Path) -> None:
+    """SIGKILL gives the lab no chance to clean up: `lab down` stops what it left (the target,
+    Redis and Toxiproxy, recorded by pidfiles in the investigation's run folder)."""
+    env, target_port = _env(tmp_path)
+    proc = subprocess.Popen([sys.executable, "-m", "lab", "investigate", "--target", str(EXAMPLE),
+                             "--set", f"http.port={target_port}", "--reports", str(tmp_path / "reports")],
+                            env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines = []
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        lines.append(line)
+        if "target ready" in line:
+            break
+    proc.kill()
+    proc.communicate(timeout=60)
+    run_dir = tmp_path / "run-investigate"
+    assert any(p.alive() for p in procs.recorded(run_dir)), "".join(lines)
+    down = run_lab(env, "down", timeout=120)
+    assert down.returncode == 0 and "investigate: target" in down.stdout, down.stdout + down.stderr
+    _assert_nothing_left(run_dir, down.stdout)
+    assert not _port_accepts(target_port)
