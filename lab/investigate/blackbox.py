@@ -207,8 +207,20 @@ class Prober:
         if c is None:
             return
         key = self.spec.redis.key.replace("{session}", str(c["value"]))
-        pttl, _kind, values = self._key(key)
-        rec.ttl.append(TtlObs(turn, time.time(), pttl, len(values)))
+        t0 = time.time()
+        pttl = int(self._redis_call(lambda r: r.pttl(key)))
+        t1 = time.time()
+        _pttl, _kind, values = self._key(key)
+        # The PTTL's moment is known to within its round trip: the midpoint, and the spread.
+        rec.ttl.append(TtlObs(turn, (t0 + t1) / 2, pttl, len(values), round((t1 - t0) * 1000, 2)))
+
+    def _redis_call(self, fn: Callable[["redis.Redis[bytes]"], Any]) -> Any:
+        try:
+            return fn(self._redis())
+        except redis.RedisError:
+            self.close()
+            self._r = None  # a restarted Redis breaks the old connection: one new try
+            return fn(self._redis())
 
     def _key(self, key: str) -> tuple[int, str, list[bytes]]:
         """(PTTL, type, raw values) of a key, read directly from the lab's Redis. The storage

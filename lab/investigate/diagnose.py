@@ -221,7 +221,7 @@ def ttl(records: list[TrialRec]) -> list[Diagnosis]:
                 continue
             # Not renewed: b = a - elapsed, to the millisecond. Renewed: b = a - elapsed + (the
             # time between the writes before each observation), and a turn takes longer than the slack.
-            if abs(b.pttl_ms - (a.pttl_ms - elapsed_ms)) <= TTL_SLACK_MS:
+            if abs(b.pttl_ms - (a.pttl_ms - elapsed_ms)) <= TTL_SLACK_MS + (a.rtt_ms + b.rtt_ms) / 2:
                 not_renewed.append(r)
                 example = example or (f"trial {r.trial_id}: PTTL {a.pttl_ms} ms after turn {a.turn}, "
                                       f"{b.pttl_ms} ms after turn {b.turn} {elapsed_ms:.0f} ms later "

@@ -41,6 +41,7 @@ class TtlObs:
     t: float        # s, wall clock of the observation
     pttl_ms: int    # -2 no key, -1 no TTL
     length: int     # elements of the key (LLEN, or 0 when absent)
+    rtt_ms: float = 0.0  # the PTTL read's round trip: how well `t` is known
 
 
 @dataclass

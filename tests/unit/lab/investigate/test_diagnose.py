@@ -144,3 +144,10 @@ def test_lost_on_a_redis_restart_is_the_environment() -> None:
     r = _trial("t0", _rows("u2", "a2", "u3", "a3"), sends, fault="redis_restart", fault_turn=2)
     (d,) = dg.diagnose([r])
     assert d.code == "lost_on_redis_restart" and "environment" in d.cause
+
+
+def test_ttl_judged_within_the_reads_round_trip() -> None:
+    # A busy machine: the PTTL read took 20 ms, so its moment is known to +-10 ms.
+    once = _trial("t0", FULL, ttl=[TtlObs(1, 10.0, 604_799_990, 2, 20.0), TtlObs(2, 10.1, 604_799_878, 4, 20.0)])
+    renewed = _trial("t1", FULL, ttl=[TtlObs(1, 10.0, 604_799_990, 2, 20.0), TtlObs(2, 10.1, 604_799_960, 4, 20.0)])
+    assert [(d.code, d.trials) for d in dg.diagnose([once, renewed])] == [("ttl_not_renewed", ["t0"])]
