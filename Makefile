@@ -8,7 +8,7 @@ LAB := $(PY) -m lab
 PYTEST_ARGS ?=
 MODE ?= native
 
-.PHONY: help setup venv system toxiproxy docker test test-unit test-integration up down status chaos bench lesson clean
+.PHONY: help setup venv system toxiproxy docker test test-unit test-integration up down status chaos bench lesson investigate clean
 
 help:
 	@echo "make chaos    run the chaos matrix (native stack; MODE=compose on Docker Compose)"
@@ -17,6 +17,7 @@ help:
 	@echo "make status   what runs where"
 	@echo "make bench    the lab's runner against a plain Playwright loop (seconds per trial, ratios)"
 	@echo "make lesson   list the lessons; make lesson N=1 [CHECK=1 | RESET=1] runs, checks, resets one"
+	@echo "make investigate TARGET=examples/chat-service.toml TRIALS=20   diagnose a black-box backend"
 	@echo "make setup    install everything (venv, redis-server, chromium, toxiproxy 2.12.0)"
 
 setup: system toxiproxy venv docker
@@ -54,6 +55,11 @@ status: venv
 # TRIALS=N (per cell), SEED=S, ONLY='profile=incident;refresh=after_ack;turns=5|15'
 chaos: setup
 	@$(LAB) chaos --mode $(MODE) --trials "$(TRIALS)" --seed "$(SEED)" --only "$(ONLY)"
+
+# TARGET=spec.toml, TRIALS=N (per experiment), SET='start.env.CHAT_DEFECTS=ttl_set_once'
+TARGET ?= examples/chat-service.toml
+investigate: setup
+	@$(LAB) investigate --target "$(TARGET)" --trials "$(TRIALS)" $(if $(SET),--set "$(SET)")
 
 # PLAIN_RUNS=N (plain loop repetitions per profile), TRIALS=N (lab trials of the correct cell)
 bench: setup

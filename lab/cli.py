@@ -20,6 +20,7 @@ them, injects faults, and proves which defect makes a chat forget its history.
   lab replay ...          re-run one failing trial from its replay command
   lab report DIR          (re)write DIR/report.html from a run folder's results and artifacts
   lab bench               the lab's runner against a plain Playwright loop, seconds per trial
+  lab investigate --target FILE   diagnose a chat backend you did not write (a black box)
   lab up                  start the native stack (redis-server, toxiproxy-server, backend)
   lab status --json       what runs where
   lab down                stop everything the lab started (also after a killed `lab up`)
@@ -27,6 +28,37 @@ them, injects faults, and proves which defect makes a chat forget its history.
   lab lesson [N]          list the lessons on async pitfalls, or run lesson N (--check, --reset)
 
 Ports and folders come from LAB_* variables (LAB_REDIS_PORT, LAB_CHAT_PROXY_PORT, LAB_RUN_DIR...).
+"""
+
+
+INVESTIGATE_HELP = """\
+Investigate a chat backend you did not write. The lab starts it as a real process (its spec
+says how), gives it the lab's Redis -- always through Toxiproxy -- and chats with it from a real
+Chromium, through a page the lab serves on the target's own origin (so cookies and refreshes are
+real). It runs experiments (fault x refresh point x turns), then diagnoses causes, each with its
+evidence: replies never stored, acknowledged while Redis was down, acknowledged faster than the
+injected latency allows, duplicates after a connection drop, errors whose write was applied,
+history reads failing (amnesia), stale reads, a TTL not renewed by writes or no TTL, a session
+cookie lost at a browser restart, a capped history.
+
+A correct app gets "no anomaly found" with the trial counts and the 95% upper bounds of what could
+have been missed. Reports: reports/<run-id>/results.json, trials.json, report.html.
+
+Exit status: 0 no anomaly found, 1 anomalies diagnosed, 2 bad input (spec, options),
+3 unknown (an experiment exercised nothing), 130 interrupted.
+"""
+
+INVESTIGATE_EPILOG = """\
+experiments: none/settled (control), latency 300 ms/after_ack, one-shot drop of a Redis reply/
+settled, Redis down for one send/settled, none/browser_restart.
+
+examples:
+  lab investigate --target examples/chat-service.toml
+  lab investigate --target examples/chat-service.toml --set start.env.CHAT_DEFECTS=fire_and_forget
+  lab investigate --target examples/foreign-app.toml      another style: no ids, newest first
+  lab investigate --target my-app.toml --trials 20 --turns 5     a full run: tighter bounds
+
+The spec format (TOML) is in README.md, section "lab investigate".
 """
 
 
@@ -148,6 +180,23 @@ def build_parser() -> argparse.ArgumentParser:
                     help="with --replay: how many times to run the trial (default: 5)")
     le.add_argument("--reports", default="reports", metavar="DIR", help="where run folders go")
 
+    inv = sub.add_parser("investigate", help="point the lab at any Redis-backed chat backend (a black box)",
+                         formatter_class=argparse.RawDescriptionHelpFormatter,
+                         description=INVESTIGATE_HELP, epilog=INVESTIGATE_EPILOG)
+    inv.add_argument("--target", required=True, metavar="FILE",
+                     help="the target spec (TOML), e.g. examples/chat-service.toml")
+    inv.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="sets",
+                     help="override a spec field, e.g. --set start.env.CHAT_DEFECTS=ttl_set_once "
+                     "or --set http.port=18190 (repeatable)")
+    inv.add_argument("--trials", type=_opt_int("--trials", 1, 1000), default=None, metavar="N",
+                     help="trials per experiment (default 3; more trials = tighter bounds)")
+    inv.add_argument("--turns", type=_opt_int("--turns", 2, 100), default=None, metavar="N",
+                     help="turns per conversation (default 3)")
+    inv.add_argument("--only", default="", metavar="FAULTS",
+                     help="only experiments with these faults, '|'-separated, e.g. 'none|down'; "
+                     "'redis_restart' (opt-in) checks what a Redis without persistence does to it")
+    inv.add_argument("--reports", default="reports", metavar="DIR", help="where run folders go")
+
     sub.add_parser("faults", help="list the faults and their parameters")
     sub.add_parser("defects", help="list the backend's defects")
 
@@ -199,6 +248,8 @@ def _run(args: argparse.Namespace) -> int:
         return _bench(args)
     if args.command == "lesson":
         return _lesson(args)
+    if args.command == "investigate":
+        return _investigate(args)
     stack = for_mode(args.mode)
     if args.command in ("chaos", "replay"):
         return _with_stack(stack, args)
@@ -217,6 +268,10 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     if args.command == "down":
         report = stack.down()
+        if args.mode == "native":
+            # Also what a killed `lab investigate` left (its own run folder: target, Redis, Toxiproxy).
+            from lab.investigate.run import link_for
+            report += [f"investigate: {r}" for r in link_for(stack.cfg).down()]
         print("lab down: " + ("; ".join(report) if report else "nothing was running"))
         return 0
     if args.command == "status":
@@ -319,6 +374,24 @@ def _lesson(args: argparse.Namespace) -> int:
     check.run_demo(lesson, args.trials or 5, seed, reports)
     print(lessons.outro(lesson))
     return 0
+
+
+def _investigate(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from lab.config import LabConfig
+    from lab.investigate import run, spec as spec_mod
+
+    spec = spec_mod.load(Path(args.target), args.sets)  # bad spec: exit 2, nothing started
+    wanted = {f.strip() for f in args.only.split("|") if f.strip()}
+    if wanted:
+        from lab.investigate.blackbox import default_plan, optional_plan
+        known = {e.fault for e in default_plan(3) + optional_plan(3)}
+        if wanted - known:
+            raise UsageError(f"--only {args.only!r}: unknown experiment fault(s) "
+                             f"{', '.join(sorted(wanted - known))}", f"valid: {', '.join(sorted(known))}")
+    return run.run(spec, LabConfig.from_env(), args.trials or 3, args.turns or 3, Path(args.reports),
+                   (lambda e: e.fault in wanted) if wanted else None)
 
 
 def _print_endpoints(endpoints: dict[str, str]) -> None:

@@ -270,9 +270,12 @@ def render(results: dict[str, Any], run_dir: Path) -> str:
              f"<span class='exit{0 if code == 0 else 1}'>exit {code}</span></p>"]
     if reasons:
         parts.append("<ul>" + "".join(f"<li>{escape(r)}</li>" for r in reasons) + "</ul>")
-    parts.append("<h2>Verdicts</h2>")
-    parts.append("<ul class='verdicts'>" + "".join(f"<li>{verdict_sentence(v)}</li>" for v in causes)
-                 + "</ul>" if causes else "<p>No defect was shown to cause an anomaly.</p>")
+    if "diagnoses" in results:  # lab investigate: a black box, diagnosed from outside
+        parts.append(diagnoses_section(results))
+    else:
+        parts.append("<h2>Verdicts</h2>")
+        parts.append("<ul class='verdicts'>" + "".join(f"<li>{verdict_sentence(v)}</li>" for v in causes)
+                     + "</ul>" if causes else "<p>No defect was shown to cause an anomaly.</p>")
     other = [v for v in verdicts if v["verdict"] != "causes"]
     if other:
         parts.append(f"<details><summary>{len(other)} inconclusive</summary><ul>"
@@ -290,6 +293,22 @@ def render(results: dict[str, Any], run_dir: Path) -> str:
         parts += [trial_section(run_dir, t, replay.get(t, ""), i == 0) for i, t in enumerate(failing)]
     parts.append("</body></html>")
     return "\n".join(parts)
+
+
+def diagnoses_section(results: dict[str, Any]) -> str:
+    """`lab investigate`: the diagnoses with their evidence, or what a clean run bounds."""
+    ds = results.get("diagnoses", [])
+    out = [f"<h2>Diagnoses of {escape(str(results.get('target', '')))}: {escape(str(results.get('verdict', '')))}</h2>"]
+    if ds:
+        out.append("<ul class='verdicts'>" + "".join(
+            f"<li data-diagnosis='{escape(d['code'])}'><b>{escape(d['code'])}</b>: {escape(d['cause'])}. "
+            f"{d['k']}/{d['n']} trials [{_pct(d['ci95'][0])}, {_pct(d['ci95'][1])}]. "
+            f"Evidence: {escape(d['evidence'])}</li>" for d in ds) + "</ul>")
+    else:
+        out.append("<ul>" + "".join(
+            f"<li>{escape(name)}: {b['k']}/{b['n']} trials, rate below {_pct(b['upper95'])} at 95%</li>"
+            for name, b in results.get("bounds", {}).items()) + "</ul>")
+    return "".join(out)
 
 
 def write(run_dir: Path) -> Path:

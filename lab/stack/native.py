@@ -47,6 +47,7 @@ def http_get(url: str, timeout_s: float = 2.0) -> tuple[int, bytes]:
 
 class NativeStack:
     mode = "native"
+    services: tuple[str, ...] = SERVICES  # a subclass may run fewer (lab/investigate/link.py)
 
     def __init__(self, cfg: LabConfig, backend_env: dict[str, str] | None = None) -> None:
         self.cfg = cfg
@@ -66,7 +67,7 @@ class NativeStack:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         with self._lock(), _signals_raise():
             running = [p for p in procs.recorded(self.run_dir) if p.alive()]
-            if running and len(running) == len(SERVICES) and self._healthy():
+            if running and len(running) == len(self.services) and self._healthy():
                 if self._recorded_code() == self._fingerprint():
                     state = self._state()
                     state["reused"] = True
@@ -97,7 +98,7 @@ class NativeStack:
     def status(self) -> dict[str, object]:
         services = {}
         recorded = {p.name: p for p in procs.recorded(self.run_dir)}
-        for name in SERVICES:
+        for name in self.services:
             info = recorded.get(name)
             services[name] = {"pid": info.pid if info else None,
                               "alive": bool(info and info.alive())}
@@ -307,8 +308,8 @@ class NativeStack:
     def _stop_all(self) -> list[str]:
         report = []
         recorded = {p.name: p for p in procs.recorded(self.run_dir)}
-        order = [n for n in reversed(SERVICES) if n in recorded] + \
-                [n for n in recorded if n not in SERVICES]
+        order = [n for n in reversed(self.services) if n in recorded] + \
+                [n for n in recorded if n not in self.services]
         for name in order:
             outcome = procs.stop(recorded[name], self.run_dir)
             report.append(f"{name} (pid {recorded[name].pid}): {outcome}")

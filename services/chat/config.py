@@ -27,5 +27,9 @@ DEFAULTS: dict[str, object] = {
     "TOKEN_DELAY_MS": 25,                       # pause between streamed tokens
     "MAX_MESSAGE_BYTES": 8 * 1024,              # larger messages get 413
     "MAX_CONTENT_LENGTH": 64 * 1024,            # whole request body (Flask/Werkzeug enforce it)
-    "STORE_ATTEMPTS": 2,                        # explicit retries of the idempotent append
+    "STORE_ATTEMPTS": 2,
+    # Default defect profile when a request carries no X-Lab-Defects header ("" = correct).
+    # Server configuration, not a request header: lets `lab investigate` switch a defect on in a
+    # backend it treats as a black box (examples/chat-service.toml).
+    "DEFECTS": "",                        # explicit retries of the idempotent append
 }

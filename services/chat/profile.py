@@ -52,6 +52,11 @@ def _int_header(req: Request, name: str, default: int, lo: int, hi: int) -> int:
     return value
 
 
+def parse_defects(text: str) -> frozenset[str]:
+    """Comma-separated defect names -> a set; "" is the correct profile."""
+    return frozenset(n.strip() for n in text.split(",") if n.strip())
+
+
 def from_request(req: Request, config: dict[str, object],
                  exercise: Callable[[defects.Behaviour], defects.Behaviour] | None = None) -> Profile:
     """The request's profile; ``exercise`` is the loaded exercise's step, if the backend has one."""
@@ -60,7 +65,10 @@ def from_request(req: Request, config: dict[str, object],
         raise ApiError(403, "lab_mode_off",
                        f"{', '.join(present)} honoured only when the service runs in lab mode "
                        "(CHAT_LAB_MODE=1)")
-    names = frozenset(n.strip() for n in req.headers.get(H_DEFECTS, "").split(",") if n.strip())
+    # Without the header, the service's configured default (CHAT_DEFECTS, validated at start-up)
+    # applies: a black-box investigation (lab investigate) sends no lab headers at all.
+    raw = req.headers.get(H_DEFECTS)
+    names = parse_defects(str(config.get("DEFECTS", "")) if raw is None else raw)
     use_exercise = "exercise" in names
     if use_exercise and exercise is None:
         raise ApiError(400, "no_exercise", "X-Lab-Defects names 'exercise' but this backend was "

@@ -48,3 +48,27 @@ def test_faults_and_defects_are_listed(tmp_path: Path) -> None:
     assert faults.returncode == 0 and "latency" in faults.stdout and "latency_ms=500" in faults.stdout
     defects = lab("defects", tmp=tmp_path)
     assert "fire_and_forget" in defects.stdout and "incident profile:" in defects.stdout
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (("investigate", "--target", "no/such.toml"), "cannot read target spec no/such.toml"),
+    (("investigate", "--target", "examples/chat-service.toml", "--set", "history.order=sideways"),
+     "history.order = 'sideways' is not valid; expected one of oldest_first, newest_first"),
+    (("investigate", "--target", "examples/chat-service.toml", "--set", "nodot"), "is not KEY=VALUE"),
+    (("investigate", "--target", "examples/chat-service.toml", "--only", "warp"),
+     "unknown experiment fault(s) warp"),
+])
+def test_bad_investigate_input_exits_2_before_starting_anything(args: tuple[str, ...], fragment: str,
+                                                                tmp_path: Path) -> None:
+    res = lab(*args, tmp=tmp_path)
+    assert res.returncode == 2, res.stderr
+    assert fragment in res.stderr and "Traceback" not in res.stderr
+    assert not (tmp_path / "run-investigate").exists(), "nothing may start on bad input"
+
+
+def test_investigate_help_teaches(tmp_path: Path) -> None:
+    res = lab("investigate", "--help", tmp=tmp_path)
+    assert res.returncode == 0
+    for fragment in ("Toxiproxy", "no anomaly found", "--set start.env.CHAT_DEFECTS", "Exit status",
+                     "README.md"):
+        assert fragment in res.stdout, fragment

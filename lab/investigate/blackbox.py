@@ -1,0 +1,353 @@
+"""Black-box trials: fault x refresh point x turns against a target the lab did not write.
+
+Each trial is a real conversation in Chromium through the lab's page on the target's origin.
+Sends are recorded ok / fail / info from the answers; after the refresh point the lab records
+what the page shows; then every fault is healed and the history is read until it stops changing
+(quiescence without backend events), else the trial is unknown.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager, nullcontext
+from dataclasses import dataclass, field
+from typing import Any
+
+import redis
+from playwright.sync_api import Browser, BrowserContext, Page, Route
+
+from lab.faults import base as faults
+from lab.investigate.page import PAGE_PATH, html
+from lab.investigate.records import Read, SendRec, TrialRec, TtlObs
+from lab.investigate.spec import Spec, json_path, parse_history
+
+QUIET_S = 0.5          # the history must stay the same this long to count as settled
+QUIESCENCE_DEADLINE_S = 15.0
+REFRESH_POINTS = ("settled", "after_ack", "browser_restart")
+
+
+@dataclass(frozen=True)
+class Experiment:
+    fault: str
+    params: tuple[tuple[str, Any], ...]
+    refresh: str
+    turns: int
+    why: str
+
+    @property
+    def cell_id(self) -> str:
+        p = ",".join(f"{k}={v}" for k, v in self.params)
+        return f"{self.fault}{'(' + p + ')' if p else ''}/{self.refresh}/t{self.turns}"
+
+
+def optional_plan(turns: int) -> list[Experiment]:
+    """Opt-in (--only): these test the environment as much as the app."""
+    return [
+        Experiment("redis_restart", (("durable", False),), "settled", turns,
+                   "Redis killed and restarted before one send: loss when Redis has no persistence "
+                   "(the lab's Redis has none: this checks what the app does about it)"),
+    ]
+
+
+def default_plan(turns: int) -> list[Experiment]:
+    """Each experiment is there for the causes it can expose (the `why`)."""
+    return [
+        Experiment("none", (), "settled", turns,
+                   "control: replies not stored, 5xx with writes applied, failing history reads, TTL"),
+        Experiment("latency", (("latency_ms", 300),), "after_ack", turns,
+                   "acknowledged before the write could complete; stale reads right after the ack"),
+        Experiment("drop", (("one_shot", True), ("stream", "downstream")), "settled", turns,
+                   "a Redis reply lost after the write: duplicates from a blind retry"),
+        Experiment("down", (), "settled", turns,
+                   "Redis unreachable for one send: acknowledged but never stored (swallowed errors)"),
+        Experiment("none", (), "browser_restart", turns,
+                   "a session cookie that does not survive a browser restart"),
+    ]
+
+
+@dataclass
+class Prober:
+    """Runs trials of one target in one browser. ``fault_targets`` is the lab's Redis link."""
+
+    spec: Spec
+    browser: Browser
+    fault_targets: faults.Targets
+    redis_url: str                         # the lab's Redis, direct (not through Toxiproxy)
+    log: Callable[[str], None] = lambda _m: None
+    _r: "redis.Redis[bytes] | None" = field(default=None, init=False)
+
+    # ------------------------------------------------------------------ one trial
+    def trial(self, exp: Experiment, trial_id: str) -> TrialRec:
+        rec = TrialRec(trial_id, exp.fault, dict(exp.params), exp.refresh, exp.turns)
+        fault = faults.make(exp.fault, **dict(exp.params))
+        one_shot = fault.window == "send"
+        rec.fault_turn = min(2, exp.turns) if one_shot else None
+        nonce = secrets.token_hex(3)
+        t0 = time.monotonic()
+        ctx = self.browser.new_context()
+        try:
+            page = self._open(ctx)
+            with ExitStack() as whole:
+                if not one_shot and exp.fault != "none":
+                    rec.fault_evidence = whole.enter_context(fault.on(self.fault_targets))
+                for turn in range(1, exp.turns + 1):
+                    armed = one_shot and turn == rec.fault_turn
+                    with fault.on(self.fault_targets) if armed else nullcontext() as evidence:
+                        if armed:
+                            rec.fault_evidence = evidence
+                        send = self._send(page, trial_id, turn, nonce)
+                        send.under_fault = armed
+                    rec.sends.append(send)
+                    self._observe_ttl(ctx, rec, turn)
+                if exp.refresh == "after_ack":
+                    # Inside the fault window, right after the last acknowledgement.
+                    rec.page_after = self._reload(page, rec)
+            # Healed from here on.
+            rec.cookie_persistent = self._cookie_persistent(ctx)
+            if exp.refresh == "settled":
+                rec.page_after = self._reload(page, rec)
+            elif exp.refresh == "browser_restart":
+                rec.page_after = self._browser_restart(ctx, rec)
+            rec.final = self._final_read(ctx, rec)
+            self._redis_final(ctx, rec)
+            if not any(s.outcome == "ok" for s in rec.sends):
+                rec.unknown = "no send was acknowledged: the trial exercised nothing"
+        except faults.FaultNotConfirmed as exc:
+            rec.unknown = f"fault not confirmed: {exc}"
+        finally:
+            ctx.close()
+            rec.seconds = round(time.monotonic() - t0, 3)
+        return rec
+
+    # ------------------------------------------------------------------ steps
+    def _open(self, ctx: BrowserContext) -> Page:
+        body = html(self.spec)
+
+        def serve(route: Route) -> None:
+            route.fulfill(status=200, content_type="text/html; charset=utf-8", body=body)
+
+        # The page lives on the target's own origin, served by the browser: cookies are real.
+        ctx.route(self.spec.url(PAGE_PATH), serve)
+        page = ctx.new_page()
+        page.goto(self.spec.url(PAGE_PATH))
+        # A user types once the page shows its history. Sending earlier races the page's own
+        # GET of the history: both go out without a cookie, each may start a session, and the
+        # later Set-Cookie wins -- the first message then lands in another conversation.
+        page.evaluate("window.labLoaded")
+        return page
+
+    def _loaded(self, page: Page, rec: TrialRec) -> Read:
+        raw = page.evaluate("window.labLoaded")
+        return self._as_read(raw, rec)
+
+    def _as_read(self, raw: dict[str, Any], rec: TrialRec) -> Read:
+        rec.history_reads.append(raw["status"])
+        if raw["status"] is None or not 200 <= raw["status"] < 300:
+            return Read(raw["status"], None, raw["error"] or f"HTTP {raw['status']}: {raw['body'][:120]!r}")
+        try:
+            return Read(raw["status"], parse_history(self.spec.history, raw["body"]))
+        except ValueError as exc:
+            return Read(raw["status"], None, f"history outside the spec: {exc}")
+
+    def _send(self, page: Page, trial_id: str, turn: int, nonce: str) -> SendRec:
+        # Unique text per message: without message ids the lab matches rows by their text.
+        text = f"chaoslab probe {trial_id} turn {turn} {nonce}"
+        mid = f"{trial_id}-t{turn}-{nonce}" if self.spec.chat.id_field else None
+        raw = page.evaluate("([t, i]) => labSend(t, i)", [text, mid])
+        status = raw["status"]
+        is_html = "text/html" in raw["type"]
+        error = raw["error"]
+        if status is None:
+            outcome = "info"  # timeout / connection reset: it may have landed
+        elif 200 <= status < 300:
+            outcome = "ok"
+            if self.spec.chat.reply_path:
+                try:
+                    json_path(json.loads(raw["body"]), self.spec.chat.reply_path)
+                except (ValueError, KeyError) as exc:
+                    outcome, error = "info", f"2xx outside the spec ({self.spec.chat.reply_path}): {exc}"
+        elif 400 <= status < 500:
+            outcome = "fail"
+        else:
+            outcome = "info"  # 5xx: the write may or may not have been applied
+        if status is not None and status >= 400 and error is None:
+            error = raw["body"][:160]
+        return SendRec(turn, text, outcome, status, round(raw["ms"], 1), time.time(), is_html, error)
+
+    def _reload(self, page: Page, rec: TrialRec) -> Read:
+        page.reload()
+        return self._loaded(page, rec)
+
+    def _browser_restart(self, ctx: BrowserContext, rec: TrialRec) -> Read:
+        # A browser restart keeps only persistent cookies (expires != -1).
+        kept = [c for c in ctx.cookies() if c.get("expires", -1) != -1]
+        fresh = self.browser.new_context()
+        try:
+            if kept:
+                fresh.add_cookies(kept)  # type: ignore[arg-type]
+            return self._loaded(self._open(fresh), rec)
+        finally:
+            fresh.close()
+
+    def _cookie(self, ctx: BrowserContext) -> dict[str, Any] | None:
+        return next((dict(c) for c in ctx.cookies(self.spec.http.base_url)
+                     if c["name"] == self.spec.http.cookie), None)
+
+    def _cookie_persistent(self, ctx: BrowserContext) -> bool | None:
+        c = self._cookie(ctx)
+        return None if c is None else c.get("expires", -1) != -1
+
+    def _observe_ttl(self, ctx: BrowserContext, rec: TrialRec, turn: int) -> None:
+        if not self.spec.redis.key:
+            return
+        c = self._cookie(ctx)
+        if c is None:
+            return
+        key = self.spec.redis.key.replace("{session}", str(c["value"]))
+        t0 = time.time()
+        pttl = int(self._redis_call(lambda r: r.pttl(key)))
+        t1 = time.time()
+        _pttl, _kind, values = self._key(key)
+        # The PTTL's moment is known to within its round trip: the midpoint, and the spread.
+        rec.ttl.append(TtlObs(turn, (t0 + t1) / 2, pttl, len(values), round((t1 - t0) * 1000, 2)))
+
+    def _redis_call(self, fn: Callable[["redis.Redis[bytes]"], Any]) -> Any:
+        try:
+            return fn(self._redis())
+        except redis.RedisError:
+            self.close()
+            self._r = None  # a restarted Redis breaks the old connection: one new try
+            return fn(self._redis())
+
+    def _key(self, key: str) -> tuple[int, str, list[bytes]]:
+        """(PTTL, type, raw values) of a key, read directly from the lab's Redis. The storage
+        format is the app's business: the lab only counts values and searches them for text."""
+        for attempt in (1, 2):
+            try:
+                r = self._redis()
+                pttl = int(r.pttl(key))
+                kind = r.type(key)
+                kind = kind.decode() if isinstance(kind, bytes) else str(kind)
+                values: list[bytes] = []
+                if kind == "list":
+                    values = list(r.lrange(key, 0, -1))
+                elif kind == "string":
+                    values = [r.get(key) or b""]
+                elif kind == "hash":
+                    values = list(r.hvals(key))
+                elif kind == "zset":
+                    values = list(r.zrange(key, 0, -1))
+                elif kind == "set":
+                    values = list(r.smembers(key))
+                elif kind == "stream":
+                    values = [repr(e).encode() for e in r.xrange(key)]
+                return pttl, kind, values
+            except redis.RedisError:
+                # A restarted Redis (the redis_restart experiment) breaks the old connection.
+                self.close()
+                self._r = None
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _redis_final(self, ctx: BrowserContext, rec: TrialRec) -> None:
+        if not self.spec.redis.key:
+            return
+        c = self._cookie(ctx)
+        if c is None:
+            return
+        key = self.spec.redis.key.replace("{session}", str(c["value"]))
+        pttl, kind, values = self._key(key)
+        raw = b"\n".join(values)
+        rec.redis_final = {"key": key, "type": kind, "pttl_ms": pttl, "values": len(values),
+                           "stored_turns": [s.turn for s in rec.sends if s.text.encode() in raw]}
+
+    def _redis(self) -> "redis.Redis[bytes]":
+        if self._r is None:
+            self._r = redis.Redis.from_url(self.redis_url, socket_timeout=5, retry=None)
+        return self._r
+
+    def _final_read(self, ctx: BrowserContext, rec: TrialRec) -> Read | None:
+        """Read the history (same cookies) until it stays the same for QUIET_S; None if it never
+        does before the deadline, or never answers in the spec's form."""
+        deadline = time.monotonic() + QUIESCENCE_DEADLINE_S
+        last: Read | None = None
+        since = time.monotonic()
+        while time.monotonic() < deadline:
+            resp = ctx.request.get(self.spec.url(self.spec.history.path), timeout=self.spec.chat.timeout_s * 1000,
+                                   fail_on_status_code=False)
+            raw = {"status": resp.status, "body": resp.text(), "error": None}
+            read = self._as_read(raw, rec)
+            if not read.ok:
+                pass  # a failed read says nothing about the stored history: keep waiting
+            elif last is None or read.rows != last.rows:
+                last, since = read, time.monotonic()
+            elif time.monotonic() - since >= QUIET_S:
+                return last
+            # A polling interval bounded by the deadline, not a guess at how long a write takes.
+            time.sleep(0.05)
+        rec.unknown = rec.unknown or ("the history never settled (no 2xx read of the spec's form "
+                                      f"stable for {QUIET_S} s within {QUIESCENCE_DEADLINE_S:g} s)")
+        return None
+
+    def close(self) -> None:
+        if self._r is not None:
+            self._r.close()
+
+
+def preflight(prober: Prober, attempts: int = 3) -> str:
+    """One send and one history read, no fault: the target must answer inside its spec, or the
+    investigation would measure the spec, not the app. 5xx answers are retried (an app may fail
+    intermittently by itself: that is for the experiments to find); a 4xx, or a 2xx whose body is
+    not of the spec's form, is a contract error at once. Returns a line of evidence."""
+    from lab.investigate.target import TargetError
+
+    spec = prober.spec
+    problems: list[str] = []
+    for attempt in range(1, attempts + 1):
+        rec = prober.trial(Experiment("none", (), "settled", 1, "contract check"), f"preflight{attempt}")
+        s = rec.sends[0]
+        problems = []
+        if s.outcome != "ok":
+            got = f"{s.status}" if s.status is not None else f"no answer ({s.error})"
+            problems.append(f"POST {spec.chat.path} {{{spec.chat.message_field!r}: ...}} answered {got}"
+                            f"{' as an HTML page' if s.html else ''}: {(s.error or '').strip()[:160]}; "
+                            f"expected 2xx" + (f" with JSON at {spec.chat.reply_path}" if spec.chat.reply_path else ""))
+        reads = [x for x in (rec.page_after, rec.final) if x is not None]
+        bad_form = next((x for x in reads if x.status is not None and 200 <= x.status < 300 and x.rows is None), None)
+        if bad_form is not None:
+            problems.append(f"GET {spec.history.path} answered {bad_form.status} but {bad_form.error}; expected "
+                            f"a JSON list of {spec.history.format} at {spec.history.items}")
+        elif rec.final is None:
+            last = reads[-1] if reads else None
+            problems.append(f"GET {spec.history.path}: {last.error if last else 'no answer'}; expected 2xx with "
+                            f"a {spec.history.format} history at {spec.history.items}")
+        elif s.outcome == "ok" and not any(s.text in c for _, c in rec.final.rows or []):
+            problems.append(f"GET {spec.history.path} does not show the message just sent; got "
+                            f"{(rec.final.rows or [])[:4]!r}; check history.format, items, role/content fields "
+                            f"and http.cookie")
+        if not problems:
+            return f"contract ok: send {s.status} in {s.ms:.0f} ms, history shows it" + (
+                f" (after {attempt - 1} failed attempt(s))" if attempt > 1 else "")
+        contract = (s.status is not None and 400 <= s.status < 500) or bad_form is not None or (
+            s.outcome == "ok" and rec.final is not None)
+        if contract:
+            break
+    raise TargetError("the target answers outside its spec:\n  - " + "\n  - ".join(problems),
+                      "fix the spec's [chat]/[history] sections (or the app); nothing was left running")
+
+
+@contextmanager
+def chromium() -> Iterator[Browser]:
+    from playwright.sync_api import sync_playwright
+
+    from lab.runner import CHROMIUM
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM)
+        try:
+            yield browser
+        finally:
+            browser.close()

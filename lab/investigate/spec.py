@@ -1,0 +1,282 @@
+"""The target spec: a TOML file describing a foreign chat backend's contract, parsed into frozen
+dataclasses. Every error names the field, the value and the expected form (UsageError, exit 2).
+
+Placeholders, filled when the target starts: {redis_host} {redis_port} {redis_url} (always the
+Toxiproxy address in front of the lab's Redis), {port} (http.port), {python} (this Python),
+{spec_dir} (the folder of the spec file), {cwd} (start.cwd, resolved).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lab.errors import UsageError
+
+HISTORY_FORMATS = ("objects", "strings")
+ORDERS = ("oldest_first", "newest_first")
+PLACEHOLDERS = ("redis_host", "redis_port", "redis_url", "port", "python", "spec_dir", "cwd")
+_PATH = re.compile(r"^\$(\.[A-Za-z_][A-Za-z0-9_-]*)*$")
+_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
+
+
+@dataclass(frozen=True)
+class Start:
+    command: tuple[str, ...]
+    cwd: Path
+    env: dict[str, str]
+    ready_timeout_s: float
+
+
+@dataclass(frozen=True)
+class Http:
+    base_url: str
+    port: int
+    ready_path: str | None
+    cookie: str
+
+
+@dataclass(frozen=True)
+class Chat:
+    path: str
+    message_field: str
+    id_field: str | None
+    reply_path: str | None
+    timeout_s: float
+
+
+@dataclass(frozen=True)
+class History:
+    path: str
+    format: str
+    items: str
+    role_field: str
+    content_field: str
+    separator: str
+    order: str
+    user_role: str
+    assistant_role: str
+
+
+@dataclass(frozen=True)
+class RedisKey:
+    key: str | None   # e.g. "chat:{session}": the conversation's key, {session} = the cookie value
+
+
+@dataclass(frozen=True)
+class Spec:
+    name: str
+    file: Path
+    start: Start
+    http: Http
+    chat: Chat
+    history: History
+    redis: RedisKey = field(default_factory=lambda: RedisKey(None))
+
+    def url(self, path: str) -> str:
+        return self.http.base_url.rstrip("/") + path
+
+
+def _bad(field_name: str, value: object, expected: str) -> UsageError:
+    return UsageError(f"target spec: {field_name} = {value!r} is not valid; expected {expected}",
+                      "fix the spec (format: README, 'lab investigate: the target spec')")
+
+
+def _table(data: dict[str, Any], name: str, required: bool = True) -> dict[str, Any]:
+    if name not in data:
+        if required:
+            raise _bad(name, None, f"a [{name}] table")
+        return {}
+    value = data[name]
+    if not isinstance(value, dict):
+        raise _bad(name, value, f"a [{name}] table")
+    return value
+
+
+def _str(t: dict[str, Any], section: str, key: str, default: str | None = None,
+         required: bool = False, pattern: re.Pattern[str] | None = None, expected: str = "a string") -> Any:
+    if key not in t:
+        if required:
+            raise _bad(f"{section}.{key}", None, expected + " (required)")
+        return default
+    v = t[key]
+    if not isinstance(v, str) or (pattern is not None and not pattern.match(v)):
+        raise _bad(f"{section}.{key}", v, expected)
+    return v
+
+
+def _num(t: dict[str, Any], section: str, key: str, default: float, lo: float, hi: float) -> float:
+    v = t.get(key, default)
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= v <= hi:
+        raise _bad(f"{section}.{key}", v, f"a number in [{lo:g}, {hi:g}]")
+    return float(v)
+
+
+def _check_placeholders(field_name: str, text: str) -> None:
+    for name in _PLACEHOLDER.findall(text):
+        if name not in PLACEHOLDERS:
+            raise _bad(field_name, text, f"placeholders among {{{'}, {'.join(PLACEHOLDERS)}}}")
+
+
+def apply_overrides(data: dict[str, Any], sets: list[str]) -> dict[str, Any]:
+    """`--set a.b.c=VALUE`: VALUE is read as TOML (1, true, "x") and else as a plain string."""
+    for item in sets:
+        key, eq, raw = item.partition("=")
+        parts = key.strip().split(".")
+        if not eq or not all(parts):
+            raise UsageError(f"--set {item!r} is not KEY=VALUE", "e.g. --set start.env.CHAT_DEFECTS=ttl_set_once")
+        try:
+            value = tomllib.loads(f"v = {raw}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = raw
+        node = data
+        for p in parts[:-1]:
+            nxt = node.setdefault(p, {})
+            if not isinstance(nxt, dict):
+                raise UsageError(f"--set {item!r}: {p} is not a table in the spec")
+            node = nxt
+        node[parts[-1]] = value
+    return data
+
+
+def load(path: Path, sets: list[str] | None = None) -> Spec:
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise UsageError(f"cannot read target spec {path}: {exc.strerror}",
+                         "give a TOML file, e.g. --target examples/chat-service.toml") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"target spec {path} is not valid TOML: {exc}") from None
+    return parse(apply_overrides(data, sets or []), path)
+
+
+def parse(data: dict[str, Any], path: Path) -> Spec:
+    spec_dir = path.resolve().parent
+    known = {"name", "start", "http", "chat", "history", "redis"}
+    if "page" in data:
+        raise UsageError("target spec: [page] (driving the app's own page by selectors) is not "
+                         "supported yet", "remove [page]: the lab drives the API contract from its own "
+                         "page on the target's origin, with real cookies and reloads")
+    extra = sorted(set(data) - known)
+    if extra:
+        raise _bad(extra[0], data[extra[0]], f"one of the sections {', '.join(sorted(known))}")
+    name = _str(data, "", "name", default=path.stem, expected="a string")
+
+    st = _table(data, "start")
+    cmd = st.get("command")
+    if isinstance(cmd, str) and cmd.strip():
+        command = tuple(shlex.split(cmd))
+    elif isinstance(cmd, list) and cmd and all(isinstance(c, str) for c in cmd):
+        command = tuple(cmd)
+    else:
+        raise _bad("start.command", cmd, "a non-empty string or list of strings (argv)")
+    for c in command:
+        _check_placeholders("start.command", c)
+    cwd = spec_dir / _str(st, "start", "cwd", default=".", expected="a folder, relative to the spec file")
+    if not cwd.is_dir():
+        raise _bad("start.cwd", st.get("cwd"), f"an existing folder (resolved to {cwd})")
+    env = st.get("env", {})
+    if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, (str, int))
+                                            for k, v in env.items()):
+        raise _bad("start.env", env, "a table of NAME = \"value\" strings")
+    env = {k: str(v) for k, v in env.items()}
+    for k, v in env.items():
+        _check_placeholders(f"start.env.{k}", v)
+    start = Start(command, cwd.resolve(), env, _num(st, "start", "ready_timeout_s", 30, 1, 600))
+
+    h = _table(data, "http")
+    port = h.get("port")
+    if isinstance(port, bool) or not isinstance(port, int) or not 1024 <= port <= 65535:
+        raise _bad("http.port", port, "the port the target listens on, an integer in [1024, 65535]")
+    from lab.config import CHROMIUM_UNSAFE_PORTS
+    if port in CHROMIUM_UNSAFE_PORTS:
+        raise _bad("http.port", port, "a port Chromium accepts (this one is ERR_UNSAFE_PORT)")
+    base = _str(h, "http", "base_url", default="http://127.0.0.1:{port}",
+                pattern=re.compile(r"^https?://[^/\s]+/?$"), expected="http://HOST:PORT (no path)")
+    base = base.replace("{port}", str(port))
+    ready_path = _str(h, "http", "ready_path", pattern=re.compile(r"^/\S*$"), expected="a path starting with /")
+    cookie = _str(h, "http", "cookie", required=True, pattern=re.compile(r"^[!#-+\-.0-9A-Z^-z|~]+$"),
+                  expected="the session cookie's name")
+    http = Http(base, port, ready_path, cookie)
+
+    c = _table(data, "chat")
+    path_re = re.compile(r"^/\S*$")
+    chat = Chat(_str(c, "chat", "path", required=True, pattern=path_re, expected="a path starting with /"),
+                _str(c, "chat", "message_field", default="message", expected="a JSON field name"),
+                _str(c, "chat", "id_field", expected="a JSON field name (omit it if the API has no message id)"),
+                _str(c, "chat", "reply_path", pattern=_PATH, expected="a JSON path like $.reply"),
+                _num(c, "chat", "timeout_s", 30, 1, 300))
+
+    hi = _table(data, "history")
+    fmt = _str(hi, "history", "format", default="objects", expected=f"one of {', '.join(HISTORY_FORMATS)}")
+    if fmt not in HISTORY_FORMATS:
+        raise _bad("history.format", fmt, f"one of {', '.join(HISTORY_FORMATS)}")
+    order = _str(hi, "history", "order", default="oldest_first", expected=f"one of {', '.join(ORDERS)}")
+    if order not in ORDERS:
+        raise _bad("history.order", order, f"one of {', '.join(ORDERS)}")
+    sep = _str(hi, "history", "separator", default=":", expected="a non-empty string")
+    if not sep:
+        raise _bad("history.separator", sep, "a non-empty string, e.g. \":\"")
+    history = History(
+        _str(hi, "history", "path", required=True, pattern=path_re, expected="a path starting with /"),
+        fmt, _str(hi, "history", "items", default="$", pattern=_PATH, expected="a JSON path like $ or $.messages"),
+        _str(hi, "history", "role_field", default="role", expected="a JSON field name"),
+        _str(hi, "history", "content_field", default="content", expected="a JSON field name"),
+        sep, order,
+        _str(hi, "history", "user_role", default="user", expected="a string"),
+        _str(hi, "history", "assistant_role", default="assistant", expected="a string"))
+
+    r = _table(data, "redis", required=False)
+    key = _str(r, "redis", "key", pattern=re.compile(r"^[^\s{}]*\{session\}[^\s{}]*$"),
+               expected="a key pattern containing {session}, e.g. chat:{session}")
+    return Spec(name, path, start, http, chat, history, RedisKey(key))
+
+
+def json_path(doc: Any, path: str) -> Any:
+    """A minimal JSON path: $ or $.a.b (objects only). Raises KeyError naming the missing step."""
+    node = doc
+    for step in path.split(".")[1:]:
+        if not isinstance(node, dict) or step not in node:
+            raise KeyError(f"{path}: no field {step!r} in {type(node).__name__}")
+        node = node[step]
+    return node
+
+
+def parse_history(spec: History, body: str) -> list[tuple[str, str]]:
+    """The history response -> (role, content) rows, oldest first. ValueError says what was
+    expected when the body is not of the spec's form."""
+    import json
+
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        raise ValueError(f"not JSON (starts {body[:80]!r})") from None
+    try:
+        items = json_path(doc, spec.items)
+    except KeyError as exc:
+        raise ValueError(str(exc)) from None
+    if not isinstance(items, list):
+        raise ValueError(f"{spec.items} is a {type(items).__name__}, expected a list")
+    rows: list[tuple[str, str]] = []
+    for i, it in enumerate(items):
+        if spec.format == "strings":
+            if not isinstance(it, str) or spec.separator not in it:
+                raise ValueError(f"item {i} = {it!r}: expected a \"role{spec.separator}content\" string")
+            role, _, content = it.partition(spec.separator)
+        else:
+            if not isinstance(it, dict) or spec.role_field not in it or spec.content_field not in it:
+                raise ValueError(f"item {i} = {str(it)[:80]!r}: expected an object with "
+                                 f"{spec.role_field!r} and {spec.content_field!r}")
+            role, content = str(it[spec.role_field]), str(it[spec.content_field])
+        rows.append((role.strip(), content))
+    return rows[::-1] if spec.order == "newest_first" else rows
+
+
+def fill(text: str, values: dict[str, str]) -> str:
+    return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), text)

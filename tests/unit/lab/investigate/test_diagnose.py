@@ -1,0 +1,153 @@
+"""Diagnoses from hand-written trial records: each raised with its evidence, none on a clean run."""
+
+from __future__ import annotations
+
+from lab.investigate import diagnose as dg
+from lab.investigate.records import Read, SendRec, TrialRec, TtlObs, check
+
+
+def _send(turn: int, outcome: str = "ok", status: int | None = 200, ms: float = 50.0,
+          under_fault: bool = False) -> SendRec:
+    return SendRec(turn, f"probe t{turn} x", outcome, status, ms, 1000.0 + turn, under_fault=under_fault)  # type: ignore[arg-type]
+
+
+def _rows(*spec: str) -> list[tuple[str, str]]:
+    """'u1' = user row of turn 1, 'a1' = a reply after it."""
+    return [("user", f"probe t{s[1:]} x") if s[0] == "u" else ("assistant", f"reply {s[1:]}") for s in spec]
+
+
+def _trial(tid: str, rows: list[tuple[str, str]], sends: list[SendRec] | None = None, fault: str = "none",
+           refresh: str = "settled", page: list[tuple[str, str]] | None = None, **kw: object) -> TrialRec:
+    sends = sends if sends is not None else [_send(1), _send(2), _send(3)]
+    r = TrialRec(tid, fault, dict(kw.pop("params", {})), refresh, len(sends), sends=sends,  # type: ignore[arg-type]
+                 final=Read(200, rows), page_after=Read(200, page if page is not None else rows),
+                 history_reads=[200, 200], **kw)  # type: ignore[arg-type]
+    return r
+
+
+FULL = _rows("u1", "a1", "u2", "a2", "u3", "a3")
+
+
+def codes(records: list[TrialRec]) -> list[str]:
+    return [d.code for d in dg.diagnose(records)]
+
+
+def test_clean_run_has_no_diagnosis_and_bounds_what_was_missed() -> None:
+    recs = [_trial(f"t{i}", FULL) for i in range(10)]
+    assert codes(recs) == []
+    b = dg.bounds(dg.judged(recs))
+    assert b["lost"][:2] == (0, 10) and 0.27 < b["lost"][2] < 0.29
+
+
+def test_unknown_trials_are_not_judged() -> None:
+    r = _trial("t0", FULL)
+    r.unknown = "fault not confirmed"
+    assert check(r) is None and dg.judged([r]) == []
+
+
+def test_replies_not_stored() -> None:
+    recs = [_trial("t0", _rows("u1", "u2", "u3")), _trial("t1", FULL)]
+    (d,) = dg.diagnose(recs)
+    assert (d.code, d.k, d.n, d.trials) == ("replies_not_stored", 1, 2, ["t0"])
+    assert "3 of 3 acknowledged replies missing" in d.evidence
+
+
+def test_acked_while_redis_down_and_not_stored() -> None:
+    sends = [_send(1), _send(2, under_fault=True), _send(3)]
+    recs = [_trial("t0", _rows("u1", "a1", "u3", "a3"), sends, fault="down")]
+    ds = dg.diagnose(recs)
+    assert [d.code for d in ds] == ["acked_while_unreachable"]
+    assert "answered 200" in ds[0].evidence and "t0" in ds[0].evidence
+
+
+def test_correct_503_under_down_is_not_an_anomaly() -> None:
+    sends = [_send(1), _send(2, "info", 503, under_fault=True), _send(3)]
+    assert codes([_trial("t0", _rows("u1", "a1", "u3", "a3"), sends, fault="down")]) == []
+
+
+def test_duplicates_after_a_drop() -> None:
+    recs = [_trial("t0", _rows("u1", "a1", "u2", "u2", "a2", "u3", "a3"), fault="drop")]
+    ds = dg.diagnose(recs)
+    assert [d.code for d in ds] == ["duplicates_after_drop"]
+    assert "turns [2]" in ds[0].evidence
+
+
+def test_phantom_5xx_without_fault_and_errors() -> None:
+    sends = [_send(1), _send(2, "info", 500), _send(3)]
+    ds = dg.diagnose([_trial("t0", FULL, sends)])
+    assert [d.code for d in ds] == ["phantom_failures", "errors_without_fault"]
+    assert "1 sends answered 500" in ds[0].evidence
+
+
+def test_history_reads_failing_shows_amnesia() -> None:
+    r = _trial("t0", FULL)
+    r.page_after = Read(503, None, "HTTP 503")
+    r.history_reads = [200, 503, 200, 200]
+    ds = dg.diagnose([r])
+    assert [d.code for d in ds] == ["history_reads_failing"]
+    assert "1 of 4 GETs" in ds[0].evidence and "showed nothing in 1 trials" in ds[0].evidence
+
+
+def test_stale_read_that_heals() -> None:
+    sends = [_send(i, ms=900) for i in (1, 2, 3)]
+    r = _trial("t0", FULL, sends, fault="latency", refresh="after_ack", page=_rows("u1", "a1", "u2", "a2"),
+               params={"latency_ms": 300})
+    ds = dg.diagnose([r])
+    assert [d.code for d in ds] == ["stale_reads"] and "turns [3]" in ds[0].evidence
+
+
+def test_acked_faster_than_the_latency_allows() -> None:
+    sends = [_send(1, ms=900), _send(2, ms=40), _send(3, ms=900)]
+    r = _trial("t0", FULL, sends, fault="latency", params={"latency_ms": 300})
+    (d,) = dg.diagnose([r])
+    assert d.code == "acked_too_fast" and "acknowledged in 40 ms" in d.evidence
+
+
+def test_ttl_not_renewed_and_no_ttl() -> None:
+    renewed = _trial("t0", FULL, ttl=[TtlObs(1, 10.0, 604_799_990, 2), TtlObs(2, 10.1, 604_799_985, 4)])
+    once = _trial("t1", FULL, ttl=[TtlObs(1, 10.0, 604_799_990, 2), TtlObs(2, 10.1, 604_799_890, 4)])
+    never = _trial("t2", FULL, ttl=[TtlObs(1, 10.0, -1, 2)])
+    ds = dg.diagnose([renewed, once, never])
+    assert [(d.code, d.trials) for d in ds] == [("ttl_not_renewed", ["t1"]), ("no_ttl", ["t2"])]
+    assert "604799890 ms after turn 2" in ds[0].evidence
+
+
+def test_session_cookie_lost_at_browser_restart() -> None:
+    r = _trial("t0", FULL, refresh="browser_restart", page=[], cookie_persistent=False)
+    persistent = _trial("t1", FULL, refresh="browser_restart", page=[], cookie_persistent=True)
+    ds = dg.diagnose([r, persistent])
+    assert [(d.code, d.k, d.n) for d in ds] == [("session_cookie", 1, 2)]
+
+
+def test_history_capped_only_oldest_missing_same_length() -> None:
+    sends = [_send(i) for i in range(1, 6)]
+    capped = _rows("u3", "a3", "u4", "a4", "u5", "a5")
+    ds = dg.diagnose([_trial("t0", capped, sends), _trial("t1", capped, sends)])
+    assert [d.code for d in ds] == ["history_capped"] and "exactly 6 rows" in ds[0].evidence
+
+
+def test_random_loss_is_not_called_a_cap() -> None:
+    sends = [_send(i) for i in range(1, 4)]
+    ds = dg.diagnose([_trial("t0", _rows("u1", "a1", "u3", "a3"), sends)])
+    assert [d.code for d in ds] == ["acked_lost"]
+
+
+def test_history_hides_what_redis_stores() -> None:
+    r = _trial("t0", _rows("u2", "a2", "u3", "a3"),
+               redis_final={"key": "chat:s", "type": "list", "pttl_ms": 9, "values": 6, "stored_turns": [1, 2, 3]})
+    (d,) = dg.diagnose([r])
+    assert d.code == "history_hides_stored" and "turns [1]" in d.evidence and "chat:s" in d.evidence
+
+
+def test_lost_on_a_redis_restart_is_the_environment() -> None:
+    sends = [_send(1), _send(2), _send(3)]
+    r = _trial("t0", _rows("u2", "a2", "u3", "a3"), sends, fault="redis_restart", fault_turn=2)
+    (d,) = dg.diagnose([r])
+    assert d.code == "lost_on_redis_restart" and "environment" in d.cause
+
+
+def test_ttl_judged_within_the_reads_round_trip() -> None:
+    # A busy machine: the PTTL read took 20 ms, so its moment is known to +-10 ms.
+    once = _trial("t0", FULL, ttl=[TtlObs(1, 10.0, 604_799_990, 2, 20.0), TtlObs(2, 10.1, 604_799_878, 4, 20.0)])
+    renewed = _trial("t1", FULL, ttl=[TtlObs(1, 10.0, 604_799_990, 2, 20.0), TtlObs(2, 10.1, 604_799_960, 4, 20.0)])
+    assert [(d.code, d.trials) for d in dg.diagnose([once, renewed])] == [("ttl_not_renewed", ["t0"])]
