@@ -7,7 +7,6 @@ import shutil
 
 from lab import topology
 from lab.errors import UsageError
-from lab.stack import procs
 from lab.stack.native import NativeStack
 
 
@@ -37,18 +36,7 @@ class RedisLink(NativeStack):
             self.cfg.ports.update(saved)
 
     def _start(self, proxies: list[topology.Proxy], timeout_s: float) -> None:
-        redis_only = [p for p in proxies if p.name == "redis"]
-        rendered = self.run_dir / "toxiproxy.json"
-        topology.write(redis_only, rendered)
-        self._start_redis(timeout_s)
-        toxi = procs.spawn("toxiproxy", [
-            str(self.cfg.toxiproxy_server), "-host", self.cfg.host,
-            "-port", str(self.cfg.ports["toxiproxy"]), "-config", str(rendered),
-        ], self.run_dir)
-        self._wait("toxiproxy", toxi, self._toxiproxy_ready, timeout_s)
-        self._confirm_proxies(redis_only)
-        self._wait("redis through toxiproxy", toxi,
-                   lambda: self._redis(self.cfg.redis_proxy_url).ping(), timeout_s)
+        super()._start([p for p in proxies if p.name == "redis"], timeout_s)
 
     def _healthy(self) -> bool:
         try:
