@@ -39,7 +39,8 @@ real). It runs experiments (fault x refresh point x turns), then diagnoses cause
 evidence: replies never stored, acknowledged while Redis was down, acknowledged faster than the
 injected latency allows, duplicates after a connection drop, errors whose write was applied,
 history reads failing (amnesia), stale reads, a TTL not renewed by writes or no TTL, a session
-cookie lost at a browser restart, a capped history.
+cookie lost at a browser restart, a capped history, a streamed turn stored only when its stream
+completes.
 
 A correct app gets "no anomaly found" with the trial counts and the 95% upper bounds of what could
 have been missed. Reports: reports/<run-id>/results.json, trials.json, report.html.
@@ -50,13 +51,15 @@ Exit status: 0 no anomaly found, 1 anomalies diagnosed, 2 bad input (spec, optio
 
 INVESTIGATE_EPILOG = """\
 experiments: none/settled (control), latency 300 ms/after_ack, one-shot drop of a Redis reply/
-settled, Redis down for one send/settled, none/browser_restart.
+settled, Redis down for one send/settled, none/browser_restart; with a [stream] section also
+none/mid_stream (the last reply cut after its first chunk); opt-in: redis_restart.
 
 examples:
   lab investigate --target examples/chat-service.toml
   lab investigate --target examples/chat-service.toml --set start.env.CHAT_DEFECTS=fire_and_forget
   lab investigate --target examples/foreign-app.toml      another style: no ids, newest first
   lab investigate --target my-app.toml --trials 20 --turns 5     a full run: tighter bounds
+  lab investigate --target my-app.toml --only 'mid_stream|down'  some experiments only
 
 The spec format (TOML) is in README.md, section "lab investigate".
 """
@@ -193,8 +196,9 @@ def build_parser() -> argparse.ArgumentParser:
     inv.add_argument("--turns", type=_opt_int("--turns", 2, 100), default=None, metavar="N",
                      help="turns per conversation (default 3)")
     inv.add_argument("--only", default="", metavar="FAULTS",
-                     help="only experiments with these faults, '|'-separated, e.g. 'none|down'; "
-                     "'redis_restart' (opt-in) checks what a Redis without persistence does to it")
+                     help="only experiments with these faults or refresh points, '|'-separated, e.g. "
+                     "'down|mid_stream'; 'redis_restart' (opt-in) checks what a Redis without "
+                     "persistence does to it")
     inv.add_argument("--reports", default="reports", metavar="DIR", help="where run folders go")
 
     sub.add_parser("faults", help="list the faults and their parameters")
@@ -386,12 +390,18 @@ def _investigate(args: argparse.Namespace) -> int:
     wanted = {f.strip() for f in args.only.split("|") if f.strip()}
     if wanted:
         from lab.investigate.blackbox import default_plan, optional_plan
-        known = {e.fault for e in default_plan(3) + optional_plan(3)}
+        plan = default_plan(3, streams=True) + optional_plan(3)
+        known = {e.fault for e in plan} | {e.refresh for e in plan}
         if wanted - known:
-            raise UsageError(f"--only {args.only!r}: unknown experiment fault(s) "
-                             f"{', '.join(sorted(wanted - known))}", f"valid: {', '.join(sorted(known))}")
+            raise UsageError(f"--only {args.only!r}: unknown experiment(s) {', '.join(sorted(wanted - known))}",
+                             f"valid: faults {', '.join(sorted({e.fault for e in plan}))}; refresh points "
+                             f"{', '.join(sorted({e.refresh for e in plan}))}")
+        if "mid_stream" in wanted and spec.stream is None:
+            raise UsageError(f"--only {args.only!r}: mid_stream needs a [stream] section in {args.target}",
+                             "add [stream] with the request fields that make the answer stream, e.g. "
+                             "request = { stream = true }")
     return run.run(spec, LabConfig.from_env(), args.trials or 3, args.turns or 3, Path(args.reports),
-                   (lambda e: e.fault in wanted) if wanted else None)
+                   (lambda e: e.fault in wanted or e.refresh in wanted) if wanted else None)
 
 
 def _print_endpoints(endpoints: dict[str, str]) -> None:

@@ -53,12 +53,20 @@ def _few(ids: list[str]) -> str:
     return ", ".join(ids[:4]) + (f" (+{len(ids) - 4})" if len(ids) > 4 else "")
 
 
+def _cut(r: TrialRec) -> set[int]:
+    """Turns whose streamed reply the lab cut: their loss is saved_at_stream_end's to explain."""
+    return {s.turn for s in r.sends if s.cut}
+
+
 def replies_not_stored(j: Judged) -> Diagnosis | None:
-    hit = [(r, c) for r, c in j if c.reply_missing and not c.lost_user]
+    def missing_replies(r: TrialRec, c: Check) -> list[int]:
+        return [t for t in c.reply_missing if t not in _cut(r)]
+
+    hit = [(r, c) for r, c in j if missing_replies(r, c) and not set(c.lost_user) - _cut(r)]
     if not hit:
         return None
-    missing = sum(len(c.reply_missing) for _, c in hit)
-    acked = sum(len(c.acked) for _, c in hit)
+    missing = sum(len(missing_replies(r, c)) for r, c in hit)
+    acked = sum(len(set(c.acked) - _cut(r)) for r, c in hit)
     return Diagnosis(
         "replies_not_stored",
         "the bot's replies are never stored while the user messages are: the reply's write is not "
@@ -258,10 +266,37 @@ def session_cookie(j: Judged) -> Diagnosis | None:
         f"one (trials {_few(_ids([r for r, _ in hit]))})", len(hit), len(pool), _ids([r for r, _ in hit]))
 
 
+def saved_at_stream_end(j: Judged) -> Diagnosis | None:
+    """A reply cut mid-stream is missing at the end (its user message too, or only the reply),
+    while the replies of the same conversation that streamed to their end were stored: the turn
+    is saved after the stream, which a refresh or a closed tab never lets finish."""
+    pool = [(r, c) for r, c in j if any(s.cut for s in r.sends)]
+    hit = []
+    for r, c in pool:
+        lost = [t for t in _cut(r) if t in c.lost_user or t in c.reply_missing]
+        whole = [s for s in r.sends if s.streamed and not s.cut and s.outcome == "ok"]
+        kept = [s for s in whole if s.turn not in c.lost_user and s.turn not in c.reply_missing]
+        if lost and kept:
+            hit.append((r, c, lost, kept))
+    if not hit:
+        return None
+    r0, c0, lost0, kept0 = hit[0]
+    cut0 = next(s for s in r0.sends if s.turn == lost0[0])
+    what = "the user message and the reply" if lost0[0] in c0.lost_user else "the reply"
+    return Diagnosis(
+        "saved_at_stream_end",
+        "a streamed turn is stored only when its stream completes: a refresh or a closed tab "
+        "mid-reply loses it",
+        f"e.g. trial {r0.trial_id}: turn {lost0[0]} acknowledged by its first chunk after {cut0.ms:.0f} ms, "
+        f"cut there, and {what} missing from the settled history, while the {len(kept0)} replies streamed "
+        f"to their end (about {max(s.ms for s in kept0):.0f} ms) were stored; in {len(hit)}/{len(pool)} "
+        f"trials with a cut stream", len(hit), len(pool), [r.trial_id for r, *_ in hit])
+
+
 def history_capped(j: Judged) -> Diagnosis | None:
     """Loss with no fault, only of the oldest turns, and the stored length the same in every such
     trial: the history is capped (LTRIM or a window), not lost at random."""
-    pool = [(r, c) for r, c in j if r.fault == "none"]
+    pool = [(r, c) for r, c in j if r.fault == "none" and not _cut(r)]
     hit = [(r, c) for r, c in pool if c.lost_user]
     if not hit:
         return None
@@ -335,7 +370,8 @@ def diagnose(records: list[TrialRec], user_role: str = "user",
         lambda: replies_not_stored(j), lambda: acked_while_unreachable(j), lambda: acked_too_fast(j),
         lambda: phantom_failures(j), lambda: errors_without_fault(records),
         lambda: history_reads_failing(j, records), lambda: stale_reads(j), lambda: session_cookie(j),
-        lambda: history_capped(j), lambda: lost_on_restart(j), lambda: history_hides_stored(j)]
+        lambda: history_capped(j), lambda: lost_on_restart(j), lambda: history_hides_stored(j),
+        lambda: saved_at_stream_end(j)]
     for f in singles:
         d = f()
         if d is not None:
@@ -343,7 +379,8 @@ def diagnose(records: list[TrialRec], user_role: str = "user",
     found += duplicates(j)
     found += ttl(records)
     explained = {t for d in found if d.code in ("acked_while_unreachable", "history_capped",
-                                                "lost_on_redis_restart", "history_hides_stored")
+                                                "lost_on_redis_restart", "history_hides_stored",
+                                                "saved_at_stream_end")
                  for t in d.trials}
     d = other_loss(j, explained)
     if d is not None:

@@ -19,27 +19,45 @@ _HTML = """<!doctype html><html><head><meta charset="utf-8"><title>chaoslab prob
 <body><h1>chaoslab probe of __NAME__</h1><ol id="history"></ol>
 <script>
 const CFG = __CFG__;
-async function call(method, path, body) {
+// mode: "read" reads the whole answer; "cut" reads the first chunk of a streamed answer, then
+// aborts the request -- the connection closes mid-reply, as with a refresh or a closed tab.
+async function call(method, path, body, mode) {
   const t0 = performance.now();
+  const ctl = new AbortController();
+  const timer = setTimeout(() => ctl.abort(), CFG.timeout_ms);
   try {
-    const init = {method, credentials: "same-origin", headers: {}};
+    const init = {method, credentials: "same-origin", headers: {}, signal: ctl.signal};
     if (body !== undefined) { init.headers["Content-Type"] = "application/json"; init.body = JSON.stringify(body); }
-    const ctl = new AbortController();
-    const timer = setTimeout(() => ctl.abort(), CFG.timeout_ms);
-    init.signal = ctl.signal;
     const resp = await fetch(path, init);
-    const text = await resp.text();
-    clearTimeout(timer);
-    return {status: resp.status, type: resp.headers.get("content-type") || "", body: text,
-            ms: performance.now() - t0, error: null};
+    const out = {status: resp.status, type: resp.headers.get("content-type") || "", body: "",
+                 ms: 0, error: null, cut: null, chunks: 0};
+    if (mode === "cut" && resp.ok && resp.body) {
+      const reader = resp.body.getReader();
+      const first = await reader.read();
+      out.ms = performance.now() - t0;
+      out.body = first.done ? "" : new TextDecoder().decode(first.value);
+      out.chunks = first.done ? 0 : 1;
+      // Was that the whole answer? A read that is already settled tells; a pending one means
+      // the stream is still going, and the abort below cuts it.
+      const next = await Promise.race([reader.read(), new Promise(r => setTimeout(() => r(null), 0))]);
+      out.cut = !first.done && !(next && next.done);
+      ctl.abort();
+    } else {
+      out.body = await resp.text();
+      out.ms = performance.now() - t0;
+    }
+    return out;
   } catch (e) {
-    return {status: null, type: "", body: "", ms: performance.now() - t0, error: String(e)};
+    return {status: null, type: "", body: "", ms: performance.now() - t0, error: String(e), cut: null, chunks: 0};
+  } finally {
+    clearTimeout(timer);
   }
 }
-window.labSend = (text, id) => {
-  const body = {}; body[CFG.message_field] = text;
+window.labSend = (text, id, streamed, mode) => {
+  const body = streamed ? Object.assign({}, CFG.stream_request) : {};
+  body[CFG.message_field] = text;
   if (CFG.id_field && id) body[CFG.id_field] = id;
-  return call("POST", CFG.chat_path, body);
+  return call("POST", CFG.chat_path, body, mode || "read");
 };
 window.labHistory = () => call("GET", CFG.history_path);
 // What a user sees after a (re)load: the history as the page fetched it on load.
@@ -55,7 +73,8 @@ window.labLoaded = labHistory().then(r => {
 def html(spec: Spec) -> str:
     cfg = {"message_field": spec.chat.message_field, "id_field": spec.chat.id_field,
            "chat_path": spec.chat.path, "history_path": spec.history.path,
-           "timeout_ms": int(spec.chat.timeout_s * 1000)}
+           "timeout_ms": int(spec.chat.timeout_s * 1000),
+           "stream_request": spec.stream.request if spec.stream else {}}
     # </ cannot close the script: JSON of the spec's strings is inert inside it.
     return (_HTML.replace("__CFG__", json.dumps(cfg).replace("</", "<\\/"))
             .replace("__NAME__", spec.name.replace("<", "&lt;")))

@@ -20,6 +20,9 @@ class SendRec:
     html: bool = False             # an HTML error page instead of the spec's JSON
     error: str | None = None
     under_fault: bool = False      # a one-shot fault was armed around this send
+    streamed: bool = False         # asked for a streamed answer ([stream]); ms = to its end
+    cut: bool | None = None        # streamed and cut after its first chunk (ms = to that chunk);
+                                   # False: the whole answer had come in that chunk (nothing cut)
 
 
 @dataclass
@@ -128,7 +131,10 @@ def check(rec: TrialRec, user_role: str = "user", assistant_role: str = "assista
         if rec.page_after.ok:
             shown, _ = per_turn(rec.page_after.rows or [], rec.sends, user_role, assistant_role)
             amnesia = not any(shown[t] for t in acked)
-            stale = [t for t in acked if shown[t] == 0 and users[t] > 0]
+            # A reply cut mid-stream may still be completing on the server at the refresh:
+            # missing then and stored later is not a stale read.
+            cut = {s.turn for s in rec.sends if s.cut}
+            stale = [t for t in acked if shown[t] == 0 and users[t] > 0 and t not in cut]
         else:
             amnesia = page_failed = True
     if amnesia:

@@ -232,7 +232,8 @@ def summary(results: dict[str, Any], judged: dg.Judged, diagnoses: list[dg.Diagn
 def run(spec: Spec, cfg: LabConfig, trials: int, turns: int, reports_root: Path,
         only: Callable[[Experiment], bool] | None = None) -> int:
     if only is None:
-        plan = blackbox.default_plan(turns)
+        plan = blackbox.default_plan(turns, spec.stream is not None)
     else:
-        plan = [e for e in blackbox.default_plan(turns) + blackbox.optional_plan(turns) if only(e)]
+        plan = [e for e in blackbox.default_plan(turns, spec.stream is not None)
+                + blackbox.optional_plan(turns) if only(e)]
     return Investigation(spec, cfg, plan, trials, reports_root).run()

@@ -63,6 +63,14 @@ class History:
 
 
 @dataclass(frozen=True)
+class Stream:
+    """The chat answer can stream (any chunked body: NDJSON, SSE, plain text). A streamed send
+    counts as acknowledged at its first chunk, as the user sees the reply begin."""
+
+    request: dict[str, Any]   # fields merged into the chat body to ask for a stream ({}: always streams)
+
+
+@dataclass(frozen=True)
 class RedisKey:
     key: str | None   # e.g. "chat:{session}": the conversation's key, {session} = the cookie value
 
@@ -76,6 +84,7 @@ class Spec:
     chat: Chat
     history: History
     redis: RedisKey = field(default_factory=lambda: RedisKey(None))
+    stream: Stream | None = None
 
     def url(self, path: str) -> str:
         return self.http.base_url.rstrip("/") + path
@@ -158,7 +167,7 @@ def load(path: Path, sets: list[str] | None = None) -> Spec:
 
 def parse(data: dict[str, Any], path: Path) -> Spec:
     spec_dir = path.resolve().parent
-    known = {"name", "start", "http", "chat", "history", "redis"}
+    known = {"name", "start", "http", "chat", "history", "redis", "stream"}
     if "page" in data:
         raise UsageError("target spec: [page] (driving the app's own page by selectors) is not "
                          "supported yet", "remove [page]: the lab drives the API contract from its own "
@@ -235,7 +244,14 @@ def parse(data: dict[str, Any], path: Path) -> Spec:
     r = _table(data, "redis", required=False)
     key = _str(r, "redis", "key", pattern=re.compile(r"^[^\s{}]*\{session\}[^\s{}]*$"),
                expected="a key pattern containing {session}, e.g. chat:{session}")
-    return Spec(name, path, start, http, chat, history, RedisKey(key))
+    stream = None
+    if "stream" in data:
+        request = _table(data, "stream").get("request", {})
+        if not isinstance(request, dict) or not all(isinstance(k, str) for k in request):
+            raise _bad("stream.request", request, "a table of JSON fields that ask for a streamed "
+                       "answer, e.g. { stream = true } ({} if every answer streams)")
+        stream = Stream(dict(request))
+    return Spec(name, path, start, http, chat, history, RedisKey(key), stream)
 
 
 def json_path(doc: Any, path: str) -> Any:

@@ -53,8 +53,12 @@ def _int_header(req: Request, name: str, default: int, lo: int, hi: int) -> int:
 
 
 def parse_defects(text: str) -> frozenset[str]:
-    """Comma-separated defect names -> a set; "" is the correct profile."""
-    return frozenset(n.strip() for n in text.split(",") if n.strip())
+    """Comma-separated defect names -> a set; "" is the correct profile, "incident" every defect
+    (the app as it was in the incident: what `lab investigate` faces as a black box)."""
+    names = frozenset(n.strip() for n in text.split(",") if n.strip())
+    if "incident" in names:
+        names = (names - {"incident"}) | frozenset(defects.REGISTRY)
+    return names
 
 
 def from_request(req: Request, config: dict[str, object],

@@ -151,3 +151,47 @@ def test_ttl_judged_within_the_reads_round_trip() -> None:
     once = _trial("t0", FULL, ttl=[TtlObs(1, 10.0, 604_799_990, 2, 20.0), TtlObs(2, 10.1, 604_799_878, 4, 20.0)])
     renewed = _trial("t1", FULL, ttl=[TtlObs(1, 10.0, 604_799_990, 2, 20.0), TtlObs(2, 10.1, 604_799_960, 4, 20.0)])
     assert [(d.code, d.trials) for d in dg.diagnose([once, renewed])] == [("ttl_not_renewed", ["t0"])]
+
+
+def _streamed(turns: int = 3, cut_ok: bool = True) -> list[SendRec]:
+    sends = [_send(t, ms=300.0) for t in range(1, turns + 1)]
+    for s in sends:
+        s.streamed = True
+    sends[-1].cut, sends[-1].ms = cut_ok, 40.0
+    return sends
+
+
+def test_saved_at_stream_end_from_a_cut_turn_missing_while_whole_streams_are_stored() -> None:
+    r = _trial("s1", _rows("u1", "a1", "u2", "a2"), sends=_streamed(), refresh="mid_stream",
+               page=_rows("u1", "a1", "u2", "a2"))
+    found = {d.code: d for d in dg.diagnose([r])}
+    d = found["saved_at_stream_end"]
+    assert (d.k, d.n, d.trials) == (1, 1, ["s1"])
+    assert "turn 3 acknowledged by its first chunk after 40 ms" in d.evidence
+    assert "the user message and the reply missing" in d.evidence and "the 2 replies" in d.evidence
+    # The cut turn is this diagnosis's: not a stale read, not an unexplained loss, not a reply
+    # "never stored", not a capped history.
+    assert set(found) == {"saved_at_stream_end"}, found
+
+
+def test_reply_only_lost_at_the_cut_names_the_reply() -> None:
+    r = _trial("s2", _rows("u1", "a1", "u2", "a2", "u3"), sends=_streamed(), refresh="mid_stream")
+    found = {d.code: d for d in dg.diagnose([r])}
+    assert set(found) == {"saved_at_stream_end"}, found
+    assert "and the reply missing" in found["saved_at_stream_end"].evidence
+
+
+def test_a_cut_turn_stored_in_the_end_is_no_anomaly() -> None:
+    """An app that finishes the turn after the client left (or saved it before streaming)."""
+    r = _trial("s3", _rows("u1", "a1", "u2", "a2", "u3", "a3"), sends=_streamed(), refresh="mid_stream",
+               page=_rows("u1", "a1", "u2", "a2"))
+    assert dg.diagnose([r]) == []
+    c = check(r)
+    assert c is not None and c.stale == [] and not c.failed
+
+
+def test_a_cut_loss_without_a_whole_stream_stored_is_not_blamed_on_the_stream() -> None:
+    """If the whole streams were lost too, the cut explains nothing: a more general loss."""
+    r = _trial("s4", _rows(), sends=_streamed(), refresh="mid_stream", page=_rows())
+    codes = {d.code for d in dg.diagnose([r])}
+    assert "saved_at_stream_end" not in codes and "acked_lost" in codes

@@ -26,6 +26,17 @@ def test_example_parses() -> None:
     assert s.chat.id_field == "id" and s.chat.reply_path == "$.reply"
     assert s.history.format == "objects" and s.history.order == "oldest_first"
     assert s.redis.key == "chat:{session}"
+    assert s.stream is not None and s.stream.request == {"stream": True}
+
+
+def test_no_stream_section_no_mid_stream_experiment() -> None:
+    from lab.investigate.blackbox import default_plan
+
+    data = _data()
+    del data["stream"]
+    assert sp.parse(data, EXAMPLE).stream is None
+    assert "mid_stream" not in {e.refresh for e in default_plan(3, streams=False)}
+    assert "mid_stream" in {e.refresh for e in default_plan(3, streams=True)}
 
 
 def test_set_overrides_fields_and_reads_toml_values() -> None:
@@ -45,6 +56,7 @@ def test_set_overrides_fields_and_reads_toml_values() -> None:
     (("start", "command"), ["{redis}"], "placeholders among"),
     (("start", "cwd"), "no/such/dir", "start.cwd = 'no/such/dir'"),
     (("redis", "key"), "chat:session", "{session}"),
+    (("stream", "request"), "stream", "stream.request = 'stream'"),
 ], ids=lambda v: str(v))
 def test_bad_field_names_field_value_and_form(path: tuple[str, str], value: object, expect: str) -> None:
     data = _data()

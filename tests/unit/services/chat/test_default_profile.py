@@ -32,3 +32,10 @@ def test_header_still_wins_in_lab_mode() -> None:
 def test_unknown_default_refuses_to_start() -> None:
     with pytest.raises(SystemExit, match="CHAT_DEFECTS='nope': unknown defect"):
         create_app({"DEFECTS": "nope"})
+
+
+def test_incident_is_every_defect() -> None:
+    from services.chat import defects
+
+    assert _defects({"DEFECTS": "incident"}) == frozenset(defects.REGISTRY)
+    assert len(defects.REGISTRY) == 7
