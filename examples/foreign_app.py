@@ -12,6 +12,8 @@ or together, so each of the lab's diagnoses can be shown against a real app:
   cap_history   LTRIM to the newest FOREIGN_CAP_ROWS rows (4)        -> history_capped
   stale_cache   history served from a per-session stale-while-revalidate cache (copies up to
                 FOREIGN_CACHE_MS old, 1500) that writes do not invalidate -> stale_reads
+                (FOREIGN_CACHE_SEND_FILLS=0 with a long FOREIGN_CACHE_MS: the page right after
+                the sends shows the empty history it read on open)
   no_ttl        the conversation key never gets a TTL               -> no_ttl
 """
 
@@ -36,6 +38,7 @@ if BUGS - KNOWN_BUGS:
     raise SystemExit(f"FOREIGN_BUGS: unknown {sorted(BUGS - KNOWN_BUGS)}; known: {sorted(KNOWN_BUGS)}")
 CAP_ROWS = int(os.environ.get("FOREIGN_CAP_ROWS", "4"))
 CACHE_S = int(os.environ.get("FOREIGN_CACHE_MS", "1500")) / 1000
+SEND_FILLS = os.environ.get("FOREIGN_CACHE_SEND_FILLS", "1") != "0"
 _cache: dict[str, tuple[float, list[str]]] = {}  # stale_cache: sid -> (read at, history)
 _refreshing: set[str] = set()
 _cache_lock = threading.Lock()
@@ -189,8 +192,10 @@ class Handler(BaseHTTPRequestHandler):
         try:
             if "stale_cache" in BUGS:
                 # The send path loads the history for the model's context fresh, and that read
-                # refills the cache -- with the history as it was BEFORE this turn's write.
-                n = len(_read(sid))
+                # refills the cache -- with the history as it was BEFORE this turn's write
+                # (FOREIGN_CACHE_SEND_FILLS=0: it does not, so the cache keeps what the page read
+                # when it opened, before any send).
+                n = len(_read(sid)) if SEND_FILLS else r.llen(key)
             else:
                 n = r.llen(key)
             answer = f"You said {len(text)} characters; this is message {n // 2 + 1}."

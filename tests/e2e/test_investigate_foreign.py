@@ -72,6 +72,18 @@ def test_foreign_bug_is_diagnosed(tmp_path: Path, bug: str) -> None:
         assert "PTTL -1" in d["evidence"] and d["k"] == d["n"] == 2, d
 
 
+def test_stale_cache_of_the_whole_history(tmp_path: Path) -> None:
+    """The cache keeps what the page read on open (the send path does not refill it): the page
+    right after the sends shows NONE of them, its read answering 200 with the same cookie, and
+    the settled history has them all -- a stale read of the whole history, not "no anomaly"."""
+    found, d, out = _diagnosed(tmp_path, "stale_reads", "--only", "latency",
+                               "--set", "start.env.FOREIGN_BUGS=stale_cache",
+                               "--set", "start.env.FOREIGN_CACHE_SEND_FILLS=0",
+                               "--set", "start.env.FOREIGN_CACHE_MS=10000")
+    assert "turns [1, 2, 3] (the whole history" in d["evidence"], d
+    assert "acked_lost" not in found and "session_cookie" not in found, out
+
+
 def test_redis_restart_loses_the_conversation(tmp_path: Path) -> None:
     """The correct app with `--only redis_restart`: the lab's Redis has no persistence, so a
     restart loses every turn before it. This diagnoses the environment (Redis without
