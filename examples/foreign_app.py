@@ -2,14 +2,27 @@
 endpoint, no message ids, history as newest-first "role:content" strings under $.messages, a
 cookie named `sid`, and HTML 500 pages. Stdlib HTTP server + synchronous redis-py; correct (each
 write awaited, the TTL renewed atomically with it), so `lab investigate` should find nothing.
+GET / serves its own chat page (inline JS; the DOM contract is in PAGE below).
 
     REDIS_URL=redis://127.0.0.1:16380/0 PORT=18191 python examples/foreign_app.py
+
+FOREIGN_BUGS (comma-separated; empty = correct) switches on real-world mistakes, one at a time
+or together, so each of the lab's diagnoses can be shown against a real app:
+  ack_early     answer first, write afterwards in a thread          -> acked_too_fast
+  cap_history   LTRIM to the newest FOREIGN_CAP_ROWS rows (4)        -> history_capped
+  stale_cache   history served from a per-session stale-while-revalidate cache (copies up to
+                FOREIGN_CACHE_MS old, 1500) that writes do not invalidate -> stale_reads
+                (FOREIGN_CACHE_SEND_FILLS=0 with a long FOREIGN_CACHE_MS: the page right after
+                the sends shows the empty history it read on open)
+  no_ttl        the conversation key never gets a TTL               -> no_ttl
 """
 
 from __future__ import annotations
 
 import json
 import os
+import threading
+import time
 import uuid
 from http.cookies import SimpleCookie
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -18,6 +31,109 @@ import redis
 
 TTL_S = 7 * 24 * 3600
 r = redis.Redis.from_url(os.environ["REDIS_URL"], socket_timeout=5, socket_connect_timeout=3, retry=None)
+
+KNOWN_BUGS = {"ack_early", "cap_history", "stale_cache", "no_ttl"}
+BUGS = {b.strip() for b in os.environ.get("FOREIGN_BUGS", "").split(",") if b.strip()}
+if BUGS - KNOWN_BUGS:
+    raise SystemExit(f"FOREIGN_BUGS: unknown {sorted(BUGS - KNOWN_BUGS)}; known: {sorted(KNOWN_BUGS)}")
+CAP_ROWS = int(os.environ.get("FOREIGN_CAP_ROWS", "4"))
+CACHE_S = int(os.environ.get("FOREIGN_CACHE_MS", "1500")) / 1000
+SEND_FILLS = os.environ.get("FOREIGN_CACHE_SEND_FILLS", "1") != "0"
+_cache: dict[str, tuple[float, list[str]]] = {}  # stale_cache: sid -> (read at, history)
+_refreshing: set[str] = set()
+_cache_lock = threading.Lock()
+
+PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>foreign chat</title>
+<style>body{font-family:sans-serif;max-width:40em;margin:2em auto} li[data-role=bot]{color:#355}</style>
+</head><body><h1>foreign chat</h1>
+<ol id="messages"></ol>
+<p id="error" hidden></p>
+<form id="form"><input id="msg" autocomplete="off" autofocus> <button id="send">Send</button></form>
+<script>
+const list = document.getElementById("messages"), err = document.getElementById("error");
+const input = document.getElementById("msg"), button = document.getElementById("send");
+function showError(text) { err.textContent = text; err.hidden = false; }
+async function load() {  // the API is newest first: render oldest first
+  const resp = await fetch("/api/messages", {credentials: "same-origin"});
+  if (!resp.ok) throw new Error("history: HTTP " + resp.status);
+  const items = (await resp.json()).messages.slice().reverse();
+  list.textContent = "";
+  for (const item of items) {
+    const i = item.indexOf(":");
+    const li = document.createElement("li");
+    li.className = "msg"; li.dataset.role = item.slice(0, i); li.textContent = item.slice(i + 1);
+    list.appendChild(li);
+  }
+}
+async function send() {
+  delete document.body.dataset.idle;
+  button.disabled = true;
+  try {
+    const resp = await fetch("/api/send", {method: "POST", credentials: "same-origin",
+      headers: {"Content-Type": "application/json"}, body: JSON.stringify({text: input.value})});
+    if (!resp.ok) throw new Error("send: HTTP " + resp.status);
+    input.value = "";
+    err.hidden = true;
+    await load();
+  } catch (e) {
+    showError(String(e.message || e));
+  } finally {
+    button.disabled = false;
+    document.body.dataset.idle = "1";
+  }
+}
+document.getElementById("form").addEventListener("submit", ev => { ev.preventDefault(); send(); });
+load().catch(e => showError(String(e.message || e))).finally(() => { document.body.dataset.loaded = "1"; });
+</script></body></html>"""
+
+
+def _read(sid: str) -> list[str]:
+    items = [x.decode() for x in r.lrange(f"conv:{sid}", 0, -1)]
+    if "stale_cache" in BUGS:
+        with _cache_lock:
+            _cache[sid] = (time.monotonic(), items)
+    return items
+
+
+def _refresh(sid: str) -> None:
+    try:
+        _read(sid)
+    except redis.RedisError:
+        pass  # the next read tries again
+    finally:
+        with _cache_lock:
+            _refreshing.discard(sid)
+
+
+def history(sid: str) -> list[str]:
+    """The conversation, newest first (LPUSH)."""
+    if "stale_cache" in BUGS:
+        # Bug: a per-session stale-while-revalidate cache (an in-process dict) that no write
+        # invalidates: a copy younger than CACHE_S is served at once and refreshed in the
+        # background for the next read -- so the read right after a send misses that send.
+        with _cache_lock:
+            hit = _cache.get(sid)
+            fresh_enough = hit is not None and time.monotonic() - hit[0] < CACHE_S
+            start = fresh_enough and sid not in _refreshing
+            if start:
+                _refreshing.add(sid)
+        if hit is not None and fresh_enough:
+            if start:
+                threading.Thread(target=_refresh, args=(sid,), daemon=True).start()
+            return hit[1]
+    return _read(sid)
+
+
+def append(key: str, text: str, answer: str) -> None:
+    with r.pipeline(transaction=True) as p:  # both rows and the TTL renewal, or nothing
+        p.lpush(key, f"user:{text}", f"bot:{answer}")
+        if "cap_history" in BUGS:
+            # Bug: "keep the prompt small" done on the stored history itself -- the oldest
+            # turns are deleted, not merely left out of the model's context.
+            p.ltrim(key, 0, CAP_ROWS - 1)
+        if "no_ttl" not in BUGS:  # bug no_ttl: the EXPIRE step forgotten (keys never expire)
+            p.expire(key, TTL_S)
+        p.execute()
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -40,12 +156,15 @@ class Handler(BaseHTTPRequestHandler):
         self._send(500, page.encode(), "text/html; charset=utf-8")
 
     def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+        if self.path == "/":
+            self._send(200, PAGE.encode(), "text/html; charset=utf-8")
+            return
         if self.path != "/api/messages":
             self._send(404, b"<html><body>not found</body></html>", "text/html")
             return
         sid, _ = self._sid()
         try:
-            items = [x.decode() for x in r.lrange(f"conv:{sid}", 0, -1)]  # newest first (LPUSH)
+            items = history(sid)
         except redis.RedisError as exc:
             self._error(exc)
             return
@@ -62,13 +181,25 @@ class Handler(BaseHTTPRequestHandler):
             self._send(400, b'{"error": "body must be {\\"text\\": ...}"}', "application/json", sid)
             return
         key = f"conv:{sid}"
+        if "ack_early" in BUGS:
+            # Bug: answer first, persist later (a background thread / task queue the reply does
+            # not wait for). The turn is stored eventually; a crash or a Redis error in
+            # between loses it silently, and the answer claims what is not yet true.
+            answer = f"You said {len(text)} characters."
+            threading.Thread(target=append, args=(key, text, answer), daemon=True).start()
+            self._send(200, json.dumps({"answer": answer}).encode(), "application/json", sid)
+            return
         try:
-            n = r.llen(key)
+            if "stale_cache" in BUGS:
+                # The send path loads the history for the model's context fresh, and that read
+                # refills the cache -- with the history as it was BEFORE this turn's write
+                # (FOREIGN_CACHE_SEND_FILLS=0: it does not, so the cache keeps what the page read
+                # when it opened, before any send).
+                n = len(_read(sid)) if SEND_FILLS else r.llen(key)
+            else:
+                n = r.llen(key)
             answer = f"You said {len(text)} characters; this is message {n // 2 + 1}."
-            with r.pipeline(transaction=True) as p:  # both rows and the TTL renewal, or nothing
-                p.lpush(key, f"user:{text}", f"bot:{answer}")
-                p.expire(key, TTL_S)
-                p.execute()
+            append(key, text, answer)
         except redis.RedisError as exc:
             self._error(exc)
             return

@@ -197,16 +197,31 @@ def history_reads_failing(j: Judged, records: list[TrialRec]) -> Diagnosis | Non
         f"(trials {_few(_ids(hit))})", len(hit), len(pool), _ids(hit))
 
 
+def _stale(r: TrialRec, c: Check) -> list[int]:
+    """Turns missing from the page after the refresh that the settled history has. All of them
+    (the check calls that amnesia) count too when nothing else explains it: the page's read
+    succeeded, in the same browser context (a browser restart is the cookie's business) and
+    every acknowledged turn is there at the end -- e.g. a cache filled before the first send."""
+    if c.stale:
+        return c.stale
+    if c.amnesia and not c.page_failed and r.refresh != "browser_restart" and not c.lost_user:
+        return list(c.acked)
+    return []
+
+
 def stale_reads(j: Judged) -> Diagnosis | None:
-    hit = [(r, c) for r, c in j if c.stale]
+    hit = [(r, c) for r, c in j if _stale(r, c)]
     if not hit:
         return None
+    r0, c0 = hit[0]
+    every = len(_stale(r0, c0)) == len(c0.acked) and not c0.stale
     return Diagnosis(
         "stale_reads",
         "stale reads that later heal: right after the refresh the page misses acknowledged turns "
         "that the settled history has",
-        f"in {len(hit)}/{len(j)} trials, e.g. trial {hit[0][0].trial_id} turns {hit[0][1].stale} "
-        f"({hit[0][0].fault} / {hit[0][0].refresh})", len(hit), len(j), _ids([r for r, _ in hit]))
+        f"in {len(hit)}/{len(j)} trials, e.g. trial {r0.trial_id} turns {_stale(r0, c0)}"
+        f"{' (the whole history: the page showed none of them)' if every else ''} "
+        f"({r0.fault} / {r0.refresh})", len(hit), len(j), _ids([r for r, _ in hit]))
 
 
 def ttl(records: list[TrialRec]) -> list[Diagnosis]:

@@ -96,6 +96,19 @@ def test_stale_read_that_heals() -> None:
     assert [d.code for d in ds] == ["stale_reads"] and "turns [3]" in ds[0].evidence
 
 
+def test_a_stale_read_of_the_whole_history_is_a_stale_read() -> None:
+    """An empty page right after the refresh (its read answered 200, same cookie) and the whole
+    history there once settled: a cache filled before the first send. Not amnesia by loss."""
+    slow = [_send(i, ms=900) for i in (1, 2, 3)]
+    r = _trial("t0", FULL, slow, fault="latency", refresh="after_ack", page=[], params={"latency_ms": 300})
+    ds = dg.diagnose([r])
+    assert [d.code for d in ds] == ["stale_reads"] and "turns [1, 2, 3] (the whole history" in ds[0].evidence
+    # Not when the turns are really gone, nor after a browser restart (the cookie's business).
+    lost = _trial("t1", _rows("u3", "a3"), fault="latency", refresh="after_ack", page=[], params={"latency_ms": 300})
+    restart = _trial("t2", FULL, refresh="browser_restart", page=[], cookie_persistent=True)
+    assert "stale_reads" not in codes([lost]) and codes([restart]) == []
+
+
 def test_acked_faster_than_the_latency_allows() -> None:
     sends = [_send(1, ms=900), _send(2, ms=40), _send(3, ms=900)]
     r = _trial("t0", FULL, sends, fault="latency", params={"latency_ms": 300})
