@@ -4,7 +4,6 @@ the `lab` command run as a user runs it."""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -12,33 +11,23 @@ from pathlib import Path
 from lab.config import PORT_ENV, ROOT
 
 
-def free_ports(n: int) -> list[int]:
-    """n distinct ports the kernel says are free now (held together, so never the same twice)."""
-    socks = [socket.socket() for _ in range(n)]
-    try:
-        for s in socks:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
-
-
-def free_low_ports(n: int, lo: int = 20000, hi: int = 32000) -> list[int]:
-    """n free ports below the kernel's ephemeral range (32768+). A service restarted on an
-    ephemeral port can find it taken by some client's outgoing connection in the moment it was
-    free ("bind: Address already in use" -- seen here when redis_restart re-bound a port that
-    free_ports() had handed out)."""
+def free_ports(n: int, lo: int = 20000, hi: int = 32000) -> list[int]:
+    """n distinct free ports below the kernel's ephemeral range (32768+). A service restarted on
+    an ephemeral port can find it taken by some client's outgoing connection in the moment it
+    was free ("bind: Address already in use" -- seen when redis_restart re-bound a port the
+    kernel had handed out as free). The suite's fixed ports (tests/conftest.py) are never chosen."""
     import random
 
     from lab.config import CHROMIUM_UNSAFE_PORTS
     from lab.stack.ports import is_free
+    from tests.conftest import TEST_ENV
 
+    fixed = {int(v) for k, v in TEST_ENV.items() if k.endswith("_PORT")}
     rng = random.SystemRandom()
     chosen: list[int] = []
     while len(chosen) < n:
         p = rng.randrange(lo, hi)
-        if p not in chosen and p not in CHROMIUM_UNSAFE_PORTS and is_free("127.0.0.1", p):
+        if p not in chosen and p not in fixed and p not in CHROMIUM_UNSAFE_PORTS and is_free("127.0.0.1", p):
             chosen.append(p)
     return chosen
 

@@ -20,6 +20,7 @@ import redis
 from playwright.sync_api import Browser, BrowserContext, Page, Route
 
 from lab.faults import base as faults
+from lab.investigate import app_page
 from lab.investigate.page import PAGE_PATH, html
 from lab.investigate.records import Read, SendRec, TrialRec, TtlObs
 from lab.investigate.spec import Spec, json_path, parse_history
@@ -94,7 +95,7 @@ class Prober:
         t0 = time.monotonic()
         ctx = self.browser.new_context()
         try:
-            page = self._open(ctx)
+            page, _ = self._open(ctx)
             with ExitStack() as whole:
                 if not one_shot and exp.fault != "none":
                     rec.fault_evidence = whole.enter_context(fault.on(self.fault_targets))
@@ -103,7 +104,10 @@ class Prober:
                     with fault.on(self.fault_targets) if armed else nullcontext() as evidence:
                         if armed:
                             rec.fault_evidence = evidence
-                        streamed = exp.refresh == "mid_stream"
+                        # The app's own page streams if the app does; the lab's page asks for a
+                        # stream only where it cuts one.
+                        streamed = exp.refresh == "mid_stream" or (
+                            self.spec.page is not None and self.spec.stream is not None)
                         cut = streamed and turn == exp.turns
                         send = self._send(page, trial_id, turn, nonce, streamed, cut)
                         send.under_fault = armed
@@ -138,7 +142,11 @@ class Prober:
         return rec
 
     # ------------------------------------------------------------------ steps
-    def _open(self, ctx: BrowserContext) -> Page:
+    def _open(self, ctx: BrowserContext) -> tuple[Page, dict[str, Any]]:
+        """A new page showing the conversation, and its first history read (raw)."""
+        page = ctx.new_page()
+        if self.spec.page is not None:
+            return page, app_page.load(page, self.spec, lambda: page.goto(self.spec.url(self.spec.page.path)))  # type: ignore[union-attr]
         body = html(self.spec)
 
         def serve(route: Route) -> None:
@@ -146,22 +154,18 @@ class Prober:
 
         # The page lives on the target's own origin, served by the browser: cookies are real.
         ctx.route(self.spec.url(PAGE_PATH), serve)
-        page = ctx.new_page()
         page.goto(self.spec.url(PAGE_PATH))
         # A user types once the page shows its history. Sending earlier races the page's own
         # GET of the history: both go out without a cookie, each may start a session, and the
         # later Set-Cookie wins -- the first message then lands in another conversation.
-        page.evaluate("window.labLoaded")
-        return page
-
-    def _loaded(self, page: Page, rec: TrialRec) -> Read:
-        raw = page.evaluate("window.labLoaded")
-        return self._as_read(raw, rec)
+        return page, page.evaluate("window.labLoaded")
 
     def _as_read(self, raw: dict[str, Any], rec: TrialRec) -> Read:
         rec.history_reads.append(raw["status"])
         if raw["status"] is None or not 200 <= raw["status"] < 300:
             return Read(raw["status"], None, raw["error"] or f"HTTP {raw['status']}: {raw['body'][:120]!r}")
+        if "rows" in raw:  # the app's own page: what it rendered
+            return Read(raw["status"], raw["rows"], raw["error"])
         try:
             return Read(raw["status"], parse_history(self.spec.history, raw["body"]))
         except ValueError as exc:
@@ -171,9 +175,12 @@ class Prober:
               cut: bool = False) -> SendRec:
         # Unique text per message: without message ids the lab matches rows by their text.
         text = f"chaoslab probe {trial_id} turn {turn} {nonce}"
-        mid = f"{trial_id}-t{turn}-{nonce}" if self.spec.chat.id_field else None
-        raw = page.evaluate("([t, i, s, m]) => labSend(t, i, s, m)",
-                            [text, mid, streamed, "cut" if cut else "read"])
+        if self.spec.page is not None:
+            raw = app_page.send(page, self.spec, text, cut)
+        else:
+            mid = f"{trial_id}-t{turn}-{nonce}" if self.spec.chat.id_field else None
+            raw = page.evaluate("([t, i, s, m]) => labSend(t, i, s, m)",
+                                [text, mid, streamed, "cut" if cut else "read"])
         status = raw["status"]
         is_html = "text/html" in raw["type"]
         error = raw["error"]
@@ -196,8 +203,10 @@ class Prober:
                        streamed=streamed, cut=raw["cut"] if cut else None)
 
     def _reload(self, page: Page, rec: TrialRec) -> Read:
+        if self.spec.page is not None:
+            return self._as_read(app_page.load(page, self.spec, page.reload), rec)
         page.reload()
-        return self._loaded(page, rec)
+        return self._as_read(page.evaluate("window.labLoaded"), rec)
 
     def _browser_restart(self, ctx: BrowserContext, rec: TrialRec) -> Read:
         # A browser restart keeps only persistent cookies (expires != -1).
@@ -206,7 +215,7 @@ class Prober:
         try:
             if kept:
                 fresh.add_cookies(kept)  # type: ignore[arg-type]
-            return self._loaded(self._open(fresh), rec)
+            return self._as_read(self._open(fresh)[1], rec)
         finally:
             fresh.close()
 
@@ -294,6 +303,8 @@ class Prober:
         deadline = time.monotonic() + QUIESCENCE_DEADLINE_S
         last: Read | None = None
         since = time.monotonic()
+        seen: list[list[tuple[str, str]]] = []     # distinct contents, in order of first sight
+        ok_reads = changes = returns = 0
         while time.monotonic() < deadline:
             resp = ctx.request.get(self.spec.url(self.spec.history.path), timeout=self.spec.chat.timeout_s * 1000,
                                    fail_on_status_code=False)
@@ -302,13 +313,27 @@ class Prober:
             if not read.ok:
                 pass  # a failed read says nothing about the stored history: keep waiting
             elif last is None or read.rows != last.rows:
+                ok_reads += 1
+                if last is not None:
+                    changes += 1
+                    # Going back to contents read before is not a write landing late: the
+                    # reads disagree with each other.
+                    returns += read.rows in seen
+                if read.rows not in seen:
+                    seen.append(read.rows or [])
                 last, since = read, time.monotonic()
             elif time.monotonic() - since >= QUIET_S:
                 return last
+            else:
+                ok_reads += 1
             # A polling interval bounded by the deadline, not a guess at how long a write takes.
             time.sleep(0.05)
+        if returns >= 2:
+            rec.flapping = {"reads": ok_reads, "changes": changes, "returns": returns,
+                            "rows": [len(x) for x in seen[:6]]}
         rec.unknown = rec.unknown or ("the history never settled (no 2xx read of the spec's form "
-                                      f"stable for {QUIET_S} s within {QUIESCENCE_DEADLINE_S:g} s)")
+                                      f"stable for {QUIET_S} s within {QUIESCENCE_DEADLINE_S:g} s)"
+                                      + (f"; {returns} reads went back to earlier contents" if returns >= 2 else ""))
         return None
 
     def close(self) -> None:

@@ -209,6 +209,24 @@ def _stale(r: TrialRec, c: Check) -> list[int]:
     return []
 
 
+def history_flapping(records: list[TrialRec]) -> Diagnosis | None:
+    """The history never settled because successive reads, with nothing sent, kept going back to
+    contents read before: the reads disagree with each other, which no late write explains."""
+    pool = [r for r in records if r.sends]
+    hit = [r for r in pool if r.flapping]
+    if not hit:
+        return None
+    f = hit[0].flapping or {}
+    return Diagnosis(
+        "history_flapping",
+        "successive history reads disagree with nothing being written: replies mixed up on a "
+        "connection shared between event loops or threads, or reads spread over copies that differ",
+        f"e.g. trial {hit[0].trial_id}: after the last send, {f.get('reads')} 2xx reads switched contents "
+        f"{f.get('changes')} times, {f.get('returns')} times back to contents read before (row counts "
+        f"seen: {f.get('rows')}); in {len(hit)}/{len(pool)} trials (those trials are unknown for loss: "
+        f"there is no settled history to judge)", len(hit), len(pool), _ids(hit))
+
+
 def stale_reads(j: Judged) -> Diagnosis | None:
     hit = [(r, c) for r, c in j if _stale(r, c)]
     if not hit:
@@ -240,11 +258,14 @@ def ttl(records: list[TrialRec]) -> list[Diagnosis]:
             no_ttl.append(r)
         for a, b in zip(obs, obs[1:]):
             elapsed_ms = (b.t - a.t) * 1000
-            if a.pttl_ms < 0 or b.pttl_ms < 0 or b.length <= a.length or elapsed_ms < 4 * TTL_SLACK_MS:
+            tolerance_ms = TTL_SLACK_MS + (a.rtt_ms + b.rtt_ms) / 2
+            # Not renewed: b = a - elapsed, to within the tolerance. Renewed: b = a - elapsed + (the
+            # time between the writes before each observation, about `elapsed`). The two are told
+            # apart only when the elapsed time dwarfs the tolerance (slow PTTL reads on a busy
+            # machine would otherwise pass a renewal within one short turn for "not renewed").
+            if a.pttl_ms < 0 or b.pttl_ms < 0 or b.length <= a.length or elapsed_ms < 4 * tolerance_ms:
                 continue
-            # Not renewed: b = a - elapsed, to the millisecond. Renewed: b = a - elapsed + (the
-            # time between the writes before each observation), and a turn takes longer than the slack.
-            if abs(b.pttl_ms - (a.pttl_ms - elapsed_ms)) <= TTL_SLACK_MS + (a.rtt_ms + b.rtt_ms) / 2:
+            if abs(b.pttl_ms - (a.pttl_ms - elapsed_ms)) <= tolerance_ms:
                 not_renewed.append(r)
                 example = example or (f"trial {r.trial_id}: PTTL {a.pttl_ms} ms after turn {a.turn}, "
                                       f"{b.pttl_ms} ms after turn {b.turn} {elapsed_ms:.0f} ms later "
@@ -386,7 +407,7 @@ def diagnose(records: list[TrialRec], user_role: str = "user",
         lambda: phantom_failures(j), lambda: errors_without_fault(records),
         lambda: history_reads_failing(j, records), lambda: stale_reads(j), lambda: session_cookie(j),
         lambda: history_capped(j), lambda: lost_on_restart(j), lambda: history_hides_stored(j),
-        lambda: saved_at_stream_end(j)]
+        lambda: saved_at_stream_end(j), lambda: history_flapping(records)]
     for f in singles:
         d = f()
         if d is not None:

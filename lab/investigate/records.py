@@ -65,6 +65,9 @@ class TrialRec:
     # With [redis] key: the key after the final read (type, PTTL, value count, and which turns'
     # user texts occur in its raw values -- the storage format stays the app's business).
     redis_final: dict[str, Any] | None = None
+    # The final read never settled because successive reads went back to earlier contents
+    # (nothing being written): {"reads", "changes", "returns", "rows": [row counts seen]}.
+    flapping: dict[str, Any] | None = None
     unknown: str | None = None            # why the trial proves nothing, if it does not
     seconds: float = 0.0
 

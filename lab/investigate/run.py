@@ -111,8 +111,12 @@ class Investigation:
         judged = dg.judged(records, h.user_role, h.assistant_role)
         cells = [self._cell(exp, i, records, h.user_role, h.assistant_role) for i, exp in enumerate(self.plan)]
         unexercised = [c for c in cells if c["status"] == "unexercised"]
+        undiagnosed = sorted({name for _, c in judged for name, k in c.anomalies().items() if k})
         if diagnoses:
             code, verdict = EXIT_FOUND, f"{len(diagnoses)} diagnos{'is' if len(diagnoses) == 1 else 'es'}"
+        elif undiagnosed:
+            # Anomalies no diagnosis explains are still anomalies: never "no anomaly found".
+            code, verdict = EXIT_FOUND, f"anomalies without a diagnosis: {', '.join(undiagnosed)}"
         elif unexercised or interrupted or not judged:
             code, verdict = EXIT_INCONCLUSIVE, "unknown: not every experiment was exercised"
         else:
@@ -215,6 +219,9 @@ def summary(results: dict[str, Any], judged: dg.Judged, diagnoses: list[dg.Diagn
         lines.append("Diagnoses (each with its evidence):")
         for d in diagnoses:
             lines.append(f"  - [{d.code}] {d.sentence()}")
+    elif results["verdict"].startswith("anomalies without"):
+        lines.append(f"{results['verdict']} -- see the table above and trials.json; no known cause fits "
+                     "their evidence")
     elif results["exit"]["code"] == EXIT_CLEAN:
         n = len(judged)
         lines.append(f"No anomaly found in {n} judged trials ({n_trials - n} unknown). What could have been "

@@ -71,6 +71,21 @@ class Stream:
 
 
 @dataclass(frozen=True)
+class PageSpec:
+    """The app's own page, driven by selectors: the lab types and clicks as a user does, reads
+    the statuses of the page's own requests from the network, and the history from the DOM."""
+
+    path: str
+    input: str                 # the message box
+    send: str | None           # the send button; None: Enter in the message box
+    message: str               # one element per rendered message
+    role_attribute: str        # the attribute on a message element that holds its role
+    order: str                 # oldest_first | newest_first, as rendered
+    ready: str | None          # present once the page rendered its history (else: its GET + 2 frames)
+    idle: str | None           # present once a send is finished (else: the answer's body read)
+
+
+@dataclass(frozen=True)
 class RedisKey:
     key: str | None   # e.g. "chat:{session}": the conversation's key, {session} = the cookie value
 
@@ -85,6 +100,7 @@ class Spec:
     history: History
     redis: RedisKey = field(default_factory=lambda: RedisKey(None))
     stream: Stream | None = None
+    page: PageSpec | None = None
 
     def url(self, path: str) -> str:
         return self.http.base_url.rstrip("/") + path
@@ -167,11 +183,7 @@ def load(path: Path, sets: list[str] | None = None) -> Spec:
 
 def parse(data: dict[str, Any], path: Path) -> Spec:
     spec_dir = path.resolve().parent
-    known = {"name", "start", "http", "chat", "history", "redis", "stream"}
-    if "page" in data:
-        raise UsageError("target spec: [page] (driving the app's own page by selectors) is not "
-                         "supported yet", "remove [page]: the lab drives the API contract from its own "
-                         "page on the target's origin, with real cookies and reloads")
+    known = {"name", "start", "http", "chat", "history", "redis", "stream", "page"}
     extra = sorted(set(data) - known)
     if extra:
         raise _bad(extra[0], data[extra[0]], f"one of the sections {', '.join(sorted(known))}")
@@ -251,7 +263,27 @@ def parse(data: dict[str, Any], path: Path) -> Spec:
             raise _bad("stream.request", request, "a table of JSON fields that ask for a streamed "
                        "answer, e.g. { stream = true } ({} if every answer streams)")
         stream = Stream(dict(request))
-    return Spec(name, path, start, http, chat, history, RedisKey(key), stream)
+    page = None
+    if "page" in data:
+        pg = _table(data, "page")
+        sel = "a CSS selector"
+        order = _str(pg, "page", "order", default="oldest_first", expected=f"one of {', '.join(ORDERS)}")
+        if order not in ORDERS:
+            raise _bad("page.order", order, f"one of {', '.join(ORDERS)}")
+        page = PageSpec(_str(pg, "page", "path", default="/", pattern=path_re, expected="a path starting with /"),
+                        _str(pg, "page", "input", required=True, expected=sel + " for the message box"),
+                        _str(pg, "page", "send", expected=sel + " for the send button (omit: Enter sends)"),
+                        _str(pg, "page", "message", required=True, expected=sel + " matching each rendered message"),
+                        _str(pg, "page", "role_attribute", default="data-role",
+                             expected="the attribute of a message element holding its role"),
+                        order,
+                        _str(pg, "page", "ready", expected=sel + " present once the history is rendered"),
+                        _str(pg, "page", "idle", expected=sel + " present once a send is finished"))
+        for k in ("input", "send", "message", "ready", "idle"):
+            v = getattr(page, k)
+            if v is not None and not v.strip():
+                raise _bad(f"page.{k}", v, sel)
+    return Spec(name, path, start, http, chat, history, RedisKey(key), stream, page)
 
 
 def json_path(doc: Any, path: str) -> Any:

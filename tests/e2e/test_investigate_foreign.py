@@ -37,10 +37,18 @@ BUGS = {
 }
 
 
-def _diagnosed(tmp_path: Path, code: str, *args: str) -> tuple[dict[str, Any], dict[str, Any], str]:
+def api_spec(tmp_path: Path) -> Path:
+    """The foreign spec without [page]: the lab drives the API from its own page."""
+    text = FOREIGN.read_text()
+    path = tmp_path / "foreign-api.toml"
+    path.write_text(text[:text.index("\n[page]")].replace('cwd = ".."', f'cwd = "{FOREIGN.parent.parent}"'))
+    return path
+
+
+def _diagnosed(tmp_path: Path, code: str, *args: str, spec: Path = FOREIGN) -> tuple[dict[str, Any], dict[str, Any], str]:
     """Run, and check the diagnosis is raised truthfully: exit 1, k >= 1 of n, its trials listed
     (real trial ids of this run) and named in its evidence."""
-    exit_code, out, results = _investigate(tmp_path, "--trials", "1", *args, spec=FOREIGN)
+    exit_code, out, results = _investigate(tmp_path, "--trials", "1", *args, spec=spec)
     assert exit_code == 1, out
     found = {d["code"]: d for d in results["diagnoses"]}
     assert code in found, out
@@ -75,11 +83,13 @@ def test_foreign_bug_is_diagnosed(tmp_path: Path, bug: str) -> None:
 def test_stale_cache_of_the_whole_history(tmp_path: Path) -> None:
     """The cache keeps what the page read on open (the send path does not refill it): the page
     right after the sends shows NONE of them, its read answering 200 with the same cookie, and
-    the settled history has them all -- a stale read of the whole history, not "no anomaly"."""
+    the settled history has them all -- a stale read of the whole history, not "no anomaly".
+    Through the lab's page (the API spec): the app's own page reads the history after every
+    send, which refreshes the cache."""
     found, d, out = _diagnosed(tmp_path, "stale_reads", "--only", "latency",
                                "--set", "start.env.FOREIGN_BUGS=stale_cache",
                                "--set", "start.env.FOREIGN_CACHE_SEND_FILLS=0",
-                               "--set", "start.env.FOREIGN_CACHE_MS=10000")
+                               "--set", "start.env.FOREIGN_CACHE_MS=10000", spec=api_spec(tmp_path))
     assert "turns [1, 2, 3] (the whole history" in d["evidence"], d
     assert "acked_lost" not in found and "session_cookie" not in found, out
 

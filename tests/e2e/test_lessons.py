@@ -13,14 +13,12 @@ import pytest
 from lab import lessons
 from lab.config import PORT_ENV
 from lab.stack import ports
-from tests.helpers import free_low_ports, isolated_env, run_lab
+from tests.helpers import isolated_env, run_lab
 
 
 def _env(run_dir: Path) -> dict[str, str]:
-    """Free ports below the ephemeral range (lesson 7 restarts Redis on its port), own folder."""
-    env = isolated_env(run_dir, LAB_LESSON_RUN_DIR=str(run_dir))
-    env.update({v: str(p) for v, p in zip(PORT_ENV.values(), free_low_ports(len(PORT_ENV)))})
-    return env
+    """Free ports (below the ephemeral range: lesson 7 restarts Redis on its port), own folder."""
+    return isolated_env(run_dir, LAB_LESSON_RUN_DIR=str(run_dir))
 
 
 def _leftovers(run_dir: Path, env: dict[str, str]) -> list[str]:

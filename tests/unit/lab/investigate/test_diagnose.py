@@ -161,9 +161,16 @@ def test_lost_on_a_redis_restart_is_the_environment() -> None:
 
 def test_ttl_judged_within_the_reads_round_trip() -> None:
     # A busy machine: the PTTL read took 20 ms, so its moment is known to +-10 ms.
-    once = _trial("t0", FULL, ttl=[TtlObs(1, 10.0, 604_799_990, 2, 20.0), TtlObs(2, 10.1, 604_799_878, 4, 20.0)])
-    renewed = _trial("t1", FULL, ttl=[TtlObs(1, 10.0, 604_799_990, 2, 20.0), TtlObs(2, 10.1, 604_799_960, 4, 20.0)])
+    once = _trial("t0", FULL, ttl=[TtlObs(1, 10.0, 604_799_990, 2, 20.0), TtlObs(2, 10.15, 604_799_828, 4, 20.0)])
+    renewed = _trial("t1", FULL, ttl=[TtlObs(1, 10.0, 604_799_990, 2, 20.0), TtlObs(2, 10.15, 604_799_960, 4, 20.0)])
     assert [(d.code, d.trials) for d in dg.diagnose([once, renewed])] == [("ttl_not_renewed", ["t0"])]
+
+
+def test_ttl_not_judged_when_a_turn_is_as_short_as_the_reads_are_slow() -> None:
+    """Seen on a busy machine: 25 ms PTTL reads, observations 60 ms apart -- a renewal (b up by
+    the ~25 ms between the writes) fell within the tolerance. Too close to tell: no verdict."""
+    renewed = _trial("t0", FULL, ttl=[TtlObs(1, 10.0, 604_799_990, 2, 25.0), TtlObs(2, 10.06, 604_799_955, 4, 25.0)])
+    assert dg.diagnose([renewed]) == []
 
 
 def _streamed(turns: int = 3, cut_ok: bool = True) -> list[SendRec]:
@@ -208,3 +215,11 @@ def test_a_cut_loss_without_a_whole_stream_stored_is_not_blamed_on_the_stream() 
     r = _trial("s4", _rows(), sends=_streamed(), refresh="mid_stream", page=_rows())
     codes = {d.code for d in dg.diagnose([r])}
     assert "saved_at_stream_end" not in codes and "acked_lost" in codes
+
+
+def test_history_flapping_from_reads_that_go_back_to_earlier_contents() -> None:
+    r = _trial("f0", FULL, flapping={"reads": 240, "changes": 120, "returns": 119, "rows": [0, 6]})
+    r.final, r.unknown = None, "the history never settled"
+    d = {x.code: x for x in dg.diagnose([r, _trial("f1", FULL)])}["history_flapping"]
+    assert (d.k, d.n, d.trials) == (1, 2, ["f0"])
+    assert "119 times back to contents read before" in d.evidence and "[0, 6]" in d.evidence

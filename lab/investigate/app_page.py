@@ -1,0 +1,104 @@
+"""Driving the app's own page ([page] in the spec): type and click as a user does, take each
+answer's status from the page's own request on the network, and the history from the DOM.
+
+Both functions return the same raw dicts as the lab's page (lab/investigate/page.py), so the
+prober judges either the same way. A selector that matches nothing is a spec error, reported
+with the selector ("page: ..."), not a trial outcome.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlsplit
+
+from playwright.sync_api import Error as PlaywrightError, Page, Response, TimeoutError as PlaywrightTimeout
+
+from lab.investigate.spec import Spec
+
+SELECTOR_TIMEOUT_MS = 5_000   # the page is up: an element that is not there by now is not coming
+
+
+def _matches(path: str, method: str) -> Callable[[Response], bool]:
+    return lambda r: r.request.method == method and urlsplit(r.url).path == path
+
+
+def load(page: Page, spec: Spec, navigate: Callable[[], Any]) -> dict[str, Any]:
+    """Navigate (open or reload) and read what the page shows once it has its history."""
+    pg = spec.page
+    assert pg is not None
+    timeout_ms = spec.chat.timeout_s * 1000
+    try:
+        with page.expect_response(_matches(spec.history.path, "GET"), timeout=timeout_ms) as info:
+            navigate()
+        resp = info.value
+        status = resp.status
+        if not 200 <= status < 300:
+            return {"status": status, "type": resp.headers.get("content-type", ""),
+                    "body": resp.text()[:400], "error": None, "rows": None}
+    except PlaywrightTimeout:
+        return {"status": None, "type": "", "body": "", "rows": None,
+                "error": f"page: {pg.path} made no GET {spec.history.path} within {spec.chat.timeout_s:g} s"}
+    try:
+        if pg.ready:
+            page.wait_for_selector(pg.ready, state="attached", timeout=timeout_ms)
+        else:
+            # Rendering follows the fetch within a task or two.
+            page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+        rows = page.eval_on_selector_all(
+            pg.message, "(els, a) => els.map(e => [e.getAttribute(a) || '', e.innerText])", pg.role_attribute)
+    except PlaywrightTimeout:
+        return {"status": status, "type": "", "body": "", "rows": None,
+                "error": f"page: page.ready = {pg.ready!r} never appeared after the history loaded"}
+    parsed = [(str(role).strip(), str(text)) for role, text in rows]
+    return {"status": status, "type": "", "body": "", "error": None,
+            "rows": parsed[::-1] if pg.order == "newest_first" else parsed}
+
+
+def send(page: Page, spec: Spec, text: str, cut: bool) -> dict[str, Any]:
+    """Type ``text`` and send it; with ``cut``, reload as soon as the answer starts (the user
+    refreshing mid-reply). ``ms`` is the page's request from start to the answer's first byte."""
+    pg = spec.page
+    assert pg is not None
+    timeout_ms = spec.chat.timeout_s * 1000
+    t0 = time.monotonic()
+    try:
+        with page.expect_response(_matches(spec.chat.path, "POST"), timeout=timeout_ms) as info:
+            page.fill(pg.input, text, timeout=SELECTOR_TIMEOUT_MS)
+            if pg.send:
+                page.click(pg.send, timeout=SELECTOR_TIMEOUT_MS)
+            else:
+                page.press(pg.input, "Enter", timeout=SELECTOR_TIMEOUT_MS)
+        resp = info.value
+    except PlaywrightTimeout as exc:
+        what = "no element" if "waiting for" in str(exc) and "locator" in str(exc) else "no answer"
+        if what == "no element":
+            return _failed(t0, f"page: no element for page.input = {pg.input!r}"
+                           + (f" / page.send = {pg.send!r}" if pg.send else "") + " (or it stayed disabled)")
+        return _failed(t0, f"no POST {spec.chat.path} answered within {spec.chat.timeout_s:g} s "
+                       "(if the page never sent one: check page.input / page.send)")
+    timing = resp.request.timing
+    ms = timing["responseStart"] if timing.get("responseStart", -1) >= 0 else (time.monotonic() - t0) * 1000
+    out: dict[str, Any] = {"status": resp.status, "type": resp.headers.get("content-type", ""),
+                           "body": "", "ms": ms, "error": None, "cut": None, "chunks": 0}
+    if cut:
+        # The answer has started: refresh now, as the user who does not wait for the reply.
+        out["cut"] = True
+        return out
+    try:
+        out["body"] = resp.text()
+    except PlaywrightError as exc:  # the connection broke mid-body: the answer's outcome is unknown
+        out["status"], out["error"] = None, f"the answer broke off: {exc}"
+        return out
+    if pg.idle:
+        try:
+            page.wait_for_selector(pg.idle, state="attached", timeout=timeout_ms)
+        except PlaywrightTimeout:
+            out["error"] = f"page: page.idle = {pg.idle!r} never appeared after the answer"
+    return out
+
+
+def _failed(t0: float, error: str) -> dict[str, Any]:
+    return {"status": None, "type": "", "body": "", "ms": (time.monotonic() - t0) * 1000, "error": error,
+            "cut": None, "chunks": 0}
