@@ -45,8 +45,9 @@ completes.
 A correct app gets "no anomaly found" with the trial counts and the 95% upper bounds of what could
 have been missed. Reports: reports/<run-id>/results.json, trials.json, report.html.
 
-Exit status: 0 no anomaly found, 1 anomalies diagnosed, 2 bad input (spec, options),
-3 unknown (an experiment exercised nothing), 130 interrupted.
+Exit status: 0 no anomaly found, 1 anomalies diagnosed, 2 bad input (spec, options, a target
+that does not start or answers outside its spec), 3 unknown (an experiment exercised nothing),
+130 interrupted.
 """
 
 INVESTIGATE_EPILOG = """\

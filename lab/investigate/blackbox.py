@@ -371,6 +371,10 @@ def preflight(prober: Prober, attempts: int = 3) -> str:
         if roles and spec.history.user_role not in roles:
             hard.append(f"GET {spec.history.path} shows the message just sent under role {roles[0]!r}; "
                         f"expected history.user_role = {spec.history.user_role!r}")
+        # The app's page did not behave as its selectors say: the spec's [page] is wrong.
+        hard += [f"{x.error[len('page: '):]}; fix [page] in the spec" for x in
+                 [s, *(y for y in (rec.page_after, rec.final) if y is not None)]
+                 if x.error and x.error.startswith("page: ")]
         if hard:
             raise TargetError("the target answers outside its spec:\n  - " + "\n  - ".join(hard),
                               "fix the spec's [chat]/[history] sections (or the app); nothing was left running")

@@ -66,6 +66,9 @@ class Investigation:
                      f"(through Toxiproxy); starting: {' '.join(argv)}")
             with target.running(self.spec, link.run_dir, host, port) as proc:
                 self.say(f"  target ready (pid {proc.pid}, log {link.run_dir / 'target.log'})")
+                pg = self.spec.page
+                self.say(f"  driving the app's own page {pg.path} by its selectors" if pg else
+                         "  driving the API from the lab's page on the target's origin")
                 with blackbox.chromium() as browser:
                     prober = Prober(self.spec, browser, Targets.of(link), self.cfg.redis_url)
                     try:
@@ -126,7 +129,8 @@ class Investigation:
             reasons.append("interrupted: the report covers the finished trials only")
         results = {
             "run_id": out_dir.name, "seed": None, "mode": "investigate", "target": self.spec.name,
-            "spec": str(self.spec.file), "trials_per_cell": self.trials, "seconds": round(seconds, 1),
+            "spec": str(self.spec.file), "page": "app" if self.spec.page else "lab",
+            "trials_per_cell": self.trials, "seconds": round(seconds, 1),
             "interrupted": interrupted, "verdict": verdict,
             "cells": cells, "verdicts": [],
             "diagnoses": [d.as_json() for d in diagnoses],

@@ -22,7 +22,10 @@ TAIL_LINES = 20
 
 
 class TargetError(LabError):
-    """The target did not start, never got ready, or answered outside its spec."""
+    """The target did not start, never got ready, or answered outside its spec: bad input, as a
+    malformed spec is (exit 2), never mistaken for "anomalies diagnosed" (exit 1)."""
+
+    exit_code = 2
 
 
 def tail(path: Path, lines: int = TAIL_LINES) -> str:

@@ -24,8 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "chat-service.toml"
 FOREIGN = ROOT / "examples" / "foreign-app.toml"
 
-# Each defect the black box can expose, and the diagnosis that must name it. (save_at_stream_end
-# needs a streaming contract, which the target spec does not describe yet.)
+# Each defect of the built-in service, and the diagnosis that must name it (all seven).
 EXPECTED = {
     "fire_and_forget": "replies_not_stored",
     "ttl_set_once": "ttl_not_renewed",
@@ -33,7 +32,16 @@ EXPECTED = {
     "blind_retry": "duplicates_after_drop",
     "swallowed_errors": "acked_while_unreachable",
     "session_cookie": "session_cookie",
+    "save_at_stream_end": "saved_at_stream_end",
 }
+
+
+def api_spec(tmp_path: Path) -> Path:
+    """The foreign spec without [page]: the lab drives the app's API from its own page."""
+    text = FOREIGN.read_text()
+    path = tmp_path / "foreign-api.toml"
+    path.write_text(text[:text.index("\n[page]")].replace('cwd = ".."', f'cwd = "{FOREIGN.parent.parent}"'))
+    return path
 
 
 def _env(tmp_path: Path) -> tuple[dict[str, str], int]:
@@ -65,11 +73,15 @@ def _assert_nothing_left(run_dir: Path, out: str) -> None:
 def test_correct_profile_no_anomaly_found(tmp_path: Path) -> None:
     code, out, results = _investigate(tmp_path, "--trials", "2")
     assert code == 0, out
-    assert "No anomaly found in 10 judged trials" in out
-    assert re.search(r"acknowledged turns lost: 0/10 trials, rate < \d+%", out), out
+    assert "No anomaly found in 12 judged trials" in out
+    assert re.search(r"acknowledged turns lost: 0/12 trials, rate < \d+%", out), out
     assert results["diagnoses"] == [] and results["verdict"] == "no anomaly found"
     assert all(c["status"] == "valid" and c["trials"] == 2 for c in results["cells"]), results["cells"]
-    assert results["bounds"]["lost"] == {"k": 0, "n": 10, "upper95": pytest.approx(0.2775, abs=1e-3)}
+    assert results["bounds"]["lost"] == {"k": 0, "n": 12, "upper95": pytest.approx(0.2425, abs=1e-3)}
+    # The mid-stream experiment really cut the last reply of each trial.
+    trials = json.loads(results_files(tmp_path)[-1].with_name("trials.json").read_text())
+    cut = [t["sends"][-1]["cut"] for t in trials if t["refresh"] == "mid_stream"]
+    assert cut == [True, True], cut
     report = Path(results_files(tmp_path)[-1]).parent / "report.html"
     assert "no anomaly found" in report.read_text()
 
@@ -95,17 +107,31 @@ def test_single_defect_is_diagnosed(tmp_path: Path, defect: str) -> None:
 
 
 def test_foreign_app_newest_first_strings_no_ids_no_health_no_anomaly(tmp_path: Path) -> None:
-    """A correct app in another style (examples/foreign_app.py): the spec copes, nothing is raised."""
+    """A correct app in another style (examples/foreign_app.py), driven through its own page by
+    the spec's selectors: the spec copes, nothing is raised, and what the page showed after each
+    refresh was read from its DOM (rows with the app's own role names)."""
     code, out, results = _investigate(tmp_path, "--trials", "1", spec=FOREIGN)
     assert code == 0, out
     assert results["diagnoses"] == [] and "No anomaly found in 5 judged trials" in out
+    assert results["page"] == "app" and "driving the app's own page / by its selectors" in out
+    trials = json.loads(results_files(tmp_path)[-1].with_name("trials.json").read_text())
+    shown = trials[0]["page_after"]["rows"]
+    assert [r[0] for r in shown] == ["user", "bot"] * 3 and trials[0]["sends"][0]["text"] in shown[0][1], shown
+
+
+def test_app_page_selector_that_matches_nothing(tmp_path: Path) -> None:
+    """A [page] selector that finds no element stops the run as a spec error naming it."""
+    code, out, results = _investigate(tmp_path, "--set", "page.input=#no-such-box", spec=FOREIGN)
+    assert code == 2, out
+    assert "no element for page.input = '#no-such-box'" in out and "fix [page] in the spec" in out, out
+    assert results == {}
 
 
 def test_target_answering_outside_its_spec(tmp_path: Path) -> None:
     """The foreign app wants {"text": ...}: a spec naming another field gets its 400, and the
     message says what was sent, what came back and what was expected."""
-    code, out, results = _investigate(tmp_path, "--set", "chat.message_field=message", spec=FOREIGN)
-    assert code == 1, out
+    code, out, results = _investigate(tmp_path, "--set", "chat.message_field=message", spec=api_spec(tmp_path))
+    assert code == 2, out
     assert "the target answers outside its spec" in out
     assert "POST /api/send {'message': ...} answered 400" in out and "expected 2xx" in out, out
     assert results == {}

@@ -25,7 +25,7 @@ from playwright.sync_api import Browser, Page, expect
 from lab.config import PORT_ENV, LabConfig
 from lab.investigate import spec as spec_mod, target
 from lab.investigate.link import RedisLink
-from tests.e2e.test_investigate import FOREIGN, _assert_nothing_left, _investigate
+from tests.e2e.test_investigate import FOREIGN, _assert_nothing_left, _investigate, api_spec
 from tests.helpers import free_ports
 
 # bug -> (the diagnosis that must name it, the narrowest experiments that show it)
@@ -35,14 +35,6 @@ BUGS = {
     "stale_cache": ("stale_reads", "latency"),      # the reload right after the last ack
     "no_ttl": ("no_ttl", "none"),
 }
-
-
-def api_spec(tmp_path: Path) -> Path:
-    """The foreign spec without [page]: the lab drives the API from its own page."""
-    text = FOREIGN.read_text()
-    path = tmp_path / "foreign-api.toml"
-    path.write_text(text[:text.index("\n[page]")].replace('cwd = ".."', f'cwd = "{FOREIGN.parent.parent}"'))
-    return path
 
 
 def _diagnosed(tmp_path: Path, code: str, *args: str, spec: Path = FOREIGN) -> tuple[dict[str, Any], dict[str, Any], str]:

@@ -62,7 +62,7 @@ def test_target_that_never_gets_ready(tmp_path: Path) -> None:
     code, out, marker = _run(tmp_path, "import time\nprint('booting step 1', flush=True)\n"
                                        "print('waiting for a config that never comes', flush=True)\n"
                                        "time.sleep(3600)")
-    assert code == 1, out
+    assert code == 2, out
     assert "not ready after 3 s" in out and "expected: GET /healthz answering 2xx" in out, out
     assert "waiting for a config that never comes" in out, out   # the last lines of its output
     _assert_clean(tmp_path, marker, out)
@@ -71,7 +71,7 @@ def test_target_that_never_gets_ready(tmp_path: Path) -> None:
 def test_target_that_exits_at_start(tmp_path: Path) -> None:
     code, out, marker = _run(tmp_path, "import sys\nprint('fatal: no REDIS_URL given', flush=True)\n"
                                        "sys.exit(3)", timeout=20)
-    assert code == 1, out
+    assert code == 2, out
     assert "exited during start-up" in out and "fatal: no REDIS_URL given" in out, out
     _assert_clean(tmp_path, marker, out)
 

@@ -56,7 +56,7 @@ def test_faults_and_defects_are_listed(tmp_path: Path) -> None:
      "history.order = 'sideways' is not valid; expected one of oldest_first, newest_first"),
     (("investigate", "--target", "examples/chat-service.toml", "--set", "nodot"), "is not KEY=VALUE"),
     (("investigate", "--target", "examples/chat-service.toml", "--only", "warp"),
-     "unknown experiment fault(s) warp"),
+     "unknown experiment(s) warp"),
 ])
 def test_bad_investigate_input_exits_2_before_starting_anything(args: tuple[str, ...], fragment: str,
                                                                 tmp_path: Path) -> None:
