@@ -227,13 +227,17 @@ class Prober:
         c = self._cookie(ctx)
         return None if c is None else c.get("expires", -1) != -1
 
-    def _observe_ttl(self, ctx: BrowserContext, rec: TrialRec, turn: int) -> None:
-        if not self.spec.redis.key:
-            return
+    def _session_key(self, ctx: BrowserContext) -> str | None:
+        """The conversation's Redis key for this context's session ([redis] key), if known."""
         c = self._cookie(ctx)
-        if c is None:
+        if not self.spec.redis.key or c is None:
+            return None
+        return self.spec.redis.key.replace("{session}", str(c["value"]))
+
+    def _observe_ttl(self, ctx: BrowserContext, rec: TrialRec, turn: int) -> None:
+        key = self._session_key(ctx)
+        if key is None:
             return
-        key = self.spec.redis.key.replace("{session}", str(c["value"]))
         t0 = time.time()
         pttl = int(self._redis_call(lambda r: r.pttl(key)))
         t1 = time.time()
@@ -281,12 +285,9 @@ class Prober:
         raise AssertionError("unreachable")
 
     def _redis_final(self, ctx: BrowserContext, rec: TrialRec) -> None:
-        if not self.spec.redis.key:
+        key = self._session_key(ctx)
+        if key is None:
             return
-        c = self._cookie(ctx)
-        if c is None:
-            return
-        key = self.spec.redis.key.replace("{session}", str(c["value"]))
         pttl, kind, values = self._key(key)
         raw = b"\n".join(values)
         rec.redis_final = {"key": key, "type": kind, "pttl_ms": pttl, "values": len(values),

@@ -142,6 +142,7 @@ class Investigation:
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / "trials.json").write_text(json.dumps([r.as_json() for r in records], indent=1) + "\n")
         (out_dir / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+        (out_dir / "junit.xml").write_bytes(junit_xml(results))
         html.write(out_dir)
         latest = self.reports_root / "latest-investigate"
         latest.unlink(missing_ok=True)
@@ -174,6 +175,7 @@ class Investigation:
                 "status": status, "reason": reason,
                 "seconds_per_trial": round(sum(r.seconds for r in mine) / max(1, len(mine)), 3),
                 "failing_trials": [r.trial_id for r, c in j if c.failed],
+                "unknown_trial_ids": [r.trial_id for r in mine if r.unknown],
                 "unknown_reasons": sorted({r.unknown for r in mine if r.unknown})}
 
 
@@ -181,19 +183,12 @@ class Investigation:
 def _terminate_as_interrupt() -> Iterator[None]:
     """SIGTERM / SIGHUP unwind like Ctrl-C, so the target, Redis and Toxiproxy are stopped (the
     default action would end the process with the target still running in its own session)."""
+    from lab.stack.native import with_handlers
+
     def handler(signum: int, _frame: object) -> None:
         raise KeyboardInterrupt(f"signal {signum}")
 
-    try:
-        old = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGHUP)}
-    except ValueError:  # not the main thread: the caller owns signals
-        yield
-        return
-    try:
-        yield
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
+    yield from with_handlers(handler, (signal.SIGTERM, signal.SIGHUP))
 
 
 @contextmanager
@@ -208,6 +203,36 @@ def _exclusive(run_dir: Path) -> Iterator[None]:
             raise UsageError(f"another lab investigate is running on {run_dir}",
                              "wait for it, or give this one its own LAB_RUN_DIR and LAB_*_PORT values") from None
         yield
+
+
+def junit_xml(results: dict[str, Any]) -> bytes:
+    """One test case per experiment, as `lab chaos` writes one per cell: a failure names its
+    anomalies and the diagnoses drawn from its trials; an experiment that exercised nothing is
+    an error."""
+    import xml.etree.ElementTree as ET
+
+    cells = results["cells"]
+    suite = ET.Element("testsuite", name=f"chaoslab.investigate.{results['target']}", tests=str(len(cells)))
+    failures = errors = 0
+    for c in cells:
+        case = ET.SubElement(suite, "testcase", classname=f"chaoslab.investigate.{results['target']}",
+                             name=c["cell_id"], time=f"{c['seconds_per_trial'] * (c['trials'] + c['unknown']):.3f}")
+        mine = set(c["failing_trials"]) | {t for t in c["unknown_trial_ids"]}
+        found = [d for d in results["diagnoses"] if mine & set(d["trials"])]
+        anomalies = ", ".join(f"{k} {v}/{c['trials']}" for k, v in c["anomalies"].items())
+        if c["status"] == "unexercised":
+            errors += 1
+            ET.SubElement(case, "error", message=f"unexercised: {c['reason']}")
+        elif c["anomalies"] or found:
+            failures += 1
+            ET.SubElement(case, "failure", message=(anomalies or "diagnosed") + (
+                "; " + ", ".join(d["code"] for d in found) if found else ""))
+        ET.SubElement(case, "system-out").text = "\n".join(
+            [f"{c['trials']} judged, {c['unknown']} unknown; {anomalies or 'no anomaly'}"]
+            + [f"[{d['code']}] {d['cause']}: {d['evidence']}" for d in found])
+    suite.set("failures", str(failures))
+    suite.set("errors", str(errors))
+    return ET.tostring(suite, encoding="utf-8", xml_declaration=True)
 
 
 def summary(results: dict[str, Any], judged: dg.Judged, diagnoses: list[dg.Diagnosis], out_dir: Path,
@@ -236,7 +261,7 @@ def summary(results: dict[str, Any], judged: dg.Judged, diagnoses: list[dg.Diagn
         lines.append("Unknown: nothing diagnosed, but the run does not bound what could have been missed:")
         lines += [f"  - {r}" for r in results["exit"]["reasons"]]
     lines += ["", f"{n_trials} trials in {seconds:.0f} s; results: {out_dir}/results.json "
-              f"(trial records: trials.json)", f"open in a browser: {out_dir}/report.html"]
+              f"(trial records: trials.json, junit.xml)", f"open in a browser: {out_dir}/report.html"]
     return "\n".join(lines)
 
 

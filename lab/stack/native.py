@@ -355,18 +355,19 @@ def _signals_raise() -> Iterator[None]:
     def handler(signum: int, _frame: FrameType | None) -> None:
         raise Interrupted(signum)
 
-    yield from _with_handlers(handler)
+    yield from with_handlers(handler)
 
 
 @contextmanager
 def _signals_deferred() -> Iterator[None]:
     """During `down`, a second Ctrl-C must not leave half the stack running: note it, finish."""
     got: list[int] = []
-    yield from _with_handlers(lambda signum, _f: got.append(signum))
+    yield from with_handlers(lambda signum, _f: got.append(signum))
 
 
-def _with_handlers(handler: object) -> Iterator[None]:
-    sigs = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+def with_handlers(handler: object, sigs: tuple[signal.Signals, ...] = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+                  ) -> Iterator[None]:
+    """Install ``handler`` for ``sigs`` for the duration (a generator body: ``yield from`` it)."""
     try:
         old = {s: signal.signal(s, handler) for s in sigs}  # type: ignore[arg-type]
     except ValueError:  # not the main thread: signals are the caller's business

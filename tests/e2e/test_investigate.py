@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import xml.etree.ElementTree as ET
 import re
 import signal
 import socket
@@ -84,6 +85,8 @@ def test_correct_profile_no_anomaly_found(tmp_path: Path) -> None:
     assert cut == [True, True], cut
     report = Path(results_files(tmp_path)[-1]).parent / "report.html"
     assert "no anomaly found" in report.read_text()
+    suite = ET.parse(report.with_name("junit.xml")).getroot()
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("6", "0", "0")
 
 
 def results_files(tmp_path: Path) -> list[Path]:
@@ -104,6 +107,10 @@ def test_single_defect_is_diagnosed(tmp_path: Path, defect: str) -> None:
     assert f"[{EXPECTED[defect]}]" in out
     html = (results_files(tmp_path)[-1].parent / "report.html").read_text()
     assert f"data-diagnosis='{EXPECTED[defect]}'" in html
+    # junit.xml: the experiments whose trials show it fail, naming the diagnosis.
+    suite = ET.parse(results_files(tmp_path)[-1].with_name("junit.xml")).getroot()
+    failed = [f.get("message", "") for f in suite.iter("failure")]
+    assert any(EXPECTED[defect] in m for m in failed), failed
 
 
 def test_foreign_app_newest_first_strings_no_ids_no_health_no_anomaly(tmp_path: Path) -> None:
