@@ -58,7 +58,8 @@ none/mid_stream (the last reply cut after its first chunk); opt-in: redis_restar
 examples:
   lab investigate --target examples/chat-service.toml
   lab investigate --target examples/chat-service.toml --set start.env.CHAT_DEFECTS=fire_and_forget
-  lab investigate --target examples/foreign-app.toml      another style: no ids, newest first
+  lab investigate --target examples/foreign-app.toml      its own page, no ids, newest first
+  lab investigate --target examples/foreign-app.toml --set start.env.FOREIGN_BUGS=cap_history
   lab investigate --target my-app.toml --trials 20 --turns 5     a full run: tighter bounds
   lab investigate --target my-app.toml --only 'mid_stream|down'  some experiments only
 
@@ -196,7 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="trials per experiment (default 3; more trials = tighter bounds)")
     inv.add_argument("--turns", type=_opt_int("--turns", 2, 100), default=None, metavar="N",
                      help="turns per conversation (default 3)")
-    inv.add_argument("--only", default="", metavar="FAULTS",
+    inv.add_argument("--only", default="", metavar="EXPERIMENTS",
                      help="only experiments with these faults or refresh points, '|'-separated, e.g. "
                      "'down|mid_stream'; 'redis_restart' (opt-in) checks what a Redis without "
                      "persistence does to it")
