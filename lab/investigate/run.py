@@ -130,6 +130,7 @@ class Investigation:
         results = {
             "run_id": out_dir.name, "seed": None, "mode": "investigate", "target": self.spec.name,
             "spec": str(self.spec.file), "page": "app" if self.spec.page else "lab",
+            "roles": [h.user_role, h.assistant_role],
             "trials_per_cell": self.trials, "seconds": round(seconds, 1),
             "interrupted": interrupted, "verdict": verdict,
             "cells": cells, "verdicts": [],

@@ -272,6 +272,7 @@ def render(results: dict[str, Any], run_dir: Path) -> str:
         parts.append("<ul>" + "".join(f"<li>{escape(r)}</li>" for r in reasons) + "</ul>")
     if "diagnoses" in results:  # lab investigate: a black box, diagnosed from outside
         parts.append(diagnoses_section(results))
+        parts.append(evidence_section(results, run_dir))
     else:
         parts.append("<h2>Verdicts</h2>")
         parts.append("<ul class='verdicts'>" + "".join(f"<li>{verdict_sentence(v)}</li>" for v in causes)
@@ -309,6 +310,73 @@ def diagnoses_section(results: dict[str, Any]) -> str:
             f"<li>{escape(name)}: {b['k']}/{b['n']} trials, rate below {_pct(b['upper95'])} at 95%</li>"
             for name, b in results.get("bounds", {}).items()) + "</ul>")
     return "".join(out)
+
+
+EVIDENCE_TRIALS = 3   # per diagnosis: enough to see the pattern, few enough to read
+
+
+def evidence_section(results: dict[str, Any], run_dir: Path) -> str:
+    """`lab investigate`: per diagnosis, its first trials turn by turn -- the answer the browser
+    got, what the page showed after the refresh, what the settled history and the Redis key
+    hold -- so the evidence can be checked by eye, not only read as a sentence."""
+    from lab.investigate.records import SendRec, TrialRec, check, per_turn
+
+    try:
+        raw = json.loads((run_dir / "trials.json").read_text())
+    except (OSError, ValueError):
+        return ""
+    by_id = {t["trial_id"]: t for t in raw}
+    user, assistant = results.get("roles", ["user", "assistant"])
+    out = ["<h2>Evidence, trial by trial</h2>"]
+    for d in results.get("diagnoses", []):
+        for i, tid in enumerate(d["trials"][:EVIDENCE_TRIALS]):
+            t = by_id.get(tid)
+            if t is None:
+                continue
+            rec = TrialRec(**{**t, "sends": [SendRec(**x) for x in t["sends"]], "page_after": None, "final": None})
+            c = check(_with_reads(rec, t), user, assistant)
+            page_rows = (t.get("page_after") or {}).get("rows")
+            final_rows = (t.get("final") or {}).get("rows")
+            shown = per_turn([tuple(r) for r in page_rows], rec.sends, user, assistant) if page_rows is not None else None
+            kept = per_turn([tuple(r) for r in final_rows], rec.sends, user, assistant) if final_rows is not None else None
+            stored = set((t.get("redis_final") or {}).get("stored_turns", []))
+            ttl = {o["turn"]: o["pttl_ms"] for o in t.get("ttl", [])}
+            rows = []
+            for s in rec.sends:
+                cls = "ok" if s.outcome == "ok" else "bad"
+                lost = c is not None and (s.turn in c.lost_user or s.turn in c.reply_missing)
+                answer = f"{s.status or 'no answer'} in {s.ms:.0f} ms" + (" (HTML)" if s.html else "") + (
+                    " under the fault" if s.under_fault else "") + (
+                    " -- cut after the first chunk" if s.cut else "")
+                rows.append(
+                    f"<tr><td>{s.turn}</td><td class='{cls}'>{escape(answer)}</td>"
+                    f"<td>{_yes(shown[0][s.turn], shown[1][s.turn]) if shown else escape(str((t.get('page_after') or {}).get('status')))}</td>"
+                    f"<td class='{'lost' if lost else ''}'>{_yes(kept[0][s.turn], kept[1][s.turn]) if kept else 'never settled'}</td>"
+                    f"<td>{'yes' if s.turn in stored else ('no' if t.get('redis_final') else '-')}</td>"
+                    f"<td>{ttl.get(s.turn, '-')}</td></tr>")
+            flap = f"<p>reads never settled: {escape(json.dumps(t['flapping']))}</p>" if t.get("flapping") else ""
+            out.append(
+                f"<details class='trial' data-trial='{escape(tid)}'{' open' if i == 0 else ''}><summary>"
+                f"<b>{escape(d['code'])}</b> &middot; trial {escape(tid)} &middot; {escape(t['fault'])} / "
+                f"{escape(t['refresh'])}{' &middot; unknown: ' + escape(t['unknown']) if t.get('unknown') else ''}"
+                f"</summary><table class='intervals'><tr><th>turn</th><th>answer</th>"
+                f"<th>page after the refresh (user/reply)</th><th>settled history (user/reply)</th>"
+                f"<th>text in the Redis key</th><th>PTTL after it (ms)</th></tr>{''.join(rows)}</table>{flap}</details>")
+    return "".join(out) if len(out) > 1 else ""
+
+
+def _yes(users: int, replies: int) -> str:
+    return f"{users}/{replies}"
+
+
+def _with_reads(rec: Any, t: dict[str, Any]) -> Any:
+    from lab.investigate.records import Read
+
+    for name in ("page_after", "final"):
+        r = t.get(name)
+        setattr(rec, name, None if r is None else Read(r["status"], [tuple(x) for x in r["rows"]]
+                                                      if r.get("rows") is not None else None, r.get("error")))
+    return rec
 
 
 def write(run_dir: Path) -> Path:

@@ -107,6 +107,7 @@ def test_single_defect_is_diagnosed(tmp_path: Path, defect: str) -> None:
     assert f"[{EXPECTED[defect]}]" in out
     html = (results_files(tmp_path)[-1].parent / "report.html").read_text()
     assert f"data-diagnosis='{EXPECTED[defect]}'" in html
+    assert f"data-trial='{d['trials'][0]}'" in html  # its evidence, turn by turn
     # junit.xml: the experiments whose trials show it fail, naming the diagnosis.
     suite = ET.parse(results_files(tmp_path)[-1].with_name("junit.xml")).getroot()
     failed = [f.get("message", "") for f in suite.iter("failure")]

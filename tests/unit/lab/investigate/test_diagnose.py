@@ -223,3 +223,24 @@ def test_history_flapping_from_reads_that_go_back_to_earlier_contents() -> None:
     d = {x.code: x for x in dg.diagnose([r, _trial("f1", FULL)])}["history_flapping"]
     assert (d.k, d.n, d.trials) == (1, 2, ["f0"])
     assert "119 times back to contents read before" in d.evidence and "[0, 6]" in d.evidence
+
+
+def test_report_shows_each_diagnosis_trial_turn_by_turn(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """report.html of an investigation: per diagnosis, its trials as a table of turns -- the
+    answer, the page after the refresh, the settled history, the Redis key, the PTTL."""
+    import json
+
+    from lab.report import html
+
+    r = _trial("s1", _rows("u1", "a1", "u2", "a2"), sends=_streamed(), refresh="mid_stream",
+               page=_rows("u1", "a1", "u2", "a2"), redis_final={"key": "k", "stored_turns": [1, 2]})
+    ds = dg.diagnose([r])
+    (tmp_path / "trials.json").write_text(json.dumps([r.as_json()]))
+    results = {"run_id": "x", "target": "t", "verdict": "1 diagnosis", "cells": [], "exit": {"code": 1},
+               "diagnoses": [d.as_json() for d in ds], "roles": ["user", "assistant"]}
+    page = html.render(results, tmp_path)
+    section = page[page.index("Evidence, trial by trial"):]
+    assert "data-trial='s1'" in section and "saved_at_stream_end" in section
+    assert "200 in 40 ms -- cut after the first chunk" in section
+    # turn 3: not on the page, not in the settled history (marked lost), not in Redis
+    assert "<td>3</td>" in section and "<td class='lost'>0/0</td><td>no</td>" in section, section
