@@ -265,7 +265,11 @@ def render(results: dict[str, Any], run_dir: Path) -> str:
              f"<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; style-src 'unsafe-inline'\">"
              f"<title>chaoslab run {escape(str(results.get('run_id', '')))}</title><style>{CSS}</style></head><body>",
              f"<h1>chaoslab run {escape(str(results.get('run_id', '')))}</h1>",
-             f"<p>mode {escape(str(results.get('mode')))} &middot; seed {results.get('seed')} &middot; "
+             f"<p>mode {escape(str(results.get('mode')))} &middot; "
+             + (f"seed {results.get('seed')} &middot; " if results.get("seed") is not None else "")
+             + (f"driven through {'the app' if results.get('page') == 'app' else 'the lab'}'s page &middot; "
+                if "page" in results else "")
+             +
              f"{len(cells)} cells, {sum(c['trials'] + c['unknown'] for c in cells)} trials &middot; "
              f"<span class='exit{0 if code == 0 else 1}'>exit {code}</span></p>"]
     if reasons:
@@ -283,12 +287,12 @@ def render(results: dict[str, Any], run_dir: Path) -> str:
                      + "".join(f"<li>{verdict_sentence(v)}</li>" for v in other) + "</ul></details>")
     parts.append("<h2>Loss rate: acknowledged turns lost, per cell</h2>" + heatmap(cells))
     parts.append("<h2>95% intervals (Wilson) of the loss rate</h2>" + intervals(cells))
-    parts.append("<h2>Failing trials</h2>")
     replay = results.get("replay", {})
-    for c in cells:
+    with_artifacts = [c for c in cells if any((run_dir / "trials" / t).is_dir() for t in c.get("failing_trials", []))]
+    if with_artifacts or "diagnoses" not in results:
+        parts.append("<h2>Failing trials</h2>")
+    for c in with_artifacts:
         failing = [t for t in c.get("failing_trials", []) if (run_dir / "trials" / t).is_dir()]
-        if not failing:
-            continue
         parts.append(f'<h3 id="cell-{escape(c["cell_id"])}">{escape(c["profile"])} &middot; '
                      f'{escape(column(c))} -- {len(failing)} failing</h3>')
         parts += [trial_section(run_dir, t, replay.get(t, ""), i == 0) for i, t in enumerate(failing)]
