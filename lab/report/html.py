@@ -269,8 +269,7 @@ def render(results: dict[str, Any], run_dir: Path) -> str:
              + (f"seed {results.get('seed')} &middot; " if results.get("seed") is not None else "")
              + (f"driven through {'the app' if results.get('page') == 'app' else 'the lab'}'s page &middot; "
                 if "page" in results else "")
-             +
-             f"{len(cells)} cells, {sum(c['trials'] + c['unknown'] for c in cells)} trials &middot; "
+             + f"{len(cells)} cells, {sum(c['trials'] + c['unknown'] for c in cells)} trials &middot; "
              f"<span class='exit{0 if code == 0 else 1}'>exit {code}</span></p>"]
     if reasons:
         parts.append("<ul>" + "".join(f"<li>{escape(r)}</li>" for r in reasons) + "</ul>")
