@@ -57,6 +57,10 @@ def test_faults_and_defects_are_listed(tmp_path: Path) -> None:
     (("investigate", "--target", "examples/chat-service.toml", "--set", "nodot"), "is not KEY=VALUE"),
     (("investigate", "--target", "examples/chat-service.toml", "--only", "warp"),
      "unknown experiment(s) warp"),
+    (("investigate", "--target", "examples/foreign-app.toml", "--only", "mid_stream"),
+     "mid_stream needs a [stream] section"),
+    (("investigate", "--target", "examples/foreign-app.toml", "--set", "page.order=random"),
+     "page.order = 'random' is not valid"),
 ])
 def test_bad_investigate_input_exits_2_before_starting_anything(args: tuple[str, ...], fragment: str,
                                                                 tmp_path: Path) -> None:
