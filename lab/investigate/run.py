@@ -23,6 +23,7 @@ from lab.investigate.blackbox import Experiment, Prober
 from lab.investigate.link import RedisLink
 from lab.investigate.records import TrialRec
 from lab.investigate.spec import Spec, fill
+from lab.stack.native import interrupt_on
 from lab.stats import wilson
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_INCONCLUSIVE = 0, 1, 3
@@ -51,7 +52,8 @@ class Investigation:
         run_id = time.strftime("%Y%m%d-%H%M%S") + f"-investigate-{self.spec.name}"
         out_dir = self.reports_root / run_id
         link = link_for(self.cfg)
-        with _exclusive(link.run_dir), _terminate_as_interrupt():
+        # SIGTERM / SIGHUP unwind like Ctrl-C: the target, Redis and Toxiproxy are stopped.
+        with _exclusive(link.run_dir), interrupt_on((signal.SIGTERM, signal.SIGHUP)):
             return self._run(link, out_dir)
 
     def _run(self, link: RedisLink, out_dir: Path) -> int:
@@ -176,20 +178,8 @@ class Investigation:
                 "status": status, "reason": reason,
                 "seconds_per_trial": round(sum(r.seconds for r in mine) / max(1, len(mine)), 3),
                 "failing_trials": [r.trial_id for r, c in j if c.failed],
-                "unknown_trial_ids": [r.trial_id for r in mine if r.unknown],
+                "trial_ids": [r.trial_id for r in mine],
                 "unknown_reasons": sorted({r.unknown for r in mine if r.unknown})}
-
-
-@contextmanager
-def _terminate_as_interrupt() -> Iterator[None]:
-    """SIGTERM / SIGHUP unwind like Ctrl-C, so the target, Redis and Toxiproxy are stopped (the
-    default action would end the process with the target still running in its own session)."""
-    from lab.stack.native import with_handlers
-
-    def handler(signum: int, _frame: object) -> None:
-        raise KeyboardInterrupt(f"signal {signum}")
-
-    yield from with_handlers(handler, (signal.SIGTERM, signal.SIGHUP))
 
 
 @contextmanager
@@ -218,7 +208,7 @@ def junit_xml(results: dict[str, Any]) -> bytes:
     for c in cells:
         case = ET.SubElement(suite, "testcase", classname=f"chaoslab.investigate.{results['target']}",
                              name=c["cell_id"], time=f"{c['seconds_per_trial'] * (c['trials'] + c['unknown']):.3f}")
-        mine = set(c["failing_trials"]) | {t for t in c["unknown_trial_ids"]}
+        mine = set(c["trial_ids"])
         found = [d for d in results["diagnoses"] if mine & set(d["trials"])]
         anomalies = ", ".join(f"{k} {v}/{c['trials']}" for k, v in c["anomalies"].items())
         if c["status"] == "unexercised":

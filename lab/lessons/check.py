@@ -19,7 +19,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType
 from typing import Any, TextIO
 
 from lab.attribution import CellStats, cell_stats
@@ -30,7 +29,7 @@ from lab.lessons.validate import validate
 from lab.report import table
 from lab.runner import CellOutcome, Runner, TrialOutcome
 from lab.schedule import Cell, TrialPlan, fault_text, plan_cell, plan_trial
-from lab.stack.native import NativeStack
+from lab.stack.native import NativeStack, interrupt_on
 from lab.stats import fmt_rate, wilson
 
 PORT_OFFSET = 200           # lesson stacks default to the lab's ports + 200
@@ -151,20 +150,12 @@ def lesson_stack(exercise: Path | None) -> Iterator[NativeStack]:
     env = {"CHAT_LAB_EXERCISE": str(exercise.resolve())} if exercise is not None else {}
     stack = NativeStack(lesson_config(), backend_env=env)
 
-    def on_term(signum: int, _frame: FrameType | None) -> None:
-        raise KeyboardInterrupt
-
-    try:
-        old = signal.signal(signal.SIGTERM, on_term)
-    except ValueError:  # not the main thread: signals are the caller's business
-        old = None
-    try:
-        stack.up()
-        yield stack
-    finally:
-        stack.down()
-        if old is not None:
-            signal.signal(signal.SIGTERM, old)
+    with interrupt_on((signal.SIGTERM,)):
+        try:
+            stack.up()
+            yield stack
+        finally:
+            stack.down()
 
 
 def exercise_error(log: Path, offset: int, exercise: Path) -> str | None:

@@ -365,6 +365,24 @@ def _signals_deferred() -> Iterator[None]:
     yield from with_handlers(lambda signum, _f: got.append(signum))
 
 
+@contextmanager
+def interrupt_on(sigs: tuple[signal.Signals, ...]) -> Iterator[None]:
+    """``sigs`` raise KeyboardInterrupt, so the caller unwinds as on Ctrl-C and stops what it
+    started (their default action would end the process with its children running). A signal
+    that lands inside a finalizer (e.g. a connection pool's __del__) has its exception printed
+    and dropped by Python: it is raised again when the body ends, so the run still ends as
+    interrupted."""
+    got: list[int] = []
+
+    def handler(signum: int, _frame: FrameType | None) -> None:
+        got.append(signum)
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    yield from with_handlers(handler, sigs)
+    if got:
+        raise KeyboardInterrupt(f"signal {got[0]} (it arrived where it could not be raised)")
+
+
 def with_handlers(handler: object, sigs: tuple[signal.Signals, ...] = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
                   ) -> Iterator[None]:
     """Install ``handler`` for ``sigs`` for the duration (a generator body: ``yield from`` it)."""
