@@ -53,7 +53,8 @@ that does not start or answers outside its spec), 3 unknown (an experiment exerc
 INVESTIGATE_EPILOG = """\
 experiments: none/settled (control), latency 300 ms/after_ack, one-shot drop of a Redis reply/
 settled, Redis down for one send/settled, none/browser_restart; with a [stream] section also
-none/mid_stream (the last reply cut after its first chunk); opt-in: redis_restart.
+none/mid_stream (the last reply cut after its first chunk); a long conversation with no fault
+(max(12, 4 x --turns) turns: a capped history); opt-in: redis_restart.
 
 examples:
   lab investigate --target examples/chat-service.toml

@@ -71,7 +71,16 @@ def default_plan(turns: int, streams: bool = False) -> list[Experiment]:
                    "Redis unreachable for one send: acknowledged but never stored (swallowed errors)"),
         Experiment("none", (), "browser_restart", turns,
                    "a session cookie that does not survive a browser restart"),
-    ] + mid_stream
+    ] + mid_stream + [
+        Experiment("none", (), "settled", long_turns(turns),
+                   "a long conversation, no fault: loss only beyond a length (a capped history)"),
+    ]
+
+
+def long_turns(turns: int) -> int:
+    """The long conversation's length: long enough for the caps apps commonly set on a history
+    (10-20 messages), short enough to stay a few seconds per trial."""
+    return min(100, max(12, 4 * turns))
 
 
 @dataclass

@@ -346,11 +346,14 @@ def history_capped(j: Judged) -> Diagnosis | None:
     if len(longer) != len(hit):
         return None
     shortest = min(r.turns for r, _ in hit)
+    intact = [r for r, c in pool if (r, c) not in hit]
     return Diagnosis(
         "history_capped",
         f"loss only beyond a conversation length, with no fault at all: the history is capped at {cap} rows",
         f"in {len(hit)}/{len(pool)} fault-free trials of {shortest}+ turns only the oldest turns are "
-        f"missing and the stored history has exactly {cap} rows (trials {_few(_ids([r for r, _ in hit]))})",
+        f"missing and the stored history has exactly {cap} rows (trials {_few(_ids([r for r, _ in hit]))})"
+        + (f"; the {len(intact)} shorter conversations ({', '.join(sorted({str(r.turns) for r in intact}))} "
+           f"turns) kept every turn" if intact else ""),
         len(hit), len(pool), _ids([r for r, _ in hit]))
 
 

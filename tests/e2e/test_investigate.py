@@ -74,11 +74,11 @@ def _assert_nothing_left(run_dir: Path, out: str) -> None:
 def test_correct_profile_no_anomaly_found(tmp_path: Path) -> None:
     code, out, results = _investigate(tmp_path, "--trials", "2")
     assert code == 0, out
-    assert "No anomaly found in 12 judged trials" in out
-    assert re.search(r"acknowledged turns lost: 0/12 trials, rate < \d+%", out), out
+    assert "No anomaly found in 14 judged trials" in out
+    assert re.search(r"acknowledged turns lost: 0/14 trials, rate < \d+%", out), out
     assert results["diagnoses"] == [] and results["verdict"] == "no anomaly found"
     assert all(c["status"] == "valid" and c["trials"] == 2 for c in results["cells"]), results["cells"]
-    assert results["bounds"]["lost"] == {"k": 0, "n": 12, "upper95": pytest.approx(0.2425, abs=1e-3)}
+    assert results["bounds"]["lost"] == {"k": 0, "n": 14, "upper95": pytest.approx(0.2153, abs=1e-3)}
     # The mid-stream experiment really cut the last reply of each trial.
     trials = json.loads(results_files(tmp_path)[-1].with_name("trials.json").read_text())
     cut = [t["sends"][-1]["cut"] for t in trials if t["refresh"] == "mid_stream"]
@@ -86,7 +86,7 @@ def test_correct_profile_no_anomaly_found(tmp_path: Path) -> None:
     report = Path(results_files(tmp_path)[-1]).parent / "report.html"
     assert "no anomaly found" in report.read_text()
     suite = ET.parse(report.with_name("junit.xml")).getroot()
-    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("6", "0", "0")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("7", "0", "0")
 
 
 def results_files(tmp_path: Path) -> list[Path]:
@@ -120,7 +120,7 @@ def test_foreign_app_newest_first_strings_no_ids_no_health_no_anomaly(tmp_path: 
     refresh was read from its DOM (rows with the app's own role names)."""
     code, out, results = _investigate(tmp_path, "--trials", "1", spec=FOREIGN)
     assert code == 0, out
-    assert results["diagnoses"] == [] and "No anomaly found in 5 judged trials" in out
+    assert results["diagnoses"] == [] and "No anomaly found in 6 judged trials" in out
     assert results["page"] == "app" and "driving the app's own page / by its selectors" in out
     trials = json.loads(results_files(tmp_path)[-1].with_name("trials.json").read_text())
     shown = trials[0]["page_after"]["rows"]

@@ -62,14 +62,15 @@ def test_foreign_bug_is_diagnosed(tmp_path: Path, bug: str) -> None:
         assert "of injected Redis latency a send was acknowledged in" in d["evidence"], d
         assert "acked_lost" not in found, out
     elif bug == "cap_history":
-        assert "capped at 4 rows" in d["cause"] and d["k"] == d["n"] == 2, d
+        # Every fault-free conversation: 3 turns (6 rows), after a browser restart, and 12 turns.
+        assert "capped at 4 rows" in d["cause"] and d["k"] == d["n"] == 3, d
         # The cap trims the Redis key itself: nothing is stored that the history hides.
         assert "history_hides_stored" not in found and "acked_lost" not in found, out
     elif bug == "stale_cache":
         assert "turns [3]" in d["evidence"], d  # the last turn, missing right after its ack
         assert "acked_lost" not in found, out   # ... and there once the cache is refreshed
     elif bug == "no_ttl":
-        assert "PTTL -1" in d["evidence"] and d["k"] == d["n"] == 2, d
+        assert "PTTL -1" in d["evidence"] and d["k"] == d["n"] == 3, d
 
 
 def test_stale_cache_of_the_whole_history(tmp_path: Path) -> None:

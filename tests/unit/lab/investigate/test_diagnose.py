@@ -244,3 +244,14 @@ def test_report_shows_each_diagnosis_trial_turn_by_turn(tmp_path) -> None:  # ty
     assert "200 in 40 ms -- cut after the first chunk" in section
     # turn 3: not on the page, not in the settled history (marked lost), not in Redis
     assert "<td>3</td>" in section and "<td class='lost'>0/0</td><td>no</td>" in section, section
+
+
+def test_history_capped_only_in_the_long_conversations() -> None:
+    """A cap of 10 rows: 3-turn conversations keep everything, 12-turn ones lose their oldest."""
+    short = [_trial(f"s{i}", FULL) for i in range(2)]
+    sends = [_send(i) for i in range(1, 13)]
+    kept = _rows(*[f"{k}{t}" for t in range(8, 13) for k in "ua"])
+    long = [_trial(f"l{i}", kept, sends) for i in range(2)]
+    ds = dg.diagnose(short + long)
+    assert [(d.code, d.trials) for d in ds] == [("history_capped", ["l0", "l1"])]
+    assert "capped at 10 rows" in ds[0].cause and "the 2 shorter conversations (3 turns) kept every turn" in ds[0].evidence
