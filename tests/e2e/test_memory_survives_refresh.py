@@ -91,13 +91,14 @@ def test_ttl_set_once_expires_the_conversation(grid: dict[str, CellOutcome], req
 
 def test_shared_loop_client_fails_requests_whose_writes_landed(grid: dict[str, CellOutcome],
                                                                 request: pytest.FixtureRequest) -> None:
-    """Requests meet a client bound to another request's closed loop: every trial sees 5xx
-    answers, and in most trials one of them had already stored its message (phantom_fail;
-    measured 3-4 of 4 -- which request breaks depends on the interleaving). Nothing
-    acknowledged is lost."""
+    """Requests meet a client bound to another request's closed loop: most trials see 5xx
+    answers (4 of 4 in most runs; 3 of 4 once -- a trial whose requests all found a usable
+    connection), and in some of them one had already stored its message (phantom_fail; which
+    request breaks depends on the interleaving). Nothing acknowledged is lost."""
     o = _get(grid, "shared_loop_client", "none", "settled")
     assert_cell(o, request.node.nodeid, phantom_fail=(1, K), lost=0)
-    assert all(any(s.status and s.status >= 500 for s in t.trial.sends) for t in o.trials)
+    with_5xx = sum(any(s.status and s.status >= 500 for s in t.trial.sends) for t in o.trials)
+    assert 2 * with_5xx >= len(o.trials) > 0, f"5xx in {with_5xx} of {len(o.trials)} trials"
 
 
 def test_blind_retry_duplicates_under_a_one_shot_drop(grid: dict[str, CellOutcome],
