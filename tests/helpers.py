@@ -12,10 +12,9 @@ from lab.config import PORT_ENV, ROOT
 
 
 def free_ports(n: int, lo: int = 20000, hi: int = 32000) -> list[int]:
-    """n distinct free ports below the kernel's ephemeral range (32768+). A service restarted on
-    an ephemeral port can find it taken by some client's outgoing connection in the moment it
-    was free ("bind: Address already in use" -- seen when redis_restart re-bound a port the
-    kernel had handed out as free). The suite's fixed ports (tests/conftest.py) are never chosen."""
+    """n distinct free ports below the kernel's ephemeral range (32768+), so no outgoing
+    connection can take one between this check and the service binding it. The suite's fixed
+    ports (tests/conftest.py) are never chosen."""
     import random
 
     from lab.config import CHROMIUM_UNSAFE_PORTS
