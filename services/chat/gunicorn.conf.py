@@ -9,3 +9,6 @@ threads = 64  # headroom: shared_loop_client can leave requests hung on a dead l
 timeout = 60
 graceful_timeout = 5
 accesslog = "-"
+# No control socket: gunicorn's default puts one in ~/.gunicorn, shared by every gunicorn of the
+# user (the lab's stack, an investigation, the tests) and left outside the lab's folders.
+control_socket_disable = True
