@@ -3,14 +3,12 @@ contract, run the experiments, diagnose, and write the same reports as `lab chao
 
 from __future__ import annotations
 
-import fcntl
 import json
 import shutil
 import signal
 import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -23,7 +21,7 @@ from lab.investigate.blackbox import Experiment, Prober
 from lab.investigate.link import RedisLink
 from lab.investigate.records import TrialRec
 from lab.investigate.spec import Spec, fill
-from lab.stack.native import interrupt_on
+from lab.stack.native import exclusive, interrupt_on
 from lab.stats import wilson
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_INCONCLUSIVE = 0, 1, 3
@@ -53,7 +51,11 @@ class Investigation:
         out_dir = self.reports_root / run_id
         link = link_for(self.cfg)
         # SIGTERM / SIGHUP unwind like Ctrl-C: the target, Redis and Toxiproxy are stopped.
-        with _exclusive(link.run_dir), interrupt_on((signal.SIGTERM, signal.SIGHUP)):
+        # One investigation per run folder: a second one would stop the first one's Redis and
+        # Toxiproxy as "leftovers" when it starts.
+        busy = UsageError(f"another lab investigate is running on {link.run_dir}",
+                          "wait for it, or give this one its own LAB_RUN_DIR and LAB_*_PORT values")
+        with exclusive(link.run_dir / "investigate.lock", busy), interrupt_on((signal.SIGTERM, signal.SIGHUP)):
             return self._run(link, out_dir)
 
     def _run(self, link: RedisLink, out_dir: Path) -> int:
@@ -180,20 +182,6 @@ class Investigation:
                 "failing_trials": [r.trial_id for r, c in j if c.failed],
                 "trial_ids": [r.trial_id for r in mine],
                 "unknown_reasons": sorted({r.unknown for r in mine if r.unknown})}
-
-
-@contextmanager
-def _exclusive(run_dir: Path) -> Iterator[None]:
-    """One investigation per run folder: a second one would stop the first one's Redis and
-    Toxiproxy as "leftovers" when it starts."""
-    run_dir.mkdir(parents=True, exist_ok=True)
-    with open(run_dir / "investigate.lock", "w") as fh:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise UsageError(f"another lab investigate is running on {run_dir}",
-                             "wait for it, or give this one its own LAB_RUN_DIR and LAB_*_PORT values") from None
-        yield
 
 
 def junit_xml(results: dict[str, Any]) -> bytes:

@@ -16,7 +16,7 @@ import sys
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from types import FrameType
 
@@ -323,16 +323,9 @@ class NativeStack:
         (self.run_dir / STATE_FILE).unlink(missing_ok=True)
         return report
 
-    @contextmanager
-    def _lock(self) -> Iterator[None]:
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        with open(self.run_dir / "lock", "w") as fh:
-            try:
-                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                raise LabError(f"another lab up/down is running on {self.run_dir}",
-                               "wait for it to finish, or use another LAB_RUN_DIR") from None
-            yield
+    def _lock(self) -> AbstractContextManager[None]:
+        return exclusive(self.run_dir / "lock", LabError(f"another lab up/down is running on {self.run_dir}",
+                                                         "wait for it to finish, or use another LAB_RUN_DIR"))
 
 
 def code_fingerprint() -> str:
@@ -369,6 +362,19 @@ def _signals_deferred() -> Iterator[None]:
     """During `down`, a second Ctrl-C must not leave half the stack running: note it, finish."""
     got: list[int] = []
     yield from with_handlers(lambda signum, _f: got.append(signum))
+
+
+@contextmanager
+def exclusive(lock_file: Path, busy: Exception) -> Iterator[None]:
+    """Hold an exclusive lock on ``lock_file`` for the duration; raise ``busy`` at once if another
+    process holds it (two runs on one folder would stop each other's services as leftovers)."""
+    lock_file.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_file, "w") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise busy from None
+        yield
 
 
 @contextmanager
