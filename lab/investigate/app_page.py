@@ -81,7 +81,7 @@ def send(page: Page, spec: Spec, text: str, cut: bool) -> dict[str, Any]:
     timing = resp.request.timing
     ms = timing["responseStart"] if timing.get("responseStart", -1) >= 0 else (time.monotonic() - t0) * 1000
     out: dict[str, Any] = {"status": resp.status, "type": resp.headers.get("content-type", ""),
-                           "body": "", "ms": ms, "error": None, "cut": None, "chunks": 0}
+                           "body": "", "ms": ms, "error": None, "cut": None}
     if cut:
         # The answer has started: refresh now, as the user who does not wait for the reply.
         out["cut"] = True
@@ -101,4 +101,4 @@ def send(page: Page, spec: Spec, text: str, cut: bool) -> dict[str, Any]:
 
 def _failed(t0: float, error: str) -> dict[str, Any]:
     return {"status": None, "type": "", "body": "", "ms": (time.monotonic() - t0) * 1000, "error": error,
-            "cut": None, "chunks": 0}
+            "cut": None}

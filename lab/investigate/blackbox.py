@@ -27,7 +27,6 @@ from lab.investigate.spec import Spec, json_path, parse_history
 
 QUIET_S = 0.5          # the history must stay the same this long to count as settled
 QUIESCENCE_DEADLINE_S = 15.0
-REFRESH_POINTS = ("settled", "after_ack", "mid_stream", "browser_restart")
 
 
 @dataclass(frozen=True)
@@ -91,7 +90,6 @@ class Prober:
     browser: Browser
     fault_targets: faults.Targets
     redis_url: str                         # the lab's Redis, direct (not through Toxiproxy)
-    log: Callable[[str], None] = lambda _m: None
     _r: "redis.Redis[bytes] | None" = field(default=None, init=False)
 
     # ------------------------------------------------------------------ one trial
@@ -117,7 +115,7 @@ class Prober:
                         # stream only where it cuts one.
                         streamed = exp.refresh == "mid_stream" or (
                             self.spec.page is not None and self.spec.stream is not None)
-                        cut = streamed and turn == exp.turns
+                        cut = exp.refresh == "mid_stream" and turn == exp.turns
                         send = self._send(page, trial_id, turn, nonce, streamed, cut)
                         send.under_fault = armed
                     rec.sends.append(send)

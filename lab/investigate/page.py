@@ -30,13 +30,12 @@ async function call(method, path, body, mode) {
     if (body !== undefined) { init.headers["Content-Type"] = "application/json"; init.body = JSON.stringify(body); }
     const resp = await fetch(path, init);
     const out = {status: resp.status, type: resp.headers.get("content-type") || "", body: "",
-                 ms: 0, error: null, cut: null, chunks: 0};
+                 ms: 0, error: null, cut: null};
     if (mode === "cut" && resp.ok && resp.body) {
       const reader = resp.body.getReader();
       const first = await reader.read();
       out.ms = performance.now() - t0;
       out.body = first.done ? "" : new TextDecoder().decode(first.value);
-      out.chunks = first.done ? 0 : 1;
       // Was that the whole answer? A read that is already settled tells; a pending one means
       // the stream is still going, and the abort below cuts it.
       const next = await Promise.race([reader.read(), new Promise(r => setTimeout(() => r(null), 0))]);
@@ -48,7 +47,7 @@ async function call(method, path, body, mode) {
     }
     return out;
   } catch (e) {
-    return {status: null, type: "", body: "", ms: performance.now() - t0, error: String(e), cut: null, chunks: 0};
+    return {status: null, type: "", body: "", ms: performance.now() - t0, error: String(e), cut: null};
   } finally {
     clearTimeout(timer);
   }

@@ -155,3 +155,16 @@ def test_own_page_sends_and_renders_oldest_first(foreign_app: str, browser: Brow
         assert _rendered(page) == expected  # from the server (same cookie), oldest first
     finally:
         ctx.close()
+
+
+def test_app_page_of_a_streaming_app_is_cut_only_mid_stream(tmp_path: Path) -> None:
+    """With [stream] and [page], only the mid_stream experiment cuts a reply: the other
+    experiments read every answer to its end (no send of theirs is marked cut)."""
+    exit_code, out, results = _investigate(tmp_path, "--trials", "1", "--only", "none",
+                                           "--set", "stream.request={}", spec=FOREIGN)
+    assert exit_code == 0, out
+    trials = json.loads(next((tmp_path / "reports").glob("*/trials.json")).read_text())
+    cut = {t["refresh"]: [s["cut"] for s in t["sends"]] for t in trials}
+    assert set(cut) == {"settled", "browser_restart", "mid_stream"}, cut
+    assert cut["mid_stream"][-1] is True and not any(cut["mid_stream"][:-1]), cut
+    assert all(c is None for r, cs in cut.items() if r != "mid_stream" for c in cs), cut
