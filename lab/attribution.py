@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from lab.runner import CellOutcome
+from lab.checker import ANOMALIES
+from lab.outcome import CellOutcome
 from lab.schedule import Cell, fault_text
 from lab.stats import fmt_rate, wilson
 from services.chat.defects import INCIDENT, REGISTRY as DEFECTS
@@ -39,6 +40,7 @@ class CellStats:
     seconds_per_trial: float = 0.0
     failing_trials: list[str] = field(default_factory=list)
     unknown_reasons: dict[str, list[str]] = field(default_factory=dict)
+    trial_ids: list[str] = field(default_factory=list)
 
     @property
     def loss_rate(self) -> float:
@@ -53,11 +55,13 @@ class CellStats:
                 "acknowledged": self.acked_sends, "sends": self.sends,
                 "failed": self.failed, "anomalies": self.anomalies,
                 "rates": {m: {"k": k, "n": self.trials, "ci95": list(wilson(k, self.trials))}
-                          for m, k in self.with_metric.items()},
+                          for m, k in {**{a: 0 for a in ANOMALIES}, **self.anomalies,
+                                       **self.with_metric}.items()},
                 "loss_rate": round(self.loss_rate, 4), "ci95": [round(lo, 4), round(hi, 4)],
                 "status": self.status, "reason": self.reason,
                 "seconds_per_trial": round(self.seconds_per_trial, 3),
-                "failing_trials": self.failing_trials, "unknown_reasons": self.unknown_reasons}
+                "failing_trials": self.failing_trials, "unknown_reasons": self.unknown_reasons,
+                "trial_ids": self.trial_ids}
 
 
 def cell_stats(out: CellOutcome) -> CellStats:
@@ -78,15 +82,16 @@ def cell_stats(out: CellOutcome) -> CellStats:
                    anomalies, sends, acked, "invalid" if failed else "valid",
                    seconds_per_trial=(sum(t.seconds for t in out.trials) / len(out.trials))
                    if out.trials else 0.0,
-                   failing_trials=[t.plan.trial_id for t in out.trials if t.failed],
-                   unknown_reasons={t.plan.trial_id: t.result.reasons for t in out.trials
+                   failing_trials=[t.trial_id for t in out.trials if t.failed],
+                   trial_ids=[t.trial_id for t in out.trials],
+                   unknown_reasons={t.trial_id: t.result.reasons for t in out.trials
                                     if t.result.validity == "unknown"})
     unconfirmed = [t for t in out.trials if not t.trial.fault_confirmed]
     if out.fault_error or unconfirmed:
         st.status, st.reason = "unexercised", f"fault not confirmed: {out.fault_error or unconfirmed[0].trial.errors[:1]}"
     elif not known:
         st.status, st.reason = "unexercised", "no trial gave a verdict (all unknown)"
-    elif not out.cell.defects and sends and acked / sends < MIN_ACK_RATIO:
+    elif not out.cell.defects and not out.cell.target and sends and acked / sends < MIN_ACK_RATIO:
         st.status, st.reason = "unexercised", (f"correct profile acknowledged {acked}/{sends} sends, "
                                               f"under {MIN_ACK_RATIO:.0%}")
     return st

@@ -10,11 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from lab.attribution import CellStats, cell_stats, verdicts
+from lab.attribution import cell_stats, verdicts
 from lab.errors import UsageError
-from lab.report import decide, junit_xml, results_json, table, write_run
-from lab.runner import CellOutcome, Runner, TrialOutcome
-from lab.schedule import REFRESH_POINTS, Cell, fault_text, parse_fault, parse_profile, plan_cell, plan_trial
+from lab.report import decide, junit_xml, results_json, summary, write_run
+from lab.outcome import CellOutcome, TrialOutcome
+from lab.runner import Runner
+from lab.schedule import REFRESH_POINTS, Cell, parse_fault, parse_profile, plan_cell, plan_trial
 from lab.stack import Stack
 from services.chat.defects import INCIDENT, REGISTRY as DEFECTS
 
@@ -191,7 +192,9 @@ class ChaosRun:
                                {"trials_per_cell": self.trials, "max_trials_per_cell": self.max_trials,
                                 "seconds": round(seconds, 1), "interrupted": interrupted})
         write_run(out_dir, results, junit_xml(stats, decision), self.reports_root)
-        print(summary(stats, vs, decision, out_dir, seconds, ordered), file=out)
+        failing = [t for o in ordered for t in o.trials if t.failed]
+        print(summary(stats, decision, out_dir, seconds, sum(len(o.trials) for o in ordered), verdicts=vs,
+                      replay=failing[0].replay_command() if failing else None), file=out)
         return 130 if interrupted else decision.exit_code
 
     def _top_up(self, outcomes: list[CellOutcome], rng: random.Random,
@@ -212,30 +215,6 @@ class ChaosRun:
         return [(by_id[cid].cell, plan_cell(by_id[cid].cell, self.trials, rng.randrange(1 << 31),
                                             prefix=f"r{round_no}-c{i:03d}-"))
                 for i, cid in enumerate(sorted(want))]
-
-
-def summary(stats: list[CellStats], vs: list, decision: Any, out_dir: Path, seconds: float,
-            outcomes: list[CellOutcome]) -> str:
-    n = sum(len(o.trials) for o in outcomes)
-    lines = ["", table(stats), "", "Verdicts:"]
-    causes = [v for v in vs if v.causes]
-    lines += [f"  - {v.sentence()}" for v in causes] or ["  (none: no defect met the attribution rule)"]
-    inconclusive = [v for v in vs if not v.causes]
-    if inconclusive:
-        lines.append(f"  ({len(inconclusive)} inconclusive; see results.json)")
-    failing = [t for o in outcomes for t in o.trials if t.failed]
-    if failing:
-        lines += ["", f"Failing trials: {len(failing)} (artifacts in {out_dir}/trials/); replay one:",
-                  f"  {failing[0].plan.replay_command(mode=failing[0].mode)}"]
-    lines += ["", f"{n} trials in {seconds:.0f} s ({seconds / max(n, 1):.2f} s per trial); "
-              f"results: {out_dir}/results.json, junit.xml",
-              f"open in a browser: {out_dir}/report.html"]
-    if decision.exit_code == 0:
-        lines.append("Run valid: every cell exercised, the correct profile lost nothing.")
-    else:
-        lines.append("Run NOT valid:")
-        lines += [f"  - {r}" for r in decision.reasons]
-    return "\n".join(lines)
 
 
 def replay(stack: Stack, profile: str, fault: str, refresh: str, turns: int, seed: int,

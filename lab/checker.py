@@ -1,17 +1,23 @@
-"""The checker: a pure function from one trial's history to its anomalies and verdict.
+"""The checker: a pure function from one trial's history to its anomalies and verdict -- the one
+checker of `lab chaos`, `lab replay`, `lab investigate` and the lessons.
 
 Semantics (design: "Checker semantics"): a turn is the user message and its reply; both rows
 must be in the final read once the turn was acknowledged (``ok``). ``info`` sends may or may
 not have landed (allowed either way); ``fail`` sends must not have landed.
+
+Matching a stored row to a message: by id where the rows carry ids; otherwise by (role, text,
+occurrence) -- a user row by the text sent, a reply row by the reply text the answer carried --
+so two equal reply texts are two rows, not a duplicate and a loss. Where equal texts leave a
+choice, a reply belongs to the message whose question is the nearest stored before it; where the
+reply's text is not known, by that position alone.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Literal
 
-from lab.history import Row, Trial
+from lab.history import Row, Send, Trial
 
 Validity = Literal["valid", "invalid", "unknown"]
 ROLES = ("user", "assistant")
@@ -29,6 +35,7 @@ class Result:
     acknowledged: int = 0                # distinct ids with an ok send
     sends: int = 0
     acked_sends: int = 0
+    acked: list[str] = field(default_factory=list)        # ids with an ok send, in send order
     lost: dict[str, list[str]] = field(default_factory=lambda: {r: [] for r in ROLES})
     stale: list[str] = field(default_factory=list)
     duplicated: list[str] = field(default_factory=list)   # "id:role" stored more than once
@@ -36,22 +43,141 @@ class Result:
     unexpected: list[str] = field(default_factory=list)
     expired: bool = False
     amnesia: bool = False
+    page_failed: bool = False            # amnesia because the page's own history read failed
     phantom_fail: list[str] = field(default_factory=list)
     phantom_fail_definite: list[str] = field(default_factory=list)  # on ``fail`` sends: invalid
     reasons: list[str] = field(default_factory=list)
 
     def anomalies(self) -> dict[str, int]:
         """Counts per anomaly (lost counts turns with any row missing)."""
-        lost_turns = set(self.lost["user"]) | set(self.lost["assistant"])
-        return {"lost": len(lost_turns), "lost_user": len(self.lost["user"]),
+        return {"lost": len(self.lost_turns), "lost_user": len(self.lost["user"]),
                 "lost_assistant": len(self.lost["assistant"]), "stale": len(self.stale),
                 "duplicated": len(self.duplicated), "reordered": len(self.reordered),
                 "unexpected": len(self.unexpected), "expired": int(self.expired),
                 "amnesia": int(self.amnesia), "phantom_fail": len(self.phantom_fail)}
 
+    @property
+    def lost_turns(self) -> list[str]:
+        return list(dict.fromkeys(self.lost["user"] + self.lost["assistant"]))
 
-def _key(r: Row) -> str:
-    return f"{r.id}:{r.role}"
+    @property
+    def reply_missing(self) -> list[str]:
+        """Acknowledged, the user row stored, the reply row not."""
+        return [i for i in self.lost["assistant"] if i not in self.lost["user"]]
+
+    @property
+    def duplicated_ids(self) -> list[str]:
+        return sorted({d.rsplit(":", 1)[0] for d in self.duplicated})
+
+
+@dataclass
+class _Msg:
+    id: str
+    text: str
+    reply: str | None
+    sends: list[Send]
+
+
+@dataclass
+class Placement:
+    """Where one message's rows are in a read (positions, in stored order)."""
+
+    user: list[int] = field(default_factory=list)
+    reply: list[int] = field(default_factory=list)
+
+
+def _messages(sends: list[Send]) -> list[_Msg]:
+    out: dict[str, _Msg] = {}
+    for s in sends:
+        m = out.setdefault(s.id, _Msg(s.id, s.text, None, []))
+        m.sends.append(s)
+        if s.reply is not None and (m.reply is None or s.outcome == "ok"):
+            m.reply = s.reply
+    return list(out.values())
+
+
+def place(rows: list[Row], sends: list[Send]) -> tuple[dict[str, Placement], list[int]]:
+    """Each message's rows in ``rows``, and the positions of rows of ids never sent."""
+    msgs = _messages(sends)
+    by_id = {m.id: Placement() for m in msgs}
+    unexpected: list[int] = []
+    text_rows: list[int] = []
+    for pos, r in enumerate(rows):
+        if not r.id:
+            text_rows.append(pos)
+        elif r.id not in by_id:
+            unexpected.append(pos)
+        elif r.role in ROLES:
+            getattr(by_id[r.id], "user" if r.role == "user" else "reply").append(pos)
+    if text_rows:
+        _place_by_text(rows, text_rows, msgs, by_id)
+    return by_id, unexpected
+
+
+def _user_candidates(row: Row, msgs: list[_Msg]) -> list[_Msg]:
+    exact = [m for m in msgs if m.text == row.text]
+    if exact:
+        return exact
+    inside = [m for m in msgs if m.text and m.text in row.text]   # an app may decorate the text
+    longest = max((len(m.text) for m in inside), default=0)
+    return [m for m in inside if len(m.text) == longest]
+
+
+def _place_by_text(rows: list[Row], positions: list[int], msgs: list[_Msg],
+                   by_id: dict[str, Placement]) -> None:
+    # User rows: the first message of that text without a row yet (occurrence), else a duplicate.
+    owner_at: dict[int, _Msg] = {}
+    for pos in positions:
+        if rows[pos].role != "user":
+            continue
+        cands = _user_candidates(rows[pos], msgs)
+        if not cands:
+            continue  # the app's own row (a greeting, a system note): not the lab's business
+        m = next((c for c in cands if not by_id[c.id].user), cands[-1])
+        by_id[m.id].user.append(pos)
+        owner_at[pos] = m
+
+    def question_before(pos: int) -> _Msg | None:
+        before = [p for p in owner_at if p < pos]
+        return owner_at[max(before)] if before else None
+
+    replies = [p for p in positions if rows[p].role == "assistant"]
+    known = {m.reply for m in msgs if m.reply is not None}
+
+    def pool(pos: int) -> list[_Msg]:
+        text = rows[pos].text
+        by_text = [m for m in msgs if m.reply is not None and m.reply == text]
+        if by_text:
+            return by_text
+        # Not a reply text any answer carried: by position, among messages whose reply text is
+        # unknown or was stored differently from how it was answered.
+        if text in known:
+            return []
+        return [m for m in msgs if m.reply is None or not any(
+            rows[p].text == m.reply for p in replies)]
+
+    left: list[int] = []
+    # Pass 1: a reply right after its own question (the nearest stored question before it).
+    for pos in replies:
+        q, cands = question_before(pos), pool(pos)
+        if q is not None and q in cands and not by_id[q.id].reply:
+            by_id[q.id].reply.append(pos)
+        else:
+            left.append(pos)
+    # Pass 2: the rest -- a reply stored before its question (or with its question missing),
+    # else a second copy of the nearest question's reply.
+    for pos in left:
+        cands = pool(pos)
+        if not cands:
+            continue
+        free = [m for m in cands if not by_id[m.id].reply]
+        q = question_before(pos)
+        if free:
+            by_id[free[0].id].reply.append(pos)
+        elif q is not None and q in cands:
+            by_id[q.id].reply.append(pos)
+        else:
+            by_id[cands[0].id].reply.append(pos)
 
 
 def check(trial: Trial) -> Result:
@@ -60,57 +186,52 @@ def check(trial: Trial) -> Result:
     incomplete = [s.id for s in sends if s.outcome is None]
     if incomplete:
         return Result("unknown", reasons=[f"sends never completed: {', '.join(incomplete)}"])
+    if trial.unknown:
+        return Result("unknown", reasons=[trial.unknown])
     if trial.final_rows is None:
-        return Result("unknown", reasons=["the final Redis read is missing"])
+        return Result("unknown", reasons=["the final read is missing"])
     if not trial.fault_confirmed:
         return Result("unknown", reasons=["the fault was not confirmed"])
     if not trial.preconditions_met:
         return Result("unknown", reasons=["the experiment's preconditions did not hold"] + trial.errors)
 
-    order: list[str] = []
-    for s in sends:
-        if s.id not in order:
-            order.append(s.id)
-    acked = [i for i in order if any(s.id == i and s.outcome == "ok" for s in sends)]
-    failed_only = [i for i in order if all(s.outcome == "fail" for s in sends if s.id == i)]
+    msgs = _messages(sends)
+    order = [m.id for m in msgs]
+    acked = [m.id for m in msgs if any(s.outcome == "ok" for s in m.sends)]
+    failed_only = [m.id for m in msgs if all(s.outcome == "fail" for s in m.sends)]
     info_only = [i for i in order if i not in acked and i not in failed_only]
     res = Result("valid", attempted=len(order), acknowledged=len(acked), sends=len(sends),
-                 acked_sends=sum(s.outcome == "ok" for s in sends))
+                 acked_sends=sum(s.outcome == "ok" for s in sends), acked=acked)
 
     final = trial.final_rows
-    stored = Counter(_key(r) for r in final)
+    placed, unexpected = place(final, sends)
     for i in acked:
-        for role in ROLES:
-            if stored[f"{i}:{role}"] == 0:
-                res.lost[role].append(i)
-    res.duplicated = sorted(k for k, n in stored.items() if n > 1)
-    res.unexpected = sorted({r.id for r in final if r.id not in order})
+        if not placed[i].user:
+            res.lost["user"].append(i)
+        if not placed[i].reply:
+            res.lost["assistant"].append(i)
+    res.duplicated = [f"{i}:{role}" for i in order for role, n in
+                      (("user", len(placed[i].user)), ("assistant", len(placed[i].reply))) if n > 1]
+    res.unexpected = sorted({final[p].id for p in unexpected})
     res.expired = trial.key_expired and bool(res.lost["user"] or res.lost["assistant"])
+    res.reordered = _reordered(msgs, placed)
 
-    # Order: ids in the final read must appear in send order, each user row before its reply.
-    seen: list[str] = []
-    for r in final:
-        if r.id in order and r.id not in seen:
-            seen.append(r.id)
-    expected = [i for i in order if i in seen]
-    if seen != expected:
-        res.reordered = [i for i, j in zip(seen, expected) if i != j]
-    for i in seen:
-        roles = [r.role for r in final if r.id == i]
-        if "assistant" in roles and "user" in roles and roles.index("assistant") < roles.index("user"):
-            res.reordered.append(i)
-
-    stored_ids = {r.id for r in final if r.role == "user"}
-    res.phantom_fail = [i for i in failed_only + info_only
-                        if i in stored_ids and any(s.id == i and s.status is not None for s in sends)]
-    res.phantom_fail_definite = [i for i in failed_only if i in stored_ids]
+    stored_users = {i for i in order if placed[i].user}
+    answered = {s.id for s in sends if s.status is not None}
+    res.phantom_fail = [i for i in failed_only + info_only if i in stored_users and i in answered]
+    res.phantom_fail_definite = [i for i in failed_only if i in stored_users]
 
     if trial.page_after_refresh is not None:
-        shown = {_key(r) for r in trial.page_after_refresh}
-        acked_before = [i for i in acked if _acked_before_refresh(trial, i)]
-        res.stale = [i for i in acked_before
-                     if any(f"{i}:{role}" not in shown and stored[f"{i}:{role}"] for role in ROLES)]
-        res.amnesia = bool(acked_before) and not any(f"{i}:user" in shown for i in acked_before)
+        shown, _ = place(trial.page_after_refresh, sends)
+        before = [i for i in acked if _acked_before_refresh(trial, i)]
+        cut = {s.id for s in sends if s.cut}
+        res.amnesia = bool(before) and not any(shown[i].user for i in before)
+        res.page_failed = res.amnesia and trial.page_error is not None
+        if not res.amnesia:
+            # A reply cut mid-stream may still be completing at the refresh: missing then and
+            # stored later is not a stale read. The whole history missing is amnesia, not stale.
+            res.stale = [i for i in before if i not in cut and (
+                (not shown[i].user and placed[i].user) or (not shown[i].reply and placed[i].reply))]
     elif not trial.refresh_reached:
         res.reasons.append("the refresh point was not reached")
 
@@ -123,6 +244,33 @@ def check(trial: Trial) -> Result:
     elif not trial.refresh_reached:
         res.validity = "unknown"
     return res
+
+
+def _reordered(msgs: list[_Msg], placed: dict[str, Placement]) -> list[str]:
+    """Messages stored out of the order they were sent: a message's question stored after a later
+    message's, its reply stored before its question, or its question and reply split by another
+    message's row although that message was sent only after this one was answered."""
+    first = {m.id: (min(placed[m.id].user, default=None), min(placed[m.id].reply, default=None))
+             for m in msgs}
+    out: list[str] = []
+    users = [(first[m.id][0], i, m) for i, m in enumerate(msgs) if first[m.id][0] is not None]
+    by_pos = sorted(users, key=lambda x: x[0])  # type: ignore[arg-type, return-value]
+    for rank, (_, i, m) in enumerate(by_pos):
+        if any(j < i for _, j, _ in by_pos[rank + 1:]):
+            out.append(m.id)             # a message sent earlier is stored after this one
+    for m in msgs:
+        u, a = first[m.id]
+        if m.id in out or u is None or a is None:
+            continue
+        if a < u:
+            out.append(m.id)             # the reply above its question
+            continue
+        done = max((s.t_complete for s in m.sends if s.t_complete is not None), default=None)
+        between = [o for o in msgs if o is not m and any(
+            p is not None and u < p < a for p in first[o.id])]
+        if done is not None and any(all(s.t_invoke >= done for s in o.sends) for o in between):
+            out.append(m.id)             # another, later turn stored inside this one
+    return [m.id for m in msgs if m.id in out]
 
 
 def _acked_before_refresh(trial: Trial, mid: str) -> bool:

@@ -202,6 +202,17 @@ def build_parser() -> argparse.ArgumentParser:
                      help="only experiments with these faults or refresh points, '|'-separated, e.g. "
                      "'down|mid_stream'; 'redis_restart' (opt-in) checks what a Redis without "
                      "persistence does to it")
+    inv.add_argument("--seed", type=_opt_int("--seed", 0, (1 << 31) - 1), default=None, metavar="S",
+                     help="the run's seed (printed; default: random): each trial's texts derive from it")
+    inv.add_argument("--replay", default=None, metavar="TRIAL_ID",
+                     help="run one trial's experiment again with its seed (--runs times) and say which "
+                     "diagnoses it reproduces, e.g. --seed 42 --replay e3-down-settled-01 (the replay "
+                     "line of a run prints the whole command)")
+    inv.add_argument("--runs", type=_opt_int("--runs", 1, 1000), default=5, metavar="R",
+                     help="with --replay: how many times (default: 5)")
+    inv.add_argument("--concurrency", type=_opt_int("--concurrency", 1, 32), default=None, metavar="C",
+                     help="trials at once, each in its own browser context (default 6); fault-free experiments "
+                     "run side by side, one with a fault has the Redis link to itself")
     inv.add_argument("--reports", default="reports", metavar="DIR", help="where run folders go")
 
     sub.add_parser("faults", help="list the faults and their parameters")
@@ -404,7 +415,9 @@ def _investigate(args: argparse.Namespace) -> int:
                              "add [stream] with the request fields that make the answer stream, e.g. "
                              "request = { stream = true }")
     return run.run(spec, LabConfig.from_env(), args.trials or 3, args.turns or 3, Path(args.reports),
-                   (lambda e: e.fault in wanted or e.refresh in wanted) if wanted else None)
+                   (lambda e: e.fault in wanted or e.refresh in wanted) if wanted else None,
+                   seed=args.seed, sets=args.sets, replay=args.replay, runs=args.runs,
+                   concurrency=args.concurrency or run.DEFAULT_CONCURRENCY)
 
 
 def _print_endpoints(endpoints: dict[str, str]) -> None:

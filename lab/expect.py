@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from lab.attribution import cell_stats
-from lab.runner import CellOutcome, Runner
+from lab.outcome import CellOutcome
+from lab.runner import Runner
 
 Expectation = int | tuple[int, int]   # exact number of trials, or an inclusive range
 
@@ -67,10 +68,10 @@ def assert_cell(outcome: CellOutcome, nodeid: str, *, output_dir: Path = Path("t
     folder.mkdir(parents=True, exist_ok=True)
     for t in outcome.trials:
         if t.artifacts and Path(t.artifacts).is_dir():
-            shutil.copytree(t.artifacts, folder / t.plan.trial_id, dirs_exist_ok=True)
+            shutil.copytree(t.artifacts, folder / t.trial_id, dirs_exist_ok=True)
     example = next((t for t in outcome.trials if t.failed), outcome.trials[0] if outcome.trials else None)
     lines = [f"{outcome.cell.cell_id}: " + "; ".join(problems),
              f"anomalies per trial: {st.anomalies}", f"artifacts: {folder}"]
     if example is not None:
-        lines.append(f"replay: {example.plan.replay_command(mode=example.mode)}")
+        lines.append(f"replay: {example.replay_command()}")
     raise AssertionError("\n".join(lines))

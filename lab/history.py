@@ -1,5 +1,11 @@
-"""What one trial recorded: its sends (invoke -> ok | fail | info), what the page showed after
-the refresh, and what Redis held at the end. Plain data, the checker's only input."""
+"""What one trial recorded -- the one trial model of `lab chaos`, `lab replay`, `lab investigate`
+and the lessons: its sends (invoke -> ok | fail | info), what the page showed after the refresh,
+and what was stored at the end. Plain data (no Playwright), the checker's only input.
+
+The black-box parts (a send's reply text and time to answer, whether it was cut mid-stream or
+armed under a one-shot fault; the trial's reads, TTL observations and key dump) are optional:
+`lab chaos` knows its backend's ids and reads Redis itself, `lab investigate` sees only answers.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +18,7 @@ OUTCOMES = ("ok", "fail", "info")
 
 @dataclass
 class Send:
-    """One POST /chat as the browser saw it. ``ok`` = 2xx (for a stream: first token arrived);
+    """One chat request as the browser saw it. ``ok`` = 2xx (for a stream: first chunk arrived);
     ``fail`` = 4xx, definitely not applied; ``info`` = 5xx, timeout or aborted: maybe applied."""
 
     id: str
@@ -24,6 +30,14 @@ class Send:
     retry_of: str | None = None        # a user retry re-sends the same id
     t_invoke: float = 0.0
     t_complete: float | None = None
+    # Black-box parts: what an answer alone tells.
+    reply: str | None = None           # the reply's text in the answer (None: not known)
+    ms: float | None = None            # invoke -> answer (a stream: -> its first chunk)
+    html: bool = False                 # an HTML error page instead of the API's JSON
+    under_fault: bool = False          # a one-shot fault was armed around this send
+    streamed: bool = False             # asked for a streamed answer
+    cut: bool | None = None            # streamed and cut after its first chunk; False: the whole
+                                       # answer had come in that chunk (nothing was cut)
 
     def complete(self, outcome: Outcome, status: int | None, reason: str, t: float) -> None:
         if outcome not in OUTCOMES:
@@ -35,8 +49,25 @@ class Send:
 
 @dataclass
 class Row:
+    """One stored (or shown) message. ``id`` is "" where the API has no message ids: the checker
+    then matches it by (role, text, occurrence)."""
+
     id: str
     role: str
+    text: str = ""
+
+
+@dataclass
+class TtlObs:
+    """The conversation key's PTTL after a send (black box: the lab reads its own Redis)."""
+
+    turn: int
+    t: float             # s, wall clock of the observation (the midpoint of its round trip)
+    pttl_ms: int         # -2 no key, -1 no TTL
+    length: int          # values in the key (0 when absent)
+    rtt_ms: float = 0.0  # the PTTL read's round trip: how well `t` is known
+    settled: bool = True  # the key did not change over the settle window around the read: no
+                          # write was in flight. An unsettled read says nothing about the TTL rule.
 
 
 @dataclass
@@ -44,13 +75,44 @@ class Trial:
     trial_id: str
     sends: list[Send] = field(default_factory=list)
     page_after_refresh: list[Row] | None = None   # None: the refresh point was not reached
-    final_rows: list[Row] | None = None            # None: Redis could not be read
+    final_rows: list[Row] | None = None            # None: the stored history could not be read
     key_expired: bool = False                      # keyspace "expired" event for the key
     fault_confirmed: bool = True
     refresh_reached: bool = True
     preconditions_met: bool = True                 # e.g. ttl_elapse's pacing held
     errors: list[str] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)  # timeline for artifacts
+    # What was run (the diagnoses judge a trial by its experiment).
+    fault: str = "none"
+    fault_params: dict[str, Any] = field(default_factory=dict)
+    refresh: str = "settled"
+    turns: int = 0
+    fault_turn: int | None = None
+    fault_evidence: str | None = None
+    # Black-box parts.
+    page_error: str | None = None                  # the page's history read after the refresh failed
+    history_reads: list[int | None] = field(default_factory=list)  # statuses of every history GET
+    ttl: list[TtlObs] = field(default_factory=list)
+    cookie_persistent: bool | None = None
+    # The conversation's key after the final read: {key, type, pttl_ms, values, stored_turns}
+    # (stored_turns: turns whose user text occurs in its raw values; the format is the app's).
+    redis_final: dict[str, Any] | None = None
+    # The final read never settled because reads went back to earlier contents with nothing
+    # written: {"reads", "changes", "returns", "rows": [row counts seen]}.
+    flapping: dict[str, Any] | None = None
+    unknown: str | None = None                     # why the trial proves nothing, if it does not
+    seconds: float = 0.0
+    seed: int | None = None
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "Trial":
+        d = dict(d)
+        d["sends"] = [Send(**s) for s in d.get("sends", [])]
+        for k in ("page_after_refresh", "final_rows"):
+            if d.get(k) is not None:
+                d[k] = [Row(**r) for r in d[k]]
+        d["ttl"] = [TtlObs(**o) for o in d.get("ttl", [])]
+        return cls(**d)

@@ -11,18 +11,18 @@ import tempfile
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import redis
 from playwright.async_api import Browser, async_playwright
 
-from lab.checker import Result, check_safe
+from lab.checker import check_safe
 from lab.driver import ChatDriver, Slot, TriggerMissed
 from lab.errors import LabError
 from lab.faults import Fault, Targets
 from lab.history import Row, Trial
+from lab.outcome import CellOutcome, TrialOutcome
 from lab.observe import ExpiredKeys, RedisCommands
 from lab.schedule import MID_STREAM_LAST_TOKEN_DELAY_MS, Cell, TrialPlan
 from lab.stack.events import BackendEvents
@@ -41,28 +41,6 @@ async def _bounded(aw: Any, timeout_s: float) -> Any:
 
 
 QUIESCENCE_TIMEOUT_S = 20.0
-
-
-@dataclass
-class TrialOutcome:
-    plan: TrialPlan
-    trial: Trial
-    result: Result
-    artifacts: Path | None = None
-    seconds: float = 0.0
-    mode: str = "native"         # the stack's mode: a replay command must name it
-
-    @property
-    def failed(self) -> bool:
-        return self.result.validity == "invalid"
-
-
-@dataclass
-class CellOutcome:
-    cell: Cell
-    trials: list[TrialOutcome] = field(default_factory=list)
-    fault_evidence: str | None = None
-    fault_error: str | None = None
 
 
 class Lockstep:
@@ -226,7 +204,9 @@ class Runner:
         """Phase 1 under a deadline: a hung browser step makes the trial unknown (naming the
         step), never the run hang."""
         t0 = time.monotonic()
-        trial = Trial(plan.trial_id)
+        c = plan.cell
+        trial = Trial(plan.trial_id, fault=c.fault, fault_params=c.params, refresh=c.refresh, turns=c.turns,
+                      fault_turn=plan.fault_turn or None, seed=plan.seed)
         d = ChatDriver(browser, self.stack.cfg.chat_url, plan.headers, self.events,
                        stream=plan.cell.stream, trace=self.trace)
         limit_s = TRIAL_TIMEOUT_BASE_S + TRIAL_TIMEOUT_PER_TURN_S * plan.cell.turns

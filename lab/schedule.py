@@ -102,6 +102,7 @@ class Cell:
     turns: int = 5
     fault_params: tuple[tuple[str, Any], ...] = ()
     user_retry: bool = True
+    target: str = ""             # lab investigate: the app's name (its defects are unknown)
 
     def __post_init__(self) -> None:
         if self.refresh not in REFRESH_POINTS:
@@ -132,11 +133,17 @@ class Cell:
 
     @property
     def profile(self) -> str:
-        return profile_name(self.defects)
+        return f"target:{self.target}" if self.target else profile_name(self.defects)
 
     @property
     def cell_id(self) -> str:
         return f"{self.profile}|{fault_text(self.fault, self.params)}|{self.refresh}|t{self.turns}"
+
+    @property
+    def label(self) -> str:
+        """The cell's column in tables and reports: fault / refresh point (/ turns if not 5)."""
+        return f"{fault_text(self.fault, self.params)}/{self.refresh}" + (
+            f"/t{self.turns}" if self.turns != 5 else "")
 
     def as_json(self) -> dict[str, Any]:
         return {"cell_id": self.cell_id, "defects": list(self.defects), "profile": self.profile,

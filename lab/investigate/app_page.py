@@ -9,11 +9,11 @@ with the selector ("page: ..."), not a trial outcome.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import urlsplit
 
-from playwright.sync_api import Error as PlaywrightError, Page, Response, TimeoutError as PlaywrightTimeout
+from playwright.async_api import Error as PlaywrightError, Page, Response, TimeoutError as PlaywrightTimeout
 
 from lab.investigate.spec import Spec
 
@@ -24,29 +24,29 @@ def _matches(path: str, method: str) -> Callable[[Response], bool]:
     return lambda r: r.request.method == method and urlsplit(r.url).path == path
 
 
-def load(page: Page, spec: Spec, navigate: Callable[[], Any]) -> dict[str, Any]:
+async def load(page: Page, spec: Spec, navigate: Callable[[], Awaitable[Any]]) -> dict[str, Any]:
     """Navigate (open or reload) and read what the page shows once it has its history."""
     pg = spec.page
     assert pg is not None
     timeout_ms = spec.chat.timeout_s * 1000
     try:
-        with page.expect_response(_matches(spec.history.path, "GET"), timeout=timeout_ms) as info:
-            navigate()
-        resp = info.value
+        async with page.expect_response(_matches(spec.history.path, "GET"), timeout=timeout_ms) as info:
+            await navigate()
+        resp = await info.value
         status = resp.status
         if not 200 <= status < 300:
             return {"status": status, "type": resp.headers.get("content-type", ""),
-                    "body": resp.text()[:400], "error": None, "rows": None}
+                    "body": (await resp.text())[:400], "error": None, "rows": None}
     except PlaywrightTimeout:
         return {"status": None, "type": "", "body": "", "rows": None,
                 "error": f"page: {pg.path} made no GET {spec.history.path} within {spec.chat.timeout_s:g} s"}
     try:
         if pg.ready:
-            page.wait_for_selector(pg.ready, state="attached", timeout=timeout_ms)
+            await page.wait_for_selector(pg.ready, state="attached", timeout=timeout_ms)
         else:
             # Rendering follows the fetch within a task or two.
-            page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
-        rows = page.eval_on_selector_all(
+            await page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+        rows = await page.eval_on_selector_all(
             pg.message, "(els, a) => els.map(e => [e.getAttribute(a) || '', e.innerText])", pg.role_attribute)
     except PlaywrightTimeout:
         return {"status": status, "type": "", "body": "", "rows": None,
@@ -56,7 +56,7 @@ def load(page: Page, spec: Spec, navigate: Callable[[], Any]) -> dict[str, Any]:
             "rows": parsed[::-1] if pg.order == "newest_first" else parsed}
 
 
-def send(page: Page, spec: Spec, text: str, cut: bool) -> dict[str, Any]:
+async def send(page: Page, spec: Spec, text: str, cut: bool) -> dict[str, Any]:
     """Type ``text`` and send it; with ``cut``, reload as soon as the answer starts (the user
     refreshing mid-reply). ``ms`` is the page's request from start to the answer's first byte."""
     pg = spec.page
@@ -64,13 +64,13 @@ def send(page: Page, spec: Spec, text: str, cut: bool) -> dict[str, Any]:
     timeout_ms = spec.chat.timeout_s * 1000
     t0 = time.monotonic()
     try:
-        with page.expect_response(_matches(spec.chat.path, "POST"), timeout=timeout_ms) as info:
-            page.fill(pg.input, text, timeout=SELECTOR_TIMEOUT_MS)
+        async with page.expect_response(_matches(spec.chat.path, "POST"), timeout=timeout_ms) as info:
+            await page.fill(pg.input, text, timeout=SELECTOR_TIMEOUT_MS)
             if pg.send:
-                page.click(pg.send, timeout=SELECTOR_TIMEOUT_MS)
+                await page.click(pg.send, timeout=SELECTOR_TIMEOUT_MS)
             else:
-                page.press(pg.input, "Enter", timeout=SELECTOR_TIMEOUT_MS)
-        resp = info.value
+                await page.press(pg.input, "Enter", timeout=SELECTOR_TIMEOUT_MS)
+        resp = await info.value
     except PlaywrightTimeout as exc:
         what = "no element" if "waiting for" in str(exc) and "locator" in str(exc) else "no answer"
         if what == "no element":
@@ -87,13 +87,13 @@ def send(page: Page, spec: Spec, text: str, cut: bool) -> dict[str, Any]:
         out["cut"] = True
         return out
     try:
-        out["body"] = resp.text()
+        out["body"] = await resp.text()
     except PlaywrightError as exc:  # the connection broke mid-body: the answer's outcome is unknown
         out["status"], out["error"] = None, f"the answer broke off: {exc}"
         return out
     if pg.idle:
         try:
-            page.wait_for_selector(pg.idle, state="attached", timeout=timeout_ms)
+            await page.wait_for_selector(pg.idle, state="attached", timeout=timeout_ms)
         except PlaywrightTimeout:
             out["error"] = f"page: page.idle = {pg.idle!r} never appeared after the answer"
     return out

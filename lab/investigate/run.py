@@ -1,53 +1,80 @@
 """`lab investigate`: bring up Redis + Toxiproxy, start the target against them, check its
-contract, run the experiments, diagnose, and write the same reports as `lab chaos`."""
+contract, run the experiments (trials concurrently, faults shared through the chaos runner's
+Lockstep), judge every trial with the one checker, diagnose, and write the same reports as
+`lab chaos` (results.json cells, junit.xml, report.html, an atomic `latest-investigate`)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import random
+import shlex
 import shutil
 import signal
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
+from lab import diagnoses as dg
+from lab.attribution import cell_stats
+from lab.checker import check_safe
 from lab.config import LabConfig
 from lab.errors import UsageError
+from lab.faults import base as faults
 from lab.faults.base import Targets
-from lab.investigate import blackbox, diagnose as dg, target
+from lab.history import Trial
+from lab.investigate import blackbox, target
 from lab.investigate.blackbox import Experiment, Prober
 from lab.investigate.link import RedisLink
-from lab.investigate.records import TrialRec
 from lab.investigate.spec import Spec, fill
+from lab.outcome import CellOutcome, TrialOutcome
+from lab.report import EXIT_CLEAN, EXIT_FOUND, EXIT_INCONCLUSIVE, decide, junit_xml, results_json, summary, write_run
+from lab.runner import Lockstep
 from lab.stack.native import exclusive, interrupt_on
-from lab.stats import wilson
 
-EXIT_CLEAN, EXIT_FOUND, EXIT_INCONCLUSIVE = 0, 1, 3
+__all__ = ["EXIT_CLEAN", "EXIT_FOUND", "EXIT_INCONCLUSIVE", "Investigation", "run", "link_for"]
+DEFAULT_CONCURRENCY = 6   # trials at once (each its own pooled browser context)
 
 
 def link_for(cfg: LabConfig) -> RedisLink:
     """The investigation's own Redis + Toxiproxy, in a run folder next to the native stack's."""
-    from dataclasses import replace
-
     return RedisLink(replace(cfg, run_dir=cfg.run_dir.with_name(cfg.run_dir.name + "-investigate")))
+
+
+def full_plan(spec: Spec, turns: int) -> list[Experiment]:
+    """Every experiment, default and opt-in: a trial id's experiment number indexes this list,
+    so a replay command names the same experiment whatever --only chose."""
+    return blackbox.default_plan(turns, spec.stream is not None) + blackbox.optional_plan(turns)
+
+
+def trial_seed(seed: int, exp_no: int, k: int) -> int:
+    """A trial's own seed: a pure function of the run's seed and the trial's place in the plan."""
+    return random.Random(f"{seed}/{exp_no}/{k}").randrange(1 << 31)
 
 
 @dataclass
 class Investigation:
     spec: Spec
     cfg: LabConfig
-    plan: list[Experiment]
+    plan: list[tuple[int, Experiment]]     # (number in full_plan, experiment)
     trials: int
     reports_root: Path
+    seed: int
+    turns: int = 3
+    sets: list[str] = field(default_factory=list)
+    concurrency: int = DEFAULT_CONCURRENCY
+    replay_of: str | None = None           # replay: every trial runs this trial's seed
     out: TextIO = sys.stdout
 
     def say(self, msg: str) -> None:
         print(msg, file=self.out, flush=True)
 
     def run(self) -> int:
-        run_id = time.strftime("%Y%m%d-%H%M%S") + f"-investigate-{self.spec.name}"
+        kind = "replay" if self.replay_of else "investigate"
+        run_id = time.strftime("%Y%m%d-%H%M%S") + f"-{kind}-{self.spec.name}"
         out_dir = self.reports_root / run_id
         link = link_for(self.cfg)
         # SIGTERM / SIGHUP unwind like Ctrl-C: the target, Redis and Toxiproxy are stopped.
@@ -60,30 +87,25 @@ class Investigation:
 
     def _run(self, link: RedisLink, out_dir: Path) -> int:
         t0 = time.monotonic()
-        records: list[TrialRec] = []
+        done: list[TrialOutcome] = []
         interrupted = False
+        self.say(f"lab investigate: {self.spec.name}, seed {self.seed}"
+                 + (f" (replay of {self.replay_of})" if self.replay_of else ""))
         state = link.up()
         try:
             host, port = self.cfg.host, self.cfg.ports["redis_proxy"]
             argv = [fill(a, target.placeholders(self.spec, host, port)) for a in self.spec.start.command]
-            self.say(f"lab investigate: {self.spec.name}: Redis for the target at {host}:{port} "
-                     f"(through Toxiproxy); starting: {' '.join(argv)}")
+            self.say(f"  Redis for the target at {host}:{port} (through Toxiproxy); starting: {' '.join(argv)}")
             with target.running(self.spec, link.run_dir, host, port) as proc:
                 self.say(f"  target ready (pid {proc.pid}, log {link.run_dir / 'target.log'})")
                 pg = self.spec.page
                 self.say(f"  driving the app's own page {pg.path} by its selectors" if pg else
                          "  driving the API from the lab's page on the target's origin")
-                with blackbox.chromium() as browser:
-                    prober = Prober(self.spec, browser, Targets.of(link), self.cfg.redis_url)
-                    try:
-                        self.say("  " + blackbox.preflight(prober))
-                        try:
-                            self._experiments(prober, records)
-                        except KeyboardInterrupt:
-                            interrupted = True
-                    finally:
-                        prober.close()
-                    self._check_alive(proc, link)
+                try:
+                    asyncio.run(self._browse(Targets.of(link), done))
+                except KeyboardInterrupt:
+                    interrupted = True
+                self._check_alive(proc, link)
         finally:
             # The target's output is evidence (its own error logs): kept with the report.
             out_dir.mkdir(parents=True, exist_ok=True)
@@ -91,164 +113,151 @@ class Investigation:
                 shutil.copyfile(link.run_dir / "target.log", out_dir / "target.log")
             if not state.get("reused"):
                 link.down()
-        seconds = time.monotonic() - t0
-        return self._report(records, out_dir, seconds, interrupted)
+        return self._report(done, out_dir, time.monotonic() - t0, interrupted)
+
+    async def _browse(self, targets: Targets, done: list[TrialOutcome]) -> None:
+        async with blackbox.chromium() as browser:
+            prober = Prober(self.spec, browser, targets, self.cfg.redis_url)
+            try:
+                if not self.replay_of:
+                    self.say("  " + await blackbox.preflight(prober))
+                # Fault-free experiments share nothing a fault could disturb: their trials run
+                # together; an experiment with a fault has the Redis link to itself.
+                free = [(no, e) for no, e in self.plan if e.fault == "none"]
+                if free:
+                    sem = asyncio.Semaphore(self.concurrency)
+                    await asyncio.gather(*(self._experiment(prober, no, e, done, sem) for no, e in free))
+                for no, exp in self.plan:
+                    if exp.fault != "none":
+                        await self._experiment(prober, no, exp, done)
+            finally:
+                prober.close()
+                await prober.close_pool()
+
+    async def _experiment(self, prober: Prober, no: int, exp: Experiment, done: list[TrialOutcome],
+                          sem: asyncio.Semaphore | None = None) -> None:
+        """One experiment's trials, ``concurrency`` at a time; under a fault each group shares it
+        through one Lockstep. ``sem``: fault-free experiments running side by side share it."""
+        fault = faults.make(exp.fault, **dict(exp.params))
+        t0 = time.monotonic()
+        ids = [(f"e{no}-{exp.fault}-{exp.refresh}-{k:02d}", k) for k in range(self.trials)]
+        mine: list[TrialOutcome] = []
+
+        async def one(tid: str, k: int, step: Lockstep | None) -> Trial:
+            if sem is None:
+                return await prober.trial(exp, tid, self._seed(no, k), step)
+            async with sem:
+                return await prober.trial(exp, tid, self._seed(no, k), step)
+
+        for i in range(0, len(ids), self.concurrency):
+            group = ids[i:i + self.concurrency]
+            step = Lockstep(len(group), fault, prober.fault_targets) if exp.fault != "none" else None
+            for t in await asyncio.gather(*(one(tid, k, step) for tid, k in group)):
+                o = TrialOutcome(None, t, check_safe(t), seconds=t.seconds, replay=self.replay_command(t.trial_id))
+                mine.append(o)
+                done.append(o)  # as soon as known: an interrupted run reports it
+        unknown = [o for o in mine if o.result.validity == "unknown"]
+        self.say(f"  {exp.label}: {len(mine)} trials in {time.monotonic() - t0:.1f} s"
+                 + (f", {len(unknown)} unknown ({unknown[-1].result.reasons[0] if unknown[-1].result.reasons else ''})"
+                    if unknown else ""))
+
+    def _seed(self, no: int, k: int) -> int:
+        if self.replay_of:
+            no0, k0 = parse_trial_id(self.replay_of)
+            return trial_seed(self.seed, no0, k0)
+        return trial_seed(self.seed, no, k)
+
+    def replay_command(self, trial_id: str, runs: int = 5) -> str:
+        sets = [x for s in self.sets for x in ("--set", s)]
+        return shlex.join([".venv/bin/lab", "investigate", "--target", str(self.spec.file), *sets,
+                           "--turns", str(self.turns), "--seed", str(self.seed), "--replay", trial_id,
+                           "--runs", str(runs)])
 
     def _check_alive(self, proc: Any, link: RedisLink) -> None:
         if not proc.alive():
             self.say(f"  warning: the target exited during the run; last lines:\n"
                      f"{target.tail(link.run_dir / 'target.log')}")
 
-    def _experiments(self, prober: Prober, records: list[TrialRec]) -> None:
-        for i, exp in enumerate(self.plan):
-            for k in range(self.trials):
-                rec = prober.trial(exp, f"e{i}-{exp.fault}-{exp.refresh}-{k:02d}")
-                records.append(rec)
-            known = [r for r in records if r.trial_id.startswith(f"e{i}-")]
-            unknown = sum(1 for r in known if r.unknown)
-            self.say(f"  {exp.cell_id}: {len(known)} trials"
-                     + (f", {unknown} unknown ({known[-1].unknown if known[-1].unknown else ''})" if unknown else ""))
-
     # ------------------------------------------------------------------ reports
-    def _report(self, records: list[TrialRec], out_dir: Path, seconds: float, interrupted: bool) -> int:
-        from lab.report import html
-
-        h = self.spec.history
-        diagnoses = dg.diagnose(records, h.user_role, h.assistant_role)
-        judged = dg.judged(records, h.user_role, h.assistant_role)
-        cells = [self._cell(exp, i, records, h.user_role, h.assistant_role) for i, exp in enumerate(self.plan)]
-        unexercised = [c for c in cells if c["status"] == "unexercised"]
-        undiagnosed = sorted({name for _, c in judged for name, k in c.anomalies().items() if k})
-        if diagnoses:
-            code, verdict = EXIT_FOUND, f"{len(diagnoses)} diagnos{'is' if len(diagnoses) == 1 else 'es'}"
-        elif undiagnosed:
-            # Anomalies no diagnosis explains are still anomalies: never "no anomaly found".
-            code, verdict = EXIT_FOUND, f"anomalies without a diagnosis: {', '.join(undiagnosed)}"
-        elif unexercised or interrupted or not judged:
-            code, verdict = EXIT_INCONCLUSIVE, "unknown: not every experiment was exercised"
-        else:
-            code, verdict = EXIT_CLEAN, "no anomaly found"
-        reasons = [f"unexercised: {c['cell_id']}: {c['reason']}" for c in unexercised]
-        if interrupted:
-            reasons.append("interrupted: the report covers the finished trials only")
-        results = {
-            "run_id": out_dir.name, "seed": None, "mode": "investigate", "target": self.spec.name,
-            "spec": str(self.spec.file), "page": "app" if self.spec.page else "lab",
-            "roles": [h.user_role, h.assistant_role],
-            "trials_per_cell": self.trials, "seconds": round(seconds, 1),
-            "interrupted": interrupted, "verdict": verdict,
-            "cells": cells, "verdicts": [],
-            "diagnoses": [d.as_json() for d in diagnoses],
-            "bounds": {name: {"k": k, "n": n, "upper95": round(u, 4)}
-                       for name, (k, n, u) in dg.bounds(judged).items()},
-            "replay": {}, "artifacts": {},
-            "exit": {"code": code, "reasons": reasons},
-        }
+    def _report(self, done: list[TrialOutcome], out_dir: Path, seconds: float, interrupted: bool) -> int:
+        trials = [o.trial for o in done]
+        found, not_judged = dg.run(trials)
+        cells = []
+        for no, exp in self.plan:
+            cell = exp.cell(self.spec.name)
+            co = CellOutcome(cell, [o for o in done if o.trial_id.startswith(f"e{no}-")])
+            co.fault_evidence = next((o.trial.fault_evidence for o in co.trials if o.trial.fault_evidence), None)
+            if co.trials:
+                cells.append(co)
+        stats = [cell_stats(c) for c in cells]
+        for s in stats:
+            s.reason = s.reason or ""
+        decision = decide(stats, [], interrupted, diagnoses=found)
+        judged = dg.judge(trials)
+        bounds = dg.bounds(judged)
+        results = results_json(out_dir.name, self.seed, "investigate", stats, [], cells, decision, {
+            "target": self.spec.name, "spec": str(self.spec.file), "page": "app" if self.spec.page else "lab",
+            "roles": [self.spec.history.user_role, self.spec.history.assistant_role],
+            "trials_per_cell": self.trials, "turns": self.turns, "seconds": round(seconds, 1),
+            "interrupted": interrupted, "verdict": decision.verdict, "replay_of": self.replay_of})
+        results["diagnoses"] = [d.as_json() for d in found]
+        results["not_judged"] = not_judged
+        results["bounds"] = {name: {"k": k, "n": n, "upper95": round(u, 4)} for name, (k, n, u) in bounds.items()}
+        # The replay of each diagnosis: its first trial's command.
+        results["replay"] = {d.trials[0]: self.replay_command(d.trials[0]) for d in found if d.trials}
         out_dir.mkdir(parents=True, exist_ok=True)
-        (out_dir / "trials.json").write_text(json.dumps([r.as_json() for r in records], indent=1) + "\n")
-        (out_dir / "results.json").write_text(json.dumps(results, indent=2) + "\n")
-        (out_dir / "junit.xml").write_bytes(junit_xml(results))
-        html.write(out_dir)
-        latest = self.reports_root / "latest-investigate"
-        latest.unlink(missing_ok=True)
-        latest.symlink_to(out_dir.name)
-        self.say(summary(results, judged, diagnoses, out_dir, seconds, len(records)))
-        return 130 if interrupted else code
+        (out_dir / "trials.json").write_text(json.dumps([t.as_json() for t in trials], indent=1) + "\n")
+        write_run(out_dir, results, junit_xml(stats, decision, f"chaoslab.investigate.{self.spec.name}",
+                                              results["diagnoses"]),
+                  self.reports_root, latest_name="latest-investigate")
+        if self.replay_of:
+            return self._replayed(found, len(done), out_dir)
+        first = next((d.trials[0] for d in found if d.trials), None)
+        self.say(summary(stats, decision, out_dir, seconds, len(done), diagnoses=found, bounds=bounds,
+                         replay=self.replay_command(first) if first else None, seed=self.seed))
+        if not_judged and not found:
+            self.say("Not judged (no trial had their evidence): "
+                     + "; ".join(f"{c} ({why})" for c, why in not_judged.items()))
+        return 130 if interrupted else decision.exit_code
 
-    def _cell(self, exp: Experiment, i: int, records: list[TrialRec], user_role: str,
-              assistant_role: str) -> dict[str, Any]:
-        mine = [r for r in records if r.trial_id.startswith(f"e{i}-")]
-        j = dg.judged(mine, user_role, assistant_role)
-        counts = {name: sum(1 for _, c in j if c.anomalies()[name]) for name in dg.ANOMALY_WORDS}
-        n = len(j)
-        lost = counts["lost"]
-        lo, hi = wilson(lost, n)
-        sends = sum(len(r.sends) for r in mine)
-        acked = sum(1 for r in mine for s in r.sends if s.outcome == "ok")
-        status, reason = ("invalid" if any(counts.values()) else "valid"), ""
-        if n == 0:
-            status = "unexercised"
-            reason = next((r.unknown for r in mine if r.unknown), "no trial") or "no trial"
-        return {"cell_id": exp.cell_id, "profile": f"target:{self.spec.name}", "defects": [],
-                "fault": exp.fault, "fault_params": dict(exp.params), "refresh": exp.refresh,
-                "turns": exp.turns, "why": exp.why, "trials": n, "unknown": len(mine) - n,
-                "acknowledged": acked, "sends": sends,
-                "anomalies": {k: v for k, v in counts.items() if v},
-                "rates": {m: {"k": k, "n": n, "ci95": [round(x, 4) for x in wilson(k, n)]}
-                          for m, k in counts.items()},
-                "loss_rate": round(lost / n, 4) if n else 0.0, "ci95": [round(lo, 4), round(hi, 4)],
-                "status": status, "reason": reason,
-                "seconds_per_trial": round(sum(r.seconds for r in mine) / max(1, len(mine)), 3),
-                "failing_trials": [r.trial_id for r, c in j if c.failed],
-                "trial_ids": [r.trial_id for r in mine],
-                "unknown_reasons": sorted({r.unknown for r in mine if r.unknown})}
+    def _replayed(self, found: list[dg.Diagnosis], runs: int, out_dir: Path) -> int:
+        """`--replay`: how many of the runs each diagnosis was drawn from."""
+        if not found:
+            self.say(f"{self.replay_of}, seed {self.seed}: reproduced 0/{runs} (no diagnosis drawn); "
+                     f"results: {out_dir}/results.json")
+            return 1
+        for d in found:
+            self.say(f"{self.replay_of}, seed {self.seed}: {d.code} reproduced {d.k}/{runs}: {d.evidence}")
+        self.say(f"results: {out_dir}/results.json")
+        return 0
 
 
-def junit_xml(results: dict[str, Any]) -> bytes:
-    """One test case per experiment, as `lab chaos` writes one per cell: a failure names its
-    anomalies and the diagnoses drawn from its trials; an experiment that exercised nothing is
-    an error."""
-    import xml.etree.ElementTree as ET
-
-    cells = results["cells"]
-    suite = ET.Element("testsuite", name=f"chaoslab.investigate.{results['target']}", tests=str(len(cells)))
-    failures = errors = 0
-    for c in cells:
-        case = ET.SubElement(suite, "testcase", classname=f"chaoslab.investigate.{results['target']}",
-                             name=c["cell_id"], time=f"{c['seconds_per_trial'] * (c['trials'] + c['unknown']):.3f}")
-        mine = set(c["trial_ids"])
-        found = [d for d in results["diagnoses"] if mine & set(d["trials"])]
-        anomalies = ", ".join(f"{k} {v}/{c['trials']}" for k, v in c["anomalies"].items())
-        if c["status"] == "unexercised":
-            errors += 1
-            ET.SubElement(case, "error", message=f"unexercised: {c['reason']}")
-        elif c["anomalies"] or found:
-            failures += 1
-            ET.SubElement(case, "failure", message=(anomalies or "diagnosed") + (
-                "; " + ", ".join(d["code"] for d in found) if found else ""))
-        ET.SubElement(case, "system-out").text = "\n".join(
-            [f"{c['trials']} judged, {c['unknown']} unknown; {anomalies or 'no anomaly'}"]
-            + [f"[{d['code']}] {d['cause']}: {d['evidence']}" for d in found])
-    suite.set("failures", str(failures))
-    suite.set("errors", str(errors))
-    return ET.tostring(suite, encoding="utf-8", xml_declaration=True)
-
-
-def summary(results: dict[str, Any], judged: dg.Judged, diagnoses: list[dg.Diagnosis], out_dir: Path,
-            seconds: float, n_trials: int) -> str:
-    lines = ["", f"{'experiment':<52} {'trials':>6} {'unknown':>7} {'acked':>9}  anomalies"]
-    for c in results["cells"]:
-        an = ", ".join(f"{k} {v}/{c['trials']}" for k, v in c["anomalies"].items()) or \
-            ("unexercised" if c["status"] == "unexercised" else "-")
-        lines.append(f"{c['cell_id']:<52} {c['trials']:>6} {c['unknown']:>7} "
-                     f"{c['acknowledged']:>4}/{c['sends']:<4}  {an}")
-    lines.append("")
-    if diagnoses:
-        lines.append("Diagnoses (each with its evidence):")
-        for d in diagnoses:
-            lines.append(f"  - [{d.code}] {d.sentence()}")
-    elif results["verdict"].startswith("anomalies without"):
-        lines.append(f"{results['verdict']} -- see the table above and trials.json; no known cause fits "
-                     "their evidence")
-    elif results["exit"]["code"] == EXIT_CLEAN:
-        n = len(judged)
-        lines.append(f"No anomaly found in {n} judged trials ({n_trials - n} unknown). What could have been "
-                     "missed, at 95% (Wilson upper bounds):")
-        for name, b in results["bounds"].items():
-            lines.append(f"  - {dg.ANOMALY_WORDS[name]}: {b['k']}/{b['n']} trials, rate < {100 * b['upper95']:.0f}%")
-    else:
-        lines.append("Unknown: nothing diagnosed, but the run does not bound what could have been missed:")
-        lines += [f"  - {r}" for r in results["exit"]["reasons"]]
-    lines += ["", f"{n_trials} trials in {seconds:.0f} s; results: {out_dir}/results.json "
-              f"(trial records: trials.json, junit.xml)", f"open in a browser: {out_dir}/report.html"]
-    return "\n".join(lines)
+def parse_trial_id(trial_id: str) -> tuple[int, int]:
+    """'e3-down-settled-01' -> (3, 1): the experiment's number in the full plan and the trial's."""
+    head, _, tail = trial_id.partition("-")
+    try:
+        return int(head[1:]), int(tail.rsplit("-", 1)[1])
+    except (ValueError, IndexError):
+        raise UsageError(f"--replay {trial_id!r} is not a trial id of lab investigate",
+                         "copy it from results.json (e.g. e3-down-settled-01) or the replay line of a run") from None
 
 
 def run(spec: Spec, cfg: LabConfig, trials: int, turns: int, reports_root: Path,
-        only: Callable[[Experiment], bool] | None = None) -> int:
-    if only is None:
-        plan = blackbox.default_plan(turns, spec.stream is not None)
+        only: Callable[[Experiment], bool] | None = None, seed: int | None = None,
+        sets: list[str] | None = None, replay: str | None = None, runs: int = 5,
+        concurrency: int = DEFAULT_CONCURRENCY) -> int:
+    everything = list(enumerate(full_plan(spec, turns)))
+    seed = seed if seed is not None else random.SystemRandom().randrange(1 << 31)
+    if replay is not None:
+        no, _k = parse_trial_id(replay)
+        if not 0 <= no < len(everything):
+            raise UsageError(f"--replay {replay!r}: no experiment e{no} with --turns {turns}",
+                             f"experiments are e0..e{len(everything) - 1}; use the replay line as printed")
+        plan, trials = [everything[no]], runs
+    elif only is None:
+        n = len(blackbox.default_plan(turns, spec.stream is not None))
+        plan = everything[:n]
     else:
-        plan = [e for e in blackbox.default_plan(turns, spec.stream is not None)
-                + blackbox.optional_plan(turns) if only(e)]
-    return Investigation(spec, cfg, plan, trials, reports_root).run()
+        plan = [(i, e) for i, e in everything if only(e)]
+    return Investigation(spec, cfg, plan, trials, reports_root, seed, turns, sets or [],
+                         max(1, min(concurrency, trials)), replay).run()

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from lab.errors import UsageError
+from lab.history import Row
 
 HISTORY_FORMATS = ("objects", "strings")
 ORDERS = ("oldest_first", "newest_first")
@@ -60,6 +61,7 @@ class History:
     order: str
     user_role: str
     assistant_role: str
+    id_field: str | None = None   # objects only: the message id the chat request took ([chat] id_field)
 
 
 @dataclass(frozen=True)
@@ -251,7 +253,10 @@ def parse(data: dict[str, Any], path: Path) -> Spec:
         _str(hi, "history", "content_field", default="content", expected="a JSON field name"),
         sep, order,
         _str(hi, "history", "user_role", default="user", expected="a string"),
-        _str(hi, "history", "assistant_role", default="assistant", expected="a string"))
+        _str(hi, "history", "assistant_role", default="assistant", expected="a string"),
+        _str(hi, "history", "id_field", expected="a JSON field name (omit it if the rows carry no id)"))
+    if history.id_field and fmt != "objects":
+        raise _bad("history.id_field", history.id_field, "no id_field with format = \"strings\" (ids need objects)")
 
     r = _table(data, "redis", required=False)
     key = _str(r, "redis", "key", pattern=re.compile(r"^[^\s{}]*\{session\}[^\s{}]*$"),
@@ -299,6 +304,17 @@ def json_path(doc: Any, path: str) -> Any:
 def parse_history(spec: History, body: str) -> list[tuple[str, str]]:
     """The history response -> (role, content) rows, oldest first. ValueError says what was
     expected when the body is not of the spec's form."""
+    return [(role, content) for role, content, _ in _items(spec, body)]
+
+
+def parse_rows(spec: History, body: str) -> list[Row]:
+    """The history response -> the lab's rows, oldest first: the spec's roles as "user" and
+    "assistant" (others kept as they are), ids where history.id_field names them."""
+    names = {spec.user_role: "user", spec.assistant_role: "assistant"}
+    return [Row(mid, names.get(role, role), content) for role, content, mid in _items(spec, body)]
+
+
+def _items(spec: History, body: str) -> list[tuple[str, str, str]]:
     import json
 
     try:
@@ -311,8 +327,9 @@ def parse_history(spec: History, body: str) -> list[tuple[str, str]]:
         raise ValueError(str(exc)) from None
     if not isinstance(items, list):
         raise ValueError(f"{spec.items} is a {type(items).__name__}, expected a list")
-    rows: list[tuple[str, str]] = []
+    rows: list[tuple[str, str, str]] = []
     for i, it in enumerate(items):
+        mid = ""
         if spec.format == "strings":
             if not isinstance(it, str) or spec.separator not in it:
                 raise ValueError(f"item {i} = {it!r}: expected a \"role{spec.separator}content\" string")
@@ -322,7 +339,9 @@ def parse_history(spec: History, body: str) -> list[tuple[str, str]]:
                 raise ValueError(f"item {i} = {str(it)[:80]!r}: expected an object with "
                                  f"{spec.role_field!r} and {spec.content_field!r}")
             role, content = str(it[spec.role_field]), str(it[spec.content_field])
-        rows.append((role.strip(), content))
+            if spec.id_field:
+                mid = str(it.get(spec.id_field) or "")
+        rows.append((role.strip(), content, mid))
     return rows[::-1] if spec.order == "newest_first" else rows
 
 

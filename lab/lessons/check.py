@@ -27,7 +27,8 @@ from lab.config import DEFAULT_PORTS, PORT_ENV, ROOT, LabConfig
 from lab.lessons import MIN_TRIALS, Lesson
 from lab.lessons.validate import validate
 from lab.report import table
-from lab.runner import CellOutcome, Runner, TrialOutcome
+from lab.outcome import CellOutcome, TrialOutcome
+from lab.runner import Runner
 from lab.schedule import Cell, TrialPlan, fault_text, plan_cell, plan_trial
 from lab.stack.native import NativeStack, interrupt_on
 from lab.stats import fmt_rate, wilson
@@ -108,7 +109,7 @@ def judge(lesson: Lesson, outcome: CellOutcome, required: int = MIN_TRIALS) -> J
 
 def describe(t: TrialOutcome) -> str:
     r = t.result
-    parts = [f"trial {t.plan.trial_id} (seed {t.plan.seed})"]
+    parts = [f"trial {t.trial_id} (seed {t.plan.seed})"]
     if r.lost["user"] or r.lost["assistant"]:
         ids = (r.lost["user"] or r.lost["assistant"])[0][:8]
         parts.append(f"lost {len(r.lost['user'])} user row(s) and {len(r.lost['assistant'])} "
@@ -275,7 +276,7 @@ def run_demo(lesson: Lesson, trials: int, seed: int, reports: Path, out: TextIO 
     if failing:
         print(f"\nA failing trial: {describe(failing[0])}\n  artifacts: "
               f"{_shown(failing[0].artifacts) if failing[0].artifacts else '(none)'}\n"
-              f"  replay: {failing[0].plan.replay_command()}", file=out)
+              f"  replay: {failing[0].replay_command()}", file=out)
     _write(out_dir, lesson, stats, {"seed": seed})
     return 0
 

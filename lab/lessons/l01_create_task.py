@@ -1,6 +1,6 @@
 """Lesson 1: asyncio.create_task in a Flask async view."""
 
-from lab.lessons import Excerpt, Lesson, register
+from lab.lessons.base import Excerpt, Lesson, register
 
 LESSON = register(Lesson(
     number=1, slug="create_task", title="asyncio.create_task in a Flask async view",

@@ -1,6 +1,6 @@
 """Lesson 2: a TTL set once."""
 
-from lab.lessons import Excerpt, Lesson, register
+from lab.lessons.base import Excerpt, Lesson, register
 
 LESSON = register(Lesson(
     number=2, slug="ttl_set_once", title="a TTL set once (the conversation expires while in use)",

@@ -1,6 +1,6 @@
 """Lesson 3: one asyncio client across event loops."""
 
-from lab.lessons import Excerpt, Lesson, register
+from lab.lessons.base import Excerpt, Lesson, register
 
 LESSON = register(Lesson(
     number=3, slug="loop_client", title="one redis.asyncio client shared across event loops",

@@ -1,6 +1,6 @@
 """Lesson 4: retries that duplicate non-idempotent writes, and idempotency keys."""
 
-from lab.lessons import Excerpt, Lesson, register
+from lab.lessons.base import Excerpt, Lesson, register
 
 LESSON = register(Lesson(
     number=4, slug="idempotency", title="retries that duplicate writes, and idempotency keys",

@@ -1,6 +1,6 @@
 """Lesson 5: acknowledging before the write is durable; swallowed errors."""
 
-from lab.lessons import Excerpt, Lesson, register
+from lab.lessons.base import Excerpt, Lesson, register
 
 LESSON = register(Lesson(
     number=5, slug="ack_durable", title="acknowledging before the write is durable (swallowed errors)",

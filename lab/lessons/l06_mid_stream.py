@@ -1,6 +1,6 @@
 """Lesson 6: a refresh mid-stream."""
 
-from lab.lessons import Excerpt, Lesson, register
+from lab.lessons.base import Excerpt, Lesson, register
 
 LESSON = register(Lesson(
     number=6, slug="mid_stream", title="a refresh mid-stream (store before the first token)",

@@ -1,6 +1,6 @@
 """Lesson 7: a Redis restart without persistence, and what AOF changes."""
 
-from lab.lessons import Excerpt, Lesson, register
+from lab.lessons.base import Excerpt, Lesson, register
 
 LESSON = register(Lesson(
     number=7, slug="redis_restart", title="a Redis restart without persistence, and AOF",

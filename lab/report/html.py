@@ -2,8 +2,8 @@
 SVG, no script, no font, no image fetched), rendered from the run folder alone: results.json and
 the failing trials' artifacts. The numbers are results.json's, never recomputed.
 
-Sections: the verdicts in words, a heatmap of loss rate (profile x fault/refresh, one cell per
-results.json cell), the intervals, and per failing trial a timeline of four lanes on one time
+Sections: the verdicts in words, a heatmap (profile x fault/refresh, one cell per results.json
+cell; coloured by its most frequent anomaly, numbered with its loss rate), the intervals, and per failing trial a timeline of four lanes on one time
 axis -- browser, backend HTTP, Redis, faults -- with links to its trace and artifacts.
 """
 
@@ -23,10 +23,11 @@ W, LANE_H, LEFT = 960, 34, 110   # timeline geometry (px)
 
 
 def column(cell: dict[str, Any]) -> str:
-    """The heatmap column of a cell: fault / refresh, plus turns when not the default 5."""
-    params = ",".join(f"{k}={v}" for k, v in cell.get("fault_params", {}).items())
-    fault = cell["fault"] + (f"({params})" if params else "")
-    return f"{fault} / {cell['refresh']}" + (f" / {cell['turns']} turns" if cell["turns"] != 5 else "")
+    """The heatmap column of a cell: the same label as the terminal table (Cell.label)."""
+    from lab.schedule import fault_text
+
+    return f"{fault_text(cell['fault'], cell.get('fault_params', {}))}/{cell['refresh']}" + (
+        f"/t{cell['turns']}" if cell["turns"] != 5 else "")
 
 
 def _color(rate: float) -> str:
@@ -38,6 +39,19 @@ def _color(rate: float) -> str:
 
 def _pct(x: float) -> str:
     return f"{100 * x:.0f}%"
+
+
+# What colours a heatmap cell: the most frequent of these (loss first on a tie). An error whose
+# write was applied (phantom_fail) is allowed for an unknown outcome, so it does not colour.
+COLOURING = ("lost", "expired", "duplicated", "amnesia", "reordered", "unexpected", "stale")
+
+
+def _worst(cell: dict[str, Any]) -> tuple[str, int]:
+    """The anomaly that colours the cell, and in how many trials: a cell with duplicates,
+    amnesia or reordering is never drawn green because nothing was lost."""
+    an = cell.get("anomalies", {})
+    k, neg = max((an.get(m, 0), -i) for i, m in enumerate(COLOURING))
+    return COLOURING[-neg], k
 
 
 def heatmap(cells: list[dict[str, Any]]) -> str:
@@ -57,13 +71,16 @@ def heatmap(cells: list[dict[str, Any]]) -> str:
             k, n = c["rates"]["lost"]["k"], c["rates"]["lost"]["n"]
             lo, hi = c["ci95"]
             unex = c["status"] == "unexercised"
-            style = "" if unex else f' style="background:{_color(c["loss_rate"])}"'
+            worst, wk = _worst(c)
+            style = "" if unex else f' style="background:{_color(wk / n if n else 0.0)}"'
             title = (f"{c['cell_id']}: lost in {k}/{n} trials, 95% CI {_pct(lo)}-{_pct(hi)}; "
                      f"anomalies {json.dumps(c['anomalies'])}; {c['unknown']} unknown"
                      + (f"; unexercised: {c['reason']}" if unex else ""))
-            text = "unexercised" if unex else f"{_pct(c['loss_rate'])}<small>{k}/{n}</small>"
+            other = f" {worst} {wk}/{n}" if worst != "lost" and wk else ""
+            text = "unexercised" if unex else f"{_pct(c['loss_rate'])}<small>{k}/{n}{escape(other)}</small>"
             out.append(f'<td class="hm{" unex" if unex else ""}" data-cell="{escape(c["cell_id"])}" '
-                       f'data-rate="{c["loss_rate"]}" data-k="{k}" data-n="{n}"{style} '
+                       f'data-rate="{c["loss_rate"]}" data-anomaly="{worst}" '
+                       f'data-anomaly-rate="{wk / n if n else 0.0}" data-k="{k}" data-n="{n}"{style} '
                        f'title="{escape(title)}"><a href="#cell-{escape(c["cell_id"])}">{text}</a></td>')
         out.append("</tr>")
     out.append("</tbody></table>")
@@ -284,7 +301,8 @@ def render(results: dict[str, Any], run_dir: Path) -> str:
     if other:
         parts.append(f"<details><summary>{len(other)} inconclusive</summary><ul>"
                      + "".join(f"<li>{verdict_sentence(v)}</li>" for v in other) + "</ul></details>")
-    parts.append("<h2>Loss rate: acknowledged turns lost, per cell</h2>" + heatmap(cells))
+    parts.append("<h2>Anomalies per cell: the colour is the most frequent anomaly's rate, "
+                 "the number the loss rate</h2>" + heatmap(cells))
     parts.append("<h2>95% intervals (Wilson) of the loss rate</h2>" + intervals(cells))
     replay = results.get("replay", {})
     with_artifacts = [c for c in cells if any((run_dir / "trials" / t).is_dir() for t in c.get("failing_trials", []))]
@@ -322,64 +340,55 @@ def evidence_section(results: dict[str, Any], run_dir: Path) -> str:
     """`lab investigate`: per diagnosis, its first trials turn by turn -- the answer the browser
     got, what the page showed after the refresh, what the settled history and the Redis key
     hold -- so the evidence can be checked by eye, not only read as a sentence."""
-    from lab.investigate.records import SendRec, TrialRec, check, per_turn
+    from lab.checker import check_safe, place
+    from lab.history import Trial
 
     try:
         raw = json.loads((run_dir / "trials.json").read_text())
     except (OSError, ValueError):
         return ""
     by_id = {t["trial_id"]: t for t in raw}
-    user, assistant = results.get("roles", ["user", "assistant"])
     out = ["<h2>Evidence, trial by trial</h2>"]
     for d in results.get("diagnoses", []):
         for i, tid in enumerate(d["trials"][:EVIDENCE_TRIALS]):
-            t = by_id.get(tid)
-            if t is None:
+            if tid not in by_id:
                 continue
-            rec = TrialRec(**{**t, "sends": [SendRec(**x) for x in t["sends"]], "page_after": None, "final": None})
-            c = check(_with_reads(rec, t), user, assistant)
-            page_rows = (t.get("page_after") or {}).get("rows")
-            final_rows = (t.get("final") or {}).get("rows")
-            shown = per_turn([tuple(r) for r in page_rows], rec.sends, user, assistant) if page_rows is not None else None
-            kept = per_turn([tuple(r) for r in final_rows], rec.sends, user, assistant) if final_rows is not None else None
-            stored = set((t.get("redis_final") or {}).get("stored_turns", []))
-            ttl = {o["turn"]: o["pttl_ms"] for o in t.get("ttl", [])}
+            t = Trial.from_json(by_id[tid])
+            c = check_safe(t)
+            lost = set(c.lost["user"]) | set(c.lost["assistant"])
+            shown = place(t.page_after_refresh, t.sends)[0] if t.page_after_refresh is not None else None
+            kept = place(t.final_rows, t.sends)[0] if t.final_rows is not None else None
+            stored = set((t.redis_final or {}).get("stored_turns", []))
+            ttl = {o.turn: f"{o.pttl_ms}" + ("" if o.settled else " (unsettled)") for o in t.ttl}
             rows = []
-            for s in rec.sends:
+            for s in t.sends:
                 cls = "ok" if s.outcome == "ok" else "bad"
-                lost = c is not None and (s.turn in c.lost_user or s.turn in c.reply_missing)
-                answer = f"{s.status or 'no answer'} in {s.ms:.0f} ms" + (" (HTML)" if s.html else "") + (
+                answer = f"{s.status or 'no answer'} in {s.ms or 0:.0f} ms" + (" (HTML)" if s.html else "") + (
                     " under the fault" if s.under_fault else "") + (
                     " -- cut after the first chunk" if s.cut else "")
+                page = (_yes(shown[s.id]) if shown and s.id in shown
+                        else escape(t.page_error or "-"))
                 rows.append(
-                    f"<tr><td>{s.turn}</td><td class='{cls}'>{escape(answer)}</td>"
-                    f"<td>{_yes(shown[0][s.turn], shown[1][s.turn]) if shown else escape(str((t.get('page_after') or {}).get('status')))}</td>"
-                    f"<td class='{'lost' if lost else ''}'>{_yes(kept[0][s.turn], kept[1][s.turn]) if kept else 'never settled'}</td>"
-                    f"<td>{'yes' if s.turn in stored else ('no' if t.get('redis_final') else '-')}</td>"
-                    f"<td>{ttl.get(s.turn, '-')}</td></tr>")
-            flap = f"<p>reads never settled: {escape(json.dumps(t['flapping']))}</p>" if t.get("flapping") else ""
+                    f"<tr><td>{s.turn}</td><td class='{cls}'>{escape(answer)}</td><td>{page}</td>"
+                    f"<td class='{'lost' if s.id in lost else ''}'>"
+                    f"{_yes(kept[s.id]) if kept and s.id in kept else 'never settled'}</td>"
+                    f"<td>{'yes' if s.turn in stored else ('no' if t.redis_final else '-')}</td>"
+                    f"<td>{escape(ttl.get(s.turn, '-'))}</td></tr>")
+            flap = f"<p>reads never settled: {escape(json.dumps(t.flapping))}</p>" if t.flapping else ""
             out.append(
                 f"<details class='trial' data-trial='{escape(tid)}'{' open' if i == 0 else ''}><summary>"
-                f"<b>{escape(d['code'])}</b> &middot; trial {escape(tid)} &middot; {escape(t['fault'])} / "
-                f"{escape(t['refresh'])}{' &middot; unknown: ' + escape(t['unknown']) if t.get('unknown') else ''}"
+                f"<b>{escape(d['code'])}</b> &middot; trial {escape(tid)} &middot; {escape(t.fault)} / "
+                f"{escape(t.refresh)}{' &middot; unknown: ' + escape(t.unknown) if t.unknown else ''}"
                 f"</summary><table class='intervals'><tr><th>turn</th><th>answer</th>"
-                f"<th>page after the refresh (user/reply)</th><th>settled history (user/reply)</th>"
-                f"<th>text in the Redis key</th><th>PTTL after it (ms)</th></tr>{''.join(rows)}</table>{flap}</details>")
+                f"<th>page after the refresh (user/reply rows)</th><th>settled history (user/reply rows; "
+                f"positions)</th><th>text in the Redis key</th><th>PTTL after it (ms)</th></tr>{''.join(rows)}"
+                f"</table>{flap}</details>")
     return "".join(out) if len(out) > 1 else ""
 
 
-def _yes(users: int, replies: int) -> str:
-    return f"{users}/{replies}"
-
-
-def _with_reads(rec: Any, t: dict[str, Any]) -> Any:
-    from lab.investigate.records import Read
-
-    for name in ("page_after", "final"):
-        r = t.get(name)
-        setattr(rec, name, None if r is None else Read(r["status"], [tuple(x) for x in r["rows"]]
-                                                      if r.get("rows") is not None else None, r.get("error")))
-    return rec
+def _yes(p: Any) -> str:
+    """A message's rows in a read: counts, and where they are (a reply above its question shows)."""
+    return f"{len(p.user)}/{len(p.reply)}" + (f" @{p.user[:1]}/{p.reply[:1]}" if p.user or p.reply else "")
 
 
 def write(run_dir: Path) -> Path:

@@ -25,7 +25,7 @@ from lab.attribution import cell_stats, verdicts
 from lab.config import LabConfig, ROOT
 from lab.expect import assert_cell, run_grid
 from lab.faults import Targets, make
-from lab.runner import CellOutcome
+from lab.outcome import CellOutcome
 from lab.schedule import Cell, parse_fault, parse_profile, plan_cell, plan_trial
 from lab.stack.compose import ComposeStack
 from tests.helpers import isolated_env, run_lab

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from lab.expect import assert_cell, run_grid
-from lab.runner import CellOutcome
+from lab.outcome import CellOutcome
 from lab.schedule import Cell, parse_fault, parse_profile, plan_cell
 from lab.stack.native import NativeStack
 

@@ -97,7 +97,7 @@ def test_amnesia_page_shows_none_of_the_acknowledged_turns() -> None:
     full = rows("a:user", "a:assistant")
     r = check(trial([s("a", "ok")], full, page=[],
                     events=[{"kind": "refresh", "t": 5.0}]))
-    assert r.validity == "invalid" and r.amnesia is True and r.stale == ["a"]
+    assert r.validity == "invalid" and r.amnesia is True and r.stale == []  # all of it: amnesia, not stale
     assert r.reasons == ["amnesia"]
 
 
@@ -119,7 +119,7 @@ def test_reordered_and_unexpected() -> None:
     r = check(trial([s("a", "ok"), s("b", "ok", t=2)],
                     rows("b:user", "b:assistant", "a:user", "a:assistant", "zz:user")))
     assert r.validity == "invalid"
-    assert r.reordered == ["b", "a"] and r.unexpected == ["zz"]
+    assert r.reordered == ["b"] and r.unexpected == ["zz"]  # b stored above a, sent before it
     assert r.reasons == ["reordered", "unexpected"]
 
 
@@ -131,7 +131,7 @@ def test_reply_before_its_user_row_is_reordered() -> None:
 def test_unknown_when_the_instrument_saw_nothing() -> None:
     inflight = Send("a", "x", 1)
     assert check(trial([inflight], rows())).validity == "unknown"
-    assert check(trial([s("a", "ok")], None)).reasons == ["the final Redis read is missing"]
+    assert check(trial([s("a", "ok")], None)).reasons == ["the final read is missing"]
     assert check(trial([s("a", "ok")], rows("a:user", "a:assistant"),
                        fault_confirmed=False)).validity == "unknown"
     r = check(trial([s("a", "ok")], rows("a:user", "a:assistant"), refresh_reached=False))
@@ -157,3 +157,114 @@ def test_a_send_completes_once_with_a_known_outcome() -> None:
 def test_unmet_preconditions_make_the_trial_unknown() -> None:
     r = check(trial([s("a", "ok")], rows(), preconditions_met=False, errors=["gap too long"]))
     assert r.validity == "unknown" and r.reasons == ["the experiment's preconditions did not hold", "gap too long"]
+
+
+# ---------------------------------------------------------------- rows without ids (black box)
+
+def bs(turn: int, outcome: str = "ok", reply: str | None = "", status: int | None = 200,
+       t: float | None = None) -> Send:
+    """A black-box send: id t<turn>, the text the lab typed, the reply text its answer carried."""
+    t = float(turn) if t is None else t
+    send = Send(f"t{turn}", f"probe {turn}", turn, t_invoke=t, reply=reply if reply != "" else f"answer {turn}")
+    send.complete(outcome, status, "", t + 0.5)  # type: ignore[arg-type]
+    return send
+
+
+def tr(*pairs: tuple[str, str]) -> list[Row]:
+    return [Row("", role, text) for role, text in pairs]
+
+
+def conv(n: int, reply: str | None = None) -> list[Row]:
+    out: list[Row] = []
+    for i in range(1, n + 1):
+        out += tr(("user", f"probe {i}"), ("assistant", reply or f"answer {i}"))
+    return out
+
+
+def test_text_rows_all_stored_in_order_is_valid() -> None:
+    r = check(trial([bs(1), bs(2), bs(3)], conv(3), page=conv(3)))
+    assert r.validity == "valid" and r.anomalies() == {k: 0 for k in r.anomalies()}
+
+
+def test_repeated_reply_texts_are_two_rows_not_a_duplicate_and_a_loss() -> None:
+    same = "Hello! How can I help?"
+    sends = [bs(i, reply=same) for i in (1, 2, 3)]
+    r = check(trial(sends, conv(3, same), page=conv(3, same)))
+    assert r.validity == "valid"
+    assert r.duplicated == [] and r.lost == {"user": [], "assistant": []} and r.reordered == []
+
+
+def test_repeated_reply_texts_one_really_missing() -> None:
+    same = "Hello!"
+    stored = tr(("user", "probe 1"), ("assistant", same), ("user", "probe 2"), ("user", "probe 3"),
+                ("assistant", same))
+    r = check(trial([bs(i, reply=same) for i in (1, 2, 3)], stored))
+    assert r.lost == {"user": [], "assistant": ["t2"]} and r.duplicated == [] and r.reordered == []
+
+
+def test_repeated_reply_stored_twice_is_one_duplicate() -> None:
+    same = "Hello!"
+    stored = conv(2, same)
+    stored.insert(2, Row("", "assistant", same))   # u1 a1 a1' u2 a2
+    r = check(trial([bs(1, reply=same), bs(2, reply=same)], stored))
+    assert r.duplicated == ["t1:assistant"] and r.lost["assistant"] == [] and r.reordered == []
+
+
+def test_reply_stored_before_its_question_is_reordered_not_lost_nor_duplicated() -> None:
+    stored = tr(("user", "probe 1"), ("assistant", "answer 1"), ("assistant", "answer 2"),
+                ("user", "probe 2"), ("user", "probe 3"), ("assistant", "answer 3"))
+    r = check(trial([bs(1), bs(2), bs(3)], stored))
+    assert r.reordered == ["t2"]
+    assert r.lost == {"user": [], "assistant": []} and r.duplicated == []
+    assert r.validity == "invalid" and r.reasons == ["reordered"]
+
+
+def test_reply_before_its_question_with_repeated_texts_is_reordered() -> None:
+    same = "ok"
+    stored = tr(("user", "probe 1"), ("assistant", same), ("assistant", same), ("user", "probe 2"))
+    r = check(trial([bs(1, reply=same), bs(2, reply=same)], stored))
+    assert r.reordered == ["t2"] and r.duplicated == [] and r.lost["assistant"] == []
+
+
+def test_interleaved_turns_are_reordered() -> None:
+    """Turn 2 was sent after turn 1 was answered, yet its question sits inside turn 1."""
+    stored = tr(("user", "probe 1"), ("user", "probe 2"), ("assistant", "answer 1"),
+                ("assistant", "answer 2"))
+    r = check(trial([bs(1), bs(2)], stored))
+    assert r.reordered == ["t1"] and r.lost["assistant"] == [] and r.duplicated == []
+
+
+def test_questions_out_of_send_order() -> None:
+    stored = tr(("user", "probe 2"), ("assistant", "answer 2"), ("user", "probe 1"),
+                ("assistant", "answer 1"))
+    r = check(trial([bs(1), bs(2)], stored))
+    assert r.reordered == ["t2"]
+
+
+def test_unknown_reply_text_matches_by_position() -> None:
+    stored = tr(("user", "probe 1"), ("assistant", "streamed a"), ("user", "probe 2"),
+                ("assistant", "streamed b"))
+    r = check(trial([bs(1, reply=None), bs(2, reply=None)], stored))
+    assert r.validity == "valid" and r.anomalies()["lost"] == 0
+
+
+def test_app_rows_that_match_nothing_are_not_the_labs_business() -> None:
+    stored = tr(("assistant", "Welcome!")) + conv(2)
+    r = check(trial([bs(1), bs(2)], stored))
+    assert r.validity == "valid" and r.unexpected == []
+
+
+def test_decorated_user_text_still_matches() -> None:
+    stored = [Row("", "user", "[12:00] probe 1"), Row("", "assistant", "answer 1")]
+    assert check(trial([bs(1)], stored)).validity == "valid"
+
+
+def test_page_read_failed_is_amnesia_with_page_failed() -> None:
+    t = trial([bs(1), bs(2)], conv(2), page=[], page_error="HTTP 503")
+    r = check(t)
+    assert r.amnesia and r.page_failed and r.stale == []
+
+
+def test_unknown_trial_stays_unknown() -> None:
+    r = check(trial([bs(1)], conv(1), unknown="no send was acknowledged"))
+    assert r.validity == "unknown" and r.reasons == ["no send was acknowledged"]

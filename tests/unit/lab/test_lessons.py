@@ -12,7 +12,7 @@ from lab.history import Send, Trial
 from lab.checker import Result
 from lab.lessons.check import judge, lesson_config
 from lab.lessons.validate import validate
-from lab.runner import CellOutcome, TrialOutcome
+from lab.outcome import CellOutcome, TrialOutcome
 from lab.schedule import plan_trial
 from services.chat.defects import CORRECT, REGISTRY as DEFECTS
 

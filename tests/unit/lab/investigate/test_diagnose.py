@@ -1,28 +1,33 @@
-"""Diagnoses from hand-written trial records: each raised with its evidence, none on a clean run."""
+"""Diagnoses from hand-written trials: each raised with its evidence, none on a clean run, and
+none from evidence that something else explains (reads that raced a write, a failed send)."""
 
 from __future__ import annotations
 
-from lab.investigate import diagnose as dg
-from lab.investigate.records import Read, SendRec, TrialRec, TtlObs, check
+from lab import diagnoses as dg
+from lab.checker import check
+from lab.history import Row, Send, Trial, TtlObs
 
 
 def _send(turn: int, outcome: str = "ok", status: int | None = 200, ms: float = 50.0,
-          under_fault: bool = False) -> SendRec:
-    return SendRec(turn, f"probe t{turn} x", outcome, status, ms, 1000.0 + turn, under_fault=under_fault)  # type: ignore[arg-type]
+          under_fault: bool = False, reply: str | None = None) -> Send:
+    s = Send(f"t{turn}", f"probe t{turn} x", turn, reply=reply or f"reply {turn}", ms=ms,
+             under_fault=under_fault, t_invoke=1000.0 + turn)
+    s.complete(outcome, status, "" if status is None or status < 400 else f"HTTP {status}", 1000.5 + turn)  # type: ignore[arg-type]
+    return s
 
 
-def _rows(*spec: str) -> list[tuple[str, str]]:
-    """'u1' = user row of turn 1, 'a1' = a reply after it."""
-    return [("user", f"probe t{s[1:]} x") if s[0] == "u" else ("assistant", f"reply {s[1:]}") for s in spec]
+def _rows(*spec: str) -> list[Row]:
+    """'u1' = user row of turn 1, 'a1' = its reply."""
+    return [Row("", "user", f"probe t{s[1:]} x") if s[0] == "u" else Row("", "assistant", f"reply {s[1:]}")
+            for s in spec]
 
 
-def _trial(tid: str, rows: list[tuple[str, str]], sends: list[SendRec] | None = None, fault: str = "none",
-           refresh: str = "settled", page: list[tuple[str, str]] | None = None, **kw: object) -> TrialRec:
+def _trial(tid: str, rows: list[Row] | None, sends: list[Send] | None = None, fault: str = "none",
+           refresh: str = "settled", page: list[Row] | None = None, **kw: object) -> Trial:
     sends = sends if sends is not None else [_send(1), _send(2), _send(3)]
-    r = TrialRec(tid, fault, dict(kw.pop("params", {})), refresh, len(sends), sends=sends,  # type: ignore[arg-type]
-                 final=Read(200, rows), page_after=Read(200, page if page is not None else rows),
-                 history_reads=[200, 200], **kw)  # type: ignore[arg-type]
-    return r
+    return Trial(tid, sends=sends, final_rows=rows, page_after_refresh=page if page is not None else rows,
+                 fault=fault, fault_params=dict(kw.pop("params", {})), refresh=refresh,  # type: ignore[call-overload]
+                 turns=len(sends), history_reads=[200, 200], **kw)  # type: ignore[arg-type]
 
 
 FULL = _rows("u1", "a1", "u2", "a2", "u3", "a3")
@@ -35,14 +40,14 @@ def codes(records: list[TrialRec]) -> list[str]:
 def test_clean_run_has_no_diagnosis_and_bounds_what_was_missed() -> None:
     recs = [_trial(f"t{i}", FULL) for i in range(10)]
     assert codes(recs) == []
-    b = dg.bounds(dg.judged(recs))
+    b = dg.bounds(dg.judge(recs))
     assert b["lost"][:2] == (0, 10) and 0.27 < b["lost"][2] < 0.29
 
 
 def test_unknown_trials_are_not_judged() -> None:
     r = _trial("t0", FULL)
     r.unknown = "fault not confirmed"
-    assert check(r) is None and dg.judged([r]) == []
+    assert check(r).validity == "unknown" and dg.judge([r]) == []
 
 
 def test_replies_not_stored() -> None:
@@ -75,13 +80,12 @@ def test_duplicates_after_a_drop() -> None:
 def test_phantom_5xx_without_fault_and_errors() -> None:
     sends = [_send(1), _send(2, "info", 500), _send(3)]
     ds = dg.diagnose([_trial("t0", FULL, sends)])
-    assert [d.code for d in ds] == ["phantom_failures", "errors_without_fault"]
-    assert "1 sends answered 500" in ds[0].evidence
+    assert [d.code for d in ds] == ["errors_without_fault", "phantom_failures"]
+    assert "1 sends answered 500" in ds[1].evidence
 
 
 def test_history_reads_failing_shows_amnesia() -> None:
-    r = _trial("t0", FULL)
-    r.page_after = Read(503, None, "HTTP 503")
+    r = _trial("t0", FULL, page=[], page_error="HTTP 503")
     r.history_reads = [200, 503, 200, 200]
     ds = dg.diagnose([r])
     assert [d.code for d in ds] == ["history_reads_failing"]
@@ -119,10 +123,11 @@ def test_acked_faster_than_the_latency_allows() -> None:
 def test_ttl_not_renewed_and_no_ttl() -> None:
     renewed = _trial("t0", FULL, ttl=[TtlObs(1, 10.0, 604_799_990, 2), TtlObs(2, 10.1, 604_799_985, 4)])
     once = _trial("t1", FULL, ttl=[TtlObs(1, 10.0, 604_799_990, 2), TtlObs(2, 10.1, 604_799_890, 4)])
-    never = _trial("t2", FULL, ttl=[TtlObs(1, 10.0, -1, 2)])
+    never = _trial("t2", FULL, redis_final={"key": "chat:s", "pttl_ms": -1, "stored_turns": [1, 2, 3]})
     ds = dg.diagnose([renewed, once, never])
-    assert [(d.code, d.trials) for d in ds] == [("ttl_not_renewed", ["t1"]), ("no_ttl", ["t2"])]
-    assert "604799890 ms after turn 2" in ds[0].evidence
+    found = {d.code: d for d in ds}
+    assert {c: d.trials for c, d in found.items()} == {"ttl_not_renewed": ["t1"], "no_ttl": ["t2"]}
+    assert "604799890 ms after turn 2" in found["ttl_not_renewed"].evidence
 
 
 def test_session_cookie_lost_at_browser_restart() -> None:
@@ -173,7 +178,7 @@ def test_ttl_not_judged_when_a_turn_is_as_short_as_the_reads_are_slow() -> None:
     assert dg.diagnose([renewed]) == []
 
 
-def _streamed(turns: int = 3, cut_ok: bool = True) -> list[SendRec]:
+def _streamed(turns: int = 3, cut_ok: bool = True) -> list[Send]:
     sends = [_send(t, ms=300.0) for t in range(1, turns + 1)]
     for s in sends:
         s.streamed = True
@@ -207,7 +212,7 @@ def test_a_cut_turn_stored_in_the_end_is_no_anomaly() -> None:
                page=_rows("u1", "a1", "u2", "a2"))
     assert dg.diagnose([r]) == []
     c = check(r)
-    assert c is not None and c.stale == [] and not c.failed
+    assert c.validity == "valid" and c.stale == []
 
 
 def test_a_cut_loss_without_a_whole_stream_stored_is_not_blamed_on_the_stream() -> None:
@@ -219,7 +224,7 @@ def test_a_cut_loss_without_a_whole_stream_stored_is_not_blamed_on_the_stream() 
 
 def test_history_flapping_from_reads_that_go_back_to_earlier_contents() -> None:
     r = _trial("f0", FULL, flapping={"reads": 240, "changes": 120, "returns": 119, "rows": [0, 6]})
-    r.final, r.unknown = None, "the history never settled"
+    r.final_rows, r.unknown = None, "the history never settled"
     d = {x.code: x for x in dg.diagnose([r, _trial("f1", FULL)])}["history_flapping"]
     assert (d.k, d.n, d.trials) == (1, 2, ["f0"])
     assert "119 times back to contents read before" in d.evidence and "[0, 6]" in d.evidence
@@ -243,7 +248,8 @@ def test_report_shows_each_diagnosis_trial_turn_by_turn(tmp_path) -> None:  # ty
     assert "data-trial='s1'" in section and "saved_at_stream_end" in section
     assert "200 in 40 ms -- cut after the first chunk" in section
     # turn 3: not on the page, not in the settled history (marked lost), not in Redis
-    assert "<td>3</td>" in section and "<td class='lost'>0/0</td><td>no</td>" in section, section
+    assert "<td>3</td>" in section and "<td class='lost'>never settled</td>" not in section
+    assert "<td class='lost'>0/0</td><td>no</td>" in section, section
 
 
 def test_history_capped_only_in_the_long_conversations() -> None:
@@ -255,3 +261,78 @@ def test_history_capped_only_in_the_long_conversations() -> None:
     ds = dg.diagnose(short + long)
     assert [(d.code, d.trials) for d in ds] == [("history_capped", ["l0", "l1"])]
     assert "capped at 10 rows" in ds[0].cause and "the 2 shorter conversations (3 turns) kept every turn" in ds[0].evidence
+
+
+# ------------------------------------------------- what the two-pipeline lab got wrong (#16)
+
+def test_interleaved_writes_are_out_of_order_not_lost_nor_duplicated() -> None:
+    """Every message stored, a reply above its question: the old matcher (a reply belongs to the
+    last question before it) called that a missing reply and a duplicate."""
+    swapped = _rows("u1", "a1", "a2", "u2", "u3", "a3")
+    ds = dg.diagnose([_trial("t0", swapped), _trial("t1", FULL)])
+    assert [(d.code, d.k, d.n, d.trials) for d in ds] == [("writes_out_of_order", 1, 2, ["t0"])]
+    assert "the reply of turn 2 stored above its question" in ds[0].evidence
+
+
+def test_repeated_reply_texts_draw_nothing() -> None:
+    same = [_send(i, reply="Hello! How can I help?") for i in (1, 2, 3)]
+    rows = [Row("", r.role, "Hello! How can I help?" if r.role == "assistant" else r.text) for r in FULL]
+    assert dg.diagnose([_trial(f"t{i}", rows, list(same)) for i in range(3)]) == []
+
+
+def test_a_ttl_read_that_raced_a_write_is_not_evidence() -> None:
+    """A PTTL read between an append and its EXPIRE sees no TTL, or an old one: unsettled, it
+    says nothing (the prober marks it so); the settled key has its TTL."""
+    t = _trial("t0", FULL, ttl=[TtlObs(1, 10.0, 604_799_990, 2), TtlObs(2, 10.1, -1, 3, settled=False),
+                                TtlObs(3, 10.2, 604_799_890, 5, settled=False),
+                                TtlObs(3, 10.8, 604_799_400, 6)],
+               redis_final={"key": "k", "pttl_ms": 604_799_400, "stored_turns": [1, 2, 3]})
+    assert dg.diagnose([t]) == []
+
+
+def test_ttl_not_renewed_is_judged_only_across_acknowledged_sends() -> None:
+    """Append and TTL in two commands, a send failing between them (500): across it the TTL
+    decayed, across the acknowledged writes it was renewed. A milder finding of its own, and
+    not 'set once'."""
+    sends = [_send(1), _send(2, "info", 500, under_fault=True), _send(3)]
+    obs = [TtlObs(1, 10.0, 604_799_990, 2), TtlObs(2, 10.2, 604_799_790, 4),   # not renewed
+           TtlObs(3, 10.4, 604_799_990, 6)]                                    # renewed by turn 3
+    t = _trial("t0", FULL, sends, fault="drop", ttl=obs, params={"stream": "downstream", "one_shot": True},
+               redis_final={"key": "k", "pttl_ms": 604_799_900, "stored_turns": [1, 2, 3]})
+    found = {d.code: d for d in dg.diagnose([t])}
+    assert set(found) == {"ttl_skipped_on_error"}, found
+    assert "turn 2 failed (500) after its write landed" in found["ttl_skipped_on_error"].evidence
+
+
+def test_ttl_set_once_is_still_found_across_acknowledged_sends() -> None:
+    obs = [TtlObs(1, 10.0, 604_799_990, 2), TtlObs(2, 10.2, 604_799_790, 4), TtlObs(3, 10.4, 604_799_590, 6)]
+    found = {d.code for d in dg.diagnose([_trial("t0", FULL, ttl=obs)])}
+    assert found == {"ttl_not_renewed"}
+
+
+def test_a_failed_send_whose_write_skipped_the_ttl_without_renewal_elsewhere_is_not_called_mild() -> None:
+    """No acknowledged pair shows renewal: the evidence for 'skipped only on error' is missing."""
+    sends = [_send(1), _send(2, "info", 500, under_fault=True), _send(3)]
+    obs = [TtlObs(1, 10.0, 604_799_990, 2), TtlObs(2, 10.2, 604_799_790, 4)]
+    t = _trial("t0", FULL, sends, fault="drop", ttl=obs)
+    assert "ttl_skipped_on_error" not in {d.code for d in dg.diagnose([t])}
+
+
+def test_no_ttl_only_from_the_settled_key() -> None:
+    racing = _trial("t0", FULL, ttl=[TtlObs(1, 10.0, -1, 1, settled=False)],
+                    redis_final={"key": "k", "pttl_ms": 604_799_000, "stored_turns": [1, 2, 3]})
+    assert dg.diagnose([racing]) == []
+
+
+def test_each_diagnosis_is_a_registered_module_with_known_evidence() -> None:
+    dg._load()
+    assert {"writes_out_of_order", "ttl_skipped_on_error", "ttl_not_renewed", "no_ttl",
+            "duplicates", "duplicates_after_drop", "acked_lost"} <= set(dg.REGISTRY)
+    for e in dg.REGISTRY.values():
+        assert set(e.needs) <= set(dg.EVIDENCE), e.code
+
+
+def test_a_diagnosis_without_its_evidence_is_listed_as_not_judged() -> None:
+    found, not_judged = dg.run([_trial("t0", FULL)])
+    assert found == [] and "ttl_not_renewed" in not_judged and "acked_too_fast" in not_judged
+    assert not_judged["acked_too_fast"] == "needs latency in one trial"

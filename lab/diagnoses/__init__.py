@@ -1,0 +1,194 @@
+"""Diagnoses: claims about an app's code drawn from the one checker's results, each with its
+evidence (numbers and trial ids). One diagnosis = one small module in this package, registered by
+name with the evidence it needs; a new anomaly is one module and one test.
+
+A diagnosis is drawn only from evidence that nothing else explains: a trial the checker left
+unknown never counts, and each module says which trials could have shown it (its pool).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from lab.checker import Result, check_safe
+from lab.history import Send, Trial
+from lab.stats import wilson
+
+
+@dataclass
+class Diagnosis:
+    code: str
+    cause: str                     # what points at the cause, in words
+    evidence: str                  # numbers and trial ids
+    k: int                         # trials showing it
+    n: int                         # trials that could show it
+    trials: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        lo, hi = wilson(self.k, self.n)
+        return {"code": self.code, "cause": self.cause, "evidence": self.evidence, "k": self.k,
+                "n": self.n, "ci95": [round(lo, 4), round(hi, 4)], "trials": self.trials}
+
+    def sentence(self) -> str:
+        lo, hi = wilson(self.k, self.n)
+        return f"{self.cause} -- {self.k}/{self.n} trials [{lo:.2f}, {hi:.2f}]: {self.evidence}"
+
+
+@dataclass(frozen=True)
+class Judged:
+    """One trial the checker gave a verdict for, with turn-number views of its result."""
+
+    trial: Trial
+    result: Result
+
+    @property
+    def id(self) -> str:
+        return self.trial.trial_id
+
+    def turns(self, ids: Iterable[str]) -> list[int]:
+        turn = {s.id: s.turn for s in self.trial.sends}
+        return sorted({turn[i] for i in ids if i in turn})
+
+    @property
+    def acked(self) -> list[int]:
+        return self.turns(self.result.acked)
+
+    @property
+    def lost_user(self) -> list[int]:
+        return self.turns(self.result.lost["user"])
+
+    @property
+    def reply_missing(self) -> list[int]:
+        return self.turns(self.result.reply_missing)
+
+    @property
+    def cut(self) -> set[int]:
+        """Turns whose streamed reply the lab cut: their loss is saved_at_stream_end's to explain."""
+        return {s.turn for s in self.trial.sends if s.cut}
+
+    def send(self, turn: int) -> Send | None:
+        return next((s for s in self.trial.sends if s.turn == turn), None)
+
+
+@dataclass
+class Evidence:
+    """What a diagnosis reads: every trial, the judged ones, and what was drawn before it."""
+
+    trials: list[Trial]
+    judged: list[Judged]
+    found: list[Diagnosis] = field(default_factory=list)
+
+
+# What a diagnosis may need, each a question about one trial: a diagnosis is judged only when
+# some trial of the run holds all of its needs (else it is listed as not judged, with why).
+EVIDENCE: dict[str, Callable[[Trial], bool]] = {
+    "page": lambda t: t.page_after_refresh is not None,
+    "ttl": lambda t: any(o.settled and o.pttl_ms >= 0 for o in t.ttl),
+    "key": lambda t: t.redis_final is not None,
+    "cookie": lambda t: t.cookie_persistent is not None,
+    "stream_cut": lambda t: any(s.cut for s in t.sends),
+    "fault": lambda t: t.fault != "none",
+    "latency": lambda t: t.fault == "latency",
+    "redis_unreachable": lambda t: t.fault in ("down", "drop"),
+    "drop": lambda t: t.fault == "drop",
+    "redis_restart": lambda t: t.fault == "redis_restart",
+    "browser_restart": lambda t: t.refresh == "browser_restart",
+    "no_fault": lambda t: t.fault == "none",
+}
+
+
+@dataclass(frozen=True)
+class Entry:
+    code: str
+    fn: Callable[[Evidence], "Diagnosis | list[Diagnosis] | None"]
+    needs: tuple[str, ...]
+    explains_loss: bool        # its trials' loss has a cause: acked_lost does not claim them
+    last: bool                 # runs after the others (reads what they found)
+
+
+REGISTRY: dict[str, Entry] = {}
+
+
+def register(code: str, *, needs: tuple[str, ...] = (), explains_loss: bool = False,
+             last: bool = False) -> Callable[[Callable[[Evidence], Any]], Callable[[Evidence], Any]]:
+    for n in needs:
+        if n not in EVIDENCE:
+            raise ValueError(f"diagnosis {code}: unknown evidence {n!r}; known: {', '.join(EVIDENCE)}")
+
+    def wrap(fn: Callable[[Evidence], Any]) -> Callable[[Evidence], Any]:
+        REGISTRY[code] = Entry(code, fn, needs, explains_loss, last)
+        return fn
+    return wrap
+
+
+def _load() -> None:
+    for mod in pkgutil.iter_modules(__path__):
+        if not mod.name.startswith("_"):
+            importlib.import_module(f"{__name__}.{mod.name}")
+
+
+def judge(trials: list[Trial]) -> list[Judged]:
+    out = []
+    for t in trials:
+        r = check_safe(t)
+        if r.validity != "unknown":
+            out.append(Judged(t, r))
+    return out
+
+
+def judged_by(trials: list[Trial]) -> Callable[[Entry], bool]:
+    def ok(e: Entry) -> bool:
+        return any(all(EVIDENCE[n](t) for n in e.needs) for t in trials)
+    return ok
+
+
+def diagnose(trials: list[Trial]) -> list[Diagnosis]:
+    return run(trials)[0]
+
+
+def run(trials: list[Trial]) -> tuple[list[Diagnosis], dict[str, str]]:
+    """(the diagnoses drawn, {code: why it could not be judged}) for one run's trials."""
+    _load()
+    ev = Evidence(trials, judge(trials))
+    has = judged_by(trials)
+    not_judged: dict[str, str] = {}
+    for entry in sorted(REGISTRY.values(), key=lambda e: e.last):
+        if not has(entry):
+            not_judged[entry.code] = f"needs {' + '.join(entry.needs)} in one trial"
+            continue
+        got = entry.fn(ev)
+        ev.found += [got] if isinstance(got, Diagnosis) else (got or [])
+    return ev.found, not_judged
+
+
+def explained(found: list[Diagnosis]) -> set[str]:
+    """Trials whose loss a diagnosis that explains loss has claimed."""
+    return {t for d in found if REGISTRY[d.code].explains_loss for t in d.trials}
+
+
+# Shared wording helpers: every diagnosis names its trials the same way.
+def ids(items: Iterable[Judged | Trial]) -> list[str]:
+    return [x.id if isinstance(x, Judged) else x.trial_id for x in items]
+
+
+def few(names: list[str]) -> str:
+    return ", ".join(names[:4]) + (f" (+{len(names) - 4})" if len(names) > 4 else "")
+
+
+ANOMALY_WORDS = {"lost": "acknowledged turns lost", "duplicated": "duplicates",
+                 "reordered": "turns stored out of order",
+                 "phantom_fail": "errors whose write was applied", "amnesia": "amnesia after the refresh",
+                 "stale": "stale reads"}
+
+
+def bounds(judged: list[Judged]) -> dict[str, tuple[int, int, float]]:
+    """For a clean result: per anomaly, (k, n, Wilson upper bound) over the judged trials."""
+    out = {}
+    for name in ANOMALY_WORDS:
+        k = sum(1 for j in judged if j.result.anomalies()[name])
+        out[name] = (k, len(judged), wilson(k, len(judged))[1])
+    return out

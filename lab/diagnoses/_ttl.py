@@ -1,0 +1,65 @@
+"""TTL evidence shared by the TTL diagnoses: consecutive *settled* PTTL observations of the
+conversation key and the sends between them. A read that raced an in-flight write is never
+used (the prober marks it unsettled), and a pair is judged only when the elapsed time dwarfs how
+well the two reads' moments are known."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lab.history import Send, Trial, TtlObs
+
+TTL_SLACK_MS = 5   # PTTL is read over a separate connection: a few ms of jitter are not evidence
+
+
+@dataclass(frozen=True)
+class Pair:
+    a: TtlObs
+    b: TtlObs
+    between: tuple[Send, ...]    # the sends after a's turn, up to b's
+
+    @property
+    def elapsed_ms(self) -> float:
+        return (self.b.t - self.a.t) * 1000
+
+    @property
+    def tolerance_ms(self) -> float:
+        return TTL_SLACK_MS + (self.a.rtt_ms + self.b.rtt_ms) / 2
+
+    @property
+    def grew(self) -> bool:
+        """A write landed in between (the key has more values)."""
+        return self.b.length > self.a.length
+
+    @property
+    def judgeable(self) -> bool:
+        # Not renewed: b = a - elapsed, to within the tolerance. Renewed: b = a - elapsed + (the
+        # time between the writes before each read, about `elapsed`). Told apart only when the
+        # elapsed time dwarfs the tolerance (slow reads on a busy machine would otherwise pass a
+        # renewal within one short turn for "not renewed").
+        return (self.a.pttl_ms >= 0 and self.b.pttl_ms >= 0 and self.grew
+                and self.elapsed_ms >= 4 * self.tolerance_ms)
+
+    @property
+    def decayed_only(self) -> bool:
+        return abs(self.b.pttl_ms - (self.a.pttl_ms - self.elapsed_ms)) <= self.tolerance_ms
+
+    @property
+    def renewed(self) -> bool:
+        return self.b.pttl_ms - (self.a.pttl_ms - self.elapsed_ms) > self.tolerance_ms
+
+    @property
+    def acked_only(self) -> bool:
+        """Every send in between was acknowledged: the writes the TTL rule is about succeeded."""
+        return bool(self.between) and all(s.outcome == "ok" for s in self.between)
+
+    def text(self, trial_id: str) -> str:
+        return (f"trial {trial_id}: PTTL {self.a.pttl_ms} ms after turn {self.a.turn}, {self.b.pttl_ms} ms "
+                f"after turn {self.b.turn} {self.elapsed_ms:.0f} ms later (the key grew "
+                f"{self.a.length} -> {self.b.length})")
+
+
+def pairs(t: Trial) -> list[Pair]:
+    obs = [o for o in t.ttl if o.settled and o.pttl_ms != -2]
+    return [Pair(a, b, tuple(s for s in t.sends if a.turn < s.turn <= b.turn))
+            for a, b in zip(obs, obs[1:])]

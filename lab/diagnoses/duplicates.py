@@ -1,0 +1,19 @@
+"""The same sent message stored more than once with no connection drop to explain a retry
+(per occurrence: two equal texts are two messages, not a copy)."""
+
+from __future__ import annotations
+
+from lab.diagnoses import Diagnosis, Evidence, few, ids, register
+
+
+@register("duplicates")
+def diagnose(ev: Evidence) -> Diagnosis | None:
+    other = [j for j in ev.judged if j.trial.fault != "drop"]
+    hit = [j for j in other if j.result.duplicated]
+    if not hit:
+        return None
+    return Diagnosis(
+        "duplicates", "messages stored more than once without a connection drop",
+        f"duplicated turns in {len(hit)}/{len(other)} trials, e.g. trial {hit[0].id} turns "
+        f"{hit[0].turns(hit[0].result.duplicated_ids)} (trials {few(ids(hit))})",
+        len(hit), len(other), ids(hit))

@@ -1,0 +1,32 @@
+"""Loss with no fault, only of the oldest turns, at the same stored length: a capped history."""
+
+from __future__ import annotations
+
+from lab.diagnoses import Diagnosis, Evidence, few, ids, register
+
+
+@register("history_capped", needs=("no_fault",), explains_loss=True)
+def diagnose(ev: Evidence) -> Diagnosis | None:
+    pool = [j for j in ev.judged if j.trial.fault == "none" and not j.cut]
+    hit = [j for j in pool if j.lost_user]
+    if not hit:
+        return None
+    oldest_only = all(j.lost_user == list(range(1, len(j.lost_user) + 1)) for j in hit)
+    lengths = {len(j.trial.final_rows or []) for j in hit}
+    if not oldest_only or len(lengths) != 1 or len(hit) < 2:
+        return None
+    cap = lengths.pop()
+    # A cap loses in EVERY fault-free conversation longer than it, not in some of them.
+    longer = [j for j in pool if 2 * len(j.acked) > cap]
+    if len(longer) != len(hit):
+        return None
+    shortest = min(j.trial.turns for j in hit)
+    intact = [j for j in pool if j not in hit]
+    return Diagnosis(
+        "history_capped",
+        f"loss only beyond a conversation length, with no fault at all: the history is capped at {cap} rows",
+        f"in {len(hit)}/{len(pool)} fault-free trials of {shortest}+ turns only the oldest turns are "
+        f"missing and the stored history has exactly {cap} rows (trials {few(ids(hit))})"
+        + (f"; the {len(intact)} shorter conversations ({', '.join(sorted({str(j.trial.turns) for j in intact}))} "
+           f"turns) kept every turn" if intact else ""),
+        len(hit), len(pool), ids(hit))

@@ -1,0 +1,33 @@
+"""A streamed turn stored only when its stream completes: a cut stream loses it."""
+
+from __future__ import annotations
+
+from lab.diagnoses import Diagnosis, Evidence, register
+
+
+@register("saved_at_stream_end", needs=("stream_cut",), explains_loss=True)
+def diagnose(ev: Evidence) -> Diagnosis | None:
+    """A reply cut mid-stream is missing at the end (its user message too, or only the reply),
+    while the replies of the same conversation that streamed to their end were stored."""
+    pool = [j for j in ev.judged if j.cut]
+    hit = []
+    for j in pool:
+        lost = [t for t in sorted(j.cut) if t in j.lost_user or t in j.reply_missing]
+        whole = [s for s in j.trial.sends if s.streamed and not s.cut and s.outcome == "ok"]
+        kept = [s for s in whole if s.turn not in j.lost_user and s.turn not in j.reply_missing]
+        if lost and kept:
+            hit.append((j, lost, kept))
+    if not hit:
+        return None
+    j0, lost0, kept0 = hit[0]
+    cut0 = j0.send(lost0[0])
+    what = "the user message and the reply" if lost0[0] in j0.lost_user else "the reply"
+    return Diagnosis(
+        "saved_at_stream_end",
+        "a streamed turn is stored only when its stream completes: a refresh or a closed tab "
+        "mid-reply loses it",
+        f"e.g. trial {j0.id}: turn {lost0[0]} acknowledged by its first chunk after "
+        f"{(cut0.ms if cut0 and cut0.ms else 0):.0f} ms, cut there, and {what} missing from the settled "
+        f"history, while the {len(kept0)} replies streamed to their end (about "
+        f"{max(s.ms or 0 for s in kept0):.0f} ms) were stored; in {len(hit)}/{len(pool)} trials with a cut stream",
+        len(hit), len(pool), [j.id for j, *_ in hit])

@@ -1,0 +1,34 @@
+"""Right after the refresh the page misses acknowledged turns that the settled history has."""
+
+from __future__ import annotations
+
+from lab.diagnoses import Diagnosis, Evidence, Judged, ids, register
+
+
+def _stale(j: Judged) -> list[int]:
+    """Turns missing from the page after the refresh that the settled history has. All of them
+    (the checker calls that amnesia) count too when nothing else explains it: the page's read
+    succeeded, in the same browser context (a browser restart is the cookie's business) and
+    every acknowledged turn is there at the end -- e.g. a cache filled before the first send."""
+    r = j.result
+    if r.stale:
+        return j.turns(r.stale)
+    if r.amnesia and not r.page_failed and j.trial.refresh != "browser_restart" and not r.lost_turns:
+        return j.acked
+    return []
+
+
+@register("stale_reads", needs=("page",))
+def diagnose(ev: Evidence) -> Diagnosis | None:
+    hit = [j for j in ev.judged if _stale(j)]
+    if not hit:
+        return None
+    j0 = hit[0]
+    every = not j0.result.stale
+    return Diagnosis(
+        "stale_reads",
+        "stale reads that later heal: right after the refresh the page misses acknowledged turns "
+        "that the settled history has",
+        f"in {len(hit)}/{len(ev.judged)} trials, e.g. trial {j0.id} turns {_stale(j0)}"
+        f"{' (the whole history: the page showed none of them)' if every else ''} "
+        f"({j0.trial.fault} / {j0.trial.refresh})", len(hit), len(ev.judged), ids(hit))

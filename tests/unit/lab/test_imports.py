@@ -1,0 +1,102 @@
+"""The module graph of lab/: no import cycle (function-level imports included: they hide cycles,
+they do not remove them), and the pure layers stay free of the browser."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+LAB = Path(__file__).resolve().parents[3] / "lab"
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for p in LAB.rglob("*.py"):
+        parts = list(p.relative_to(LAB.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = p
+    return out
+
+
+def _graph() -> dict[str, set[str]]:
+    mods = _modules()
+    graph: dict[str, set[str]] = {m: set() for m in mods}
+    for m, p in mods.items():
+        for node in ast.walk(ast.parse(p.read_text())):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in mods else node.module
+                         for a in node.names]
+            graph[m] |= {n for n in names if n in mods and n != m}
+    return graph
+
+
+def _reach(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen, todo = set(), [start]
+    while todo:
+        for n in graph[todo.pop()]:
+            if n not in seen:
+                seen.add(n)
+                todo.append(n)
+    return seen
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_cycle_in_lab() -> None:
+    assert _cycles(_graph()) == []
+
+
+def test_the_cycle_finder_finds_one() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_report_imports_neither_investigate_nor_the_runner() -> None:
+    reached = _reach(_graph(), "lab.report") | _reach(_graph(), "lab.report.html")
+    assert not {m for m in reached if m.startswith("lab.investigate") or m == "lab.runner"}, sorted(reached)
+
+
+def test_trial_model_checker_attribution_and_diagnoses_need_no_browser() -> None:
+    """Imported in a fresh interpreter: none of them may load Playwright."""
+    import subprocess
+    import sys
+
+    code = ("import sys, lab.history, lab.checker, lab.outcome, lab.attribution, lab.report, lab.diagnoses;"
+            "lab.diagnoses._load();"
+            "print(sorted(m for m in sys.modules if m.startswith('playwright')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=LAB.parent).stdout.strip()
+    assert out == "[]"
