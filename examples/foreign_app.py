@@ -15,12 +15,29 @@ or together, so each of the lab's diagnoses can be shown against a real app:
                 (FOREIGN_CACHE_SEND_FILLS=0 with a long FOREIGN_CACHE_MS: the page right after
                 the sends shows the empty history it read on open)
   no_ttl        the conversation key never gets a TTL               -> no_ttl
+  out_of_order  the two rows of a turn written by two concurrent coroutines on one long-lived
+                asyncio loop (a daemon thread; a redis.asyncio client bound to it), each after a
+                short jittered async step (a stand-in for a moderation call on the question,
+                FOREIGN_MODERATION_MS "1-6", and an embedding of the answer, FOREIGN_EMBEDDING_MS
+                "1-6"): both awaited before the answer, so nothing acknowledged is unstored and
+                each row gets its TTL atomically, but not ordered -- the reply is often stored
+                before its question -> writes_out_of_order
+  repeat_replies  the assistant always answers the same text ("Hello! How can I help?"); the
+                app is otherwise correct: equal replies are not duplicates -> no anomaly
+  ttl_two_commands  the append and the TTL renewal as two commands (LPUSH, then EXPIRE; no
+                MULTI), and the answer needs no history read, so the append is a send's first
+                command: a send whose LPUSH reply is lost (connection reset -> 500) stored the
+                turn but skipped the EXPIRE; the next acknowledged write renews it
+                -> ttl_skipped_on_error (not ttl_not_renewed: every acknowledged write renews)
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import json
 import os
+import random
 import threading
 import time
 import uuid
@@ -28,11 +45,13 @@ from http.cookies import SimpleCookie
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import redis
+import redis.asyncio
 
 TTL_S = 7 * 24 * 3600
 r = redis.Redis.from_url(os.environ["REDIS_URL"], socket_timeout=5, socket_connect_timeout=3, retry=None)
 
-KNOWN_BUGS = {"ack_early", "cap_history", "stale_cache", "no_ttl"}
+KNOWN_BUGS = {"ack_early", "cap_history", "stale_cache", "no_ttl", "out_of_order", "repeat_replies",
+              "ttl_two_commands"}
 BUGS = {b.strip() for b in os.environ.get("FOREIGN_BUGS", "").split(",") if b.strip()}
 if BUGS - KNOWN_BUGS:
     raise SystemExit(f"FOREIGN_BUGS: unknown {sorted(BUGS - KNOWN_BUGS)}; known: {sorted(KNOWN_BUGS)}")
@@ -42,6 +61,28 @@ SEND_FILLS = os.environ.get("FOREIGN_CACHE_SEND_FILLS", "1") != "0"
 _cache: dict[str, tuple[float, list[str]]] = {}  # stale_cache: sid -> (read at, history)
 _refreshing: set[str] = set()
 _cache_lock = threading.Lock()
+SAME_REPLY = "Hello! How can I help?"  # repeat_replies
+
+
+def _ms_range(name: str, default: str) -> tuple[float, float]:
+    lo, _, hi = os.environ.get(name, default).partition("-")
+    return float(lo) / 1000, float(hi or lo) / 1000
+
+
+MODERATION_S = _ms_range("FOREIGN_MODERATION_MS", "1-6")  # out_of_order
+EMBEDDING_S = _ms_range("FOREIGN_EMBEDDING_MS", "1-6")
+if "out_of_order" in BUGS:
+    # One event loop for the whole process, running in a daemon thread, and a redis.asyncio
+    # client created on it (its connections belong to that loop); handler threads hand it
+    # coroutines with run_coroutine_threadsafe.
+    _loop = asyncio.new_event_loop()
+    threading.Thread(target=_loop.run_forever, name="writes-loop", daemon=True).start()
+
+    async def _client() -> "redis.asyncio.Redis":
+        return redis.asyncio.Redis.from_url(os.environ["REDIS_URL"], socket_timeout=5,
+                                            socket_connect_timeout=3, retry=None)
+
+    ar = asyncio.run_coroutine_threadsafe(_client(), _loop).result(timeout=10)
 
 PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>foreign chat</title>
 <style>body{font-family:sans-serif;max-width:40em;margin:2em auto} li[data-role=bot]{color:#355}</style>
@@ -125,6 +166,16 @@ def history(sid: str) -> list[str]:
 
 
 def append(key: str, text: str, answer: str) -> None:
+    if "ttl_two_commands" in BUGS:
+        # Bug: the append and the TTL renewal as two round trips, not one transaction: a send
+        # that fails after the LPUSH (its reply lost: ConnectionError, HTTP 500) stored the
+        # turn and skipped the EXPIRE. The next acknowledged write renews the TTL.
+        r.lpush(key, f"user:{text}", f"bot:{answer}")
+        if "cap_history" in BUGS:
+            r.ltrim(key, 0, CAP_ROWS - 1)
+        if "no_ttl" not in BUGS:
+            r.expire(key, TTL_S)
+        return
     with r.pipeline(transaction=True) as p:  # both rows and the TTL renewal, or nothing
         p.lpush(key, f"user:{text}", f"bot:{answer}")
         if "cap_history" in BUGS:
@@ -134,6 +185,38 @@ def append(key: str, text: str, answer: str) -> None:
         if "no_ttl" not in BUGS:  # bug no_ttl: the EXPIRE step forgotten (keys never expire)
             p.expire(key, TTL_S)
         p.execute()
+
+
+async def _store(key: str, row: str, step_s: tuple[float, float]) -> None:
+    """out_of_order: one row, after a short async step of its own (a stand-in for a moderation
+    or embedding call, a few ms), with its TTL renewal in the same transaction."""
+    await asyncio.sleep(random.uniform(*step_s))
+    if "ttl_two_commands" in BUGS:
+        await ar.lpush(key, row)
+        if "cap_history" in BUGS:
+            await ar.ltrim(key, 0, CAP_ROWS - 1)
+        if "no_ttl" not in BUGS:
+            await ar.expire(key, TTL_S)
+        return
+    async with ar.pipeline(transaction=True) as p:
+        p.lpush(key, row)
+        if "cap_history" in BUGS:
+            p.ltrim(key, 0, CAP_ROWS - 1)
+        if "no_ttl" not in BUGS:
+            p.expire(key, TTL_S)
+        await p.execute()
+
+
+def _store_later(key: str, row: str, step_s: tuple[float, float]) -> "concurrent.futures.Future[None]":
+    return asyncio.run_coroutine_threadsafe(_store(key, row, step_s), _loop)
+
+
+def _answer(text: str, n: int | None) -> str:
+    if "repeat_replies" in BUGS:
+        return SAME_REPLY  # real assistants repeat themselves
+    if n is None:
+        return f"You said {len(text)} characters."
+    return f"You said {len(text)} characters; this is message {n // 2 + 1}."
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -185,12 +268,31 @@ class Handler(BaseHTTPRequestHandler):
             # Bug: answer first, persist later (a background thread / task queue the reply does
             # not wait for). The turn is stored eventually; a crash or a Redis error in
             # between loses it silently, and the answer claims what is not yet true.
-            answer = f"You said {len(text)} characters."
+            answer = _answer(text, None)
             threading.Thread(target=append, args=(key, text, answer), daemon=True).start()
             self._send(200, json.dumps({"answer": answer}).encode(), "application/json", sid)
             return
+        if "out_of_order" in BUGS:
+            # Bug: the two rows written concurrently on the shared loop to save a round trip --
+            # the question's write fired as the request arrives, the reply's as soon as the
+            # answer exists. Both are awaited before the answer goes out, but nothing orders
+            # them: whichever async step finishes first is stored first.
+            writes = [_store_later(key, f"user:{text}", MODERATION_S)]
+            try:
+                answer = _answer(text, r.llen(key))
+                writes.append(_store_later(key, f"bot:{answer}", EMBEDDING_S))
+                for w in writes:
+                    w.result(timeout=10)
+            except (redis.RedisError, concurrent.futures.TimeoutError) as exc:
+                self._error(exc)
+                return
+            self._send(200, json.dumps({"answer": answer}).encode(), "application/json", sid)
+            return
         try:
-            if "stale_cache" in BUGS:
+            if "ttl_two_commands" in BUGS:
+                # The answer needs no history (no read before the append).
+                n = None
+            elif "stale_cache" in BUGS:
                 # The send path loads the history for the model's context fresh, and that read
                 # refills the cache -- with the history as it was BEFORE this turn's write
                 # (FOREIGN_CACHE_SEND_FILLS=0: it does not, so the cache keeps what the page read
@@ -198,7 +300,7 @@ class Handler(BaseHTTPRequestHandler):
                 n = len(_read(sid)) if SEND_FILLS else r.llen(key)
             else:
                 n = r.llen(key)
-            answer = f"You said {len(text)} characters; this is message {n // 2 + 1}."
+            answer = _answer(text, n)
             append(key, text, answer)
         except redis.RedisError as exc:
             self._error(exc)

@@ -8,6 +8,9 @@ tests/e2e/test_investigate.py::test_foreign_app_newest_first_strings_no_ids_no_h
 the whole default plan (a superset of every narrowed run here: same spec, 3 turns, 1 trial per
 experiment), no diagnosis at all.
 
+Then mistakes that lose nothing, and a look-alike of one (out_of_order, repeat_replies,
+ttl_two_commands): each must get its own diagnosis and no other, or none.
+
 And the app's own page (GET /, the DOM contract the lab's page driver is written against) in
 Chromium."""
 
@@ -94,6 +97,39 @@ def test_redis_restart_loses_the_conversation(tmp_path: Path) -> None:
     found, d, out = _diagnosed(tmp_path, "lost_on_redis_restart", "--only", "redis_restart")
     assert "(environment)" in d["cause"] and d["k"] == d["n"] == 1, d
     assert "acked_lost" not in found, out  # explained by the restart, not reported twice
+
+
+# ----------------------------------------- mistakes that are not loss, and look-alikes of it
+def test_out_of_order_writes_are_diagnosed_as_order_only(tmp_path: Path) -> None:
+    """out_of_order: the two rows of a turn written by concurrent coroutines on one asyncio
+    loop, both awaited before the answer but not ordered -- replies stored above their
+    questions (measured directly: in most conversations). Every row lands, each with its TTL,
+    once: the order is the only anomaly. The fault-free experiments suffice (3 conversations:
+    3, 3 and 12 turns)."""
+    found, d, out = _diagnosed(tmp_path, "writes_out_of_order", "--only", "none",
+                               "--set", "start.env.FOREIGN_BUGS=out_of_order")
+    assert set(found) == {"writes_out_of_order"}, out
+
+
+def test_repeated_reply_texts_are_no_anomaly(tmp_path: Path) -> None:
+    """repeat_replies: the assistant answers every message with the same text, the app is
+    otherwise correct -- equal replies are neither duplicates nor each other's stored copies.
+    The fault-free experiments and the one-shot drop (a failed turn stores nothing, while its
+    reply's text is stored by the other turns)."""
+    exit_code, out, results = _investigate(tmp_path, "--trials", "1", "--only", "none|drop",
+                                           "--set", "start.env.FOREIGN_BUGS=repeat_replies", spec=FOREIGN)
+    assert exit_code == 0, out
+    assert results["diagnoses"] == [] and results["verdict"] == "no anomaly found", out
+
+
+def test_ttl_in_a_second_command_is_skipped_on_error(tmp_path: Path) -> None:
+    """ttl_two_commands: LPUSH, then EXPIRE as a separate command. The one-shot drop loses the
+    LPUSH's reply (the turn is stored, the send answers 500) and the EXPIRE is never sent; the
+    next acknowledged write renews the TTL. A milder finding than a TTL writes do not renew,
+    and the key has a TTL."""
+    found, d, out = _diagnosed(tmp_path, "ttl_skipped_on_error", "--only", "drop",
+                               "--set", "start.env.FOREIGN_BUGS=ttl_two_commands")
+    assert "ttl_not_renewed" not in found and "no_ttl" not in found, out
 
 
 # ---------------------------------------------------------------------- the app's own page
