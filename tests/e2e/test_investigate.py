@@ -123,8 +123,10 @@ def test_foreign_app_newest_first_strings_no_ids_no_health_no_anomaly(tmp_path: 
     assert results["diagnoses"] == [] and "No anomaly found in 6 judged trials" in out
     assert results["page"] == "app" and "driving the app's own page / by its selectors" in out
     trials = json.loads(results_files(tmp_path)[-1].with_name("trials.json").read_text())
-    shown = trials[0]["page_after"]["rows"]
-    assert [r[0] for r in shown] == ["user", "bot"] * 3 and trials[0]["sends"][0]["text"] in shown[0][1], shown
+    shown = trials[0]["page_after_refresh"]
+    # The app's roles ("bot") as the lab's ("assistant"), its rows without ids, matched by text.
+    assert [r["role"] for r in shown] == ["user", "assistant"] * 3, shown
+    assert [r["id"] for r in shown] == [""] * 6 and trials[0]["sends"][0]["text"] in shown[0]["text"], shown
 
 
 def test_app_page_selector_that_matches_nothing(tmp_path: Path) -> None:
