@@ -21,7 +21,8 @@ from lab.investigate.blackbox import Experiment, Prober
 from lab.investigate.link import RedisLink
 from lab.investigate.records import TrialRec
 from lab.investigate.spec import Spec, fill
-from lab.stack.native import exclusive, interrupt_on
+from lab.signals import interrupt_on
+from lab.stack.native import exclusive
 from lab.stats import wilson
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_INCONCLUSIVE = 0, 1, 3

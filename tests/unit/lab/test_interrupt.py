@@ -1,4 +1,4 @@
-"""lab.stack.native.interrupt_on: SIGTERM unwinds like Ctrl-C, even when it lands in a finalizer
+"""lab.signals.interrupt_on: SIGTERM unwinds like Ctrl-C, even when it lands in a finalizer
 (seen in CI: a SIGTERM arrived during redis-py's ConnectionPool.__del__, Python printed and
 dropped the KeyboardInterrupt, and `lab lesson --check` ran its 20 trials to the end)."""
 
@@ -9,7 +9,7 @@ import signal
 
 import pytest
 
-from lab.stack.native import interrupt_on
+from lab.signals import interrupt_on
 
 
 class _SignalsInItsFinalizer:
