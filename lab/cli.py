@@ -48,7 +48,7 @@ have been missed. Reports: reports/<run-id>/results.json, trials.json, report.ht
 
 Exit status: 0 no anomaly found, 1 anomalies diagnosed, 2 bad input (spec, options, a target
 that does not start or answers outside its spec), 3 unknown (an experiment exercised nothing),
-130 interrupted.
+130 / 143 / 129 interrupted by SIGINT / SIGTERM / SIGHUP (partial report written).
 """
 
 INVESTIGATE_EPILOG = """\
