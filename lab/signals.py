@@ -142,9 +142,10 @@ def run_async(main: Coroutine[Any, Any, T]) -> T:
     sigs = tuple(dict.fromkeys(s for f in _frames if f.interrupts for s in f.sigs))
     if not sigs or threading.current_thread() is not threading.main_thread():
         return asyncio.run(main)
-    if received() is not None:  # e.g. dropped in a finalizer before we got here: do not start
+    early = received()
+    if early is not None:  # e.g. dropped in a finalizer before we got here: do not start
         main.close()
-        raise Interrupt(received() or 0)
+        raise Interrupt(early)
     with asyncio.Runner() as runner:
         loop = runner.get_loop()
         task = loop.create_task(main)
