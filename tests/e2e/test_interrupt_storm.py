@@ -26,6 +26,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 from lab.config import ROOT
 from lab.stack import procs
 from lab.stack.events import BackendEvents
@@ -38,6 +40,7 @@ TURNS = 5
 TRIALS = 2  # 2 cells x 1 trial: the last turn of the run is the 10th chat.done
 KINDS = ("INT-group", "TERM-pid", "TERM-group", "HUP-pid", "KILL-pid")
 PHASES = ("start-up", "mid-trial", "trials-done")
+STORM_N = int(os.environ.get("STORM_N", "10"))
 
 
 @dataclass
@@ -113,8 +116,10 @@ def _wait_for_phase(it: Interruption, proc: subprocess.Popen[str], run_dir: Path
     return proc.poll() is None
 
 
+# The suite's 300 s per test is for one scenario; a storm is STORM_N runs (~10-15 s each here).
+@pytest.mark.timeout(120 + 60 * STORM_N)
 def test_interrupt_storm(tmp_path: Path) -> None:
-    n = int(os.environ.get("STORM_N", "10"))
+    n = STORM_N
     seed = int(os.environ.get("STORM_SEED", random.SystemRandom().randrange(1 << 31)))
     print(f"\ninterrupt storm: {n} interruptions, seed {seed} (STORM_SEED={seed} to replay)")
     run_dir = tmp_path / "run"
