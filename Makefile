@@ -8,13 +8,15 @@ LAB := $(PY) -m lab
 PYTEST_ARGS ?=
 MODE ?= native
 
-.PHONY: help setup venv system toxiproxy docker test test-unit test-integration up down status chaos bench lesson investigate clean
+.PHONY: help setup venv system toxiproxy docker test test-unit test-integration up down status chaos soak storm bench lesson investigate clean
 
 help:
 	@echo "make chaos    run the chaos matrix (native stack; MODE=compose on Docker Compose)"
 	@echo "make test     set up and run the test suite on the real stack"
 	@echo "make up       start the stack and print its endpoints; make down stops it"
 	@echo "make status   what runs where"
+	@echo "make soak     the correct profile under every fault and refresh point: 0/N with 95% bounds"
+	@echo "make storm N=50   interrupt lab chaos N times (SIGINT/TERM/HUP/KILL): nothing may be left"
 	@echo "make bench    the lab's runner against a plain Playwright loop (seconds per trial, ratios)"
 	@echo "make lesson   list the lessons; make lesson N=1 [CHECK=1 | RESET=1] runs, checks, resets one"
 	@echo "make investigate TARGET=examples/chat-service.toml TRIALS=20   diagnose a black-box backend"
@@ -55,6 +57,15 @@ status: venv
 # TRIALS=N (per cell), SEED=S, ONLY='profile=incident;refresh=after_ack;turns=5|15'
 chaos: setup
 	@$(LAB) chaos --mode $(MODE) --trials "$(TRIALS)" --seed "$(SEED)" --only "$(ONLY)"
+
+# TRIALS=N per cell (default 2: ~10 minutes on 2 cores; 50 = 300 per fault), SEED=S
+soak: setup
+	@$(LAB) soak --mode $(MODE) --trials "$(TRIALS)" --seed "$(SEED)"
+
+# N interruptions of `lab chaos` (default 10, ~2 minutes), STORM_SEED=S to replay one storm
+N_STORM = $(if $(N),$(N),10)
+storm: setup
+	STORM_N=$(N_STORM) $(PY) -m pytest tests/e2e/test_interrupt_storm.py -s -q $(PYTEST_ARGS)
 
 # TARGET=spec.toml, TRIALS=N (per experiment), SET='start.env.CHAT_DEFECTS=ttl_set_once'
 TARGET ?= examples/chat-service.toml

@@ -15,6 +15,8 @@ from lab.errors import UsageError
 from lab.report import decide, junit_xml, results_json, summary, write_run
 from lab.outcome import CellOutcome, TrialOutcome
 from lab.runner import Runner
+from lab import signals
+from lab.signals import deferred, exit_code
 from lab.schedule import REFRESH_POINTS, Cell, parse_fault, parse_profile, plan_cell, plan_trial
 from lab.stack import Stack
 from services.chat.defects import INCIDENT, REGISTRY as DEFECTS
@@ -164,7 +166,7 @@ class ChaosRun:
         progress = Progress(sum(len(p) for _, p in planned))
         runner = Runner(self.stack, out_dir, concurrency=self.concurrency, on_trial=progress.trial)
         t0 = time.monotonic()
-        interrupted = False
+        interrupted: KeyboardInterrupt | None = None
         outcomes: dict[str, CellOutcome] = {}
         try:
             batch, round_no = planned, 0
@@ -177,25 +179,29 @@ class ChaosRun:
                 round_no += 1
                 batch = self._top_up(list(outcomes.values()), rng, round_no)
                 progress.total += sum(len(p) for _, p in batch)
-        except KeyboardInterrupt:
-            interrupted = True
+        except KeyboardInterrupt as exc:  # SIGINT, SIGTERM or SIGHUP (lab.signals)
+            interrupted = exc
             for o in runner.finished:  # the interrupted batch: its finished trials
                 outcomes.setdefault(o.cell.cell_id, CellOutcome(o.cell)).trials += o.trials
         finally:
             progress.close()
-        seconds = time.monotonic() - t0
-        ordered = [outcomes[c.cell_id] for c in self.cells if c.cell_id in outcomes]
-        stats = [cell_stats(o) for o in ordered if o.trials]
-        vs = verdicts(stats)
-        decision = decide(stats, vs, interrupted)
-        results = results_json(run_id, self.seed, self.mode, stats, vs, ordered, decision,
-                               {"trials_per_cell": self.trials, "max_trials_per_cell": self.max_trials,
-                                "seconds": round(seconds, 1), "interrupted": interrupted})
-        write_run(out_dir, results, junit_xml(stats, decision), self.reports_root)
-        failing = [t for o in ordered for t in o.trials if t.failed]
-        print(summary(stats, decision, out_dir, seconds, sum(len(o.trials) for o in ordered), verdicts=vs,
-                      replay=failing[0].replay_command() if failing else None), file=out)
-        return 130 if interrupted else decision.exit_code
+        # The report is written whole: a signal from here on is noted and raised once it is.
+        with deferred():
+            seconds = time.monotonic() - t0
+            ordered = [outcomes[c.cell_id] for c in self.cells if c.cell_id in outcomes]
+            stats = [cell_stats(o) for o in ordered if o.trials]
+            vs = verdicts(stats)
+            decision = decide(stats, vs, interrupted is not None)
+            extra: dict[str, Any] = {"trials_per_cell": self.trials, "max_trials_per_cell": self.max_trials,
+                                     "seconds": round(seconds, 1), "interrupted": interrupted is not None}
+            if interrupted is not None:
+                extra["signal"] = signals.name(exit_code(interrupted) - 128)
+            results = results_json(run_id, self.seed, self.mode, stats, vs, ordered, decision, extra)
+            write_run(out_dir, results, junit_xml(stats, decision), self.reports_root)
+            failing = [t for o in ordered for t in o.trials if t.failed]
+            print(summary(stats, decision, out_dir, seconds, sum(len(o.trials) for o in ordered), verdicts=vs,
+                          replay=failing[0].replay_command() if failing else None), file=out, flush=True)
+        return exit_code(interrupted) if interrupted is not None else decision.exit_code
 
     def _top_up(self, outcomes: list[CellOutcome], rng: random.Random,
                 round_no: int) -> list[tuple[Cell, list]]:

@@ -18,6 +18,7 @@ them, injects faults, and proves which defect makes a chat forget its history.
   lab chaos               run the defect x fault matrix and say which defect causes the loss
                           (--mode compose: the same matrix on Docker Compose)
   lab replay ...          re-run one failing trial from its replay command
+  lab soak                the correct profile under every fault and refresh point: 0/N + bounds
   lab report DIR          (re)write DIR/report.html from a run folder's results and artifacts
   lab bench               the lab's runner against a plain Playwright loop, seconds per trial
   lab investigate --target FILE   diagnose a chat backend you did not write (a black box)
@@ -47,7 +48,7 @@ have been missed. Reports: reports/<run-id>/results.json, trials.json, report.ht
 
 Exit status: 0 no anomaly found, 1 anomalies diagnosed, 2 bad input (spec, options, a target
 that does not start or answers outside its spec), 3 unknown (an experiment exercised nothing),
-130 interrupted.
+130 / 143 / 129 interrupted by SIGINT / SIGTERM / SIGHUP (partial report written).
 """
 
 INVESTIGATE_EPILOG = """\
@@ -65,6 +66,35 @@ examples:
   lab investigate --target my-app.toml --only 'mid_stream|down'  some experiments only
 
 The spec format (TOML) is in README.md, section "lab investigate".
+"""
+
+
+SOAK_HELP = """\
+Soak the correct code: the chat backend with no defect, under every fault the stack can do and
+at every refresh point, TRIALS times per cell. A correct chat must never lose or duplicate a
+message it acknowledged -- but "it never failed" only means something with its number of
+trials: each cell is reported as k/N with the 95% Wilson upper bound of the failure rate N clean
+trials cannot rule out (0/50: below 7.1%; 0/300: below 1.3%; roughly 3/N).
+
+The faults are run as a correct system must survive them: redis_restart with AOF (appendfsync
+always; without persistence a restart loses data by design: that is the environment, not the
+code), ack_lost with the user's retry of the send the page marked "not saved" (a cut
+acknowledgement must become neither a loss nor a duplicate). Faults the mode cannot do
+(compose-only ones on the native stack) are left out, and named.
+
+Exit status: 0 only if nothing acknowledged was lost or duplicated and every cell was exercised
+(fault confirmed, trials with a verdict, most sends acknowledged); 1 otherwise; 2 bad input;
+130/143/129 interrupted by SIGINT/SIGTERM/SIGHUP (the partial figures are still written).
+"""
+
+SOAK_EPILOG = """\
+examples:
+  make soak                       about 10 minutes (TRIALS=2: 13 faults x 6 refresh points x 2)
+  make soak TRIALS=50             300 trials per fault: bounds near 1 % per fault
+  lab soak --trials 5 --seed 7    replayable: the seed fixes every trial's plan
+
+Writes reports/soak-<time>/<run-id>/: soak.json (per cell and per fault: trials, unknown, lost,
+duplicated, upper95), and the chaos run's results.json, junit.xml, report.html, failing trials.
 """
 
 
@@ -139,6 +169,20 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--fault-turn", type=_opt_int("--fault-turn", 1, 99), default=None)
     rp.add_argument("--runs", type=_opt_int("--runs", 1, 1000), default=5)
     rp.add_argument("--reports", default="reports", metavar="DIR")
+
+    so = sub.add_parser("soak", help="the correct profile under every fault: 0/N with 95%% bounds",
+                        formatter_class=argparse.RawDescriptionHelpFormatter,
+                        description=SOAK_HELP, epilog=SOAK_EPILOG)
+    so.add_argument("--mode", type=_mode, default="native", help=mode_help)
+    so.add_argument("--trials", type=_opt_int("--trials", 1, 1000), default=None, metavar="N",
+                    help="trials per cell (fault x refresh point; default: 2, about 10 minutes "
+                    "on 2 cores; 50 gives 300 per fault)")
+    so.add_argument("--seed", type=_opt_int("--seed", 0, 2**31 - 1), default=None, metavar="S",
+                    help="seed of the run's schedules (default: random, printed)")
+    so.add_argument("--concurrency", type=_opt_int("--concurrency", 1, 32), default=None, metavar="K",
+                    help="trials run at once within a cell (default: 4)")
+    so.add_argument("--reports", default="reports", metavar="DIR",
+                    help="where soak-<time>/<run-id>/ goes")
 
     rep = sub.add_parser("report", help="(re)write report.html for a run folder",
                          description="Render DIR/report.html from DIR/results.json and the failing "
@@ -224,16 +268,28 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+# Commands that run long and start things: SIGINT, SIGTERM and SIGHUP all stop them as Ctrl-C
+# does (trials stopped, partial report written, what they started stopped), exit 128 + N.
+LONG_RUNNING = frozenset({"chaos", "replay", "soak", "bench", "investigate", "lesson", "up"})
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    from contextlib import nullcontext
+
+    from lab import signals
+
     args = build_parser().parse_args(argv)
     try:
-        return _run(args)
+        with signals.interrupt_on() if args.command in LONG_RUNNING else nullcontext():
+            return _run(args)
     except LabError as exc:
         print(f"lab {args.command}: {exc}", file=sys.stderr)
         return exc.exit_code
-    except KeyboardInterrupt:
-        print(f"lab {args.command}: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        code = signals.exit_code(exc)
+        print(f"lab {args.command}: interrupted by {signals.name(code - 128)} (exit {code}); "
+              "what this run started has been stopped", file=sys.stderr)
+        return code
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -269,7 +325,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "investigate":
         return _investigate(args)
     stack = for_mode(args.mode)
-    if args.command in ("chaos", "replay"):
+    if args.command in ("chaos", "replay", "soak"):
         return _with_stack(stack, args)
     if args.command == "up":
         t0 = time.monotonic()
@@ -312,6 +368,7 @@ def _with_stack(stack, args: argparse.Namespace) -> int:  # type: ignore[no-unty
     from pathlib import Path
 
     from lab.chaos import DEFAULT_TRIALS, ChaosRun, build_matrix, check_modes, parse_only, replay
+    from lab.signals import deferred
 
     if args.command == "chaos":
         cells = build_matrix(parse_only(args.only))  # bad input: exit 2 before anything starts
@@ -319,6 +376,13 @@ def _with_stack(stack, args: argparse.Namespace) -> int:  # type: ignore[no-unty
         seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
         trials = args.trials or DEFAULT_TRIALS
         print(f"lab chaos: {len(cells)} cells x {trials} trials, seed {seed} "
+              f"(replay the run with --seed {seed})", flush=True)
+    elif args.command == "soak":
+        from lab import soak
+        cells = soak.soak_matrix(args.mode)
+        seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
+        trials = args.trials or soak.DEFAULT_TRIALS
+        print(f"lab soak: the correct profile, {len(cells)} cells x {trials} trials, seed {seed} "
               f"(replay the run with --seed {seed})", flush=True)
     else:
         from lab.schedule import REFRESH_POINTS, parse_fault, parse_profile
@@ -328,9 +392,15 @@ def _with_stack(stack, args: argparse.Namespace) -> int:  # type: ignore[no-unty
         if args.refresh not in REFRESH_POINTS:
             from lab.errors import UsageError
             raise UsageError(f"unknown refresh point {args.refresh!r}", f"valid: {', '.join(REFRESH_POINTS)}")
-    state = stack.up()
-    started = not state.get("reused")
+    started = False
     try:
+        # Deferred: a signal in the instant between up() returning and `started` being set
+        # would otherwise leave the stack running (up() itself is interruptible inside).
+        with deferred():
+            state = stack.up()
+            started = not state.get("reused")
+        if args.command == "soak":
+            return soak.run(stack, trials, seed, Path(args.reports), args.concurrency or 4, args.mode)
         if args.command == "chaos":
             return ChaosRun(stack, cells, trials, seed, Path(args.reports),
                             concurrency=args.concurrency or 4, mode=args.mode).run()
@@ -348,15 +418,17 @@ def _bench(args: argparse.Namespace) -> int:
     from lab.stack import for_mode
 
     stack = for_mode("native")
-    state = stack.up()
+    started = False
     try:
+        with deferred():  # as in _with_stack: no instant where the stack runs unrecorded
+            started = not stack.up().get("reused")
         b = Bench(stack, out_root=Path(args.reports))  # type: ignore[arg-type]
         b.plain_runs = args.plain_runs or b.plain_runs
         b.lab_trials = args.trials or b.lab_trials
         b.concurrency = args.concurrency or b.concurrency
         return b.run()
     finally:
-        if not state.get("reused"):
+        if started:
             stack.down()
 
 

@@ -25,6 +25,7 @@ from lab.history import Row, Trial
 from lab.outcome import CellOutcome, TrialOutcome
 from lab.observe import ExpiredKeys, RedisCommands
 from lab.schedule import MID_STREAM_LAST_TOKEN_DELAY_MS, Cell, TrialPlan
+from lab.signals import run_async
 from lab.stack.events import BackendEvents
 from lab.stack import Stack
 
@@ -105,7 +106,10 @@ class Runner:
         self.finished: list[CellOutcome] = []   # what a Ctrl-C leaves to report
 
     def run(self, cells: list[tuple[Cell, list[TrialPlan]]]) -> list[CellOutcome]:
-        return asyncio.run(self._run(cells))
+        # A SIGINT/SIGTERM/SIGHUP cancels the run's main task (every finally runs: browser
+        # closed, faults healed), then raises lab.signals.Interrupt; self.finished keeps what
+        # had finished for the partial report.
+        return run_async(self._run(cells))
 
     async def _run(self, cells: list[tuple[Cell, list[TrialPlan]]]) -> list[CellOutcome]:
         self.targets.toxiproxy.reset()
@@ -261,7 +265,8 @@ class Runner:
                 continue
             # A user retry of a message the page marked "not saved", once the fault is healed.
             last = d.sends[-1] if d.sends else None
-            if (not broken and last is not None and last.outcome == "info" and last.status is not None
+            if (not broken and last is not None and last.outcome == "info"
+                    and (last.status is not None or cell.retry_cut)
                     and cell.user_retry and last.retry_of is None):
                 try:
                     await d.settled(await d.retry(last))

@@ -103,6 +103,10 @@ class Cell:
     fault_params: tuple[tuple[str, Any], ...] = ()
     user_retry: bool = True
     target: str = ""             # lab investigate: the app's name (its defects are unknown)
+    # Also retry a send whose request failed with no answer at all (a cut acknowledgement:
+    # ack_lost), as the page offers; off by default, where the retry of a 5xx is the one studied.
+    # Set by `lab soak` only: `lab replay` cannot express it (its cell id ends in "+retry-cut").
+    retry_cut: bool = False
 
     def __post_init__(self) -> None:
         if self.refresh not in REFRESH_POINTS:
@@ -137,7 +141,8 @@ class Cell:
 
     @property
     def cell_id(self) -> str:
-        return f"{self.profile}|{fault_text(self.fault, self.params)}|{self.refresh}|t{self.turns}"
+        return (f"{self.profile}|{fault_text(self.fault, self.params)}|{self.refresh}|t{self.turns}"
+                + ("+retry-cut" if self.retry_cut else ""))
 
     @property
     def label(self) -> str:

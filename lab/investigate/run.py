@@ -33,7 +33,8 @@ from lab.investigate.spec import Spec, fill
 from lab.outcome import CellOutcome, TrialOutcome
 from lab.report import EXIT_CLEAN, EXIT_FOUND, EXIT_INCONCLUSIVE, decide, junit_xml, results_json, summary, write_run
 from lab.runner import Lockstep
-from lab.stack.native import exclusive, interrupt_on
+from lab.signals import exit_code, interrupt_on, run_async
+from lab.stack.native import exclusive
 
 __all__ = ["EXIT_CLEAN", "EXIT_FOUND", "EXIT_INCONCLUSIVE", "Investigation", "run", "link_for"]
 DEFAULT_CONCURRENCY = 6   # trials at once (each its own pooled browser context)
@@ -88,7 +89,7 @@ class Investigation:
     def _run(self, link: RedisLink, out_dir: Path) -> int:
         t0 = time.monotonic()
         done: list[TrialOutcome] = []
-        interrupted = False
+        interrupted: BaseException | None = None
         self.say(f"lab investigate: {self.spec.name}, seed {self.seed}"
                  + (f" (replay of {self.replay_of})" if self.replay_of else ""))
         state = link.up()
@@ -102,9 +103,9 @@ class Investigation:
                 self.say(f"  driving the app's own page {pg.path} by its selectors" if pg else
                          "  driving the API from the lab's page on the target's origin")
                 try:
-                    asyncio.run(self._browse(Targets.of(link), done))
-                except KeyboardInterrupt:
-                    interrupted = True
+                    run_async(self._browse(Targets.of(link), done))
+                except KeyboardInterrupt as exc:  # a signal (lab.signals): the report covers what finished
+                    interrupted = exc
                 self._check_alive(proc, link)
         finally:
             # The target's output is evidence (its own error logs): kept with the report.
@@ -179,7 +180,8 @@ class Investigation:
                      f"{target.tail(link.run_dir / 'target.log')}")
 
     # ------------------------------------------------------------------ reports
-    def _report(self, done: list[TrialOutcome], out_dir: Path, seconds: float, interrupted: bool) -> int:
+    def _report(self, done: list[TrialOutcome], out_dir: Path, seconds: float,
+                interrupted: BaseException | None) -> int:
         trials = [o.trial for o in done]
         found, not_judged = dg.run(trials)
         cells = []
@@ -192,14 +194,14 @@ class Investigation:
         stats = [cell_stats(c) for c in cells]
         for s in stats:
             s.reason = s.reason or ""
-        decision = decide(stats, [], interrupted, diagnoses=found)
+        decision = decide(stats, [], interrupted is not None, diagnoses=found)
         judged = dg.judge(trials)
         bounds = dg.bounds(judged)
         results = results_json(out_dir.name, self.seed, "investigate", stats, [], cells, decision, {
             "target": self.spec.name, "spec": str(self.spec.file), "page": "app" if self.spec.page else "lab",
             "roles": [self.spec.history.user_role, self.spec.history.assistant_role],
             "trials_per_cell": self.trials, "turns": self.turns, "seconds": round(seconds, 1),
-            "interrupted": interrupted, "verdict": decision.verdict, "replay_of": self.replay_of})
+            "interrupted": interrupted is not None, "verdict": decision.verdict, "replay_of": self.replay_of})
         results["diagnoses"] = [d.as_json() for d in found]
         results["not_judged"] = not_judged
         results["bounds"] = {name: {"k": k, "n": n, "upper95": round(u, 4)} for name, (k, n, u) in bounds.items()}
@@ -218,7 +220,7 @@ class Investigation:
         if not_judged and not found:
             self.say("Not judged (no trial had their evidence): "
                      + "; ".join(f"{c} ({why})" for c, why in not_judged.items()))
-        return 130 if interrupted else decision.exit_code
+        return exit_code(interrupted) if interrupted is not None else decision.exit_code
 
     def _replayed(self, found: list[dg.Diagnosis], runs: int, out_dir: Path) -> int:
         """`--replay`: how many of the runs each diagnosis was drawn from."""

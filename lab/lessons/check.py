@@ -12,7 +12,6 @@ import json
 import os
 import random
 import re
-import signal
 import sys
 import time
 from collections.abc import Iterator
@@ -30,7 +29,8 @@ from lab.report import table
 from lab.outcome import CellOutcome, TrialOutcome
 from lab.runner import Runner
 from lab.schedule import Cell, TrialPlan, fault_text, plan_cell, plan_trial
-from lab.stack.native import NativeStack, interrupt_on
+from lab.signals import interrupt_on
+from lab.stack.native import NativeStack
 from lab.stats import fmt_rate, wilson
 
 PORT_OFFSET = 200           # lesson stacks default to the lab's ports + 200
@@ -147,11 +147,12 @@ def _shown(p: Path) -> str:
 # ------------------------------------------------------------------ the stack and the runs
 @contextmanager
 def lesson_stack(exercise: Path | None) -> Iterator[NativeStack]:
-    """Up with the exercise loaded (if any), down on the way out -- also on Ctrl-C or SIGTERM."""
+    """Up with the exercise loaded (if any), down on the way out -- also on Ctrl-C, SIGTERM or
+    SIGHUP (the CLI handles them too; this covers callers that are not the CLI)."""
     env = {"CHAT_LAB_EXERCISE": str(exercise.resolve())} if exercise is not None else {}
     stack = NativeStack(lesson_config(), backend_env=env)
 
-    with interrupt_on((signal.SIGTERM,)):
+    with interrupt_on():
         try:
             stack.up()
             yield stack

@@ -187,14 +187,15 @@ class ComposeStack:
 
     # ----------------------------------------------------------------- verbs
     def up(self, timeout_s: float = 180.0) -> dict[str, object]:
-        from lab.stack.native import _signals_deferred, _signals_raise
+        from lab.errors import Interrupted
+        from lab.signals import deferred, interrupt_on
 
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        with _signals_raise():  # SIGINT/SIGTERM during start-up: undo the half-start
+        with interrupt_on(exc=Interrupted):  # SIGINT/SIGTERM during start-up: undo the half-start
             try:
                 return self._up(timeout_s)
             except BaseException:
-                with _signals_deferred():
+                with deferred():
                     self.down()
                 raise
 

@@ -7,14 +7,34 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import signal
 import subprocess
+import sys
 from pathlib import Path
 
-from lab.errors import LabError
+from lab.errors import LabError, NotReady
 from lab.stack import procs
 from lab.wait import wait_until
 
 DOCKER = "/usr/bin/docker" if Path("/usr/bin/docker").exists() else (shutil.which("docker") or "docker")
+# The engine's own processes: what a killed run can leave holding our exec root and socket.
+ENGINE_PROGRAMS = frozenset({"dockerd", "containerd", "containerd-shim", "containerd-shim-runc-v2",
+                             "docker-proxy"})
+
+
+def cmdlines() -> list[tuple[int, list[str]]]:
+    """(pid, argv) of every live process we can read (zombies have an empty cmdline)."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            raw = (entry / "cmdline").read_bytes()
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+        if raw:
+            out.append((int(entry.name), [a.decode(errors="replace") for a in raw.split(b"\0") if a]))
+    return out
 
 
 def reachable(host: str) -> bool:
@@ -56,6 +76,7 @@ class Engine:
         if not Path(dockerd).exists():
             raise LabError("no Docker engine is reachable and dockerd is not installed",
                            "run `make setup` as root (installs docker.io), or use native mode")
+        self.stop_stale()  # its socket and exec root are the ones we are about to use
         self.exec_root.mkdir(parents=True, exist_ok=True)
         self.data_root.mkdir(parents=True, exist_ok=True)
         info = procs.spawn("dockerd", [
@@ -74,15 +95,50 @@ class Engine:
                        env={**os.environ, "DOCKER_HOST": self.private_host})
         return self.private_host
 
+    def stale(self) -> list[tuple[int, list[str]]]:
+        """Engine processes an earlier run left behind: a dockerd/containerd whose command line
+        names our exec root or socket, while our pidfile is gone or names another, dead
+        process (a `lab` killed with SIGKILL, a reboot of the lab's folder...). Starting a new
+        engine on the same exec root and socket would fail, or fight the old one."""
+        ours = procs.read(self.run_dir, "dockerd")
+        live_owner = ours.pid if ours is not None and ours.alive() else None
+        marks = (str(self.exec_root), self.private_host.removeprefix("unix://"))
+        found = []
+        for pid, argv in cmdlines():
+            if pid == live_owner or pid == os.getpid():
+                continue
+            if Path(argv[0]).name in ENGINE_PROGRAMS and any(m in a for a in argv for m in marks):
+                found.append((pid, argv))
+        return found
+
+    def stop_stale(self, timeout_s: float = 20.0) -> list[str]:
+        """Stop what ``stale`` finds (SIGTERM, SIGKILL after ``timeout_s``), saying so on stderr,
+        and unmount what it left under our roots."""
+        report = []
+        for pid, argv in self.stale():
+            print(f"lab: a Docker engine left by an earlier run holds {self.exec_root}: "
+                  f"pid {pid} ({' '.join(argv)[:200]}); stopping it", file=sys.stderr, flush=True)
+            report.append(_terminate(pid, timeout_s))
+        if report:
+            procs.pidfile(self.run_dir, "dockerd").unlink(missing_ok=True)
+            self._unmount()
+        return report
+
     def started_here(self) -> bool:
         info = procs.read(self.run_dir, "dockerd")
         return info is not None and info.alive()
 
     def stop(self) -> str | None:
         info = procs.read(self.run_dir, "dockerd")
-        if info is None:
-            return None
-        outcome = procs.stop(info, self.run_dir, timeout_s=20)
+        report = []
+        if info is not None:
+            report.append(f"dockerd (pid {info.pid}): {procs.stop(info, self.run_dir, timeout_s=20)}")
+            self._unmount()
+        # Also an engine a killed run left unrecorded (or recorded under a pid now dead).
+        report += self.stop_stale()
+        return "; ".join(report) or None
+
+    def _unmount(self) -> None:
         # A dockerd stopped while still starting can leave its data root bind-mounted onto
         # itself, and netns mounts under its exec root: unmount what is ours, deepest first.
         ours = (str(self.data_root), str(self.exec_root))
@@ -90,4 +146,25 @@ class Engine:
         for m in sorted((m for m in mounts if m.startswith(ours)), key=len, reverse=True):
             subprocess.run(["umount", "-l", m], capture_output=True, timeout=30)
         shutil.rmtree(self.exec_root, ignore_errors=True)
-        return f"dockerd (pid {info.pid}): {outcome}"
+
+
+def _terminate(pid: int, timeout_s: float) -> str:
+    """SIGTERM ``pid`` (dockerd stops its containerd itself), SIGKILL if it outlives the
+    deadline; "stopped" / "killed" / "already gone"."""
+    def gone() -> bool:
+        return procs.state(pid) in (None, "Z", "X")
+
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return f"pid {pid}: already gone"
+    try:
+        wait_until(gone, what=f"pid {pid} exit", timeout_s=timeout_s, interval_s=0.05)
+        return f"pid {pid}: stopped"
+    except NotReady:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        wait_until(gone, what=f"pid {pid} exit after SIGKILL", timeout_s=5.0, interval_s=0.05)
+        return f"pid {pid}: killed"

@@ -18,13 +18,13 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from types import FrameType
 
 import redis
 
 from lab import topology
 from lab.config import PORT_ENV, LabConfig
 from lab.errors import Interrupted, LabError, UsageError
+from lab.signals import deferred, interrupt_on
 from lab.stack import ports, procs
 from lab.wait import wait_until
 
@@ -65,7 +65,9 @@ class NativeStack:
         proxies = topology.render_native(topology.load(self.cfg.topology_file), self.cfg)
         self._preflight()
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        with self._lock(), _signals_raise():
+        # A signal during start-up raises Interrupted (exit 128 + N, "SIGTERM during start-up"),
+        # so what had started is stopped below.
+        with self._lock(), interrupt_on(exc=Interrupted):
             running = [p for p in procs.recorded(self.run_dir) if p.alive()]
             if running and len(running) == len(self.services) and self._healthy():
                 if self._recorded_code() == self._fingerprint():
@@ -80,7 +82,7 @@ class NativeStack:
             try:
                 self._start(proxies, timeout_s)
             except BaseException:
-                with _signals_deferred():  # a second Ctrl-C must not cut the clean-up short
+                with deferred():  # a second Ctrl-C must not cut the clean-up short
                     self._stop_all()
                 raise
             state = self._state()
@@ -92,7 +94,7 @@ class NativeStack:
         """Stop and reap every recorded service (also those of a killed lab); report each."""
         if not self.run_dir.is_dir():
             return []
-        with self._lock(), _signals_deferred():
+        with self._lock(), deferred():  # a Ctrl-C must not leave half the stack running
             return self._stop_all()
 
     def status(self) -> dict[str, object]:
@@ -348,23 +350,6 @@ def _tail(path: Path, lines: int = 15) -> str:
 
 
 @contextmanager
-def _signals_raise() -> Iterator[None]:
-    """SIGINT/SIGTERM/SIGHUP during start-up raise Interrupted, so the caller unwinds and stops
-    what it started (KeyboardInterrupt alone would miss SIGTERM)."""
-    def handler(signum: int, _frame: FrameType | None) -> None:
-        raise Interrupted(signum)
-
-    yield from with_handlers(handler)
-
-
-@contextmanager
-def _signals_deferred() -> Iterator[None]:
-    """During `down`, a second Ctrl-C must not leave half the stack running: note it, finish."""
-    got: list[int] = []
-    yield from with_handlers(lambda signum, _f: got.append(signum))
-
-
-@contextmanager
 def exclusive(lock_file: Path, busy: Exception) -> Iterator[None]:
     """Hold an exclusive lock on ``lock_file`` for the duration; raise ``busy`` at once if another
     process holds it (two runs on one folder would stop each other's services as leftovers)."""
@@ -375,37 +360,3 @@ def exclusive(lock_file: Path, busy: Exception) -> Iterator[None]:
         except BlockingIOError:
             raise busy from None
         yield
-
-
-@contextmanager
-def interrupt_on(sigs: tuple[signal.Signals, ...]) -> Iterator[None]:
-    """``sigs`` raise KeyboardInterrupt, so the caller unwinds as on Ctrl-C and stops what it
-    started (their default action would end the process with its children running). A signal
-    that lands inside a finalizer (e.g. a connection pool's __del__) has its exception printed
-    and dropped by Python: it is raised again when the body ends, so the run still ends as
-    interrupted."""
-    got: list[int] = []
-
-    def handler(signum: int, _frame: FrameType | None) -> None:
-        got.append(signum)
-        raise KeyboardInterrupt(f"signal {signum}")
-
-    yield from with_handlers(handler, sigs)
-    if got:
-        raise KeyboardInterrupt(f"signal {got[0]} (it arrived where it could not be raised)")
-
-
-def with_handlers(handler: object, sigs: tuple[signal.Signals, ...] = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-                  ) -> Iterator[None]:
-    """Install ``handler`` for ``sigs`` for the duration (a generator body: ``yield from`` it)."""
-    try:
-        old = {s: signal.signal(s, handler) for s in sigs}  # type: ignore[arg-type]
-    except ValueError:  # not the main thread: signals are the caller's business
-        yield
-        return
-    try:
-        yield
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
-
