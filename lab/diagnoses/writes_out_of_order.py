@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from lab.diagnoses import Diagnosis, Evidence, few, ids, register
+from lab.checker import place
+from lab.diagnoses import Diagnosis, Evidence, Judged, few, ids, register
 
 
 @register("writes_out_of_order")
@@ -24,9 +25,7 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
         f"(trials {few(ids(hit))})", len(hit), len(ev.judged), ids(hit))
 
 
-def _reply_above(j, turn: int) -> bool:  # type: ignore[no-untyped-def]
-    from lab.checker import place
-
+def _reply_above(j: Judged, turn: int) -> bool:
     s = j.send(turn)
     if s is None or j.trial.final_rows is None:
         return False

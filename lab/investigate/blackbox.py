@@ -238,15 +238,19 @@ class Prober:
         if self._pool:
             return self._pool.pop()
         ctx = await self.browser.new_context()
+        await self._serve_page(ctx)
+        return ctx, await ctx.new_page()
+
+    async def _serve_page(self, ctx: BrowserContext) -> None:
+        """The lab's page (when the app's own is not driven), on the target's own origin, served
+        by the browser: its cookies are real."""
         if self.spec.page is None:
             body = html(self.spec)
 
             async def serve(route: Route) -> None:
                 await route.fulfill(status=200, content_type="text/html; charset=utf-8", body=body)
 
-            # The page lives on the target's own origin, served by the browser: cookies are real.
             await ctx.route(self.spec.url(PAGE_PATH), serve)
-        return ctx, await ctx.new_page()
 
     async def _release(self, ctx: BrowserContext, page: Page, broken: bool) -> None:
         """Back to the pool as a new user's browser: no cookie, no storage of the target's
@@ -266,15 +270,9 @@ class Prober:
             await self._pool.pop()[0].close()
 
     async def _open(self, ctx: BrowserContext) -> tuple[Page, dict[str, Any]]:
-        """A new page showing the conversation, and its first history read (raw)."""
+        """A new page in ``ctx`` showing the conversation, and its first history read (raw)."""
+        await self._serve_page(ctx)
         page = await ctx.new_page()
-        if self.spec.page is None:
-            body = html(self.spec)
-
-            async def serve(route: Route) -> None:
-                await route.fulfill(status=200, content_type="text/html; charset=utf-8", body=body)
-
-            await ctx.route(self.spec.url(PAGE_PATH), serve)
         return page, await self._load(ctx, page)
 
     async def _load(self, ctx: BrowserContext, page: Page) -> dict[str, Any]:

@@ -192,11 +192,9 @@ class Investigation:
             if co.trials:
                 cells.append(co)
         stats = [cell_stats(c) for c in cells]
-        for s in stats:
-            s.reason = s.reason or ""
         decision = decide(stats, [], interrupted is not None, diagnoses=found)
-        judged = dg.judge(trials)
-        bounds = dg.bounds(judged)
+        # Each trial was checked once, as it finished: the bounds reuse those results.
+        bounds = dg.bounds([dg.Judged(o.trial, o.result) for o in done if o.result.validity != "unknown"])
         results = results_json(out_dir.name, self.seed, "investigate", stats, [], cells, decision, {
             "target": self.spec.name, "spec": str(self.spec.file), "page": "app" if self.spec.page else "lab",
             "roles": [self.spec.history.user_role, self.spec.history.assistant_role],

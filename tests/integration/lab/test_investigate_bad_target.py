@@ -58,7 +58,8 @@ def _assert_clean(tmp_path: Path, marker: str, out: str) -> None:
 
 
 def test_target_that_never_gets_ready(tmp_path: Path) -> None:
-    # Prints, then waits forever without listening: the lab's deadline must end it.
+    # Prints, then waits forever without listening: the lab's deadline must end it. The sleep is
+    # the target's own behaviour under test (a process that never gets ready), not a wait in the test.
     code, out, marker = _run(tmp_path, "import time\nprint('booting step 1', flush=True)\n"
                                        "print('waiting for a config that never comes', flush=True)\n"
                                        "time.sleep(3600)")
