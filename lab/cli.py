@@ -415,6 +415,7 @@ def _bench(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from lab.bench import Bench
+    from lab.signals import deferred
     from lab.stack import for_mode
 
     stack = for_mode("native")
