@@ -11,7 +11,7 @@ or together, so each of the lab's diagnoses can be shown against a real app:
   ack_early     answer first, write afterwards in a thread          -> acked_too_fast
   cap_history   LTRIM to the newest FOREIGN_CAP_ROWS rows (4)        -> history_capped
   stale_cache   history served from a per-session stale-while-revalidate cache (copies up to
-                FOREIGN_CACHE_MS old, 1500) that writes do not invalidate -> stale_reads
+                FOREIGN_CACHE_MS old, 5000) that writes do not invalidate -> stale_reads
                 (FOREIGN_CACHE_SEND_FILLS=0 with a long FOREIGN_CACHE_MS: the page right after
                 the sends shows the empty history it read on open)
   no_ttl        the conversation key never gets a TTL               -> no_ttl
@@ -56,7 +56,7 @@ BUGS = {b.strip() for b in os.environ.get("FOREIGN_BUGS", "").split(",") if b.st
 if BUGS - KNOWN_BUGS:
     raise SystemExit(f"FOREIGN_BUGS: unknown {sorted(BUGS - KNOWN_BUGS)}; known: {sorted(KNOWN_BUGS)}")
 CAP_ROWS = int(os.environ.get("FOREIGN_CAP_ROWS", "4"))
-CACHE_S = int(os.environ.get("FOREIGN_CACHE_MS", "1500")) / 1000
+CACHE_S = int(os.environ.get("FOREIGN_CACHE_MS", "5000")) / 1000
 SEND_FILLS = os.environ.get("FOREIGN_CACHE_SEND_FILLS", "1") != "0"
 _cache: dict[str, tuple[float, list[str]]] = {}  # stale_cache: sid -> (read at, history)
 _refreshing: set[str] = set()

@@ -23,6 +23,7 @@ from typing import Any, TextIO
 
 from lab.chaos import DEFAULT_PAIRS
 from lab.config import ROOT
+from lab.phases import breakdown_text, mean_per_trial
 from lab.runner import Runner
 from lab.schedule import Cell, plan_cell
 from lab.stack.native import NativeStack
@@ -164,9 +165,9 @@ class Bench:
             f"lab {self.lab_trials} + {self.plain_runs} trials (concurrency {self.concurrency})")
         say("  1/5 lab runner, correct profile ...")
         with CpuSplit(self.stack) as cpu:
-            lab_ok, _ = lab_cell(self.stack, cell, self.lab_trials, self.concurrency, out_dir / "lab-correct", self.seed)
+            lab_ok, ok_trials = lab_cell(self.stack, cell, self.lab_trials, self.concurrency, out_dir / "lab-correct", self.seed)
         say("  2/5 lab runner, incident profile ...")
-        lab_bad, _ = lab_cell(self.stack, incident, self.plain_runs, self.concurrency, out_dir / "lab-incident", self.seed)
+        lab_bad, bad_trials = lab_cell(self.stack, incident, self.plain_runs, self.concurrency, out_dir / "lab-incident", self.seed)
         say("  3/5 plain loop, correct profile ...")
         plain_ok = plain_loop(self.stack, (), self.plain_runs)
         say("  4/5 plain loop, incident profile (each failing run waits for its expect timeout) ...")
@@ -201,6 +202,11 @@ class Bench:
                        else "reproduced" if v["reproduced"] else "NOT reproduced")
             say(f"  {d:<20} {verdict:<16} expected {v['expected']}; shown: {shown}   [{v['cell']}]")
         say(f"CPU while the lab ran the correct cell: {cpu.text()}")
+        phases = {"correct": mean_per_trial([t.phases for t in ok_trials]),
+                  "incident": mean_per_trial([t.phases for t in bad_trials])}
+        for name, m in (("correct", lab_ok), ("incident", lab_bad)):
+            say(f"where a trial's time goes, lab runner, {name} profile (mean per trial):")
+            say(breakdown_text(phases[name], m.per_trial))
         checks = {"passing_ratio": ratio_ok >= TARGETS["passing_ratio"],
                   "failing_ratio": ratio_bad >= TARGETS["failing_ratio"],
                   "correct_300_s": per_300 <= TARGETS["correct_300_s"],
@@ -215,6 +221,7 @@ class Bench:
             "ratios": {"passing": round(ratio_ok, 2), "failing": round(ratio_bad, 2)},
             "correct_300_s": round(per_300, 1), "first_trial": first,
             "cpu_seconds": {k: round(v, 2) for k, v in cpu.used.items()}, "cpu_wall_s": round(cpu.wall, 1),
+            "phases_ms": {k: {p: round(1000 * v, 1) for p, v in ph.items()} for k, ph in phases.items()},
             "checks": checks, "concurrency": self.concurrency, "cores": os.cpu_count()}, indent=2) + "\n")
         say(f"figures: {out_dir / 'bench.json'}")
         # Targets missed are figures; a bench whose baselines behave wrongly measured nothing.

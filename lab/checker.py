@@ -148,7 +148,9 @@ def _place_by_text(rows: list[Row], positions: list[int], msgs: list[_Msg],
         text = rows[pos].text
         by_text = [m for m in msgs if m.reply is not None and m.reply == text]
         if by_text:
-            return by_text
+            # ... and the messages whose answer was never seen (a failed send whose write
+            # landed): their reply may have the same text. Those with the text come first.
+            return by_text + [m for m in msgs if m.reply is None]
         # Not a reply text any answer carried: by position, among messages whose reply text is
         # unknown or was stored differently from how it was answered.
         if text in known:

@@ -18,12 +18,51 @@ from typing import Any
 from playwright.async_api import Browser, BrowserContext, Page, Request, Response
 
 from lab.history import Row, Send
+from lab.phases import Phases
 from lab.stack.events import BackendEvents
 
 SEND_TIMEOUT_S = 30.0          # a send with no outcome after this is left in flight (unknown)
 TRIGGER_TIMEOUT_S = 20.0
 POLL_S = 0.005                 # polling interval for backend-log triggers (bounded by deadlines)
 SETTLED_STATES = ("saved", "not-saved")
+
+# Waits on the page are event-driven: a MutationObserver resolves the moment the selector
+# matches (one round trip to the page, no polling per animation frame). Each resolves with the
+# rows the page shows at that moment (what the page shows once its history has loaded is read
+# in the same round trip).
+_UNTIL = """(sel, ms) => new Promise((resolve, reject) => {
+  const rows = () => Array.from(document.querySelectorAll("[data-testid=message]"),
+                                e => [e.dataset.id, e.dataset.role, e.dataset.state]);
+  if (!sel || document.querySelector(sel)) return resolve(rows());
+  const obs = new MutationObserver(() => {
+    if (document.querySelector(sel)) { obs.disconnect(); clearTimeout(timer); resolve(rows()); }
+  });
+  obs.observe(document, { subtree: true, childList: true, attributes: true });
+  const timer = setTimeout(() => { obs.disconnect(); reject(new Error("not within " + ms + " ms: " + sel)); }, ms);
+})"""
+UNTIL_JS = f"([sel, ms]) => ({_UNTIL})(sel, ms)"
+# The user's message, once the previous turn has settled on the page (the user waits for the
+# reply), typed into the composer and submitted through its form as Enter does -- in one round
+# trip; returns the id the page gave the new message (its newest user bubble) and the ms spent
+# waiting for the previous turn.
+SEND_JS = f"""async ([text, after, ms]) => {{
+  const t0 = performance.now();
+  await ({_UNTIL})(after, ms);
+  const waited = performance.now() - t0;
+  const input = document.querySelector("[data-testid=composer-input]");
+  input.focus();
+  input.value = text;
+  input.dispatchEvent(new Event("input", {{ bubbles: true }}));
+  input.form.requestSubmit();
+  const mine = document.querySelectorAll("[data-testid=message][data-role=user]");
+  return [mine.length ? mine[mine.length - 1].dataset.id : null, waited];
+}}"""
+
+
+def settled_selector(mid: str) -> str:
+    """The message shown settled: its reply saved, or the message marked not saved."""
+    return (f'[data-testid=message][data-id="{mid}"][data-state="not-saved"], '
+            f'[data-testid=message][data-role=assistant][data-id="{mid}"][data-state="saved"]')
 
 
 class TriggerMissed(Exception):
@@ -62,7 +101,9 @@ class ChatDriver:
         # beat the read of the new bubble's data-id): replayed when the send is registered.
         self._early: dict[str, list[tuple[str, Any]]] = {}
         self.phase = "created"   # the step in progress: named when a trial times out
-        self._next_id: asyncio.Future[str] | None = None  # the id of the send being typed
+        self.timing = Phases()   # where this trial's time goes (lab bench's breakdown)
+        self._unsettled: Send | None = None      # answered, not yet seen settled on the page
+        self.loaded_rows: list[Row] | None = None  # the page's rows once its history loaded
 
     # ------------------------------------------------------------ lifecycle
     async def open(self, cookies: list[dict[str, Any]] | None = None,
@@ -71,12 +112,15 @@ class ChatDriver:
         reused across trials (cookies cleared, headers set, a new trace chunk): a new
         context and page cost Chromium a renderer process each, most of a trial's CPU."""
         self.phase = "opening a browser context"
+        with self.timing("open"):
+            await self._open(cookies, slot)
+
+    async def _open(self, cookies: list[dict[str, Any]] | None, slot: "Slot | None") -> None:
         if slot is not None:
             self.slot = slot
-            await slot.ctx.clear_cookies()
-            await slot.ctx.set_extra_http_headers(self.headers)
-            if self.trace:
-                await slot.ctx.tracing.start_chunk()
+            # Independent steps: in flight together (one round trip of latency, not three).
+            await asyncio.gather(slot.ctx.clear_cookies(), slot.ctx.set_extra_http_headers(self.headers),
+                                 *([slot.ctx.tracing.start_chunk()] if self.trace else []))
             self.contexts.append(slot.ctx)
             await self._attach(slot.page)
         else:
@@ -156,9 +200,6 @@ class ChatDriver:
         mid = self._chat_id(req)
         if mid is not None:
             self._note("request", id=mid)
-            nxt = self._next_id
-            if nxt is not None and not nxt.done() and all(x.id != mid for x in self.sends):
-                nxt.set_result(mid)
             s = self._open_send(mid)
             if s is None:
                 self._early.setdefault(mid, []).append(("request", time.time()))
@@ -220,44 +261,60 @@ class ChatDriver:
         assert self.page is not None
         page = self.page
         self.phase = f"sending turn {turn}"
-        # The page picks the message id; the driver learns it from the POST the page makes
-        # (no extra round trip to read the new bubble).
-        self._next_id = asyncio.get_running_loop().create_future()
-        composer = page.get_by_test_id("composer-input")
-        await composer.fill(text)
+        # The page picks the message id and shows its bubble before the POST leaves: the same
+        # round trip that submits returns it.
+        after = self._unsettled
+        self._unsettled, self.loaded_rows = None, None
+        t0 = time.perf_counter()
+        mid, waited_ms = await page.evaluate(
+            SEND_JS, [text, settled_selector(after.id) if after else "", int(SEND_TIMEOUT_S * 1000)])
         self._note("send", turn=turn)
-        await composer.press("Enter")
-        try:
-            mid = await asyncio.wait_for(self._next_id, 5.0)
-        except TimeoutError:
-            raise RuntimeError(f"turn {turn}: the page sent no POST /chat within 5 s of Enter") from None
-        return self._register(Send(mid, text, turn))
+        self.timing.add("settle", waited_ms / 1000)
+        self.timing.add("send", max(0.0, time.perf_counter() - t0 - waited_ms / 1000))
+        if not mid:
+            raise RuntimeError(f"turn {turn}: the page showed no new message after the submit")
+        return self._register(Send(str(mid), text, turn))
 
     async def retry(self, failed: Send) -> Send:
         """The user's retry: the page's retry button, which re-sends the same message id."""
         assert self.page is not None
         bubble = self.page.locator(f'[data-testid=message][data-role=user][data-id="{failed.id}"]')
         self._note("retry", id=failed.id)
+        self._unsettled = None
         await bubble.get_by_test_id("retry-button").click(timeout=5000)
         return self._register(Send(failed.id, failed.text, failed.turn, retry_of=failed.id))
 
     async def acked(self, s: Send, timeout_s: float = SEND_TIMEOUT_S) -> bool:
         """Wait for the send's outcome (for a stream: its first token). True if it completed."""
-        deadline = time.monotonic() + timeout_s
+        with self.timing("ack"):
+            return await self._acked(s, timeout_s)
+
+    async def _acked(self, s: Send, timeout_s: float) -> bool:
+        done = asyncio.ensure_future(self._done[id(s)].wait())
+        waits = {done}
         if self.stream:
-            assert self.page is not None
-            first = self.page.locator(f'[data-testid=message][data-role=assistant][data-id="{s.id}"]')
-            while s.outcome is None and time.monotonic() < deadline:
-                if await first.count():
-                    s.complete("ok", self._status.get(id(s), 200), "first token", time.time())
-                    self._done[id(s)].set()
-                    break
-                await asyncio.sleep(POLL_S)
+            # A stream is acknowledged by its first token on the page, seen the moment it shows.
+            first = f'[data-testid=message][data-role=assistant][data-id="{s.id}"]'
+            seen = asyncio.ensure_future(self.until(first, timeout_s))
+            seen.add_done_callback(lambda f: f.cancelled() or f.exception())  # a reload ends it
+            waits.add(seen)
         try:
-            await asyncio.wait_for(self._done[id(s)].wait(), max(0.0, deadline - time.monotonic()))
-        except TimeoutError:
-            return False
-        return True
+            await asyncio.wait(waits, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+            if self.stream and s.outcome is None and seen.done() and not seen.cancelled() \
+                    and seen.exception() is None:
+                s.complete("ok", self._status.get(id(s), 200), "first token", time.time())
+                self._done[id(s)].set()
+        finally:
+            for w in waits:
+                w.cancel()
+        return s.outcome is not None
+
+    async def answered(self, s: Send, timeout_s: float = SEND_TIMEOUT_S) -> None:
+        """Wait for the send's outcome; the next ``send`` first waits, on the page, until the
+        page shows this one settled (a user types the next message once the reply is there)."""
+        self.phase = f"waiting for turn {s.turn}'s answer"
+        if await self.acked(s, timeout_s) and not (s.outcome is not None and s.status is None):
+            self._unsettled = s
 
     async def settled(self, s: Send, timeout_s: float = SEND_TIMEOUT_S) -> None:
         """Wait until the page shows the send settled: its reply saved, or the message not saved."""
@@ -265,19 +322,26 @@ class ChatDriver:
         self.phase = f"waiting for turn {s.turn} to settle"
         if not await self.acked(s, timeout_s):
             return
-        sel = (f'[data-testid=message][data-id="{s.id}"][data-state="not-saved"], '
-               f'[data-testid=message][data-role=assistant][data-id="{s.id}"][data-state="saved"]')
         if s.outcome is not None and s.status is None:
             return  # aborted: the page that sent it is gone
-        await self.page.locator(sel).first.wait_for(timeout=timeout_s * 1000)
+        with self.timing("settle"):
+            await self.until(settled_selector(s.id), timeout_s)
+
+    async def until(self, selector: str, timeout_s: float) -> list[Row]:
+        """Until ``selector`` matches on the page (an error naming it after ``timeout_s``); the
+        rows the page shows at that moment."""
+        assert self.page is not None
+        rows = await self.page.evaluate(UNTIL_JS, [selector, int(timeout_s * 1000)])
+        return [Row(i, r) for i, r, _state in rows]
 
     async def refresh(self, point: str, last: Send) -> None:
         """Refresh at ``point`` relative to the last send (design: refresh points)."""
         assert self.page is not None
         self.phase = f"refreshing at {point}"
         if point == "in_flight":
-            await self._until(lambda: self.events.seen("chat.received", last.id),
-                              lambda: last.outcome is not None, "receipt logged before the reply")
+            with self.timing("trigger"):
+                await self._until(lambda: self.events.seen("chat.received", last.id),
+                                  lambda: last.outcome is not None, "receipt logged before the reply")
             await self._reload()
         elif point in ("after_ack", "mid_stream"):
             if not await self.acked(last, TRIGGER_TIMEOUT_S):
@@ -292,7 +356,8 @@ class ChatDriver:
             await self.settled(last)
             self._note("refresh", how="reopen")
             old = self.page
-            await self._attach(await old.context.new_page())
+            with self.timing("refresh"):
+                await self._attach(await old.context.new_page())
             self._detach(old)
             await old.close()
         elif point == "browser_restart":
@@ -308,8 +373,9 @@ class ChatDriver:
     async def _reload(self) -> None:
         assert self.page is not None
         self._note("refresh", how="reload")
-        await self.page.reload()
-        await self.wait_history_loaded()
+        with self.timing("refresh"):
+            await self.page.reload()
+            await self.wait_history_loaded()
 
     async def _until(self, cond: Callable[[], bool], missed: Callable[[], bool], what: str) -> None:
         deadline = time.monotonic() + TRIGGER_TIMEOUT_S
@@ -322,15 +388,19 @@ class ChatDriver:
 
     # ------------------------------------------------------------ reads
     async def wait_history_loaded(self) -> None:
-        assert self.page is not None
-        await self.page.locator('[data-testid=history-status]:not([data-state="loading"])') \
-            .wait_for(timeout=SEND_TIMEOUT_S * 1000)
+        self.loaded_rows = await self.until('[data-testid=history-status]:not([data-state="loading"])',
+                                            SEND_TIMEOUT_S)
 
     async def read_page(self) -> list[Row]:
+        """What the page shows: right after a refresh, the rows it showed once its history had
+        loaded (read in that same round trip)."""
         assert self.page is not None
         self.phase = "reading the page"
-        rows = await self.page.eval_on_selector_all(
-            "[data-testid=message]", "els => els.map(e => [e.dataset.id, e.dataset.role, e.dataset.state])")
+        if self.loaded_rows is not None:
+            return self.loaded_rows
+        with self.timing("read_page"):
+            rows = await self.page.eval_on_selector_all(
+                "[data-testid=message]", "els => els.map(e => [e.dataset.id, e.dataset.role, e.dataset.state])")
         return [Row(i, r) for i, r, _state in rows]
 
     async def cookie_session_id(self) -> str | None:

@@ -20,6 +20,7 @@ class TrialOutcome:
     seconds: float = 0.0
     mode: str = "native"         # the stack's mode: a replay command must name it
     replay: str = ""             # a black-box trial's replay command (a planned one derives it)
+    phases: dict[str, float] = field(default_factory=dict)  # seconds per phase (lab.phases)
 
     @property
     def trial_id(self) -> str:

@@ -182,18 +182,25 @@ class Runner:
         """One trial in a pooled browser context: the conversation, then at once (a short TTL
         would otherwise expire the key before it is read) quiescence, the final read from
         Redis, the checker. Trace and screenshot are kept for failing trials only."""
+        t_queued = time.perf_counter()
         slot = await self._slots.get()
+        waited_s = time.perf_counter() - t_queued
         try:
             d, trial, conv_s = await self._converse(browser, plan, step, evidence, slot)
+            d.timing.add("slot", waited_s)
             outcome, dump = await self._finish(plan, d, trial, conv_s)
             keep = outcome.failed and self.keep_artifacts
-            shot = await _bounded(d.screenshot(), 10) if keep else None
-            try:
-                await asyncio.wait_for(d.close(trace_dir=self._tmpdir(self._tmp, plan) if keep else None), 30)
-            except Exception:  # TimeoutError included: a stuck close must not hang the run
-                slot.broken = True  # ... and this context is not trusted again
+            with d.timing("artifacts"):
+                shot = await _bounded(d.screenshot(), 10) if keep else None
+            with d.timing("close"):
+                try:
+                    await asyncio.wait_for(d.close(trace_dir=self._tmpdir(self._tmp, plan) if keep else None), 30)
+                except Exception:  # TimeoutError included: a stuck close must not hang the run
+                    slot.broken = True  # ... and this context is not trusted again
             if keep:
-                outcome.artifacts = self._artifacts(outcome, d, dump, shot)
+                with d.timing("artifacts"):
+                    outcome.artifacts = self._artifacts(outcome, d, dump, shot)
+            outcome.phases = d.timing.seconds
         finally:
             if slot.broken:
                 await _bounded(slot.ctx.close(), 10)
@@ -243,7 +250,8 @@ class Runner:
             armed_here = step is not None and turn == plan.fault_turn
             if armed_here:
                 assert step is not None
-                ok = await step.arm()
+                with d.timing("lockstep"):
+                    ok = await step.arm()
                 if not ok:
                     trial.fault_confirmed = False
                     trial.errors.append(f"fault not confirmed: {step.error}")
@@ -259,7 +267,8 @@ class Runner:
                 trial.refresh_reached = False
             if armed_here:
                 assert step is not None
-                await step.heal()
+                with d.timing("lockstep"):
+                    await step.heal()
                 trial.events.append({"t": time.time(), "kind": "heal", "turn": turn})
             if turn == len(plan.messages):
                 continue
@@ -285,14 +294,14 @@ class Runner:
         if turn > 1 and plan.think_ms:
             # The user's think time is part of the schedule (ttl_elapse paces the conversation
             # past 2 x TTL with it); it is the behaviour being run, not a wait for a condition.
-            await asyncio.sleep(plan.think_ms / 1000)
+            with d.timing("think"):
+                await asyncio.sleep(plan.think_ms / 1000)
         if turn == len(plan.messages) and plan.cell.refresh == "mid_stream":
             await d.set_headers({**plan.headers,
                                  "X-Lab-Token-Delay-Ms": str(MID_STREAM_LAST_TOKEN_DELAY_MS)})
         s = await d.send(text, turn)
         if turn < len(plan.messages):
-            await d.settled(s)
-            d.session_id = await d.cookie_session_id() or d.session_id
+            await d.answered(s)  # the next send waits, on the page, for this turn to settle
             return
         if plan.cell.refresh == "browser_restart":
             await d.settled(s)
@@ -320,12 +329,16 @@ class Runner:
         t0 = time.monotonic()
         ids = {s.id for s in trial.sends}
         deadline = time.monotonic() + QUIESCENCE_TIMEOUT_S
-        while not self._quiescent(ids):
-            if time.monotonic() > deadline:
-                trial.errors.append("the backend did not finish its requests (no quiescence)")
-                break
-            await asyncio.sleep(0.01)
-        sid = d.session_id
+        with d.timing("quiescence"):
+            while not self._quiescent(ids):
+                if time.monotonic() > deadline:
+                    trial.errors.append("the backend did not finish its requests (no quiescence)")
+                    break
+                await asyncio.sleep(0.01)
+        t_read = time.perf_counter()
+        # The conversation's session: the one the backend logged for the trial's last send
+        # (read from its events, not from the browser's cookies: no round trip per turn).
+        sid = d.session_id = self._session_of(trial.sends) or d.session_id
         dump: dict[str, Any] = {}
         read_at: float | None = None
         if sid is not None:
@@ -345,6 +358,7 @@ class Runner:
                 while f"chat:{sid}" not in self.expired.keys and time.monotonic() < until:
                     await asyncio.sleep(0.01)
             trial.key_expired = f"chat:{sid}" in self.expired.keys
+        d.timing.add("final_read", time.perf_counter() - t_read)
         fault = plan.cell.make_fault()
         pacing = getattr(fault, "check_pacing", None)
         if pacing is not None and trial.sends:
@@ -356,12 +370,20 @@ class Runner:
             if problem:
                 trial.preconditions_met = False
                 trial.errors.append(f"ttl_elapse precondition not met: {problem}")
-        result = check_safe(trial)
+        with d.timing("check"):
+            result = check_safe(trial)
         if trial.errors and result.validity == "valid":
             result.validity = "unknown"
             result.reasons.extend(trial.errors)
         return TrialOutcome(plan, trial, result, seconds=conversation_s + time.monotonic() - t0,
                             mode=self.stack.mode), dump
+
+    def _session_of(self, sends: list[Any]) -> str | None:
+        for s in reversed(sends):
+            got = [e["sid"] for e in self.events.by_id.get(s.id, []) if e.get("event") == "chat.received" and e.get("sid")]
+            if got:
+                return str(got[-1])
+        return None
 
     def _quiescent(self, ids: set[str]) -> bool:
         self.events.poll()

@@ -27,11 +27,15 @@ class Diagnosis:
     k: int                         # trials showing it
     n: int                         # trials that could show it
     trials: list[str] = field(default_factory=list)
+    # Trials outside its own evidence whose loss the same cause explains (e.g. a capped history
+    # under a fault): acked_lost does not claim them, and they do not count in k/n.
+    also: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         lo, hi = wilson(self.k, self.n)
         return {"code": self.code, "cause": self.cause, "evidence": self.evidence, "k": self.k,
-                "n": self.n, "ci95": [round(lo, 4), round(hi, 4)], "trials": self.trials}
+                "n": self.n, "ci95": [round(lo, 4), round(hi, 4)], "trials": self.trials,
+                "also_explains": self.also}
 
     def sentence(self) -> str:
         lo, hi = wilson(self.k, self.n)
@@ -108,19 +112,21 @@ class Entry:
     needs: tuple[str, ...]
     explains_loss: bool        # its trials' loss has a cause: acked_lost does not claim them
     last: bool                 # runs after the others (reads what they found)
+    after: tuple[str, ...]     # runs after these (reads what they found)
 
 
 REGISTRY: dict[str, Entry] = {}
 
 
 def register(code: str, *, needs: tuple[str, ...] = (), explains_loss: bool = False,
-             last: bool = False) -> Callable[[Callable[[Evidence], Any]], Callable[[Evidence], Any]]:
+             last: bool = False, after: tuple[str, ...] = ()
+             ) -> Callable[[Callable[[Evidence], Any]], Callable[[Evidence], Any]]:
     for n in needs:
         if n not in EVIDENCE:
             raise ValueError(f"diagnosis {code}: unknown evidence {n!r}; known: {', '.join(EVIDENCE)}")
 
     def wrap(fn: Callable[[Evidence], Any]) -> Callable[[Evidence], Any]:
-        REGISTRY[code] = Entry(code, fn, needs, explains_loss, last)
+        REGISTRY[code] = Entry(code, fn, needs, explains_loss, last, after)
         return fn
     return wrap
 
@@ -129,6 +135,21 @@ def _load() -> None:
     for mod in pkgutil.iter_modules(__path__):
         if not mod.name.startswith("_"):
             importlib.import_module(f"{__name__}.{mod.name}")
+
+
+def ordered() -> list[Entry]:
+    """Each entry after those it names in ``after``, the ``last`` ones after all others."""
+    _load()
+    out: list[Entry] = []
+    todo = sorted(REGISTRY.values(), key=lambda e: (e.last, e.code))
+    while todo:
+        done = {e.code for e in out}
+        ready = next((e for e in todo if all(a in done or a not in REGISTRY for a in e.after)), None)
+        if ready is None:
+            raise ValueError(f"diagnoses: a cycle in `after` among {', '.join(e.code for e in todo)}")
+        out.append(ready)
+        todo.remove(ready)
+    return out
 
 
 def judge(trials: list[Trial]) -> list[Judged]:
@@ -156,7 +177,7 @@ def run(trials: list[Trial]) -> tuple[list[Diagnosis], dict[str, str]]:
     ev = Evidence(trials, judge(trials))
     has = judged_by(trials)
     not_judged: dict[str, str] = {}
-    for entry in sorted(REGISTRY.values(), key=lambda e: e.last):
+    for entry in ordered():
         if not has(entry):
             not_judged[entry.code] = f"needs {' + '.join(entry.needs)} in one trial"
             continue
@@ -167,7 +188,7 @@ def run(trials: list[Trial]) -> tuple[list[Diagnosis], dict[str, str]]:
 
 def explained(found: list[Diagnosis]) -> set[str]:
     """Trials whose loss a diagnosis that explains loss has claimed."""
-    return {t for d in found if REGISTRY[d.code].explains_loss for t in d.trials}
+    return {t for d in found if REGISTRY[d.code].explains_loss for t in d.trials + d.also}
 
 
 # Shared wording helpers: every diagnosis names its trials the same way.

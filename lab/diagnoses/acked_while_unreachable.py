@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
-from lab.diagnoses import Diagnosis, Evidence, few, register
+from lab.diagnoses import Diagnosis, Evidence, explained, few, register
 
 
-@register("acked_while_unreachable", needs=("redis_unreachable",), explains_loss=True)
+@register("acked_while_unreachable", needs=("redis_unreachable",), explains_loss=True,
+          after=("acked_too_fast",))
 def diagnose(ev: Evidence) -> Diagnosis | None:
     pool = [j for j in ev.judged if j.trial.fault == "down"
             or (j.trial.fault == "drop" and j.trial.fault_params.get("stream") == "upstream")]
+    # An app proven to answer before its write (acked_too_fast) answers 200 for a write that
+    # fails later: those trials are that cause, not a swallowed error.
+    early = explained([d for d in ev.found if d.code == "acked_too_fast"])
     hit = []
     for j in pool:
+        if j.id in early:
+            continue
         s = next((s for s in j.trial.sends if s.under_fault), None)
         if s is not None and s.outcome == "ok" and s.turn in j.lost_user:
             hit.append((j, s))

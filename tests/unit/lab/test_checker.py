@@ -210,6 +210,17 @@ def test_repeated_reply_stored_twice_is_one_duplicate() -> None:
     assert r.duplicated == ["t1:assistant"] and r.lost["assistant"] == [] and r.reordered == []
 
 
+def test_failed_send_whose_write_landed_owns_its_equal_reply() -> None:
+    """Turn 2 answered 500 after its write landed (its reply text never seen); every reply has
+    the same text. The reply after turn 2's question is turn 2's, not a second copy of turn 1's
+    (measured: a one-shot drop on an app answering "You said 47 characters." every time)."""
+    same = "You said 47 characters."
+    sends = [bs(1, reply=same), bs(2, "info", reply=None, status=500), bs(3, reply=same)]
+    r = check(trial(sends, conv(3, same), page=conv(3, same)))
+    assert r.duplicated == [] and r.lost == {"user": [], "assistant": []} and r.reordered == []
+    assert r.phantom_fail == ["t2"] and r.validity == "valid"
+
+
 def test_reply_stored_before_its_question_is_reordered_not_lost_nor_duplicated() -> None:
     stored = tr(("user", "probe 1"), ("assistant", "answer 1"), ("assistant", "answer 2"),
                 ("user", "probe 2"), ("user", "probe 3"), ("assistant", "answer 3"))
