@@ -17,6 +17,7 @@ from typing import Any
 import redis
 from playwright.async_api import Browser, async_playwright
 
+from lab.browser import executable as browser_executable
 from lab.checker import check_safe
 from lab.driver import ChatDriver, Slot, TriggerMissed
 from lab.errors import LabError
@@ -29,7 +30,6 @@ from lab.signals import run_async
 from lab.stack.events import BackendEvents
 from lab.stack import Stack
 
-CHROMIUM = "/usr/bin/chromium"
 TRIAL_TIMEOUT_BASE_S = 60.0       # a trial's conversation may take at most base + per turn
 TRIAL_TIMEOUT_PER_TURN_S = 15.0
 
@@ -121,14 +121,20 @@ class Runner:
             with ExpiredKeys(self.stack.cfg.redis_url) as self.expired, \
                     RedisCommands(self.stack.cfg.redis_url) as self.commands:
                 async with async_playwright() as pw:
-                    browser = await pw.chromium.launch(executable_path=CHROMIUM)
+                    browser = await pw.chromium.launch(executable_path=browser_executable())
                     self._slots: asyncio.Queue[Slot] = asyncio.Queue()
                     for _ in range(self.concurrency):
                         self._slots.put_nowait(await Slot.new(browser, self.stack.cfg.chat_url, trace=self.trace))
                     try:
-                        for cell, plans in cells:
+                        # Cells under the same fault share one fault window, so their trials
+                        # fill every browser context (a cell of 5 trials alone would leave
+                        # most of them idle in its last wave).
+                        groups: dict[tuple[str, tuple[tuple[str, Any], ...]], list[int]] = {}
+                        for i, (cell, _) in enumerate(cells):
                             outcomes.append(CellOutcome(cell))
-                            await self._cell(browser, cell, plans, tmp, outcomes[-1])
+                            groups.setdefault((cell.fault, cell.fault_params), []).append(i)
+                        for members in groups.values():
+                            await self._group(browser, [(cells[i][1], outcomes[i]) for i in members])
                     finally:
                         await browser.close()
         finally:
@@ -148,34 +154,37 @@ class Runner:
         except Exception:  # best effort on the way out: the run's own error is the one to report
             pass
 
-    async def _cell(self, browser: Browser, cell: Cell, plans: list[TrialPlan], tmp: Path,
-                    out: CellOutcome) -> CellOutcome:
-        fault = cell.make_fault()
+    async def _group(self, browser: Browser, members: list[tuple[list[TrialPlan], CellOutcome]]) -> None:
+        """The trials of cells under one fault (same name and parameters)."""
+        fault = members[0][1].cell.make_fault()
+        work = [(p, out) for plans, out in members for p in plans]
         if fault.window == "trial":
             try:
                 with fault.on(self.targets) as evidence:
-                    out.fault_evidence = evidence
+                    for _, out in members:
+                        out.fault_evidence = evidence
                     sem = asyncio.Semaphore(self.concurrency)
 
-                    async def one(p: TrialPlan) -> None:
+                    async def one(p: TrialPlan, out: CellOutcome) -> None:
                         async with sem:
                             await self._trial(browser, p, None, evidence, out)
-                    await asyncio.gather(*(one(p) for p in plans))
+                    await asyncio.gather(*(one(p, out) for p, out in work))
             except LabError as exc:
-                out.fault_error = str(exc)
-                for t in out.trials:
-                    t.trial.fault_confirmed = False
+                for _, out in members:
+                    out.fault_error = str(exc)
+                    for t in out.trials:
+                        t.trial.fault_confirmed = False
         else:
             # One-send faults: groups of trials run in lockstep, and the fault is armed once
-            # for the whole group around the same turn (a toxic acts on the whole proxy).
-            for i in range(0, len(plans), self.concurrency):
-                group = plans[i:i + self.concurrency]
-                step = Lockstep(len(group), fault, self.targets)
-                await asyncio.gather(*(self._trial(browser, p, step, None, out) for p in group))
-                if step.error:
-                    out.fault_error = step.error
-                out.fault_evidence = out.fault_evidence or step.evidence
-        return out
+            # for the whole group around its trials' fault turns (a toxic acts on the whole proxy).
+            for i in range(0, len(work), self.concurrency):
+                chunk = work[i:i + self.concurrency]
+                step = Lockstep(len(chunk), fault, self.targets)
+                await asyncio.gather(*(self._trial(browser, p, step, None, out) for p, out in chunk))
+                for out in {id(o): o for _, o in chunk}.values():
+                    if step.error:
+                        out.fault_error = step.error
+                    out.fault_evidence = out.fault_evidence or step.evidence
 
     async def _trial(self, browser: Browser, plan: TrialPlan, step: "Lockstep | None",
                      evidence: str | None, out: CellOutcome) -> TrialOutcome:

@@ -2,7 +2,7 @@
 # Idempotent set-up for the lab, called by make. Each step checks first and is skipped when
 # already satisfied; each failure says what to do next.
 #   scripts/setup.sh venv        virtualenv with the locked Python packages + the lab itself
-#   scripts/setup.sh system      Debian redis-server and chromium (apt, as root)
+#   scripts/setup.sh system      Debian redis-server, chromium, chromium-headless-shell (apt, as root)
 #   scripts/setup.sh toxiproxy   Toxiproxy server + CLI v2.12.0 via `go install`, version stamped
 #   scripts/setup.sh all         all three
 set -euo pipefail
@@ -41,7 +41,7 @@ step_venv() {
 }
 
 # command:package pairs the lab needs from Debian (overridable, e.g. to test this step).
-SYSTEM_NEEDS=${LAB_SYSTEM_NEEDS:-redis-server:redis-server chromium:chromium}
+SYSTEM_NEEDS=${LAB_SYSTEM_NEEDS:-redis-server:redis-server chromium:chromium chromium-headless-shell:chromium-headless-shell}
 
 step_system() {
   local missing=() pair

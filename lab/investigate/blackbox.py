@@ -568,9 +568,9 @@ def phases(t: Trial) -> dict[str, float]:
 async def chromium() -> AsyncIterator[Browser]:
     from playwright.async_api import async_playwright
 
-    from lab.runner import CHROMIUM
+    from lab.browser import executable
     async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=CHROMIUM)
+        browser = await pw.chromium.launch(executable_path=executable())
         try:
             yield browser
         finally:
