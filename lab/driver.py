@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,6 @@ from lab.stack.events import BackendEvents
 
 SEND_TIMEOUT_S = 30.0          # a send with no outcome after this is left in flight (unknown)
 TRIGGER_TIMEOUT_S = 20.0
-POLL_S = 0.005                 # polling interval for backend-log triggers (bounded by deadlines)
 SETTLED_STATES = ("saved", "not-saved")
 
 # Waits on the page are event-driven: a MutationObserver resolves the moment the selector
@@ -340,8 +338,14 @@ class ChatDriver:
         self.phase = f"refreshing at {point}"
         if point == "in_flight":
             with self.timing("trigger"):
-                await self._until(lambda: self.events.seen("chat.received", last.id),
-                                  lambda: last.outcome is not None, "receipt logged before the reply")
+                # Woken by the backend's log (not polled): receipt logged, or the answer came.
+                received = lambda: self.events.count("chat.received", last.id) > 0  # noqa: E731
+                if not await self.events.wait_until(lambda: received() or last.outcome is not None,
+                                                    TRIGGER_TIMEOUT_S):
+                    raise TriggerMissed(f"trigger not seen within {TRIGGER_TIMEOUT_S:g} s: "
+                                        "receipt logged before the reply")
+                if not received():
+                    raise TriggerMissed("trigger missed: receipt logged before the reply")
             await self._reload()
         elif point in ("after_ack", "mid_stream"):
             if not await self.acked(last, TRIGGER_TIMEOUT_S):
@@ -376,15 +380,6 @@ class ChatDriver:
         with self.timing("refresh"):
             await self.page.reload()
             await self.wait_history_loaded()
-
-    async def _until(self, cond: Callable[[], bool], missed: Callable[[], bool], what: str) -> None:
-        deadline = time.monotonic() + TRIGGER_TIMEOUT_S
-        while not cond():
-            if missed():
-                raise TriggerMissed(f"trigger missed: {what}")
-            if time.monotonic() > deadline:
-                raise TriggerMissed(f"trigger not seen within {TRIGGER_TIMEOUT_S:g} s: {what}")
-            await asyncio.sleep(POLL_S)
 
     # ------------------------------------------------------------ reads
     async def wait_history_loaded(self) -> None:

@@ -138,6 +138,7 @@ class Runner:
                     finally:
                         await browser.close()
         finally:
+            self.events.close()
             shutil.rmtree(tmp, ignore_errors=True)
             self._heal_everything()
         return outcomes
@@ -208,7 +209,7 @@ class Runner:
                     slot.broken = True  # ... and this context is not trusted again
             if keep:
                 with d.timing("artifacts"):
-                    outcome.artifacts = self._artifacts(outcome, d, dump, shot)
+                    outcome.artifacts = await self._artifacts(outcome, d, dump, shot)
             outcome.phases = d.timing.seconds
         finally:
             if slot.broken:
@@ -337,13 +338,9 @@ class Runner:
         """Phase 2 (faults healed): quiescence, the final read from Redis, the checker."""
         t0 = time.monotonic()
         ids = {s.id for s in trial.sends}
-        deadline = time.monotonic() + QUIESCENCE_TIMEOUT_S
         with d.timing("quiescence"):
-            while not self._quiescent(ids):
-                if time.monotonic() > deadline:
-                    trial.errors.append("the backend did not finish its requests (no quiescence)")
-                    break
-                await asyncio.sleep(0.01)
+            if not await self.events.wait_until(lambda: self._quiescent(ids), QUIESCENCE_TIMEOUT_S):
+                trial.errors.append("the backend did not finish its requests (no quiescence)")
         t_read = time.perf_counter()
         # The conversation's session: the one the backend logged for the trial's last send
         # (read from its events, not from the browser's cookies: no round trip per turn).
@@ -395,7 +392,6 @@ class Runner:
         return None
 
     def _quiescent(self, ids: set[str]) -> bool:
-        self.events.poll()
         for mid in ids:
             received = self.events.count("chat.received", mid)
             done = [e for e in self.events.by_id.get(mid, []) if e.get("event") == "chat.done"]
@@ -406,33 +402,41 @@ class Runner:
                 return False
         return True
 
-    def _artifacts(self, o: TrialOutcome, d: ChatDriver, dump: dict[str, Any], shot: bytes | None) -> Path:
+    async def _artifacts(self, o: TrialOutcome, d: ChatDriver, dump: dict[str, Any], shot: bytes | None) -> Path:
+        """A failing trial's folder. The data is gathered here, on the loop that owns the event
+        readers; the files are written in a thread, so the other trials keep running."""
+        assert o.plan is not None
         folder = self.out_dir / "trials" / o.plan.trial_id
-        folder.mkdir(parents=True, exist_ok=True)
-        src = self._tmp / o.plan.trial_id
-        for f in src.glob("trace-*.zip"):
-            shutil.move(str(f), folder / f.name)
-        if shot:
-            (folder / "screenshot.png").write_bytes(shot)
         sid = d.session_id or ""
         self.events.poll()
         backend = [e for s in {sid, *(x.get("sid") for x in self.events.by_sid.get(sid, []))}
                    for e in self.events.by_sid.get(str(s), [])]
-        (folder / "backend-events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in backend))
         sids = {sid, *(e.get("sid") for e in backend)} - {None, ""}
         commands = sorted((c for s in sids for c in self.commands.by_sid.get(str(s), [])),
                           key=lambda c: c["t"])
-        (folder / "redis-commands.jsonl").write_text("".join(json.dumps(c) + "\n" for c in commands))
         dump["expired_at"] = {k: t for k, t in self.expired.at.items()
                               if any(k.startswith(f"chat:{s}") for s in sids)}
-        (folder / "network.jsonl").write_text("".join(json.dumps(e) + "\n" for e in d.log))
-        (folder / "redis.json").write_text(json.dumps(dump, indent=2) + "\n")
-        (folder / "toxics.json").write_text(json.dumps(
-            [e for e in o.trial.events if e.get("kind") == "fault"], indent=2) + "\n")
-        (folder / "trial.json").write_text(json.dumps({
-            "trial_id": o.plan.trial_id, "seed": o.plan.seed, "cell": o.plan.cell.as_json(),
-            "messages": list(o.plan.messages), "fault_turn": o.plan.fault_turn,
-            "result": {"validity": o.result.validity, "reasons": o.result.reasons,
-                       "anomalies": o.result.anomalies(), "lost": o.result.lost},
-            "replay": o.plan.replay_command(mode=o.mode), "history": o.trial.as_json()}, indent=2) + "\n")
+        texts = {
+            "backend-events.jsonl": "".join(json.dumps(e) + "\n" for e in backend),
+            "redis-commands.jsonl": "".join(json.dumps(c) + "\n" for c in commands),
+            "network.jsonl": "".join(json.dumps(e) + "\n" for e in d.log),
+            "redis.json": json.dumps(dump, indent=2) + "\n",
+            "toxics.json": json.dumps([e for e in o.trial.events if e.get("kind") == "fault"], indent=2) + "\n",
+            "trial.json": json.dumps({
+                "trial_id": o.plan.trial_id, "seed": o.plan.seed, "cell": o.plan.cell.as_json(),
+                "messages": list(o.plan.messages), "fault_turn": o.plan.fault_turn,
+                "result": {"validity": o.result.validity, "reasons": o.result.reasons,
+                           "anomalies": o.result.anomalies(), "lost": o.result.lost},
+                "replay": o.plan.replay_command(mode=o.mode), "history": o.trial.as_json()}, indent=2) + "\n"}
+        src = self._tmp / o.plan.trial_id
+
+        def write() -> None:
+            folder.mkdir(parents=True, exist_ok=True)
+            for f in src.glob("trace-*.zip"):
+                shutil.move(str(f), folder / f.name)
+            if shot:
+                (folder / "screenshot.png").write_bytes(shot)
+            for name, text in texts.items():
+                (folder / name).write_text(text)
+        await asyncio.to_thread(write)
         return folder

@@ -1,14 +1,39 @@
 """The backend's JSON events, read incrementally from its log (services/chat/views.py ``event``).
 
 The driver uses them as observable triggers (``in_flight``: the backend logged receipt of a
-message) and for quiescence (every received message has its ``chat.done``)."""
+message) and for quiescence (every received message has its ``chat.done``). ``wait_until``
+wakes when the log grows (inotify on its folder), not on a timer; where inotify is not
+available it reads the log every few milliseconds instead."""
 
 from __future__ import annotations
 
+import asyncio
+import ctypes
 import json
+import os
+import time
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+_IN_MODIFY, _IN_CREATE, _IN_MOVED_TO = 0x2, 0x100, 0x80
+FALLBACK_POLL_S = 0.005
+
+
+def _inotify(folder: Path) -> int | None:
+    """A non-blocking inotify descriptor watching ``folder`` for writes and new files, or None."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+        if fd < 0:
+            return None
+        if libc.inotify_add_watch(fd, str(folder).encode(), _IN_MODIFY | _IN_CREATE | _IN_MOVED_TO) < 0:
+            os.close(fd)
+            return None
+        return fd
+    except (OSError, AttributeError):
+        return None
 
 
 class BackendEvents:
@@ -24,6 +49,54 @@ class BackendEvents:
                 self._offset = log_path.stat().st_size
             except FileNotFoundError:
                 pass
+
+    async def wait_until(self, cond: Callable[[], bool], timeout_s: float) -> bool:
+        """Until ``cond()`` holds (re-checked each time the log grows); False at the deadline."""
+        deadline = time.monotonic() + timeout_s
+        self.poll()
+        while not cond():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            changed = self._changed()
+            try:
+                await asyncio.wait_for(changed.wait(), min(left, 0.5))  # 0.5 s: a missed wake-up costs no more
+            except TimeoutError:
+                pass
+            self.poll()
+        return True
+
+    def _changed(self) -> asyncio.Event:
+        """The event set on the next change of the log's folder (one watcher per reader)."""
+        loop = asyncio.get_running_loop()
+        if getattr(self, "_loop", None) is not loop:
+            self._loop, self._event = loop, asyncio.Event()
+            self._fd = _inotify(self.path.parent)
+            if self._fd is not None:
+                loop.add_reader(self._fd, self._wake)
+        if self._fd is None:  # no inotify: wake on a short timer instead
+            tick = asyncio.Event()
+            loop.call_later(FALLBACK_POLL_S, tick.set)
+            return tick
+        return self._event
+
+    def _wake(self) -> None:
+        try:
+            while os.read(self._fd, 65536):  # type: ignore[arg-type]
+                pass
+        except BlockingIOError:
+            pass
+        self._event.set()
+        self._event = asyncio.Event()
+
+    def close(self) -> None:
+        """Stop watching (the loop's reader and the inotify descriptor)."""
+        fd, loop = getattr(self, "_fd", None), getattr(self, "_loop", None)
+        if fd is not None:
+            if loop is not None and not loop.is_closed():
+                loop.remove_reader(fd)
+            os.close(fd)
+            self._fd = None
 
     def poll(self) -> None:
         try:
