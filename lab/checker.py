@@ -245,6 +245,10 @@ def check(trial: Trial) -> Result:
         res.reasons.extend(bad)
     elif not trial.refresh_reached:
         res.validity = "unknown"
+    elif sends and not acked:
+        # Nothing acknowledged, nothing stored that should not be: no claim was tested.
+        res.validity = "unknown"
+        res.reasons.append("no send was acknowledged: the trial exercised nothing")
     return res
 
 

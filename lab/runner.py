@@ -57,6 +57,22 @@ class Lockstep:
         self.error: str | None = None
         self.toxics: dict[str, Any] = {}
 
+    async def __aenter__(self) -> "Lockstep":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.release()
+
+    def release(self) -> None:
+        """The group is over (finished, failed or cancelled by a signal): the fault, if still
+        armed, is removed now -- never left to a generator's finalizer at exit."""
+        cm, self.cm = self.cm, None
+        if cm is not None:
+            try:
+                cm.__exit__(None, None, None)
+            except LabError:
+                pass  # the stack is already gone; the run's own heal resets the proxies
+
     def abandon(self) -> None:
         """A trial of the group timed out: release the others (they see a broken barrier)."""
         self.error = self.error or "a trial of the group timed out"
@@ -180,8 +196,8 @@ class Runner:
             # for the whole group around its trials' fault turns (a toxic acts on the whole proxy).
             for i in range(0, len(work), self.concurrency):
                 chunk = work[i:i + self.concurrency]
-                step = Lockstep(len(chunk), fault, self.targets)
-                await asyncio.gather(*(self._trial(browser, p, step, None, out) for p, out in chunk))
+                async with Lockstep(len(chunk), fault, self.targets) as step:
+                    await asyncio.gather(*(self._trial(browser, p, step, None, out) for p, out in chunk))
                 for out in {id(o): o for _, o in chunk}.values():
                     if step.error:
                         out.fault_error = step.error

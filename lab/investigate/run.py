@@ -153,7 +153,12 @@ class Investigation:
         for i in range(0, len(ids), self.concurrency):
             group = ids[i:i + self.concurrency]
             step = Lockstep(len(group), fault, prober.fault_targets) if exp.fault != "none" else None
-            for t in await asyncio.gather(*(one(tid, k, step) for tid, k in group)):
+            try:
+                got = await asyncio.gather(*(one(tid, k, step) for tid, k in group))
+            finally:
+                if step is not None:
+                    step.release()
+            for t in got:
                 o = TrialOutcome(None, t, check_safe(t), seconds=t.seconds, replay=self.replay_command(t.trial_id))
                 mine.append(o)
                 done.append(o)  # as soon as known: an interrupted run reports it

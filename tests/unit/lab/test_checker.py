@@ -56,8 +56,19 @@ def test_info_send_present_is_allowed_but_reported_as_phantom_fail() -> None:
 
 def test_aborted_info_send_present_is_not_a_phantom_fail() -> None:
     """Aborted by the refresh: the page never said it failed."""
-    r = check(trial([s("a", "info", status=None)], rows("a:user", "a:assistant")))
+    r = check(trial([s("a", "ok"), s("b", "info", status=None, t=2)],
+                    rows("a:user", "a:assistant", "b:user", "b:assistant")))
     assert r.validity == "valid" and r.phantom_fail == []
+
+
+def test_nothing_acknowledged_is_unknown_not_a_pass() -> None:
+    """Every send answered 503 (measured: a backend whose shared client broke for good): no
+    acknowledged turn could be lost, so the trial tested nothing -- unknown, never valid."""
+    r = check(trial([s("a", "info", status=503), s("b", "info", status=503, t=2)], rows()))
+    assert r.validity == "unknown" and r.reasons == ["no send was acknowledged: the trial exercised nothing"]
+    # ... while a definite anomaly is still one (a 4xx whose write landed).
+    bad = check(trial([s("a", "fail", status=400)], rows("a:user")))
+    assert bad.validity == "invalid"
 
 
 def test_fail_send_present_is_invalid() -> None:
