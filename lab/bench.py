@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
@@ -74,13 +75,50 @@ def _tree(pid: int) -> list[int]:
     return out
 
 
+def _browser_part(pid: int) -> str:
+    """Which part of the browser a process of this process's tree is."""
+    try:
+        cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return "other"
+    exe = Path(cmd[0].decode(errors="replace")).name if cmd and cmd[0] else ""
+    if exe == "node" or exe.endswith("node"):
+        return "playwright driver (node)"
+    kind = next((a.split(b"=", 1)[1].decode() for a in cmd if a.startswith(b"--type=")), None)
+    if "chrom" in exe:
+        return f"chromium {kind}" if kind else "chromium main"
+    return "other"
+
+
 class CpuSplit:
     """CPU seconds per role over a measured stretch: the browser (Chromium and Playwright's
-    driver, this process's children), the backend, the runner (this process), Redis+Toxiproxy."""
+    driver, this process's children), the backend, the runner (this process), Redis+Toxiproxy.
+    The browser's share is also split by process (driver, Chromium's main process, renderers,
+    utility/gpu), sampled every 0.25 s while the stretch runs: where one process is near one
+    core, it -- not the machine -- limits the run."""
+
+    SAMPLE_S = 0.25
 
     def __init__(self, stack: NativeStack) -> None:
         self.roles = {"backend": [stack.service("backend").pid],
                       "redis+toxiproxy": [stack.service("redis").pid, stack.service("toxiproxy").pid]}
+        self._seen: dict[int, tuple[str, float, float]] = {}  # pid -> (part, ticks at start, last)
+        self._done = threading.Event()
+
+    def _sample(self) -> None:
+        while True:
+            for pid in _tree(os.getpid())[1:]:
+                ticks = _tick_seconds(pid)
+                part, first, _ = self._seen.get(pid, (None, ticks, 0.0))
+                self._seen[pid] = (part or _browser_part(pid), first, ticks)
+            if self._done.wait(self.SAMPLE_S):
+                return
+
+    def parts(self) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for part, first, last in self._seen.values():
+            out[part] = out.get(part, 0.0) + max(0.0, last - first)
+        return out
 
     def _now(self) -> dict[str, float]:
         t = os.times()
@@ -92,9 +130,13 @@ class CpuSplit:
 
     def __enter__(self) -> "CpuSplit":
         self.t0, self.start = time.monotonic(), self._now()
+        self._sampler = threading.Thread(target=self._sample, name="cpu-sampler", daemon=True)
+        self._sampler.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        self._sampler.join(5)
         end = self._now()
         self.wall = time.monotonic() - self.t0
         self.used = {k: max(0.0, end[k] - self.start.get(k, 0.0)) for k in end}
@@ -104,8 +146,11 @@ class CpuSplit:
         cores = os.cpu_count() or 1
         parts = ", ".join(f"{k} {v:.1f} s ({100 * v / total:.0f}%)"
                           for k, v in sorted(self.used.items(), key=lambda kv: -kv[1]))
+        top = sorted(self.parts().items(), key=lambda kv: -kv[1])
+        browser = ", ".join(f"{k} {v:.1f} s ({100 * v / self.wall:.0f}% of a core)" for k, v in top
+                            if v >= 0.05 and k != "other")
         return (f"{total:.1f} CPU-s in {self.wall:.1f} s wall ({100 * total / (self.wall * cores):.0f}% "
-                f"of {cores} cores): {parts}")
+                f"of {cores} cores): {parts}\n  the browser by process (sampled): {browser}")
 
 
 def plain_loop(stack: NativeStack, defects: tuple[str, ...], count: int) -> Measure:
@@ -221,6 +266,7 @@ class Bench:
             "ratios": {"passing": round(ratio_ok, 2), "failing": round(ratio_bad, 2)},
             "correct_300_s": round(per_300, 1), "first_trial": first,
             "cpu_seconds": {k: round(v, 2) for k, v in cpu.used.items()}, "cpu_wall_s": round(cpu.wall, 1),
+            "browser_cpu_seconds": {k: round(v, 2) for k, v in cpu.parts().items()},
             "phases_ms": {k: {p: round(1000 * v, 1) for p, v in ph.items()} for k, ph in phases.items()},
             "checks": checks, "concurrency": self.concurrency, "cores": os.cpu_count()}, indent=2) + "\n")
         say(f"figures: {out_dir / 'bench.json'}")

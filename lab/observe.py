@@ -8,6 +8,7 @@ import re
 import socket
 import threading
 import time
+import uuid
 from collections import defaultdict
 from typing import Any
 from urllib.parse import urlparse
@@ -50,6 +51,9 @@ class _Follower:
         raise NotImplementedError
 
 
+MARK_CHANNEL = "chaoslab:expired-keys:mark"
+
+
 class ExpiredKeys(_Follower):
     """Keyspace "expired" events: key -> when it first expired (epoch seconds)."""
 
@@ -58,20 +62,50 @@ class ExpiredKeys(_Follower):
     def __init__(self, url: str) -> None:
         super().__init__(url)
         self.at: dict[str, float] = {}
+        self._marks: dict[str, threading.Event] = {}
+        self._marks_lock = threading.Lock()
 
     @property
     def keys(self) -> set[str]:
         return set(self.at)
 
+    def sync(self, timeout_s: float = 1.0) -> bool:
+        """Until every "expired" event Redis published before this call has been received:
+        a mark published now arrives after them (one Redis, one subscription, in order). So a
+        key found gone (PTTL -2) is in ``keys`` right after this iff it expired."""
+        token = uuid.uuid4().hex
+        seen = threading.Event()
+        with self._marks_lock:
+            self._marks[token] = seen
+        try:
+            r = redis.Redis.from_url(self.url, socket_timeout=2, socket_connect_timeout=2)
+            try:
+                r.publish(MARK_CHANNEL, token)
+            finally:
+                r.close()
+            return seen.wait(timeout_s)
+        except redis.exceptions.RedisError:
+            return False
+        finally:
+            with self._marks_lock:
+                self._marks.pop(token, None)
+
     def _follow(self) -> None:
         r = redis.Redis.from_url(self.url, socket_timeout=5, socket_connect_timeout=2)
         ps = r.pubsub()
         try:
-            ps.psubscribe("__keyevent@*__:expired")
+            ps.psubscribe("__keyevent@*__:expired", MARK_CHANNEL)
             self._ready.set()
             while not self._stop.is_set():
                 m = ps.get_message(timeout=0.2)
-                if m and m["type"] == "pmessage":
+                if not m or m["type"] != "pmessage":
+                    continue
+                if m["channel"] == MARK_CHANNEL.encode():
+                    with self._marks_lock:
+                        seen = self._marks.get(m["data"].decode())
+                    if seen is not None:
+                        seen.set()
+                else:
                     self.at.setdefault(m["data"].decode(), time.time())  # the first expiry
         finally:
             ps.close()

@@ -205,10 +205,12 @@ def plan_trial(cell: Cell, seed: int, trial_id: str, fault_turn: int | None = No
     ttl = getattr(fault, "ttl_ms", None)
     think = 0
     if ttl is not None:
-        # A turn = think 0.15 TTL + model 0.3 TTL + overhead: writes stay under TTL/2 apart with
-        # room for a loaded machine, and the planned pace alone (5 x 0.3 + 4 x 0.15 = 2.1 TTL)
-        # outlasts 2 x TTL; both are checked per trial.
-        latency, think = int(ttl * 0.3), int(ttl * 0.15)
+        # A turn = think 0.25 TTL + model 0.3 TTL + overhead: writes stay under TTL/2 apart with
+        # room for a loaded machine, and the planned pace alone (5 x 0.3 + 4 x 0.25 = 2.5 TTL)
+        # outlasts 2 x TTL with room for turns that fail fast (skipping the model); both are
+        # checked per trial. (0.15 left 2.1 TTL: with a driver that waits less between turns,
+        # 7 of 10 incident trials fell short of 2 x TTL.)
+        latency, think = int(ttl * 0.3), int(ttl * 0.25)
     headers = {"X-Lab-Defects": ",".join(cell.defects), "X-Lab-Trial": trial_id,
                "X-Lab-Llm-Latency-Ms": str(latency), **fault.headers()}
     if cell.stream:

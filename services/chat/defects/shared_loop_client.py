@@ -2,49 +2,44 @@
 
 Its connections are bound to the event loop of the request that opened them. Under Flask every
 async view has a new loop, so later requests fail with "attached to a different loop" or
-"Event loop is closed" -- sometimes after their command already reached Redis. A request whose
-loop closes while it holds the client's connection lock wedges the client for good (every later
-request fails), as in production until a restart.
+"Event loop is closed" -- sometimes after their command already reached Redis.
 
-In lab mode the "global" is one per trial (the X-Lab-Trial header): shared by all of the
-trial's requests across their loops -- the defect -- but a wedge in one trial does not turn
-every later trial of the run into one that can acknowledge nothing (measured: after a wedge,
-23 of 30 incident trials got only 503s). Without the header it is one per process.
+It can also wedge: a request whose loop dies while it waits on the pool's lock leaves a waiter
+of a closed loop in that lock, and from then on every request fails (measured in a bench run: 23
+of 30 later incident trials got only 503s). In production that lasts until the worker is
+restarted; here the wedged client is replaced at the next request, as a supervisor restarting
+the worker would, so one wedge does not make every later trial of a run one that can
+acknowledge nothing. The defect itself -- one client across loops -- is untouched.
 """
 
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from dataclasses import replace
-
-from flask import current_app, has_request_context, request
 
 import redis.asyncio as aredis
 from redis.asyncio.retry import Retry
 
 from services.chat import store
-from services.chat.profile import H_TRIAL
 from services.chat.defects import Behaviour, register
 
-_clients: OrderedDict[tuple[str, int, str], aredis.Redis] = OrderedDict()  # the module-global client(s)
+_clients: dict[tuple[str, int], aredis.Redis] = {}  # the incident's module-global client
 _lock = threading.Lock()
-KEEP_TRIALS = 32  # clients of older trials are dropped (their sockets go with them)
+
+
+def wedged(client: aredis.Redis) -> bool:
+    """The pool's lock is bound to a closed loop and still has waiters: it fails every request."""
+    lock = getattr(client.connection_pool, "_lock", None)
+    loop = getattr(lock, "_loop", None)
+    return bool(getattr(lock, "_waiters", None)) and loop is not None and loop.is_closed()
 
 
 def shared_client(url: str, retry: Retry | None) -> tuple[aredis.Redis, bool]:
-    # One global per (url, retry policy), so profiles that differ in retries don't share one;
-    # and per lab trial (see the module's docstring).
-    trial = (request.headers.get(H_TRIAL, "")
-             if has_request_context() and current_app.config.get("LAB_MODE") else "")
+    # One global per (url, retry policy), so profiles that differ in retries don't share one.
     with _lock:
-        key = (url, id(retry), trial)
-        client = _clients.get(key)
-        if client is None:
-            client = _clients[key] = store.new_client(url, retry)
-            while len(_clients) > KEEP_TRIALS:
-                _clients.popitem(last=False)
-        _clients.move_to_end(key)
+        client = _clients.get((url, id(retry)))
+        if client is None or wedged(client):
+            client = _clients[(url, id(retry))] = store.new_client(url, retry)
     return client, False  # not owned: never closed, like a module global
 
 

@@ -1,36 +1,34 @@
-"""shared_loop_client's "global" client: one per lab trial in lab mode (a wedge stays in its
-trial), one per process otherwise (as in the incident). No connection is made: redis.asyncio
-connects lazily."""
+"""shared_loop_client's global client: one per process, replaced only once it is wedged (its
+pool lock bound to a closed loop with waiters left in it). No connection is made: the lock is
+driven directly, as a request whose loop died while waiting on it leaves it."""
 
 from __future__ import annotations
 
-from flask import Flask
+import asyncio
 
 from services.chat.defects import shared_loop_client as slc
 
 URL = "redis://127.0.0.1:1/0"
 
 
-def _client(app: Flask, trial: str | None):  # type: ignore[no-untyped-def]
-    headers = {"X-Lab-Trial": trial} if trial else {}
-    with app.test_request_context(headers=headers):
-        return slc.shared_client(URL, None)[0]
+def _wedge(lock: asyncio.Lock) -> None:
+    """A request holds the lock, another waits on it, and their loop closes under them."""
+    loop = asyncio.new_event_loop()
+
+    async def hold() -> None:
+        await lock.acquire()
+        asyncio.ensure_future(lock.acquire())  # the waiter
+        await asyncio.sleep(0)                 # a yield, so the waiter enters the lock's queue
+
+    loop.run_until_complete(hold())
+    loop.set_exception_handler(lambda _loop, _ctx: None)  # the stranded waiter, as in production
+    loop.close()
 
 
-def test_one_client_per_trial_in_lab_mode_and_one_per_process_otherwise() -> None:
-    lab = Flask("lab")
-    lab.config["LAB_MODE"] = True
-    a1, a2, b = _client(lab, "c000-001"), _client(lab, "c000-001"), _client(lab, "c000-002")
-    assert a1 is a2 and a1 is not b  # shared across the trial's requests, not across trials
-    plain = Flask("plain")
-    assert _client(plain, "c000-001") is _client(plain, "other") is _client(plain, None)
-
-
-def test_older_trials_clients_are_dropped() -> None:
-    lab = Flask("lab")
-    lab.config["LAB_MODE"] = True
-    first = _client(lab, "t-first")
-    for i in range(slc.KEEP_TRIALS):
-        _client(lab, f"t-{i}")
-    assert len(slc._clients) <= slc.KEEP_TRIALS
-    assert _client(lab, "t-first") is not first
+def test_one_client_per_process_until_it_is_wedged() -> None:
+    first = slc.shared_client(URL, None)[0]
+    assert slc.shared_client(URL, None)[0] is first and not slc.wedged(first)
+    _wedge(first.connection_pool._lock)
+    assert slc.wedged(first)
+    second = slc.shared_client(URL, None)[0]
+    assert second is not first and slc.shared_client(URL, None)[0] is second
