@@ -28,7 +28,10 @@ def test_one_send_faults_hit_the_same_earlier_turn_in_every_trial_of_a_cell() ->
 
 def test_ttl_elapse_paces_turns_under_half_the_ttl() -> None:
     p = plan_trial(Cell((), "ttl_elapse", "settled", 5, (("ttl_ms", 1000),)), 1, "t")
-    assert p.headers["X-Lab-Ttl-Ms"] == "1000" and (p.llm_latency_ms, p.think_ms) == (300, 150)
+    assert p.headers["X-Lab-Ttl-Ms"] == "1000" and (p.llm_latency_ms, p.think_ms) == (300, 250)
+    # Planned: 5 turns of model time and 4 think times span 2.5 TTL, past 2 x TTL with room;
+    # a turn's gaps (think, or model) stay under TTL/2.
+    assert 5 * p.llm_latency_ms + 4 * p.think_ms == 2500 and max(p.llm_latency_ms, p.think_ms) < 500
 
 
 def test_replay_command_is_self_contained() -> None:
