@@ -22,10 +22,10 @@ from lab.history import Row, Send, Trial
 Validity = Literal["valid", "invalid", "unknown"]
 ROLES = ("user", "assistant")
 ANOMALIES = ("lost", "stale", "duplicated", "reordered", "unexpected", "expired", "amnesia",
-             "phantom_fail")
+             "history_failed", "phantom_fail")
 # Anomalies that make a trial invalid. phantom_fail on an ``info`` send (a 5xx whose write had
 # landed) is reported but allowed: the outcome of an info send is unknown by definition.
-INVALIDATING = ("lost", "duplicated", "reordered", "unexpected", "expired", "amnesia")
+INVALIDATING = ("lost", "duplicated", "reordered", "unexpected", "expired", "amnesia", "history_failed")
 
 
 @dataclass
@@ -43,7 +43,8 @@ class Result:
     unexpected: list[str] = field(default_factory=list)
     expired: bool = False
     amnesia: bool = False
-    page_failed: bool = False            # amnesia because the page's own history read failed
+    page_failed: bool = False            # the page's own history read failed: an error on the page,
+                                         # not a forgotten conversation (anomaly history_failed)
     phantom_fail: list[str] = field(default_factory=list)
     phantom_fail_definite: list[str] = field(default_factory=list)  # on ``fail`` sends: invalid
     reasons: list[str] = field(default_factory=list)
@@ -54,7 +55,12 @@ class Result:
                 "lost_assistant": len(self.lost["assistant"]), "stale": len(self.stale),
                 "duplicated": len(self.duplicated), "reordered": len(self.reordered),
                 "unexpected": len(self.unexpected), "expired": int(self.expired),
-                "amnesia": int(self.amnesia), "phantom_fail": len(self.phantom_fail)}
+                "amnesia": int(self.amnesia and not self.page_failed),
+                "history_failed": int(self.page_failed), "phantom_fail": len(self.phantom_fail)}
+
+    @property
+    def history_failed(self) -> bool:
+        return self.page_failed
 
     @property
     def lost_turns(self) -> list[str]:
@@ -237,7 +243,8 @@ def check(trial: Trial) -> Result:
     elif not trial.refresh_reached:
         res.reasons.append("the refresh point was not reached")
 
-    bad = [a for a in INVALIDATING if getattr(res, a) and (a != "lost" or any(res.lost.values()))]
+    bad = [a for a in INVALIDATING if getattr(res, a) and (a != "lost" or any(res.lost.values()))
+           and (a != "amnesia" or not res.page_failed)]
     if res.phantom_fail_definite:
         bad.append("phantom_fail")
     if bad:

@@ -29,8 +29,9 @@ SETTLED_STATES = ("saved", "not-saved")
 # rows the page shows at that moment (what the page shows once its history has loaded is read
 # in the same round trip).
 _UNTIL = """(sel, ms) => new Promise((resolve, reject) => {
-  const rows = () => Array.from(document.querySelectorAll("[data-testid=message]"),
-                                e => [e.dataset.id, e.dataset.role, e.dataset.state]);
+  const rows = () => [Array.from(document.querySelectorAll("[data-testid=message]"),
+                                 e => [e.dataset.id, e.dataset.role, e.dataset.state]),
+                      (document.querySelector("[data-testid=history-status]") || {dataset: {}}).dataset.state || null];
   if (!sel || document.querySelector(sel)) return resolve(rows());
   const obs = new MutationObserver(() => {
     if (document.querySelector(sel)) { obs.disconnect(); clearTimeout(timer); resolve(rows()); }
@@ -102,6 +103,7 @@ class ChatDriver:
         self.timing = Phases()   # where this trial's time goes (lab bench's breakdown)
         self._unsettled: Send | None = None      # answered, not yet seen settled on the page
         self.loaded_rows: list[Row] | None = None  # the page's rows once its history loaded
+        self.history_state: str | None = None      # its history status then: loaded / empty / failed
 
     # ------------------------------------------------------------ lifecycle
     async def open(self, cookies: list[dict[str, Any]] | None = None,
@@ -327,9 +329,9 @@ class ChatDriver:
 
     async def until(self, selector: str, timeout_s: float) -> list[Row]:
         """Until ``selector`` matches on the page (an error naming it after ``timeout_s``); the
-        rows the page shows at that moment."""
+        rows the page shows at that moment (and the history's status in ``history_state``)."""
         assert self.page is not None
-        rows = await self.page.evaluate(UNTIL_JS, [selector, int(timeout_s * 1000)])
+        rows, self.history_state = await self.page.evaluate(UNTIL_JS, [selector, int(timeout_s * 1000)])
         return [Row(i, r) for i, r, _state in rows]
 
     async def refresh(self, point: str, last: Send) -> None:

@@ -313,6 +313,10 @@ class Runner:
         if not broken and trial.refresh_reached and trial.fault_confirmed:
             try:
                 trial.page_after_refresh = await d.read_page()
+                if d.history_state == "failed":
+                    # The page said it could not load the history: an error shown, not a
+                    # conversation forgotten (the checker's history_failed, not amnesia).
+                    trial.page_error = "the page's history read failed"
             except Exception as exc:
                 trial.errors.append(f"driver (read page): {type(exc).__name__}: {exc}")
         trial.sends = d.sends

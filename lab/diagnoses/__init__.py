@@ -203,6 +203,7 @@ def few(names: list[str]) -> str:
 ANOMALY_WORDS = {"lost": "acknowledged turns lost", "duplicated": "duplicates",
                  "reordered": "turns stored out of order",
                  "phantom_fail": "errors whose write was applied", "amnesia": "amnesia after the refresh",
+                 "history_failed": "history reads failed after the refresh",
                  "stale": "stale reads"}
 
 

@@ -26,7 +26,7 @@ EXIT_CLEAN, EXIT_FOUND, EXIT_INCONCLUSIVE = 0, 1, 3
 # Anomalies a black-box run must explain or report. An error whose write was applied
 # (phantom_fail) is the honest "outcome unknown" of a 5xx: only the phantom_failures diagnosis,
 # where nothing excuses it, makes it a finding.
-JUDGED = ("lost", "stale", "duplicated", "reordered", "unexpected", "expired", "amnesia")
+JUDGED = ("lost", "stale", "duplicated", "reordered", "unexpected", "expired", "amnesia", "history_failed")
 
 
 def _name(s: CellStats) -> str:
@@ -115,7 +115,7 @@ def junit_xml(stats: list[CellStats], decision: RunDecision, suite: str = "chaos
 
 
 LETTERS = (("lost", "L"), ("expired", "E"), ("duplicated", "D"), ("amnesia", "A"), ("reordered", "R"),
-           ("stale", "S"), ("phantom_fail", "P"))
+           ("history_failed", "H"), ("stale", "S"), ("phantom_fail", "P"))
 
 
 def table(stats: list[CellStats]) -> str:
@@ -144,8 +144,9 @@ def table(stats: list[CellStats]) -> str:
         lines.append(r.ljust(w0) + "  " + "  ".join(grid.get((r, c), "").ljust(w)
                                                     for c, w in zip(cols, widths)))
     lines.append("L = acknowledged turns lost, E = lost to an expired TTL, D = duplicated, "
-                 "A = amnesia after the refresh, R = stored out of order, S = stale read, P = error whose "
-                 "write was applied; k/n trials (unknown trials excluded)")
+                 "A = amnesia after the refresh, R = stored out of order, H = the page's history read "
+                 "failed after the refresh, S = stale read, P = error whose write was applied; k/n trials "
+                 "(unknown trials excluded)")
     return "\n".join(lines)
 
 

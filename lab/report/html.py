@@ -43,7 +43,7 @@ def _pct(x: float) -> str:
 
 # What colours a heatmap cell: the most frequent of these (loss first on a tie). An error whose
 # write was applied (phantom_fail) is allowed for an unknown outcome, so it does not colour.
-COLOURING = ("lost", "expired", "duplicated", "amnesia", "reordered", "unexpected", "stale")
+COLOURING = ("lost", "expired", "duplicated", "amnesia", "reordered", "unexpected", "history_failed", "stale")
 
 
 def _worst(cell: dict[str, Any]) -> tuple[str, int]:

@@ -29,7 +29,7 @@ def test_everything_stored_is_valid() -> None:
     assert r.validity == "valid"
     assert r.anomalies() == {"lost": 0, "lost_user": 0, "lost_assistant": 0, "stale": 0,
                              "duplicated": 0, "reordered": 0, "unexpected": 0, "expired": 0,
-                             "amnesia": 0, "phantom_fail": 0}
+                             "amnesia": 0, "history_failed": 0, "phantom_fail": 0}
     assert (r.attempted, r.acknowledged, r.sends, r.acked_sends) == (2, 2, 2, 2)
 
 
@@ -281,10 +281,15 @@ def test_decorated_user_text_still_matches() -> None:
     assert check(trial([bs(1)], stored)).validity == "valid"
 
 
-def test_page_read_failed_is_amnesia_with_page_failed() -> None:
+def test_page_read_failed_is_history_failed_not_amnesia() -> None:
+    """An empty page whose history read failed shows an error, not a forgotten conversation:
+    counted as history_failed (invalid), never as amnesia (measured: shared_loop_client's failed
+    reads counted as amnesia kept session_cookie's verdict open, 9/15 without it)."""
     t = trial([bs(1), bs(2)], conv(2), page=[], page_error="HTTP 503")
     r = check(t)
     assert r.amnesia and r.page_failed and r.stale == []
+    assert r.anomalies()["amnesia"] == 0 and r.anomalies()["history_failed"] == 1
+    assert r.validity == "invalid" and r.reasons == ["history_failed"]
 
 
 def test_unknown_trial_stays_unknown() -> None:
