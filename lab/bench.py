@@ -78,10 +78,11 @@ def _tree(pid: int) -> list[int]:
 def _browser_part(pid: int) -> str:
     """Which part of the browser a process of this process's tree is."""
     try:
-        cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        # Chromium rewrites its command line into one space-separated string: split on both.
+        cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").split()
     except OSError:
         return "other"
-    exe = Path(cmd[0].decode(errors="replace")).name if cmd and cmd[0] else ""
+    exe = Path(cmd[0].decode(errors="replace")).name if cmd else ""
     if exe == "node" or exe.endswith("node"):
         return "playwright driver (node)"
     kind = next((a.split(b"=", 1)[1].decode() for a in cmd if a.startswith(b"--type=")), None)
@@ -93,9 +94,10 @@ def _browser_part(pid: int) -> str:
 class CpuSplit:
     """CPU seconds per role over a measured stretch: the browser (Chromium and Playwright's
     driver, this process's children), the backend, the runner (this process), Redis+Toxiproxy.
-    The browser's share is also split by process (driver, Chromium's main process, renderers,
-    utility/gpu), sampled every 0.25 s while the stretch runs: where one process is near one
-    core, it -- not the machine -- limits the run."""
+    The browser (Playwright's driver and every Chromium process) is sampled every 0.25 s while
+    the stretch runs, and split by process type (main, renderers, gpu, utility): where one
+    process is near one core, it -- not the machine -- limits the run. (A process's last
+    0.25 s before it exits can be missed.)"""
 
     SAMPLE_S = 0.25
 
@@ -124,7 +126,6 @@ class CpuSplit:
         t = os.times()
         out = {role: sum(_tick_seconds(p) for pid in pids for p in _tree(pid))
                for role, pids in self.roles.items()}
-        out["browser"] = t.children_user + t.children_system
         out["runner"] = t.user + t.system
         return out
 
@@ -140,6 +141,9 @@ class CpuSplit:
         end = self._now()
         self.wall = time.monotonic() - self.t0
         self.used = {k: max(0.0, end[k] - self.start.get(k, 0.0)) for k in end}
+        # The browser from the sampled processes: Chromium's children are reaped by Chromium,
+        # not always through to this process, so os.times() misses most of their CPU.
+        self.used["browser"] = sum(v for k, v in self.parts().items() if k != "other")
 
     def text(self) -> str:
         total = sum(self.used.values()) or 1.0
