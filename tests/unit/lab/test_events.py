@@ -12,6 +12,15 @@ from pathlib import Path
 from lab.stack.events import BackendEvents
 
 
+def _run(coro):  # type: ignore[no-untyped-def]
+    """asyncio.run in a thread of its own: the session may hold a running loop (Playwright's)."""
+    out: list[object] = []
+    t = threading.Thread(target=lambda: out.append(asyncio.run(coro)))
+    t.start()
+    t.join(30)
+    return out[0]
+
+
 def _append(path: Path, event: dict[str, object]) -> None:
     with open(path, "a") as fh:
         fh.write("INFO " + json.dumps(event) + "\n")
@@ -33,7 +42,7 @@ def test_wakes_when_the_event_is_written(tmp_path: Path) -> None:
         return ok, time.monotonic() - t0
 
     try:
-        ok, waited = asyncio.run(main())
+        ok, waited = _run(main())
     finally:
         events.close()
     assert ok and waited >= 0.05  # it waited for the write (lower bound), and saw it
@@ -45,7 +54,7 @@ def test_false_at_the_deadline(tmp_path: Path) -> None:
     events = BackendEvents(log)
     try:
         t0 = time.monotonic()
-        assert asyncio.run(events.wait_until(lambda: events.seen("chat.done", "m9"), 0.2)) is False
+        assert _run(events.wait_until(lambda: events.seen("chat.done", "m9"), 0.2)) is False
         assert time.monotonic() - t0 >= 0.2
     finally:
         events.close()
