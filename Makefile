@@ -58,7 +58,7 @@ status: venv
 chaos: setup
 	@$(LAB) chaos --mode $(MODE) --trials "$(TRIALS)" --seed "$(SEED)" --only "$(ONLY)"
 
-# TRIALS=N per cell (default 2: ~10 minutes on 2 cores; 50 = 300 per fault), SEED=S
+# TRIALS=N per cell (default 15: ~9 minutes on 2 cores; 50 = 300 per fault), SEED=S
 soak: setup
 	@$(LAB) soak --mode $(MODE) --trials "$(TRIALS)" --seed "$(SEED)"
 

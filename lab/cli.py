@@ -89,7 +89,7 @@ Exit status: 0 only if nothing acknowledged was lost or duplicated and every cel
 
 SOAK_EPILOG = """\
 examples:
-  make soak                       about 10 minutes (TRIALS=2: 13 faults x 6 refresh points x 2)
+  make soak                       about 9 minutes (TRIALS=15: 13 faults x 6 refresh points x 15)
   make soak TRIALS=50             300 trials per fault: bounds near 1 % per fault
   lab soak --trials 5 --seed 7    replayable: the seed fixes every trial's plan
 
@@ -175,12 +175,12 @@ def build_parser() -> argparse.ArgumentParser:
                         description=SOAK_HELP, epilog=SOAK_EPILOG)
     so.add_argument("--mode", type=_mode, default="native", help=mode_help)
     so.add_argument("--trials", type=_opt_int("--trials", 1, 1000), default=None, metavar="N",
-                    help="trials per cell (fault x refresh point; default: 2, about 10 minutes "
+                    help="trials per cell (fault x refresh point; default: 15, about 9 minutes "
                     "on 2 cores; 50 gives 300 per fault)")
     so.add_argument("--seed", type=_opt_int("--seed", 0, 2**31 - 1), default=None, metavar="S",
                     help="seed of the run's schedules (default: random, printed)")
     so.add_argument("--concurrency", type=_opt_int("--concurrency", 1, 32), default=None, metavar="K",
-                    help="trials run at once within a cell (default: 4)")
+                    help="trials run at once under one fault (default: 16)")
     so.add_argument("--reports", default="reports", metavar="DIR",
                     help="where soak-<time>/<run-id>/ goes")
 
@@ -400,7 +400,8 @@ def _with_stack(stack, args: argparse.Namespace) -> int:  # type: ignore[no-unty
             state = stack.up()
             started = not state.get("reused")
         if args.command == "soak":
-            return soak.run(stack, trials, seed, Path(args.reports), args.concurrency or 4, args.mode)
+            return soak.run(stack, trials, seed, Path(args.reports),
+                            args.concurrency or soak.DEFAULT_CONCURRENCY, args.mode)
         if args.command == "chaos":
             return ChaosRun(stack, cells, trials, seed, Path(args.reports),
                             concurrency=args.concurrency or 4, mode=args.mode).run()
