@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
-import tempfile
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -139,12 +138,15 @@ class Runner:
         self.events = BackendEvents(self.stack.backend_log)
         outcomes: list[CellOutcome] = []
         self.finished = outcomes  # filled as trials finish: what a Ctrl-C leaves to report
-        tmp = self._tmp = Path(tempfile.mkdtemp(prefix="chaoslab-"))
         try:
             with ExpiredKeys(self.stack.cfg.redis_url) as self.expired, \
                     RedisCommands(self.stack.cfg.redis_url) as self.commands:
                 async with async_playwright() as pw:
-                    browser = await pw.chromium.launch(executable_path=browser_executable())
+                    # Playwright's tracing keeps a temporary folder per context: in the run's own
+                    # folder, removed below (in /tmp, every run left one per context behind).
+                    traces = self.out_dir / ".playwright-traces"
+                    browser = await pw.chromium.launch(executable_path=browser_executable(),
+                                                       traces_dir=str(traces))
                     self._slots: asyncio.Queue[Slot] = asyncio.Queue()
                     # The contexts are opened side by side (one after another cost a second at 8).
                     for slot in await asyncio.gather(*(Slot.new(browser, self.stack.cfg.chat_url, trace=self.trace)
@@ -164,7 +166,7 @@ class Runner:
                         await browser.close()
         finally:
             self.events.close()
-            shutil.rmtree(tmp, ignore_errors=True)
+            shutil.rmtree(self.out_dir / ".playwright-traces", ignore_errors=True)
             self._heal_everything()
         return outcomes
 
@@ -234,7 +236,7 @@ class Runner:
                 shot = await _bounded(d.screenshot(), 10) if traced else None
             with d.timing("close"):
                 try:
-                    await asyncio.wait_for(d.close(trace_dir=self._tmpdir(self._tmp, plan) if traced else None), 30)
+                    await asyncio.wait_for(d.close(trace_dir=self._trial_dir(plan) if traced else None), 30)
                 except Exception:  # TimeoutError included: a stuck close must not hang the run
                     slot.broken = True  # ... and this context is not trusted again
             if keep:
@@ -359,8 +361,10 @@ class Runner:
             trial.refresh_reached = False
             trial.errors.append(str(exc))
 
-    def _tmpdir(self, tmp: Path, plan: TrialPlan) -> Path:
-        p = tmp / plan.trial_id
+    def _trial_dir(self, plan: TrialPlan) -> Path:
+        """A failing trial's folder in the run's report: its trace is written there directly
+        (no temporary folder that a killed run would leave behind)."""
+        p = self.out_dir / "trials" / plan.trial_id
         p.mkdir(parents=True, exist_ok=True)
         return p
 
@@ -464,12 +468,9 @@ class Runner:
                 "result": {"validity": o.result.validity, "reasons": o.result.reasons,
                            "anomalies": o.result.anomalies(), "lost": o.result.lost},
                 "replay": o.plan.replay_command(mode=o.mode), "history": o.trial.as_json()}, indent=2) + "\n"}
-        src = self._tmp / o.plan.trial_id
 
         def write() -> None:
             folder.mkdir(parents=True, exist_ok=True)
-            for f in src.glob("trace-*.zip"):
-                shutil.move(str(f), folder / f.name)
             if shot:
                 (folder / "screenshot.png").write_bytes(shot)
             for name, text in texts.items():

@@ -73,9 +73,10 @@ def _default_dispositions() -> None:
         signal.signal(s, signal.SIG_DFL)
 
 
-def _leftovers(run_dir: Path, ports: list[int], pgid: int | None) -> list[str]:
+def _leftovers(run_dir: Path, ports: list[int], pgid: int | None, tmp: Path | None = None) -> list[str]:
     """Live processes of the run: recorded in its pidfiles, command lines naming its run folder or
-    one of its ports, or in the lab's process group (Chromium, Playwright's driver)."""
+    one of its ports, or in the lab's process group (Chromium, Playwright's driver); and files
+    left in its TMPDIR (the lab's, Playwright's and Chromium's temporary folders)."""
     found = [f"pidfile {p.name}: pid {p.pid} alive" for p in procs.recorded(run_dir) if p.alive()]
     marks = [str(run_dir)] + [str(p) for p in ports]
     for entry in Path("/proc").iterdir():
@@ -93,6 +94,8 @@ def _leftovers(run_dir: Path, ports: list[int], pgid: int | None) -> list[str]:
     if pgid is not None:
         found += [f"pid {p} in the lab's process group" for p in procs.group_members(pgid)]
     found += [f"port {p} still bound" for p in ports if not is_free("127.0.0.1", p)]
+    if tmp is not None:
+        found += [f"temporary file left: {x.name}" for x in tmp.iterdir()]
     return sorted(set(found))
 
 
@@ -123,7 +126,9 @@ def test_interrupt_storm(tmp_path: Path) -> None:
     seed = int(os.environ.get("STORM_SEED", random.SystemRandom().randrange(1 << 31)))
     print(f"\ninterrupt storm: {n} interruptions, seed {seed} (STORM_SEED={seed} to replay)")
     run_dir = tmp_path / "run"
-    env = isolated_env(run_dir)
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**isolated_env(run_dir), "TMPDIR": str(tmp)}
     ports = [int(v) for k, v in env.items() if k.startswith("LAB_") and k.endswith("_PORT")]
     codes: dict[str, Counter[int]] = {k: Counter() for k in KINDS}
     missed = 0
@@ -155,11 +160,11 @@ def test_interrupt_storm(tmp_path: Path) -> None:
             assert down.returncode == 0, down.stderr
         # Chromium and Playwright's driver notice their parent's end by themselves: wait for it.
         try:
-            wait_until(lambda: not _leftovers(run_dir, ports, proc.pid), what="nothing left",
+            wait_until(lambda: not _leftovers(run_dir, ports, proc.pid, tmp), what="nothing left",
                        timeout_s=30, interval_s=0.05)
         except Exception:
             pass
-        left = _leftovers(run_dir, ports, proc.pid)
+        left = _leftovers(run_dir, ports, proc.pid, tmp)
         leftovers_total += len(left)
         results = sorted(reports.glob("*/results.json"))
         partial = json.loads(results[-1].read_text()) if results else None
