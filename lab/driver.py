@@ -22,7 +22,6 @@ from lab.stack.events import BackendEvents
 
 SEND_TIMEOUT_S = 30.0          # a send with no outcome after this is left in flight (unknown)
 TRIGGER_TIMEOUT_S = 20.0
-SETTLED_STATES = ("saved", "not-saved")
 
 # Waits on the page are event-driven: a MutationObserver resolves the moment the selector
 # matches (one round trip to the page, no polling per animation frame). Each resolves with the
@@ -396,9 +395,7 @@ class ChatDriver:
         if self.loaded_rows is not None:
             return self.loaded_rows
         with self.timing("read_page"):
-            rows = await self.page.eval_on_selector_all(
-                "[data-testid=message]", "els => els.map(e => [e.dataset.id, e.dataset.role, e.dataset.state])")
-        return [Row(i, r) for i, r, _state in rows]
+            return await self.until("", SEND_TIMEOUT_S)  # no condition: the rows at once
 
     async def cookie_session_id(self) -> str | None:
         assert self.page is not None

@@ -62,7 +62,7 @@ def test_target_that_never_gets_ready(tmp_path: Path) -> None:
     # the target's own behaviour under test (a process that never gets ready), not a wait in the test.
     code, out, marker = _run(tmp_path, "import time\nprint('booting step 1', flush=True)\n"
                                        "print('waiting for a config that never comes', flush=True)\n"
-                                       "time.sleep(3600)")
+                                       "time.sleep(3600)")  # the target never gets ready: the behaviour under test
     assert code == 2, out
     assert "not ready after 3 s" in out and "expected: GET /healthz answering 2xx" in out, out
     assert "waiting for a config that never comes" in out, out   # the last lines of its output
