@@ -94,9 +94,12 @@ def test_shared_loop_client_fails_requests_whose_writes_landed(grid: dict[str, C
     """Requests meet a client bound to another request's closed loop: most trials see 5xx
     answers (4 of 4 in most runs; 3 of 4 once -- a trial whose requests all found a usable
     connection), and in some of them one had already stored its message (phantom_fail; which
-    request breaks depends on the interleaving). Nothing acknowledged is lost."""
+    request breaks depends on the interleaving). Nothing acknowledged is lost. A trial whose every
+    send met the broken client (seen once in a CI run: 5 of 5 sends 5xx) acknowledged nothing and
+    is unknown -- the defect at its strongest, tolerated for one trial, judged for nothing."""
     o = _get(grid, "shared_loop_client", "none", "settled")
-    assert_cell(o, request.node.nodeid, phantom_fail=(1, K), lost=0)
+    assert_cell(o, request.node.nodeid, phantom_fail=(1, K), lost=0,
+                unknown_ok=("no send was acknowledged", 1))
     with_5xx = sum(any(s.status and s.status >= 500 for s in t.trial.sends) for t in o.trials)
     assert 2 * with_5xx >= len(o.trials) > 0, f"5xx in {with_5xx} of {len(o.trials)} trials"
 
