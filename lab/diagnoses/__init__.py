@@ -214,3 +214,10 @@ def bounds(judged: list[Judged]) -> dict[str, tuple[int, int, float]]:
         k = sum(1 for j in judged if j.result.anomalies()[name])
         out[name] = (k, len(judged), wilson(k, len(judged))[1])
     return out
+
+
+def pools(judged: list[Judged]) -> dict[str, int]:
+    """Per diagnosis, how many judged trials held all the evidence it needs (its chances)."""
+    _load()
+    return {e.code: sum(1 for j in judged if all(EVIDENCE[n](j.trial) for n in e.needs))
+            for e in REGISTRY.values()}

@@ -35,6 +35,7 @@ from lab.report import EXIT_CLEAN, EXIT_FOUND, EXIT_INCONCLUSIVE, decide, junit_
 from lab.runner import Lockstep
 from lab.signals import exit_code, interrupt_on, run_async
 from lab.stack.native import exclusive
+from lab.suspects import Scan
 
 __all__ = ["EXIT_CLEAN", "EXIT_FOUND", "EXIT_INCONCLUSIVE", "Investigation", "run", "link_for"]
 DEFAULT_CONCURRENCY = 6   # trials at once (each its own pooled browser context)
@@ -69,11 +70,17 @@ class Investigation:
     concurrency: int = DEFAULT_CONCURRENCY
     replay_of: str | None = None           # replay: every trial runs this trial's seed
     out: TextIO = sys.stdout
+    scan: Scan | None = None               # the spec's [source], scanned before anything starts
 
     def say(self, msg: str) -> None:
         print(msg, file=self.out, flush=True)
 
     def run(self) -> int:
+        if self.spec.source:
+            from lab import suspects
+
+            # Before anything starts: a file that does not parse is bad input (exit 2).
+            self.scan = suspects.scan(self.spec.source, root=self.spec.start.cwd)
         kind = "replay" if self.replay_of else "investigate"
         run_id = time.strftime("%Y%m%d-%H%M%S") + f"-{kind}-{self.spec.name}"
         out_dir = self.reports_root / run_id
@@ -199,7 +206,8 @@ class Investigation:
         stats = [cell_stats(c) for c in cells]
         decision = decide(stats, [], interrupted is not None, diagnoses=found)
         # Each trial was checked once, as it finished: the bounds reuse those results.
-        bounds = dg.bounds([dg.Judged(o.trial, o.result) for o in done if o.result.validity != "unknown"])
+        judged = [dg.Judged(o.trial, o.result) for o in done if o.result.validity != "unknown"]
+        bounds = dg.bounds(judged)
         results = results_json(out_dir.name, self.seed, "investigate", stats, [], cells, decision, {
             "target": self.spec.name, "spec": str(self.spec.file), "page": "app" if self.spec.page else "lab",
             "roles": [self.spec.history.user_role, self.spec.history.assistant_role],
@@ -210,6 +218,10 @@ class Investigation:
         results["bounds"] = {name: {"k": k, "n": n, "upper95": round(u, 4)} for name, (k, n, u) in bounds.items()}
         # The replay of each diagnosis: its first trial's command.
         results["replay"] = {d.trials[0]: self.replay_command(d.trials[0]) for d in found if d.trials}
+        if self.scan is not None:
+            from lab.suspects import verdict
+
+            results["suspects"] = verdict.judge(self.scan, [(d.code, d.k, d.n) for d in found], dg.pools(judged))
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / "trials.json").write_text(json.dumps([t.as_json() for t in trials], indent=1) + "\n")
         write_run(out_dir, results, junit_xml(stats, decision, f"chaoslab.investigate.{self.spec.name}",
@@ -223,6 +235,12 @@ class Investigation:
         if not_judged and not found:
             self.say("Not judged (no trial had their evidence): "
                      + "; ".join(f"{c} ({why})" for c, why in not_judged.items()))
+        if "suspects" in results:
+            from lab.suspects import verdict
+
+            self.say(verdict.lines_text(results["suspects"], ", ".join(
+                str(p.relative_to(self.spec.start.cwd)) if p.is_relative_to(self.spec.start.cwd) else str(p)
+                for p in self.spec.source)))
         return exit_code(interrupted) if interrupted is not None else decision.exit_code
 
     def _replayed(self, found: list[dg.Diagnosis], runs: int, out_dir: Path) -> int:

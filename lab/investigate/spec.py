@@ -103,6 +103,9 @@ class Spec:
     redis: RedisKey = field(default_factory=lambda: RedisKey(None))
     stream: Stream | None = None
     page: PageSpec | None = None
+    # [source] paths: the app's code, relative to start.cwd, for `lab suspects` beside the
+    # diagnoses (proven / not proven / not exercised lines).
+    source: tuple[Path, ...] = ()
 
     def url(self, path: str) -> str:
         return self.http.base_url.rstrip("/") + path
@@ -185,7 +188,7 @@ def load(path: Path, sets: list[str] | None = None) -> Spec:
 
 def parse(data: dict[str, Any], path: Path) -> Spec:
     spec_dir = path.resolve().parent
-    known = {"name", "start", "http", "chat", "history", "redis", "stream", "page"}
+    known = {"name", "start", "http", "chat", "history", "redis", "stream", "page", "source"}
     extra = sorted(set(data) - known)
     if extra:
         raise _bad(extra[0], data[extra[0]], f"one of the sections {', '.join(sorted(known))}")
@@ -288,7 +291,25 @@ def parse(data: dict[str, Any], path: Path) -> Spec:
             v = getattr(page, k)
             if v is not None and not v.strip():
                 raise _bad(f"page.{k}", v, sel)
-    return Spec(name, path, start, http, chat, history, RedisKey(key), stream, page)
+    return Spec(name, path, start, http, chat, history, RedisKey(key), stream, page,
+                _source(data, start.cwd))
+
+
+def _source(data: dict[str, Any], cwd: Path) -> tuple[Path, ...]:
+    """[source] paths = ["app/", "wsgi.py"]: each must exist (relative to start.cwd)."""
+    if "source" not in data:
+        return ()
+    paths = _table(data, "source").get("paths")
+    if not isinstance(paths, list) or not paths or not all(isinstance(p, str) and p.strip() for p in paths):
+        raise _bad("source.paths", paths, "a non-empty list of files or folders of the app's Python "
+                   "source, relative to start.cwd")
+    out = []
+    for p in paths:
+        full = (cwd / p).resolve()
+        if not full.exists():
+            raise _bad("source.paths", p, f"an existing file or folder (resolved to {full})")
+        out.append(full)
+    return tuple(out)
 
 
 def json_path(doc: Any, path: str) -> Any:

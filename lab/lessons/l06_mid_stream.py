@@ -22,8 +22,8 @@ the turn must be stored before the first token leaves. (Chromium keeps reading a
 for up to 5 s to reuse the socket: a short reply can still complete; the lab streams the last
 reply slowly so the cut is real.)""",
     excerpts=(
-        Excerpt("services/chat/views.py", "for tok in llm.tokens(text):", 10),
-        Excerpt("services/chat/views.py", "streamed_at_end = stream and b.stream_save", 3),
+        Excerpt("services/chat/defects/save_at_stream_end.py", "def tokens_then_save", 5),
+        Excerpt("services/chat/views.py", "yield from (b.stream_save(tokens, save)", 2, before=2),
     ),
     fix_hint="store the turn before the first token is sent",
 ))

@@ -258,6 +258,7 @@ CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}
 h1{font-size:20px}h2{font-size:16px;margin-top:28px;border-bottom:1px solid #ddd}
 table{border-collapse:collapse}th,td{padding:4px 6px;text-align:left;vertical-align:middle}
+.suspects td{font-size:12px;border-bottom:1px solid #eee}.suspects tr.proven td:first-child{color:#c0392b;font-weight:bold}.suspects tr.cleared td:first-child{color:#27ae60}.suspects tr.untested td:first-child{color:#777}
 .heatmap th.col{writing-mode:vertical-rl;transform:rotate(180deg);font-weight:normal;font-size:12px}
 .heatmap td.hm{width:64px;height:40px;text-align:center;border:1px solid #fff}
 .heatmap td.hm a{color:#111;text-decoration:none;display:block}.heatmap small{display:block;font-size:11px}
@@ -292,6 +293,10 @@ def render(results: dict[str, Any], run_dir: Path) -> str:
         parts.append("<ul>" + "".join(f"<li>{escape(r)}</li>" for r in reasons) + "</ul>")
     if "diagnoses" in results:  # lab investigate: a black box, diagnosed from outside
         parts.append(diagnoses_section(results))
+        if "suspects" in results:
+            from lab.suspects.verdict import lines_html
+
+            parts.append(lines_html(results["suspects"]))
         parts.append(evidence_section(results, run_dir))
     else:
         parts.append("<h2>Verdicts</h2>")

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 import uuid
 
+from flask import Response
+
 COOKIE = "session_id"
 _VALID = re.compile(r"^[0-9a-f]{32}$")
 
@@ -33,3 +35,8 @@ def key(session_id: str) -> str:
 def ids_key(session_id: str) -> str:
     """The set of row ids already stored (makes appends idempotent)."""
     return f"chat:{session_id}:ids"
+
+
+def set_persistent(resp: Response, sid: str, max_age_s: int) -> None:
+    """Correct: the session cookie has a Max-Age, so it outlives a browser restart."""
+    resp.set_cookie(COOKIE, sid, max_age=max_age_s, httponly=True, samesite="Lax", path="/")

@@ -7,7 +7,7 @@ import json
 import logging
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import redis.asyncio as aredis
@@ -92,7 +92,7 @@ async def chat() -> Response:
     outcome = "error"
     try:
         user = Row(mid, "user", message)
-        streamed_at_end = stream and b.stream_save == "at_stream_end"
+        streamed_at_end = stream and b.stream_save is not None
         if not streamed_at_end:
             await b.run_write(_store(b, r, sid, [user], prof.ttl_ms, "saving the message"))
         prior = [row for row in await _read(b, r, sid) if row.id != mid]  # the model's context
@@ -109,30 +109,35 @@ async def chat() -> Response:
     head = {"id": mid, "session_id": sid}
     if not stream:
         return _with_session(jsonify({"reply": reply.content, **head}), sid, b)
-    save = (user, reply, url, prof.ttl_ms) if streamed_at_end else None
+    save: Callable[[], None] | None = None
+    if streamed_at_end:
+        def save() -> None:
+            # Flask streams with a sync generator that runs after the view's loop has closed: a
+            # new loop and a client for it are the only way to reach Redis from there.
+            asyncio.run(_store_in_new_loop(b, url, sid, [user, reply], prof.ttl_ms))
+            event("chat.saved_at_stream_end", sid=sid, id=user.id)
     body = _stream(head, reply.content, prof.token_delay_ms / 1000, b, sid, save)
     resp = Response(body, mimetype="application/x-ndjson",
                     headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
     return _with_session(resp, sid, b)
 
 
+def _tokens(text: str, delay_s: float) -> Iterator[bytes]:
+    for tok in llm.tokens(text):
+        # Token pacing is the behaviour being modelled (a model emitting tokens), not a wait.
+        time.sleep(delay_s)
+        yield _line({"type": "token", "text": tok})
+
+
 def _stream(head: dict[str, str], text: str, delay_s: float, b: Behaviour, sid: str,
-            save: tuple[Row, Row, str, int] | None) -> Iterator[bytes]:
-    """NDJSON: a start line, one line per token, an end line. With ``save`` the turn is stored
-    after the last token -- code after the loop runs only if the client stayed to the end."""
+            save: Callable[[], None] | None) -> Iterator[bytes]:
+    """NDJSON: a start line, one line per token, an end line. With ``save`` the stream stores
+    the turn itself, as ``b.stream_save`` says (save_at_stream_end: after the last token)."""
     completed = False
     try:
         yield _line({"type": "start", **head})
-        for tok in llm.tokens(text):
-            # Token pacing is the behaviour being modelled (a model emitting tokens), not a wait.
-            time.sleep(delay_s)
-            yield _line({"type": "token", "text": tok})
-        if save is not None:
-            user, reply, url, ttl_ms = save
-            # Flask streams with a sync generator that runs after the view's loop has closed: a
-            # new loop and a client for it are the only way to reach Redis from here.
-            asyncio.run(_store_in_new_loop(b, url, sid, [user, reply], ttl_ms))
-            event("chat.saved_at_stream_end", sid=sid, id=user.id)
+        tokens = _tokens(text, delay_s)
+        yield from (b.stream_save(tokens, save) if save is not None and b.stream_save else tokens)
         yield _line({"type": "end", "reply": text})
         completed = True
     finally:
@@ -174,8 +179,7 @@ async def _read(b: Behaviour, r: aredis.Redis, sid: str) -> list[Row]:
 
 def _with_session(resp: Response, sid: str, b: Behaviour) -> Response:
     g.session_set = True
-    max_age = int(current_app.config["COOKIE_MAX_AGE_S"]) if b.cookie_max_age else None
-    resp.set_cookie(session.COOKIE, sid, max_age=max_age, httponly=True, samesite="Lax", path="/")
+    b.set_cookie(resp, sid, int(current_app.config["COOKIE_MAX_AGE_S"]))
     return resp
 
 

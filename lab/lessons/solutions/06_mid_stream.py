@@ -7,13 +7,16 @@ generator at its next write and that code never runs.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import replace
-from typing import Literal
 
 from services.chat.defects import Behaviour
 
-STREAM_SAVE: Literal["before_first_token", "at_stream_end"] = "before_first_token"
+
+def stream(tokens: Iterator[bytes], save: Callable[[], None]) -> Iterator[bytes]:
+    save()   # before the first token: the acknowledgement now means "stored"
+    yield from tokens
 
 
 def apply(b: Behaviour) -> Behaviour:
-    return replace(b, stream_save=STREAM_SAVE)
+    return replace(b, stream_save=stream)

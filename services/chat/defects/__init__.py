@@ -8,14 +8,16 @@ registry order. Nothing here decides to drop data: each defect is the mechanism 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Coroutine, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import redis.asyncio as aredis
 from redis.asyncio.retry import Retry
 
-from services.chat import store
+from flask import Response
+
+from services.chat import session, store
 from services.chat.errors import ApiError
 from services.chat.store import Row
 
@@ -23,6 +25,9 @@ RunWrite = Callable[[Coroutine[Any, Any, Any]], Awaitable[None]]
 ClientSource = Callable[[str, "Retry | None"], "tuple[aredis.Redis, bool]"]
 Append = Callable[[aredis.Redis, str, list[Row], int], Awaitable[object]]
 OnStoreError = Callable[[BaseException, str], None]
+# A streamed turn stored by the stream itself: (the token lines, the save) -> the lines sent.
+StreamSave = Callable[[Iterator[bytes], Callable[[], None]], Iterator[bytes]]
+SetCookie = Callable[[Response, str, int], None]
 
 
 async def await_write(coro: Coroutine[Any, Any, Any]) -> None:
@@ -51,9 +56,10 @@ class Behaviour:
     retry: Retry | None = None                   # client-level retries: off
     append: Append = append_correct
     on_store_error: OnStoreError = raise_unavailable
-    # Streamed turns: stored before the first token leaves, or only once the stream completes.
-    stream_save: Literal["before_first_token", "at_stream_end"] = "before_first_token"
-    cookie_max_age: bool = True                  # persistent cookie (survives a browser restart)
+    # Streamed turns: None = stored by the view before the first token leaves; else the
+    # stream stores the turn itself (save_at_stream_end: after its last token).
+    stream_save: StreamSave | None = None
+    set_cookie: SetCookie = session.set_persistent   # survives a browser restart (Max-Age)
 
 
 CORRECT = Behaviour()

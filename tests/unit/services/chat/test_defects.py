@@ -1,7 +1,7 @@
 import pytest
 
 from services.chat import defects
-from services.chat.defects import blind_retry, fire_and_forget, shared_loop_client, ttl_set_once
+from services.chat.defects import blind_retry, fire_and_forget, session_cookie, shared_loop_client, ttl_set_once
 
 
 def test_seven_defects_registered_in_composition_order() -> None:
@@ -23,7 +23,7 @@ def test_each_defect_changes_exactly_its_own_steps(name: str) -> None:
         "fire_and_forget": {"run_write"}, "blind_retry": {"retry", "append"},
         "ttl_set_once": {"append"}, "shared_loop_client": {"client"},
         "swallowed_errors": {"on_store_error"}, "save_at_stream_end": {"stream_save"},
-        "session_cookie": {"cookie_max_age"},
+        "session_cookie": {"set_cookie"},
     }[name]
     assert changed == expected
 
@@ -33,7 +33,7 @@ def test_defects_compose() -> None:
     assert b.run_write is fire_and_forget.run_write
     assert b.client is shared_loop_client.shared_client
     assert b.append is ttl_set_once.append_ttl_on_create
-    assert b.cookie_max_age is False
+    assert b.set_cookie is session_cookie.set_session_cookie
     both = defects.behaviour(["blind_retry", "ttl_set_once"])
     assert both.append is ttl_set_once.append_ttl_on_create and both.retry is blind_retry.BLIND_RETRY
 
