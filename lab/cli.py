@@ -493,7 +493,9 @@ def _lesson(args: argparse.Namespace) -> int:
         print(f"lab lesson {lesson.number}: {dest} restored from {lesson.pristine.relative_to(ROOT)}")
         return 0
     if args.text:
-        print(lessons.intro(lesson) + "\n" + lessons.outro(lesson))
+        from lab.lessons import lines as suspect_lines
+
+        print(lessons.intro(lesson) + "\n\n" + suspect_lines.before(lesson) + "\n" + lessons.outro(lesson))
         return 0
     from lab.lessons import check
 
@@ -503,7 +505,9 @@ def _lesson(args: argparse.Namespace) -> int:
         return check.run_replay(lesson, given, args.replay, args.fault_turn, args.runs, reports)
     if args.check:
         return check.run_check(lesson, given, args.trials or lessons.MIN_TRIALS, seed, reports)
-    print(lessons.intro(lesson), flush=True)
+    from lab.lessons import lines as suspect_lines
+
+    print(lessons.intro(lesson) + "\n\n" + suspect_lines.before(lesson), flush=True)
     check.run_demo(lesson, args.trials or 5, seed, reports)
     print(lessons.outro(lesson))
     return 0

@@ -4,11 +4,16 @@ what a name is bound to, whether the server runs an event loop per request."""
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Iterator, Sequence
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from lab.suspects import Module
+
+class Module(Protocol):
+    """What these facts read of a parsed file (lab.suspects.Module)."""
+
+    tree: ast.Module
+    text: str
+    imports: set[str]
 
 # Redis commands that change a conversation (method names of redis-py clients and pipelines).
 # `append` and argument-less `set` are left out: list.append and Event.set are far commoner.
@@ -93,7 +98,7 @@ def imported_names(tree: ast.Module) -> set[str]:
     return out
 
 
-def writers(modules: list[Module]) -> set[str]:
+def writers(modules: Sequence[Module]) -> set[str]:
     """Names of functions that write to Redis, directly or through one another (a fixpoint)."""
     funcs = [(m, f) for m in modules for f in functions(m.tree)]
     out: set[str] = set()
@@ -105,7 +110,7 @@ def writers(modules: list[Module]) -> set[str]:
         out |= more
 
 
-def loop_per_request(modules: list[Module]) -> bool:
+def loop_per_request(modules: Sequence[Module]) -> bool:
     """Flask runs each ``async def`` view in asyncio.run: a new event loop per request."""
     for m in modules:
         if "flask" not in m.imports and not any(i == "Flask" for i in m.imports) and "from flask" not in m.text:

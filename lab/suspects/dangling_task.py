@@ -10,13 +10,19 @@ from lab.suspects import Source, Suspect, _facts, register
 TASKS = {"create_task", "ensure_future"}
 
 
-def _unawaited_locals(f: ast.AST) -> list[ast.Assign]:
-    """``t = asyncio.create_task(...)`` where ``t`` is never read again (not awaited, gathered,
-    kept or returned). ruff's RUF006 sees only the task that is not assigned at all."""
+def _unkept(f: ast.AST) -> list[ast.stmt]:
+    """``asyncio.create_task(...)`` as a statement, or ``t = ...`` with ``t`` never read again
+    (not awaited, gathered, kept or returned). ruff's RUF006 sees both; this is the lab's own
+    version, for when ruff cannot run."""
     used = _facts.names_used(f)
-    return [n for n in ast.walk(f) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
-            and _facts.tail(n.value) in TASKS and len(n.targets) == 1
-            and isinstance(n.targets[0], ast.Name) and used.get(n.targets[0].id, 0) == 0]
+    out: list[ast.stmt] = []
+    for n in ast.walk(f):
+        if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call) and _facts.tail(n.value) in TASKS:
+            out.append(n)
+        elif (isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and _facts.tail(n.value) in TASKS
+              and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) and not used.get(n.targets[0].id)):
+            out.append(n)
+    return out
 
 
 @register("dangling_task", diagnoses=("replies_not_stored", "acked_too_fast"),
@@ -34,6 +40,6 @@ def check(src: Source) -> list[Suspect]:
                                    f"the task's result is not kept (ruff RUF006); {where}", by="ruff RUF006"))
     for m in src.modules:
         for fn in _facts.functions(m.tree):
-            for n in _unawaited_locals(fn):
-                out.append(src.suspect("dangling_task", m, n, f"the task is kept in a name never read again; {where}"))
+            for n in _unkept(fn):
+                out.append(src.suspect("dangling_task", m, n, f"nothing keeps or awaits the task; {where}"))
     return out

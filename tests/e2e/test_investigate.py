@@ -78,6 +78,12 @@ def test_correct_profile_no_anomaly_found(tmp_path: Path) -> None:
     assert re.search(r"acknowledged turns lost: 0/14 trials, rate < \d+%", out), out
     assert results["diagnoses"] == [] and results["verdict"] == "no anomaly found"
     assert all(c["status"] == "valid" and c["trials"] == 2 for c in results["cells"]), results["cells"]
+    # [source] services/chat: every defect module's line is a suspect, none proven; each one the
+    # default plan can judge is cleared with its bound.
+    lines = results["suspects"]["suspects"]
+    assert lines and not [x for x in lines if x["status"] == "proven"], lines
+    assert {x["check"] for x in lines if x["status"] == "not proven"} >= {"dangling_task", "session_cookie"}, lines
+    assert "proven: none" in out
     assert results["bounds"]["lost"] == {"k": 0, "n": 14, "upper95": pytest.approx(0.2153, abs=1e-3)}
     # The mid-stream experiment really cut the last reply of each trial.
     trials = json.loads(results_files(tmp_path)[-1].with_name("trials.json").read_text())
@@ -105,7 +111,11 @@ def test_single_defect_is_diagnosed(tmp_path: Path, defect: str) -> None:
     assert 1 <= d["k"] <= d["n"] and len(d["trials"]) == d["k"], d
     assert any(t in d["evidence"] for t in d["trials"]), d
     assert f"[{EXPECTED[defect]}]" in out
+    # The line that does it: every proven suspect lies in the defect's own module.
+    proven = [x for x in results["suspects"]["suspects"] if x["status"] == "proven"]
+    assert proven and {x["path"] for x in proven} == {f"services/chat/defects/{defect}.py"}, proven
     html = (results_files(tmp_path)[-1].parent / "report.html").read_text()
+    assert f"<td><code>services/chat/defects/{defect}.py:{proven[0]['line']}</code>" in html
     assert f"data-diagnosis='{EXPECTED[defect]}'" in html
     assert f"data-trial='{d['trials'][0]}'" in html  # its evidence, turn by turn
     # junit.xml: the experiments whose trials show it fail, naming the diagnosis.

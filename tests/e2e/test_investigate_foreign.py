@@ -53,7 +53,26 @@ def _diagnosed(tmp_path: Path, code: str, *args: str, spec: Path = FOREIGN) -> t
     assert set(d["trials"]) <= trial_ids, (d, trial_ids)
     assert any(t in d["evidence"] for t in d["trials"]), d
     assert f"[{code}]" in out
+    _assert_proven_at_the_bug(results, code, out)
     return found, d, out
+
+
+# diagnosis -> the static check whose line at the bug it proves (lab/suspects; [source] in the spec)
+PROVES = {"acked_too_fast": "background_write", "history_capped": "history_trim", "stale_reads": "history_cache",
+          "no_ttl": "ttl_conditional", "writes_out_of_order": "concurrent_writes",
+          "ttl_skipped_on_error": "ttl_two_commands"}
+
+
+def _assert_proven_at_the_bug(results: dict[str, Any], code: str, out: str) -> None:
+    """The diagnosis is shown beside its suspect line in examples/foreign_app.py: proven."""
+    lines = results["suspects"]["suspects"]
+    proven = [x for x in lines if x["status"] == "proven"]
+    assert all(x["path"] == "examples/foreign_app.py" for x in proven), proven
+    if code in PROVES:
+        assert any(x["check"] == PROVES[code] and x["by"] == code for x in proven), (code, proven)
+        assert "The lines ([source] examples/foreign_app.py" in out and "  proven (" in out, out
+    else:  # e.g. lost_on_redis_restart: the environment, no line of the app
+        assert code in results["suspects"]["without_suspect"], results["suspects"]
 
 
 @pytest.mark.parametrize("bug", list(BUGS), ids=list(BUGS))

@@ -51,9 +51,14 @@ def test_exercise_fails_and_solution_passes_the_check(number: int, version: str,
     if version == "exercise":
         assert res.returncode == 1, out
         assert "FAIL: the defect is still there" in out and "replay: .venv/bin/lab lesson" in out
+        if le.kind == "behaviour":  # the exercise's suspect line, proven by the failing trials
+            assert "proven: the failing trials show the mechanism of these lines" in out, out
+            assert f"{mine}:" in out, out
     else:
         assert res.returncode == 0, out
         assert "PASS: none of" in out and "0/20 [0.00, 0.16]" in out
+        if le.kind == "behaviour":  # the fix leaves no suspect line
+            assert "cleared: no suspect line left in the exercise, and 0/20 trials" in out, out
 
 
 def test_a_runtime_error_in_the_exercise_fails_the_check_at_its_line(tmp_path: Path) -> None:
