@@ -8,7 +8,7 @@ LAB := $(PY) -m lab
 PYTEST_ARGS ?=
 MODE ?= native
 
-.PHONY: help setup venv system toxiproxy docker test test-unit test-integration up down status chaos soak storm bench lesson investigate clean
+.PHONY: help setup venv system toxiproxy docker test test-unit test-integration up down status chaos soak storm bench lesson investigate suspects clean
 
 help:
 	@echo "make chaos    run the chaos matrix (native stack; MODE=compose on Docker Compose)"
@@ -20,6 +20,7 @@ help:
 	@echo "make bench    the lab's runner against a plain Playwright loop (seconds per trial, ratios)"
 	@echo "make lesson   list the lessons; make lesson N=1 [CHECK=1 | RESET=1] runs, checks, resets one"
 	@echo "make investigate TARGET=examples/chat-service.toml TRIALS=20   diagnose a black-box backend"
+	@echo "make suspects SRC=path/   the lines of a Python backend that may lose the conversation"
 	@echo "make setup    install everything (venv, redis-server, chromium, toxiproxy 2.12.0)"
 
 setup: system toxiproxy venv docker
@@ -71,6 +72,10 @@ storm: setup
 TARGET ?= examples/chat-service.toml
 investigate: setup
 	@$(LAB) investigate --target "$(TARGET)" --trials "$(TRIALS)" $(if $(SET),--set "$(SET)")
+
+# SRC=files or folders of a Python backend (default: the built-in service)
+suspects: venv
+	@$(LAB) suspects $(if $(SRC),$(SRC),services/chat)
 
 # PLAIN_RUNS=N (plain loop repetitions per profile), TRIALS=N (lab trials of the correct cell)
 bench: setup

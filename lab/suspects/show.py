@@ -20,11 +20,15 @@ EXPERIMENT = {
 }
 
 
+def _n(k: int, what: str) -> str:
+    return f"{k} {what}{'' if k == 1 else 's'}"
+
+
 def text(scan: Scan, shown: str) -> str:
     if not scan.suspects:
-        head = f"lab suspects {shown}: {scan.files} Python files, no suspect line"
+        head = f"lab suspects {shown}: {_n(scan.files, 'Python file')}, no suspect line"
     else:
-        head = (f"lab suspects {shown}: {len(scan.suspects)} suspect lines in {scan.files} Python files "
+        head = (f"lab suspects {shown}: {_n(len(scan.suspects), 'suspect line')} in {_n(scan.files, 'Python file')} "
                 "-- suspects, not findings: each is proven or cleared only by its experiment")
     out = [head + (f" ({scan.skipped} other files skipped)" if scan.skipped else "")]
     for s in scan.suspects:

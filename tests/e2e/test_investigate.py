@@ -41,7 +41,8 @@ def api_spec(tmp_path: Path) -> Path:
     """The foreign spec without [page]: the lab drives the app's API from its own page."""
     text = FOREIGN.read_text()
     path = tmp_path / "foreign-api.toml"
-    path.write_text(text[:text.index("\n[page]")].replace('cwd = ".."', f'cwd = "{FOREIGN.parent.parent}"'))
+    text = text[:text.index("\n[page]")] + text[text.index("\n[source]"):]  # [source] kept
+    path.write_text(text.replace('cwd = ".."', f'cwd = "{FOREIGN.parent.parent}"'))
     return path
 
 
