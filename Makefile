@@ -8,7 +8,7 @@ LAB := $(PY) -m lab
 PYTEST_ARGS ?=
 MODE ?= native
 
-.PHONY: help setup venv system toxiproxy docker test test-unit test-integration up down status chaos soak storm bench lesson investigate suspects clean
+.PHONY: help setup venv system toxiproxy docker test test-unit test-integration up down status chaos soak storm bench lesson investigate suspects merge clean
 
 help:
 	@echo "make chaos    run the chaos matrix (native stack; MODE=compose on Docker Compose)"
@@ -55,9 +55,15 @@ down: venv
 status: venv
 	@$(LAB) status --mode $(MODE)
 
-# TRIALS=N (per cell), SEED=S, ONLY='profile=incident;refresh=after_ack;turns=5|15'
+# TRIALS=N (per cell), SEED=S, ONLY='profile=incident;refresh=after_ack;turns=5|15', MAX_TRIALS=M,
+# SHARD=K/N (shard K of N: whole columns, own ports and run folder; then make merge)
 chaos: setup
-	@$(LAB) chaos --mode $(MODE) --trials "$(TRIALS)" --seed "$(SEED)" --only "$(ONLY)"
+	@$(LAB) chaos --mode $(MODE) --trials "$(TRIALS)" --seed "$(SEED)" --only "$(ONLY)" \
+		--max-trials "$(MAX_TRIALS)" --shard "$(SHARD)"
+
+# DIRS='reports/*-shard*of3' OUT=reports/merged: the shards of one run, one verdict
+merge: venv
+	@$(LAB) merge $(DIRS) --out "$(OUT)"
 
 # TRIALS=N per cell (default 15: ~9 minutes on 2 cores; 50 = 300 per fault), SEED=S
 soak: setup

@@ -121,6 +121,15 @@ class Verdict:
         return f"inconclusive for {self.defect} ({self.metric}) {where}: {self.evidence}"
 
 
+def points_one_way(v: Verdict, stats: dict[str, CellStats]) -> bool:
+    """Undecided, but the point estimates lean to "causes" (alone above correct, host above host
+    without): more trials could decide it -- sequential sampling tops these up."""
+    if v.causes or not v.cells:
+        return False
+    (a, na), (c, nc), (h, nh), (w, nw) = (stats[x].rate(v.metric) for x in v.cells)
+    return a / na > c / nc and w / nw < h / nh
+
+
 def verdicts(stats: list[CellStats]) -> list[Verdict]:
     groups: dict[tuple[str, str, int], dict[tuple[str, ...], CellStats]] = {}
     for s in stats:

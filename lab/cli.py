@@ -184,7 +184,25 @@ def build_parser() -> argparse.ArgumentParser:
     ch.add_argument("--only", default="", metavar="FILTER", help="filter/extend the matrix (see below)")
     ch.add_argument("--concurrency", type=_opt_int("--concurrency", 1, 32), default=None, metavar="K",
                     help="trials run at once within a cell (default: 4)")
+    ch.add_argument("--max-trials", type=_opt_int("--max-trials", 1, 10000), default=None, metavar="M",
+                    help="sequential sampling's cap: an undecided verdict's cells get --trials more at a "
+                    "time up to M (default: 25; M = --trials turns it off)")
+    ch.add_argument("--shard", default=None, metavar="K/N",
+                    help="run shard K of N: whole columns of the matrix, the same trials the unsharded run "
+                    "plans for them (same --seed); natively on ports + K*100 and a run folder of its own. "
+                    "Merge the N folders with lab merge")
     ch.add_argument("--reports", default="reports", metavar="DIR", help="where run folders go")
+
+    mg = sub.add_parser("merge", help="merge the shards of one lab chaos run into one verdict",
+                        description="Cell counts add; Wilson intervals and verdicts are recomputed from "
+                        "the merged counts; one results.json, junit.xml and report.html (failing trials' "
+                        "artifacts linked from their shard folders). Shards of different seeds, matrices "
+                        "or lab versions, a missing shard or one given twice are refused (exit 2). "
+                        "Exit status as lab chaos: 0 valid run.",
+                        epilog="  lab merge reports/*-shard1of3 reports/*-shard2of3 reports/*-shard3of3 "
+                        "--out reports/merged")
+    mg.add_argument("dirs", nargs="+", metavar="DIR", help="the shards' run folders (or their results.json)")
+    mg.add_argument("--out", required=True, metavar="DIR", help="the merged run folder to write")
 
     rp = sub.add_parser("replay", help="re-run one trial N times: reproduced k/N")
     rp.add_argument("--mode", type=_mode, default="native", help=mode_help)
@@ -352,6 +370,11 @@ def _run(args: argparse.Namespace) -> int:
             raise UsageError(f"{folder} has no results.json", "give a run folder, e.g. reports/latest")
         print(f"lab report: {html.write(folder)}")
         return 0
+    if args.command == "merge":
+        from pathlib import Path
+
+        from lab import merge
+        return merge.merge([Path(d) for d in args.dirs], Path(args.out))
     if args.command == "suspects":
         from lab import suspects
         from lab.suspects import show
@@ -365,6 +388,8 @@ def _run(args: argparse.Namespace) -> int:
         return _lesson(args)
     if args.command == "investigate":
         return _investigate(args)
+    if args.command == "chaos" and args.shard:
+        _shard_env(args)
     stack = for_mode(args.mode)
     if args.command in ("chaos", "replay", "soak"):
         return _with_stack(stack, args)
@@ -403,12 +428,29 @@ def _run(args: argparse.Namespace) -> int:
     raise AssertionError(args.command)
 
 
+def _shard_env(args: argparse.Namespace) -> None:
+    """Shard K runs beside the others: its own run folder (LAB_RUN_DIR + "-shardKofN") and lab
+    ports (each LAB_*_PORT, or its default, + K * 100)."""
+    import os
+
+    from lab import shard
+    from lab.config import DEFAULT_PORTS, PORT_ENV, LabConfig
+
+    k, n = args.shard = shard.parse(args.shard)
+    if args.mode != "native":
+        return
+    base = LabConfig.from_env()
+    os.environ["LAB_RUN_DIR"] = f"{base.run_dir}-shard{k}of{n}"
+    for name, env in PORT_ENV.items():
+        os.environ[env] = str(base.ports.get(name, DEFAULT_PORTS[name]) + k * shard.PORT_STRIDE)
+
+
 def _with_stack(stack, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-def]
     """Run chaos/replay on the stack, starting it if needed and stopping it after if we did."""
     import random
     from pathlib import Path
 
-    from lab.chaos import DEFAULT_TRIALS, ChaosRun, build_matrix, check_modes, parse_only, replay
+    from lab.chaos import DEFAULT_MAX_TRIALS, DEFAULT_TRIALS, ChaosRun, build_matrix, check_modes, parse_only, replay
     from lab.signals import deferred
 
     if args.command == "chaos":
@@ -416,8 +458,17 @@ def _with_stack(stack, args: argparse.Namespace) -> int:  # type: ignore[no-unty
         check_modes(cells, args.mode)
         seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
         trials = args.trials or DEFAULT_TRIALS
+        max_trials = max(args.max_trials or DEFAULT_MAX_TRIALS, trials)
+        if args.shard:
+            from lab import shard
+            k, n = args.shard
+            columns = len({shard.column(c) for c in cells})
+            if n > columns:
+                raise UsageError(f"--shard {k}/{n}: the matrix has {columns} columns (fault / refresh / turns)",
+                                 f"use at most {columns} shards, or widen the matrix with --only")
         print(f"lab chaos: {len(cells)} cells x {trials} trials, seed {seed} "
-              f"(replay the run with --seed {seed})", flush=True)
+              f"(replay the run with --seed {seed})" + (f", shard {args.shard[0]}/{args.shard[1]}"
+                                                       if args.shard else ""), flush=True)
     elif args.command == "soak":
         from lab import soak
         cells = soak.soak_matrix(args.mode)
@@ -445,7 +496,8 @@ def _with_stack(stack, args: argparse.Namespace) -> int:  # type: ignore[no-unty
                             args.concurrency or soak.DEFAULT_CONCURRENCY, args.mode)
         if args.command == "chaos":
             return ChaosRun(stack, cells, trials, seed, Path(args.reports),
-                            concurrency=args.concurrency or 4, mode=args.mode).run()
+                            concurrency=args.concurrency or 4, mode=args.mode, max_trials=max_trials,
+                            shard=args.shard).run()
         return replay(stack, args.profile, args.fault, args.refresh, args.turns, args.seed,
                       args.fault_turn, args.runs, Path(args.reports))
     finally:

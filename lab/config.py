@@ -26,7 +26,7 @@ DEFAULT_PORTS: dict[str, int] = {
     "toxiproxy": 18474,      # Toxiproxy HTTP API
 }
 PORT_ENV = {name: f"LAB_{name.upper()}_PORT" for name in DEFAULT_PORTS}
-MODES = ("native", "compose")
+MODES = ("native", "compose", "external")   # external: the services run already (deploy/k8s)
 
 
 def parse_port(value: str | int, what: str) -> int:

@@ -46,7 +46,7 @@ class Fault:
     # A one-send fault is armed before a turn in [earliest_turn, turns - 1].
     earliest_turn: ClassVar[int] = 1
     # The stack modes the fault can act on, and what to use instead on the others.
-    modes: ClassVar[tuple[str, ...]] = ("native", "compose")
+    modes: ClassVar[tuple[str, ...]] = ("native", "compose", "external")
     instead: ClassVar[str] = ""
 
     def check(self) -> None:

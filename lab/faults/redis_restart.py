@@ -19,6 +19,7 @@ from lab.wait import wait_until
 @register("redis_restart")
 @dataclass
 class RedisRestart(Fault):
+    modes = ("native", "compose")   # the external mode owns no process to pause or restart
     summary = "SIGKILL + start Redis (process / container); durable=true keeps data (AOF, appendfsync always)"
     window = "send"  # applied just before one send
     earliest_turn = 2  # a restart before any write loses nothing: it would exercise nothing

@@ -43,5 +43,8 @@ def for_mode(mode: str, cfg: LabConfig | None = None) -> Stack:
     if mode == "native":
         from lab.stack.native import NativeStack
         return NativeStack(cfg)
+    if mode == "external":
+        from lab.stack.external import ExternalStack
+        return ExternalStack(cfg)
     from lab.stack.compose import ComposeStack
     return ComposeStack(cfg)

@@ -54,3 +54,15 @@ def test_a_native_only_fault_on_compose_names_native_mode() -> None:
 def test_process_and_toxiproxy_faults_run_in_both_modes(name: str) -> None:
     for mode in ("native", "compose"):
         check_mode(REGISTRY[name], mode)
+
+
+@pytest.mark.parametrize("name", ["latency", "down", "drop", "ttl_elapse", "none"])
+def test_toxiproxy_and_lab_mode_faults_run_in_the_external_mode(name: str) -> None:
+    check_mode(REGISTRY[name], "external")
+
+
+@pytest.mark.parametrize("name", ["redis_pause", "redis_restart", "backend_restart"])
+def test_process_faults_are_refused_in_the_external_mode(name: str) -> None:
+    """The external mode (a pod's containers) owns no process to pause or restart."""
+    with pytest.raises(UsageError, match="the external stack cannot do it"):
+        check_mode(REGISTRY[name], "external")

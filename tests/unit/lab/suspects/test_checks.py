@@ -20,6 +20,15 @@ async def chat():
     return {}
 '''
 
+# The append and its TTL in one MULTI/EXEC: neither TTL check's suspect.
+PIPELINED_APPEND = '''
+        def append(r, k, v):
+            with r.pipeline(transaction=True) as p:
+                p.rpush(k, v)
+                p.expire(k, 60)
+                p.execute()
+        '''
+
 # check -> (code with the mechanism, its suspect line's text, harmless code)
 CASES: dict[str, tuple[str, str, str]] = {
     "dangling_task": ('''
@@ -55,24 +64,12 @@ CASES: dict[str, tuple[str, str, str]] = {
         def append(r, k, v):
             if r.rpush(k, v) == 1:
                 r.expire(k, 60)
-        ''', 'r.expire(k, 60)', '''
-        def append(r, k, v):
-            with r.pipeline(transaction=True) as p:
-                p.rpush(k, v)
-                p.expire(k, 60)
-                p.execute()
-        '''),
+        ''', 'r.expire(k, 60)', PIPELINED_APPEND),
     "ttl_two_commands": ('''
         def append(r, k, v):
             r.rpush(k, v)
             r.expire(k, 60)
-        ''', 'r.expire(k, 60)', '''
-        def append(r, k, v):
-            with r.pipeline(transaction=True) as p:
-                p.rpush(k, v)
-                p.expire(k, 60)
-                p.execute()
-        '''),
+        ''', 'r.expire(k, 60)', PIPELINED_APPEND),
     "retry_append": ('''
         import redis
         from redis.retry import Retry
