@@ -388,8 +388,12 @@ def _run(args: argparse.Namespace) -> int:
         return _lesson(args)
     if args.command == "investigate":
         return _investigate(args)
-    if args.command == "chaos" and args.shard:
-        _shard_env(args)
+    if args.command == "chaos":
+        from lab import shard
+
+        args.shard = shard.from_arg(args.shard)
+        if args.shard:
+            _shard_env(args)
     stack = for_mode(args.mode)
     if args.command in ("chaos", "replay", "soak"):
         return _with_stack(stack, args)
@@ -436,7 +440,7 @@ def _shard_env(args: argparse.Namespace) -> None:
     from lab import shard
     from lab.config import DEFAULT_PORTS, PORT_ENV, LabConfig
 
-    k, n = args.shard = shard.parse(args.shard)
+    k, n = args.shard
     if args.mode != "native":
         return
     base = LabConfig.from_env()
@@ -482,7 +486,6 @@ def _with_stack(stack, args: argparse.Namespace) -> int:  # type: ignore[no-unty
         parse_profile(args.profile)
         check_mode(REGISTRY[parse_fault(args.fault)[0]], args.mode)
         if args.refresh not in REFRESH_POINTS:
-            from lab.errors import UsageError
             raise UsageError(f"unknown refresh point {args.refresh!r}", f"valid: {', '.join(REFRESH_POINTS)}")
     started = False
     try:

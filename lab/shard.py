@@ -31,6 +31,11 @@ def parse(text: str) -> tuple[int, int]:
     return int(m.group(1)), int(m.group(2))
 
 
+def from_arg(text: str | None) -> tuple[int, int] | None:
+    """--shard's value: None when absent or empty (make passes SHARD= empty), else parse()."""
+    return parse(text) if text and text.strip() else None
+
+
 def column(cell: Cell) -> tuple[str, str, int]:
     return fault_text(cell.fault, cell.params), cell.refresh, cell.turns
 

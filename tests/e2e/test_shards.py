@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -47,7 +48,8 @@ def _shards(tmp: Path, n: int) -> list[Path]:
     outs = [p.communicate(timeout=400)[0] for p in procs]
     for k, (p, out) in enumerate(zip(procs, outs), 1):
         assert p.returncode == 0, f"shard {k}/{n}:\n{out}"
-    folders = sorted(reports.glob(f"*-shard*of{n}"))
+    # By K (the names start with each run's start time).
+    folders = sorted(reports.glob(f"*-shard*of{n}"), key=lambda f: int(re.search(r"shard(\d+)of", f.name).group(1)))
     assert len(folders) == n, folders
     return folders
 

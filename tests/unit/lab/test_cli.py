@@ -24,7 +24,10 @@ def lab(*args: str, tmp: Path) -> subprocess.CompletedProcess[str]:
     (("chaos", "--only", "colour=blue"), "key in profile, fault, refresh, turns"),
     (("chaos", "--only", "fault=latency:latency_ms=9000"), "over 2000 ms"),
     (("chaos", "--trials", "0"), "--trials=0 is out of range"),
-    (("chaos", "--mode", "k8s"), "unknown mode 'k8s'; valid: native, compose"),
+    (("chaos", "--mode", "k8s"), "unknown mode 'k8s'; valid: native, compose, external"),
+    (("chaos", "--shard", "4/3"), "--shard '4/3' is not K/N"),
+    (("chaos", "--shard", "8/8"), "the matrix has 7 columns"),
+    (("chaos", "--max-trials", "0"), "--max-trials=0 is out of range"),
     (("replay", "--profile", "correct", "--fault", "none", "--refresh", "soon", "--seed", "1"),
      "unknown refresh point 'soon'"),
 ])
@@ -39,8 +42,11 @@ def test_bad_chaos_input_exits_2_before_starting_anything(args: tuple[str, ...],
 def test_empty_make_variables_mean_defaults(tmp_path: Path) -> None:
     """make passes TRIALS= and SEED= as empty strings; they must not be errors."""
     from lab.cli import build_parser
-    args = build_parser().parse_args(["chaos", "--trials", "", "--seed", "", "--only", ""])
-    assert (args.trials, args.seed, args.only) == (None, None, "")
+    from lab.shard import from_arg
+    args = build_parser().parse_args(["chaos", "--trials", "", "--seed", "", "--only", "", "--shard", "",
+                                      "--max-trials", ""])
+    assert (args.trials, args.seed, args.only, args.max_trials) == (None, None, "", None)
+    assert from_arg(args.shard) is None and from_arg(" ") is None and from_arg("2/3") == (2, 3)
 
 
 def test_faults_and_defects_are_listed(tmp_path: Path) -> None:
