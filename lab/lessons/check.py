@@ -227,7 +227,7 @@ def run_check(lesson: Lesson, given: Path | None, trials: int, seed: int, report
         lines.append(f"  the backend raised in your exercise: {crash}")
     from lab.lessons import lines as suspect_lines
 
-    lines += suspect_lines.after_check(lesson, path, j.passed, len(outcome.trials))
+    lines += suspect_lines.after_check(lesson, path, j.passed, st.trials)  # judged trials only
     if not j.passed and lesson.fix_hint:
         lines.append(f"  next: {lesson.fix_hint} in {_shown(path)}; the story: lab lesson {lesson.number}")
     print("\n".join(lines), file=out)
