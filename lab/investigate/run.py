@@ -230,17 +230,19 @@ class Investigation:
         if self.replay_of:
             return self._replayed(found, len(done), out_dir)
         first = next((d.trials[0] for d in found if d.trials), None)
-        self.say(summary(stats, decision, out_dir, seconds, len(done), diagnoses=found, bounds=bounds,
-                         replay=self.replay_command(first) if first else None, seed=self.seed))
-        if not_judged and not found:
-            self.say("Not judged (no trial had their evidence): "
-                     + "; ".join(f"{c} ({why})" for c, why in not_judged.items()))
+        lines = None
         if "suspects" in results:
             from lab.suspects import verdict
 
-            self.say(verdict.lines_text(results["suspects"], ", ".join(
+            lines = verdict.lines_text(results["suspects"], ", ".join(
                 str(p.relative_to(self.spec.start.cwd)) if p.is_relative_to(self.spec.start.cwd) else str(p)
-                for p in self.spec.source)))
+                for p in self.spec.source))
+        self.say(summary(stats, decision, out_dir, seconds, len(done), diagnoses=found, bounds=bounds,
+                         replay=self.replay_command(first) if first else None, seed=self.seed,
+                         lines_after=lines))
+        if not_judged and not found:
+            self.say("Not judged (no trial had their evidence): "
+                     + "; ".join(f"{c} ({why})" for c, why in not_judged.items()))
         return exit_code(interrupted) if interrupted is not None else decision.exit_code
 
     def _replayed(self, found: list[dg.Diagnosis], runs: int, out_dir: Path) -> int:

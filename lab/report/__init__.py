@@ -153,9 +153,10 @@ def table(stats: list[CellStats]) -> str:
 def summary(stats: list[CellStats], decision: RunDecision, out_dir: Path, seconds: float, n_trials: int,
             verdicts: list[Verdict] | None = None, diagnoses: list[Any] | None = None,
             bounds: dict[str, tuple[int, int, float]] | None = None, replay: str | None = None,
-            seed: int | None = None) -> str:
+            seed: int | None = None, lines_after: str | None = None) -> str:
     """The one terminal summary: the table, then `lab chaos`'s verdicts or `lab investigate`'s
-    diagnoses (or what a clean run bounds), a replay command, where the reports are, the exit."""
+    diagnoses (or what a clean run bounds) -- and ``lines_after``, the suspect lines they prove
+    or clear --, a replay command, where the reports are, the exit."""
     lines = ["", table(stats), ""]
     if diagnoses is None:
         vs = verdicts or []
@@ -181,6 +182,8 @@ def summary(stats: list[CellStats], decision: RunDecision, out_dir: Path, second
                   for name, (k, nn, u) in (bounds or {}).items()]
     else:
         lines.append("Unknown: nothing diagnosed, but the run does not bound what could have been missed:")
+    if lines_after:
+        lines += ["", lines_after]
     failing = sum(s.failed for s in stats)
     if replay:
         lines += ["", (f"Failing trials: {failing} (artifacts in {out_dir}/trials/); replay one:"
