@@ -171,12 +171,15 @@ class ChaosRun:
         k, n = self.shard
         return [self.cells[i] for i in shards.partition(self.cells, n)[k - 1]]
 
+    def _number(self, cell: Cell) -> int:
+        """The cell's place in the whole matrix (its trial ids say it, sharded or not)."""
+        return next(i for i, c in enumerate(self.cells) if c.cell_id == cell.cell_id)
+
     def plans(self) -> list[tuple[Cell, list[Any]]]:
         """The first round's plans. Seeds and trial ids come from the cell's place in the whole
         matrix: a shard plans exactly the trials the unsharded run plans for its cells."""
-        self._index = {c.cell_id: i for i, c in enumerate(self.cells)}
         return [(c, plan_cell(c, self.trials, shards.cell_seed(self.seed, c),
-                              prefix=f"c{self._index[c.cell_id]:03d}-")) for c in self.mine()]
+                              prefix=f"c{self._number(c):03d}-")) for c in self.mine()]
 
     def run(self, out: TextIO = sys.stdout) -> int:
         tag = f"-shard{self.shard[0]}of{self.shard[1]}" if self.shard else ""
@@ -249,7 +252,7 @@ class ChaosRun:
         by_id = {o.cell.cell_id: o for o in outcomes}
         return [(by_id[cid].cell, plan_cell(by_id[cid].cell, self.trials,
                                             shards.cell_seed(self.seed, by_id[cid].cell, round_no),
-                                            prefix=f"r{round_no}-c{self._index[cid]:03d}-"))
+                                            prefix=f"r{round_no}-c{self._number(by_id[cid].cell):03d}-"))
                 for cid in sorted(want)]
 
 

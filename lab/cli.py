@@ -438,7 +438,7 @@ def _shard_env(args: argparse.Namespace) -> None:
     import os
 
     from lab import shard
-    from lab.config import DEFAULT_PORTS, PORT_ENV, LabConfig
+    from lab.config import PORT_ENV, LabConfig
 
     k, n = args.shard
     if args.mode != "native":
@@ -446,7 +446,7 @@ def _shard_env(args: argparse.Namespace) -> None:
     base = LabConfig.from_env()
     os.environ["LAB_RUN_DIR"] = f"{base.run_dir}-shard{k}of{n}"
     for name, env in PORT_ENV.items():
-        os.environ[env] = str(base.ports.get(name, DEFAULT_PORTS[name]) + k * shard.PORT_STRIDE)
+        os.environ[env] = str(base.ports[name] + k * shard.PORT_STRIDE)
 
 
 def _with_stack(stack, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-def]

@@ -14,7 +14,7 @@ def suspects_in(exercise: Path) -> list[Suspect]:
     """The exercise scanned with the service it plugs into (a Flask app: per-request loops)."""
     target = exercise.resolve()
     found = scan([target, ROOT / "services" / "chat"], root=ROOT).suspects
-    return [s for s in found if (ROOT / s.path).resolve() == target or Path(s.path).resolve() == target]
+    return [s for s in found if (ROOT / s.path).resolve() == target]   # s.path: under ROOT, or absolute
 
 
 def _show(s: Suspect) -> str:

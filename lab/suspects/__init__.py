@@ -64,8 +64,7 @@ class Source:
 
     modules: list[Module]
     skipped: int = 0                               # files that are not Python
-    ruff: list[dict[str, Any]] = field(default_factory=list)
-    ruff_error: str | None = None
+    ruff: list[dict[str, Any]] = field(default_factory=list)    # ruff's findings (JSON objects)
     loop_per_request: bool = False                 # Flask async views: a new event loop per request
     writers: set[str] = field(default_factory=set)  # functions that write to Redis (by name)
 
@@ -165,8 +164,9 @@ def scan(paths: Iterable[Path | str], root: Path | None = None, use_ruff: bool =
 
     _load()
     src = parse([Path(p) for p in paths], root)
+    ruff_error = None
     if use_ruff and src.modules:
-        src.ruff, src.ruff_error = ruff.run([m.path for m in src.modules])
+        src.ruff, ruff_error = ruff.run([m.path for m in src.modules])
     seen: set[tuple[str, str, int]] = set()
     out: list[Suspect] = []
     for check in REGISTRY.values():
@@ -175,4 +175,4 @@ def scan(paths: Iterable[Path | str], root: Path | None = None, use_ruff: bool =
                 seen.add((s.check, s.path, s.line))
                 out.append(s)
     out.sort(key=lambda s: (s.path, s.line, s.check))
-    return Scan(out, len(src.modules), src.skipped, src.ruff_error)
+    return Scan(out, len(src.modules), src.skipped, ruff_error)

@@ -113,7 +113,7 @@ def writers(modules: Sequence[Module]) -> set[str]:
 def loop_per_request(modules: Sequence[Module]) -> bool:
     """Flask runs each ``async def`` view in asyncio.run: a new event loop per request."""
     for m in modules:
-        if "flask" not in m.imports and not any(i == "Flask" for i in m.imports) and "from flask" not in m.text:
+        if "flask" not in m.imports and "from flask" not in m.text:
             continue
         for f in functions(m.tree):
             if isinstance(f, ast.AsyncFunctionDef) and any(

@@ -58,11 +58,11 @@ def _assert_clean(tmp_path: Path, marker: str, out: str) -> None:
 
 
 def test_target_that_never_gets_ready(tmp_path: Path) -> None:
-    # Prints, then waits forever without listening: the lab's deadline must end it. The sleep is
-    # the target's own behaviour under test (a process that never gets ready), not a wait in the test.
-    code, out, marker = _run(tmp_path, "import time\nprint('booting step 1', flush=True)\n"
+    # Prints, then blocks forever without listening (the target's own behaviour under test: a
+    # process that never gets ready); the lab's deadline must end it. The test itself waits on nothing.
+    code, out, marker = _run(tmp_path, "import threading\nprint('booting step 1', flush=True)\n"
                                        "print('waiting for a config that never comes', flush=True)\n"
-                                       "time.sleep(3600)")  # the target never gets ready: the behaviour under test
+                                       "threading.Event().wait()")
     assert code == 2, out
     assert "not ready after 3 s" in out and "expected: GET /healthz answering 2xx" in out, out
     assert "waiting for a config that never comes" in out, out   # the last lines of its output
