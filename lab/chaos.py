@@ -41,6 +41,11 @@ DEFAULT_PAIRS: list[tuple[str, dict[str, Any], str, tuple[str, ...] | None]] = [
     ("ttl_elapse", {"ttl_ms": 2000}, "settled", ("ttl_set_once",)),
     ("none", {}, "mid_stream", ("save_at_stream_end",)),
     ("none", {}, "browser_restart", ("session_cookie",)),
+    # Two tabs send at once; Redis latency widens the GET -> SET window of a read-modify-write
+    # from one round trip (about 2 of 10 trials lose a turn without it) to 200 ms (10 of 10).
+    ("latency", {"latency_ms": 100}, "two_tabs", ("read_modify_write",)),
+    # A double click sends one id twice: an append that is not idempotent by id stores it twice.
+    ("none", {}, "double_submit", ("blind_retry",)),
 ]
 ONLY_KEYS = ("profile", "fault", "refresh", "turns")
 

@@ -21,8 +21,8 @@ from lab.history import Row, Send, Trial
 
 Validity = Literal["valid", "invalid", "unknown"]
 ROLES = ("user", "assistant")
-ANOMALIES = ("lost", "stale", "duplicated", "reordered", "unexpected", "expired", "amnesia",
-             "history_failed", "phantom_fail")
+ANOMALIES = ("lost", "lost_update", "stale", "duplicated", "reordered", "unexpected", "expired",
+             "amnesia", "history_failed", "phantom_fail")
 # Anomalies that make a trial invalid. phantom_fail on an ``info`` send (a 5xx whose write had
 # landed) is reported but allowed: the outcome of an info send is unknown by definition.
 INVALIDATING = ("lost", "duplicated", "reordered", "unexpected", "expired", "amnesia", "history_failed")
@@ -37,6 +37,9 @@ class Result:
     acked_sends: int = 0
     acked: list[str] = field(default_factory=list)        # ids with an ok send, in send order
     lost: dict[str, list[str]] = field(default_factory=lambda: {r: [] for r in ROLES})
+    # Lost turns that were in flight together with another acknowledged turn that is stored: the
+    # trace of a write that overwrote a concurrent one (a lost update). Also counted in ``lost``.
+    lost_update: list[str] = field(default_factory=list)
     stale: list[str] = field(default_factory=list)
     duplicated: list[str] = field(default_factory=list)   # "id:role" stored more than once
     reordered: list[str] = field(default_factory=list)
@@ -51,7 +54,8 @@ class Result:
 
     def anomalies(self) -> dict[str, int]:
         """Counts per anomaly (lost counts turns with any row missing)."""
-        return {"lost": len(self.lost_turns), "lost_user": len(self.lost["user"]),
+        return {"lost": len(self.lost_turns), "lost_update": len(self.lost_update),
+                "lost_user": len(self.lost["user"]),
                 "lost_assistant": len(self.lost["assistant"]), "stale": len(self.stale),
                 "duplicated": len(self.duplicated), "reordered": len(self.reordered),
                 "unexpected": len(self.unexpected), "expired": int(self.expired),
@@ -204,6 +208,7 @@ def check(trial: Trial) -> Result:
         return Result("unknown", reasons=["the experiment's preconditions did not hold"] + trial.errors)
 
     msgs = _messages(sends)
+    by_id = {m.id: m for m in msgs}
     order = [m.id for m in msgs]
     acked = [m.id for m in msgs if any(s.outcome == "ok" for s in m.sends)]
     failed_only = [m.id for m in msgs if all(s.outcome == "fail" for s in m.sends)]
@@ -223,6 +228,9 @@ def check(trial: Trial) -> Result:
     res.unexpected = sorted({final[p].id for p in unexpected})
     res.expired = trial.key_expired and bool(res.lost["user"] or res.lost["assistant"])
     res.reordered = _reordered(msgs, placed)
+    res.lost_update = [i for i in res.lost_turns if any(
+        o.id != i and o.id in acked and placed[o.id].user and _concurrent(by_id[i], o)
+        for o in msgs)]
 
     stored_users = {i for i in order if placed[i].user}
     answered = {s.id for s in sends if s.status is not None}
@@ -259,18 +267,34 @@ def check(trial: Trial) -> Result:
     return res
 
 
+def _precedes(a: _Msg, b: _Msg) -> bool:
+    """Every send of ``a`` had its answer before any send of ``b`` left: a before b for sure.
+    Messages that were in flight together (two tabs, a double submit) are not ordered."""
+    done = [s.t_complete for s in a.sends]
+    if any(t is None for t in done):
+        return False
+    return max(t for t in done if t is not None) <= min(s.t_invoke for s in b.sends)
+
+
+def _concurrent(a: _Msg, b: _Msg) -> bool:
+    return not _precedes(a, b) and not _precedes(b, a)
+
+
 def _reordered(msgs: list[_Msg], placed: dict[str, Placement]) -> list[str]:
-    """Messages stored out of the order they were sent: a message's question stored after a later
-    message's, its reply stored before its question, or its question and reply split by another
-    message's row although that message was sent only after this one was answered."""
+    """Messages stored out of the order they were sent, within the conversation: a message's
+    question stored above that of a message answered before it was sent, its reply stored
+    before its question, or its question and reply split by a row of a message sent only after
+    it was answered. Turns in flight together (two tabs) may interleave in any order."""
     first = {m.id: (min(placed[m.id].user, default=None), min(placed[m.id].reply, default=None))
              for m in msgs}
     out: list[str] = []
-    users = [(first[m.id][0], i, m) for i, m in enumerate(msgs) if first[m.id][0] is not None]
-    by_pos = sorted(users, key=lambda x: x[0])  # type: ignore[arg-type, return-value]
-    for rank, (_, i, m) in enumerate(by_pos):
-        if any(j < i for _, j, _ in by_pos[rank + 1:]):
-            out.append(m.id)             # a message sent earlier is stored after this one
+    stored = [m for m in msgs if first[m.id][0] is not None]
+    for m in stored:
+        u = first[m.id][0]
+        assert u is not None
+        # stored above a message that was answered before this one was sent
+        if any(_precedes(o, m) and (first[o.id][0] or 0) > u for o in stored if o is not m):
+            out.append(m.id)
     for m in msgs:
         u, a = first[m.id]
         if m.id in out or u is None or a is None:
@@ -278,10 +302,9 @@ def _reordered(msgs: list[_Msg], placed: dict[str, Placement]) -> list[str]:
         if a < u:
             out.append(m.id)             # the reply above its question
             continue
-        done = max((s.t_complete for s in m.sends if s.t_complete is not None), default=None)
         between = [o for o in msgs if o is not m and any(
             p is not None and u < p < a for p in first[o.id])]
-        if done is not None and any(all(s.t_invoke >= done for s in o.sends) for o in between):
+        if any(_precedes(m, o) for o in between):
             out.append(m.id)             # another, later turn stored inside this one
     return [m.id for m in msgs if m.id in out]
 

@@ -57,6 +57,19 @@ SEND_JS = f"""async ([text, after, ms]) => {{
 }}"""
 
 
+# A double click on Send, as a page without a guard sees it: the same message, under the same
+# id, submitted twice within the same task (the page's own send(text, id) is what its retry
+# button calls). Returns the id, as SEND_JS does.
+DOUBLE_JS = f"""async ([text, after, ms]) => {{
+  const t0 = performance.now();
+  await ({_UNTIL})(after, ms);
+  const waited = performance.now() - t0;
+  const id = newId();
+  send(text, id); send(text, id);
+  return [id, waited];
+}}"""
+
+
 def settled_selector(mid: str) -> str:
     """The message shown settled: its reply saved, or the message marked not saved."""
     return (f'[data-testid=message][data-id="{mid}"][data-state="not-saved"], '
@@ -103,6 +116,8 @@ class ChatDriver:
         self._unsettled: Send | None = None      # answered, not yet seen settled on the page
         self.loaded_rows: list[Row] | None = None  # the page's rows once its history loaded
         self.history_state: str | None = None      # its history status then: loaded / empty / failed
+        self.tabs: list[Page] = []                 # two_tabs: the second page, until closed
+        self.page_of: dict[int, Page] = {}         # id(send) -> the page that sent it, if not self.page
 
     # ------------------------------------------------------------ lifecycle
     async def open(self, cookies: list[dict[str, Any]] | None = None,
@@ -134,10 +149,13 @@ class ChatDriver:
         if self.session_id is None:
             self.session_id = await self.cookie_session_id()
 
+    def _handlers(self) -> list[tuple[str, Any]]:
+        return [("request", self._on_request), ("response", self._on_response),
+                ("requestfailed", self._on_failed)]
+
     async def _attach(self, page: Page) -> None:
-        page.on("request", self._on_request)
-        page.on("response", self._on_response)
-        page.on("requestfailed", self._on_failed)
+        for event, fn in self._handlers():
+            page.on(event, fn)
         self.page = page
         self.phase = "loading the page"
         self._note("load")
@@ -145,14 +163,24 @@ class ChatDriver:
         await self.wait_history_loaded()
 
     def _detach(self, page: Page) -> None:
-        page.remove_listener("request", self._on_request)
-        page.remove_listener("response", self._on_response)
-        page.remove_listener("requestfailed", self._on_failed)
+        for event, fn in self._handlers():
+            page.remove_listener(event, fn)
+
+    async def close_tabs(self) -> None:
+        """Close the second tabs (before the refresh: the user goes back to the first one)."""
+        for tab in self.tabs:
+            self._detach(tab)
+            try:
+                await tab.close()
+            except Exception:  # already gone with its context
+                pass
+        self.tabs.clear()
 
     async def close(self, trace_dir: Path | None = None) -> None:
         """End the trial's use of the browser. Traces are written to ``trace_dir`` (None:
         discarded). A pooled context stays open for the next trial, with the page it ends on."""
         slot = getattr(self, "slot", None)
+        await self.close_tabs()  # a trial that broke off before its refresh left one open
         for i, ctx in enumerate(self.contexts):
             path = str(trace_dir / f"trace-{i + 1}.zip") if trace_dir else None
             try:
@@ -195,14 +223,19 @@ class ChatDriver:
         except ValueError:
             return None
 
+    def _unsent(self, mid: str | None) -> Send | None:
+        """The first send of this id whose request has not been seen (a double submit sends
+        one id twice: each request belongs to the next of its sends)."""
+        return next((s for s in self.sends if s.id == mid and s.outcome is None and not s.t_invoke), None)
+
     def _on_request(self, req: Request) -> None:
         mid = self._chat_id(req)
         if mid is not None:
             self._note("request", id=mid)
-            s = self._open_send(mid)
+            s = self._unsent(mid)
             if s is None:
                 self._early.setdefault(mid, []).append(("request", time.time()))
-            elif not s.t_invoke:
+            else:
                 s.t_invoke = time.time()
 
     def _on_response(self, resp: Response) -> None:
@@ -237,17 +270,21 @@ class ChatDriver:
         s.complete("info", self._status.get(id(s)), failure or "failed", time.time())
         self._done[id(s)].set()
 
-    def _register(self, s: Send) -> Send:
-        self.sends.append(s)
-        self._done[id(s)] = asyncio.Event()
-        for kind, value in self._early.pop(s.id, []):
-            if kind == "request":
-                s.t_invoke = s.t_invoke or value
-            elif kind == "response" and s.outcome is None:
-                self._got_status(s, value)
-            elif kind == "failed" and s.outcome is None:
-                self._failed(s, value)
-        return s
+    def _register(self, *sends: Send) -> Send:
+        """Record sends the page has just made (all of one submit: a double submit is two), then
+        give them the network events that came first, in order, as if they came now."""
+        for s in sends:
+            self.sends.append(s)
+            self._done[id(s)] = asyncio.Event()
+        for mid in dict.fromkeys(s.id for s in sends):
+            for kind, value in self._early.pop(mid, []):
+                if kind == "request" and (u := self._unsent(mid)) is not None:
+                    u.t_invoke = value
+                elif kind == "response" and (o := self._open_send(mid)) is not None:
+                    self._got_status(o, value)
+                elif kind == "failed" and (o := self._open_send(mid)) is not None:
+                    self._failed(o, value)
+        return sends[0]
 
     def _complete(self, s: Send, status: int, reason: str) -> None:
         outcome = "ok" if status < 400 else "fail" if status < 500 else "info"
@@ -273,6 +310,57 @@ class ChatDriver:
         if not mid:
             raise RuntimeError(f"turn {turn}: the page showed no new message after the submit")
         return self._register(Send(str(mid), text, turn))
+
+    async def send_two_tabs(self, text: str, other: str, turn: int) -> list[Send]:
+        """The last turn from two tabs: a second page of the same context (same cookies) opens
+        the conversation, then both pages submit at nearly the same moment (two evaluate calls
+        in flight together: Chromium runs them one after the other in the site's renderer).
+        Returns [this page's send, the other tab's send]."""
+        assert self.page is not None
+        self.phase = f"opening a second tab for turn {turn}"
+        after = self._unsettled
+        self._unsettled, self.loaded_rows = None, None
+        if after is not None:
+            await self.until(settled_selector(after.id), SEND_TIMEOUT_S)
+        with self.timing("open"):
+            tab = await self.page.context.new_page()
+            for event, fn in self._handlers():
+                tab.on(event, fn)
+            self.tabs.append(tab)
+            self._note("load", tab=2)
+            await tab.goto("/?stream=1" if self.stream else "/")
+            await tab.evaluate(UNTIL_JS, ['[data-testid=history-status]:not([data-state="loading"])',
+                                          int(SEND_TIMEOUT_S * 1000)])
+        self.phase = f"sending turn {turn} from two tabs"
+        with self.timing("send"):
+            (a, _), (b, _) = await asyncio.gather(
+                self.page.evaluate(SEND_JS, [text, "", int(SEND_TIMEOUT_S * 1000)]),
+                tab.evaluate(SEND_JS, [other, "", int(SEND_TIMEOUT_S * 1000)]))
+        self._note("send", turn=turn, tabs=2)
+        if not a or not b:
+            raise RuntimeError(f"turn {turn}: a tab showed no new message after the submit")
+        mine, theirs = Send(str(a), text, turn), Send(str(b), other, turn)
+        self._register(mine, theirs)
+        self.page_of[id(theirs)] = tab
+        return [mine, theirs]
+
+    async def double_submit(self, text: str, turn: int) -> list[Send]:
+        """The last turn submitted twice from this page within the same task (a double click):
+        the same text under the same id. Returns both sends (one id)."""
+        assert self.page is not None
+        self.phase = f"double-submitting turn {turn}"
+        after = self._unsettled
+        self._unsettled, self.loaded_rows = None, None
+        with self.timing("send"):
+            mid, waited_ms = await self.page.evaluate(
+                DOUBLE_JS, [text, settled_selector(after.id) if after else "", int(SEND_TIMEOUT_S * 1000)])
+        self._note("send", turn=turn, double=True)
+        self.timing.add("settle", waited_ms / 1000)
+        if not mid:
+            raise RuntimeError(f"turn {turn}: the page showed no new message after the double submit")
+        first, second = Send(str(mid), text, turn), Send(str(mid), text, turn)
+        self._register(first, second)
+        return [first, second]
 
     async def retry(self, failed: Send) -> Send:
         """The user's retry: the page's retry button, which re-sends the same message id."""
@@ -324,13 +412,15 @@ class ChatDriver:
         if s.outcome is not None and s.status is None:
             return  # aborted: the page that sent it is gone
         with self.timing("settle"):
-            await self.until(settled_selector(s.id), timeout_s)
+            await self.until(settled_selector(s.id), timeout_s, page=self.page_of.get(id(s)))
 
-    async def until(self, selector: str, timeout_s: float) -> list[Row]:
+    async def until(self, selector: str, timeout_s: float, page: Page | None = None) -> list[Row]:
         """Until ``selector`` matches on the page (an error naming it after ``timeout_s``); the
         rows the page shows at that moment (and the history's status in ``history_state``)."""
         assert self.page is not None
-        rows, self.history_state = await self.page.evaluate(UNTIL_JS, [selector, int(timeout_s * 1000)])
+        rows, state = await (page or self.page).evaluate(UNTIL_JS, [selector, int(timeout_s * 1000)])
+        if page is None:
+            self.history_state = state
         return [Row(i, r) for i, r, _state in rows]
 
     async def refresh(self, point: str, last: Send) -> None:
@@ -354,8 +444,12 @@ class ChatDriver:
             if point == "mid_stream" and last.outcome != "ok":
                 raise TriggerMissed(f"no first token: {last.reason}")
             await self._reload()
-        elif point == "settled":
-            await self.settled(last)
+        elif point in ("settled", "two_tabs", "double_submit"):
+            # two_tabs / double_submit: the runner made the last turn's sends; every one of them
+            # settles (each on its own page), the second tab closes, this page reloads.
+            for s in [x for x in self.sends if x.turn == last.turn]:
+                await self.settled(s)
+            await self.close_tabs()
             await self._reload()
         elif point == "reopen":
             await self.settled(last)

@@ -101,6 +101,9 @@ class Trial:
     # written: {"reads", "changes", "returns", "rows": [row counts seen]}.
     flapping: dict[str, Any] | None = None
     unknown: str | None = None                     # why the trial proves nothing, if it does not
+    # two_tabs / double_submit: whether the last turn's two requests were in flight at once
+    # (lab.concurrency: where it was seen, spread and overlap in ms).
+    concurrent: dict[str, Any] | None = None
     seconds: float = 0.0
     seed: int | None = None
 

@@ -24,10 +24,12 @@ from lab.faults import Fault, Targets
 from lab.history import Row, Trial
 from lab.outcome import CellOutcome, TrialOutcome
 from lab.observe import ExpiredKeys, RedisCommands
-from lab.schedule import MID_STREAM_LAST_TOKEN_DELAY_MS, Cell, TrialPlan
+from lab import concurrency
+from lab.schedule import CONCURRENT_POINTS, MID_STREAM_LAST_TOKEN_DELAY_MS, Cell, TrialPlan
 from lab.signals import run_async
 from lab.stack.events import BackendEvents
 from lab.stack import Stack
+from services.chat import session, store
 
 TRIAL_TIMEOUT_BASE_S = 60.0       # a trial's conversation may take at most base + per turn
 TRIAL_TIMEOUT_PER_TURN_S = 15.0
@@ -348,7 +350,12 @@ class Runner:
         if turn == len(plan.messages) and plan.cell.refresh == "mid_stream":
             await d.set_headers({**plan.headers,
                                  "X-Lab-Token-Delay-Ms": str(MID_STREAM_LAST_TOKEN_DELAY_MS)})
-        s = await d.send(text, turn)
+        if turn == len(plan.messages) and plan.cell.refresh == "two_tabs":
+            s = (await d.send_two_tabs(text, plan.other_tab, turn))[0]
+        elif turn == len(plan.messages) and plan.cell.refresh == "double_submit":
+            s = (await d.double_submit(text, turn))[0]
+        else:
+            s = await d.send(text, turn)
         if turn < len(plan.messages):
             await d.answered(s)  # the next send waits, on the page, for this turn to settle
             return
@@ -389,21 +396,30 @@ class Runner:
         dump: dict[str, Any] = {}
         read_at: float | None = None
         if sid is not None:
+            key = session.key(sid)
             try:
                 r = redis.Redis.from_url(self.stack.cfg.redis_url, socket_timeout=5)
-                raw = r.lrange(f"chat:{sid}", 0, -1)
-                dump = {"key": f"chat:{sid}", "pttl_ms": r.pttl(f"chat:{sid}"),
-                        "rows": [x.decode() for x in raw]}
-                r.close()
+                try:
+                    got = store.stored(r, sid)  # the service's own layouts (a list, a document)
+                finally:
+                    r.close()
+                dump = {"key": got.key, "layout": got.layout, "pttl_ms": got.pttl_ms, "rows": got.raw}
                 read_at = time.time()
-                trial.final_rows = [Row(str(j["id"]), str(j["role"])) for j in map(json.loads, raw)]
-            except (redis.exceptions.RedisError, ValueError, KeyError) as exc:
+                trial.final_rows = [Row(row.id, row.role) for row in got.rows]
+            except (redis.exceptions.RedisError, ValueError) as exc:
                 trial.errors.append(f"final read: {exc}")
             if dump.get("pttl_ms") == -2:
                 # The key is gone: its "expired" event (if that is why) may still be in flight;
                 # once a mark published now is back, every earlier event is in.
                 await asyncio.to_thread(self.expired.sync, 1.0)
-            trial.key_expired = f"chat:{sid}" in self.expired.keys
+            trial.key_expired = key in self.expired.keys
+        if plan.cell.refresh in CONCURRENT_POINTS:
+            last = {s.id for s in trial.sends if s.turn == plan.cell.turns}
+            trial.concurrent = concurrency.at_backend(e for i in last for e in self.events.by_id.get(i, []))
+            why = concurrency.problem(trial.concurrent)
+            if why:
+                trial.preconditions_met = False
+                trial.errors.append(why)
         d.timing.add("final_read", time.perf_counter() - t_read)
         fault = plan.cell.make_fault()
         pacing = getattr(fault, "check_pacing", None)
@@ -412,7 +428,7 @@ class Runner:
             times = [float(e["t"]) for s in {x.id for x in trial.sends}
                      for e in self.events.by_id.get(s, [])
                      if e.get("event") in ("chat.received", "chat.done")]
-            problem = pacing(times, self.expired.at.get(f"chat:{sid}"), read_at)
+            problem = pacing(times, self.expired.at.get(session.key(sid)) if sid else None, read_at)
             if problem:
                 trial.preconditions_met = False
                 trial.errors.append(f"ttl_elapse precondition not met: {problem}")
@@ -455,7 +471,7 @@ class Runner:
         commands = sorted((c for s in sids for c in self.commands.by_sid.get(str(s), [])),
                           key=lambda c: c["t"])
         dump["expired_at"] = {k: t for k, t in self.expired.at.items()
-                              if any(k.startswith(f"chat:{s}") for s in sids)}
+                              if any(k.startswith(session.key(str(s))) for s in sids)}
         texts = {
             "backend-events.jsonl": "".join(json.dumps(e) + "\n" for e in backend),
             "redis-commands.jsonl": "".join(json.dumps(c) + "\n" for c in commands),

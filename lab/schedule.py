@@ -17,7 +17,13 @@ from lab.faults import REGISTRY as FAULTS
 from lab.faults import Fault, make
 from services.chat.defects import INCIDENT, REGISTRY as DEFECTS
 
-REFRESH_POINTS = ("in_flight", "after_ack", "mid_stream", "settled", "reopen", "browser_restart")
+REFRESH_POINTS = ("in_flight", "after_ack", "mid_stream", "settled", "reopen", "browser_restart",
+                  "two_tabs", "double_submit")
+# Refresh points that are send patterns: the last turn is sent twice at nearly the same moment --
+# from a second page of the same browser context (two_tabs: another message, same cookies), or
+# the same message with the same id from one page (double_submit: a double click) -- and the
+# page is refreshed once both have settled.
+CONCURRENT_POINTS = ("two_tabs", "double_submit")
 NAMES = ("Ada", "Grace", "Alan", "Barbara", "Edsger", "Frances", "Leslie", "Margaret", "Niklaus")
 LIKES = ("chess", "sailing", "jazz", "tea", "hiking", "origami", "cycling", "astronomy")
 FILLERS = ("Tell me something interesting.", "How is your day going?", "Any plans for later?",
@@ -168,6 +174,7 @@ class TrialPlan:
     token_delay_ms: int
     headers: dict[str, str] = field(default_factory=dict)
     think_ms: int = 0            # the user's pause before typing each turn after the first
+    other_tab: str = ""          # two_tabs: the message the second tab sends with the last turn
 
     def replay_command(self, runs: int = 5, mode: str = "native") -> str:
         c = self.cell
@@ -215,9 +222,10 @@ def plan_trial(cell: Cell, seed: int, trial_id: str, fault_turn: int | None = No
                "X-Lab-Llm-Latency-Ms": str(latency), **fault.headers()}
     if cell.stream:
         headers["X-Lab-Token-Delay-Ms"] = str(STREAM_TOKEN_DELAY_MS)
+    other = f"(other tab) {rng.choice(FILLERS)}" if cell.refresh == "two_tabs" else ""
     return TrialPlan(cell, trial_id, seed, tuple(msgs), fault_turn, latency,
                      token_delay_ms=STREAM_TOKEN_DELAY_MS if cell.stream else 0, headers=headers,
-                     think_ms=think)
+                     think_ms=think, other_tab=other)
 
 
 def plan_cell(cell: Cell, trials: int, seed: int, prefix: str = "") -> list[TrialPlan]:

@@ -1,13 +1,16 @@
 """Conversation storage in Redis, done right: these are the correct profile's building blocks.
 
 A conversation is the list ``chat:<session>`` of JSON rows ``{"id", "role", "content"}``,
-oldest first. Defect modules (services/chat/defects/) swap single steps for the incident's.
+oldest first. Defect modules (services/chat/defects/) swap single steps for the incident's; one
+(read_modify_write) keeps the same rows as one JSON array under the same key instead, and
+``stored`` reads either layout (the lab's final read goes through it).
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import redis.asyncio as aredis
 from redis.asyncio.retry import Retry
@@ -17,6 +20,9 @@ from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from services.chat import config, session
+
+if TYPE_CHECKING:
+    from redis import Redis as SyncRedis
 
 # What counts as "Redis is unavailable" (503). RuntimeError is what a client used from the wrong
 # event loop raises ("attached to a different loop", "Event loop is closed").
@@ -114,3 +120,50 @@ async def append_idempotent(r: aredis.Redis, sid: str, rows: list[Row], ttl_ms: 
 async def read_history(r: aredis.Redis, sid: str) -> list[Row]:
     raw = await r.lrange(session.key(sid), 0, -1)
     return [row for row in (Row.decode(x) for x in raw) if row is not None]
+
+
+def decode_document(raw: bytes | str | None) -> list[Row]:
+    """The rows of a conversation kept as one JSON array (read_modify_write's layout)."""
+    if not raw:
+        return []
+    items = json.loads(raw)
+    if not isinstance(items, list):
+        raise ValueError(f"the conversation document is a {type(items).__name__}, not a list")
+    return [row for row in (Row.decode(json.dumps(x)) for x in items) if row is not None]
+
+
+def encode_document(rows: list[Row]) -> str:
+    return json.dumps([row.as_json() for row in rows], separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class Stored:
+    """What Redis holds for a conversation, as the lab reads it at the end of a trial."""
+
+    key: str
+    layout: str                  # "list" | "document" | "none" (no key)
+    pttl_ms: int
+    raw: list[str]               # the stored values as text (a document: one value)
+    rows: list[Row]
+
+
+def stored(r: "SyncRedis", sid: str) -> Stored:
+    """Read a conversation in either layout with a synchronous client (the lab's final read).
+    Raises ValueError for values that are not the service's rows."""
+    key = session.key(sid)
+    kind = r.type(key)
+    kind = kind.decode() if isinstance(kind, bytes) else str(kind)
+    pttl = int(r.pttl(key))
+    if kind == "list":
+        raw = [x.decode() for x in r.lrange(key, 0, -1)]
+        rows = [Row.decode(x) for x in raw]
+        if any(row is None for row in rows):
+            raise ValueError(f"{key}: a value is not a row {{id, role, content}}")
+        return Stored(key, "list", pttl, raw, [row for row in rows if row is not None])
+    if kind == "string":
+        doc = r.get(key)
+        text = doc.decode() if isinstance(doc, bytes) else str(doc or "")
+        return Stored(key, "document", pttl, [text], decode_document(text))
+    if kind == "none":
+        return Stored(key, "none", pttl, [], [])
+    raise ValueError(f"{key} is a Redis {kind}: the service keeps a list or a JSON string")

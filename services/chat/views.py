@@ -16,7 +16,7 @@ from flask import Blueprint, Response, current_app, g, jsonify, request, send_fr
 from services.chat import config, exercise, llm, profile, session
 from services.chat.defects import Behaviour
 from services.chat.errors import ApiError
-from services.chat.store import STORE_ERRORS, Row, read_history
+from services.chat.store import STORE_ERRORS, Row
 
 bp = Blueprint("chat", __name__)
 log = logging.getLogger("chat")
@@ -170,7 +170,7 @@ async def _store(b: Behaviour, r: aredis.Redis, sid: str, rows: list[Row], ttl_m
 
 async def _read(b: Behaviour, r: aredis.Redis, sid: str) -> list[Row]:
     try:
-        return await asyncio.wait_for(read_history(r, sid), config.STORE_OP_DEADLINE_S)
+        return await asyncio.wait_for(b.read(r, sid), config.STORE_OP_DEADLINE_S)
     except STORE_ERRORS as exc:
         event("store.error", sid=sid, what="reading the history", error=f"{type(exc).__name__}: {exc}")
         b.on_store_error(exc, "reading the history")

@@ -24,6 +24,7 @@ from services.chat.store import Row
 RunWrite = Callable[[Coroutine[Any, Any, Any]], Awaitable[None]]
 ClientSource = Callable[[str, "Retry | None"], "tuple[aredis.Redis, bool]"]
 Append = Callable[[aredis.Redis, str, list[Row], int], Awaitable[object]]
+Read = Callable[[aredis.Redis, str], Awaitable[list[Row]]]
 OnStoreError = Callable[[BaseException, str], None]
 # A streamed turn stored by the stream itself: (the token lines, the save) -> the lines sent.
 StreamSave = Callable[[Iterator[bytes], Callable[[], None]], Iterator[bytes]]
@@ -55,6 +56,7 @@ class Behaviour:
     client: ClientSource = client_per_request
     retry: Retry | None = None                   # client-level retries: off
     append: Append = append_correct
+    read: Read = store.read_history              # the conversation, oldest first
     on_store_error: OnStoreError = raise_unavailable
     # Streamed turns: None = stored by the view before the first token leaves; else the
     # stream stores the turn itself (save_at_stream_end: after its last token).
@@ -110,5 +112,5 @@ INCIDENT = ("fire_and_forget", "ttl_set_once", "shared_loop_client", "session_co
 # Registration order is composition order (blind_retry before ttl_set_once: see ttl_set_once).
 from services.chat.defects import (  # noqa: E402,F401  (modules register themselves)
     fire_and_forget, blind_retry, ttl_set_once, shared_loop_client, swallowed_errors,
-    save_at_stream_end, session_cookie,
+    save_at_stream_end, session_cookie, read_modify_write,
 )

@@ -27,7 +27,7 @@ def test_everything_stored_is_valid() -> None:
     full = rows("a:user", "a:assistant", "b:user", "b:assistant")
     r = check(trial([s("a", "ok"), s("b", "ok", t=2)], full, page=full))
     assert r.validity == "valid"
-    assert r.anomalies() == {"lost": 0, "lost_user": 0, "lost_assistant": 0, "stale": 0,
+    assert r.anomalies() == {"lost": 0, "lost_update": 0, "lost_user": 0, "lost_assistant": 0, "stale": 0,
                              "duplicated": 0, "reordered": 0, "unexpected": 0, "expired": 0,
                              "amnesia": 0, "history_failed": 0, "phantom_fail": 0}
     assert (r.attempted, r.acknowledged, r.sends, r.acked_sends) == (2, 2, 2, 2)
@@ -295,3 +295,58 @@ def test_page_read_failed_is_history_failed_not_amnesia() -> None:
 def test_unknown_trial_stays_unknown() -> None:
     r = check(trial([bs(1)], conv(1), unknown="no send was acknowledged"))
     assert r.validity == "unknown" and r.reasons == ["no send was acknowledged"]
+
+
+def sent(mid: str, t0: float, t1: float, outcome: str = "ok", text: str | None = None) -> Send:
+    """A send in flight from t0 to t1 (two of them overlapping: two tabs)."""
+    send = Send(mid, text or f"text {mid}", 5, t_invoke=t0)
+    send.complete(outcome, 200 if outcome == "ok" else 503, "", t1)  # type: ignore[arg-type]
+    return send
+
+
+def test_two_tabs_interleaved_turns_are_not_reordered() -> None:
+    """Two turns in flight together may interleave in any order: b's question between a's
+    question and reply, and b's question stored first, are both fine."""
+    a, b = sent("a", 1.0, 1.5), sent("b", 1.01, 1.4)
+    for stored in (rows("a:user", "b:user", "a:assistant", "b:assistant"),
+                   rows("b:user", "a:user", "b:assistant", "a:assistant")):
+        r = check(trial([a, b], stored))
+        assert r.validity == "valid" and r.reordered == [], stored
+
+
+def test_two_tabs_reply_above_its_own_question_is_still_reordered() -> None:
+    a, b = sent("a", 1.0, 1.5), sent("b", 1.01, 1.4)
+    r = check(trial([a, b], rows("a:user", "b:assistant", "b:user", "a:assistant")))
+    assert r.reordered == ["b"] and r.validity == "invalid"
+
+
+def test_lost_update_is_a_lost_turn_concurrent_with_a_stored_one() -> None:
+    first = sent("p", 0.0, 0.5)
+    a, b = sent("a", 1.0, 1.5), sent("b", 1.01, 1.4)
+    r = check(trial([first, a, b], rows("p:user", "p:assistant", "b:user", "b:assistant")))
+    assert r.validity == "invalid" and r.reasons == ["lost"]
+    assert r.lost_turns == ["a"] and r.lost_update == ["a"]
+    assert r.anomalies()["lost_update"] == 1
+
+
+def test_a_lost_turn_after_the_others_is_not_a_lost_update() -> None:
+    """Sequential turns: the loss has some other cause, not an overwrite by a concurrent write."""
+    a, b = sent("a", 1.0, 1.5), sent("b", 2.0, 2.5)
+    r = check(trial([a, b], rows("b:user", "b:assistant")))
+    assert r.lost_turns == ["a"] and r.lost_update == []
+
+
+def test_both_concurrent_turns_lost_is_no_lost_update() -> None:
+    """Nothing concurrent survived: nothing overwrote them (e.g. the key expired)."""
+    a, b = sent("a", 1.0, 1.5), sent("b", 1.01, 1.4)
+    r = check(trial([a, b], []))
+    assert sorted(r.lost_turns) == ["a", "b"] and r.lost_update == []
+
+
+def test_double_submit_stored_once_is_valid_twice_is_duplicated() -> None:
+    """A double click: one id sent twice at once. Stored once: absorbed; twice: duplicated."""
+    one, two = sent("a", 1.0, 1.3), sent("a", 1.002, 1.31)
+    r = check(trial([one, two], rows("a:user", "a:assistant")))
+    assert r.validity == "valid" and r.duplicated == [] and r.attempted == 1 and r.sends == 2
+    r = check(trial([one, two], rows("a:user", "a:assistant", "a:user", "a:assistant")))
+    assert r.validity == "invalid" and r.duplicated == ["a:user", "a:assistant"]

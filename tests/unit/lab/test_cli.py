@@ -26,7 +26,7 @@ def lab(*args: str, tmp: Path) -> subprocess.CompletedProcess[str]:
     (("chaos", "--trials", "0"), "--trials=0 is out of range"),
     (("chaos", "--mode", "k8s"), "unknown mode 'k8s'; valid: native, compose, external"),
     (("chaos", "--shard", "4/3"), "--shard '4/3' is not K/N"),
-    (("chaos", "--shard", "8/8"), "the matrix has 7 columns"),
+    (("chaos", "--shard", "10/10"), "the matrix has 9 columns"),
     (("chaos", "--max-trials", "0"), "--max-trials=0 is out of range"),
     (("replay", "--profile", "correct", "--fault", "none", "--refresh", "soon", "--seed", "1"),
      "unknown refresh point 'soon'"),

@@ -45,5 +45,5 @@ def test_passes_only_with_nothing_lost_or_duplicated_and_every_cell_exercised() 
 
 def test_per_fault_rows_add_up_the_refresh_points() -> None:
     cells, faults = soak.rows_from({"cells": [_cell("down", r, 50) for r in REFRESH_POINTS]})
-    assert len(cells) == 6 and [(f.name, f.trials, f.unknown) for f in faults] == [("down", 300, 6)]
-    assert round(faults[0].upper(), 4) == 0.0126  # 0/300: below 1.3 % at 95 %
+    assert len(cells) == 8 and [(f.name, f.trials, f.unknown) for f in faults] == [("down", 400, 8)]
+    assert round(faults[0].upper(), 4) == 0.0095  # 0/400: below 1 % at 95 %

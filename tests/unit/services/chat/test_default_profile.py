@@ -38,4 +38,4 @@ def test_incident_is_every_defect() -> None:
     from services.chat import defects
 
     assert _defects({"DEFECTS": "incident"}) == frozenset(defects.REGISTRY)
-    assert len(defects.REGISTRY) == 7
+    assert len(defects.REGISTRY) == 8

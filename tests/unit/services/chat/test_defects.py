@@ -4,10 +4,10 @@ from services.chat import defects
 from services.chat.defects import blind_retry, fire_and_forget, session_cookie, shared_loop_client, ttl_set_once
 
 
-def test_seven_defects_registered_in_composition_order() -> None:
+def test_eight_defects_registered_in_composition_order() -> None:
     assert list(defects.REGISTRY) == [
         "fire_and_forget", "blind_retry", "ttl_set_once", "shared_loop_client",
-        "swallowed_errors", "save_at_stream_end", "session_cookie"]
+        "swallowed_errors", "save_at_stream_end", "session_cookie", "read_modify_write"]
 
 
 def test_no_defect_is_the_correct_profile() -> None:
@@ -23,7 +23,7 @@ def test_each_defect_changes_exactly_its_own_steps(name: str) -> None:
         "fire_and_forget": {"run_write"}, "blind_retry": {"retry", "append"},
         "ttl_set_once": {"append"}, "shared_loop_client": {"client"},
         "swallowed_errors": {"on_store_error"}, "save_at_stream_end": {"stream_save"},
-        "session_cookie": {"set_cookie"},
+        "session_cookie": {"set_cookie"}, "read_modify_write": {"append", "read"},
     }[name]
     assert changed == expected
 
