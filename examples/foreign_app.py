@@ -22,6 +22,10 @@ or together, so each of the lab's diagnoses can be shown against a real app:
                 "1-6"): both awaited before the answer, so nothing acknowledged is unstored and
                 each row gets its TTL atomically, but not ordered -- the reply is often stored
                 before its question -> writes_out_of_order
+  read_modify_write  the conversation kept as one JSON document ({"messages": [...]}, a Redis
+                string): GET it, add the turn in Python, SET it back (with its TTL) -- no WATCH,
+                no script: two tabs sending at once both read the same document and the later
+                SET drops the other tab's turn -> lost_update
   repeat_replies  the assistant always answers the same text ("Hello! How can I help?"); the
                 app is otherwise correct: equal replies are not duplicates -> no anomaly
   ttl_two_commands  the append and the TTL renewal as two commands (LPUSH, then EXPIRE; no
@@ -51,7 +55,7 @@ TTL_S = 7 * 24 * 3600
 r = redis.Redis.from_url(os.environ["REDIS_URL"], socket_timeout=5, socket_connect_timeout=3, retry=None)
 
 KNOWN_BUGS = {"ack_early", "cap_history", "stale_cache", "no_ttl", "out_of_order", "repeat_replies",
-              "ttl_two_commands"}
+              "ttl_two_commands", "read_modify_write"}
 BUGS = {b.strip() for b in os.environ.get("FOREIGN_BUGS", "").split(",") if b.strip()}
 if BUGS - KNOWN_BUGS:
     raise SystemExit(f"FOREIGN_BUGS: unknown {sorted(BUGS - KNOWN_BUGS)}; known: {sorted(KNOWN_BUGS)}")
@@ -128,8 +132,17 @@ load().catch(e => showError(String(e.message || e))).finally(() => { document.bo
 </script></body></html>"""
 
 
+def _document(key: str) -> list[str]:
+    """read_modify_write: the conversation as one JSON document, newest first."""
+    raw = r.get(key)
+    return list(json.loads(raw)["messages"]) if raw else []
+
+
 def _read(sid: str) -> list[str]:
-    items = [x.decode() for x in r.lrange(f"conv:{sid}", 0, -1)]
+    if "read_modify_write" in BUGS:
+        items = _document(f"conv:{sid}")
+    else:
+        items = [x.decode() for x in r.lrange(f"conv:{sid}", 0, -1)]
     if "stale_cache" in BUGS:
         with _cache_lock:
             _cache[sid] = (time.monotonic(), items)
@@ -166,6 +179,15 @@ def history(sid: str) -> list[str]:
 
 
 def append(key: str, text: str, answer: str) -> None:
+    if "read_modify_write" in BUGS:
+        # Bug: read the document, add the turn, write it back. Another request's SET between
+        # this GET and this SET is overwritten: its turn is gone although it was answered.
+        items = _document(key)
+        items[:0] = [f"bot:{answer}", f"user:{text}"]
+        if "cap_history" in BUGS:
+            items = items[:CAP_ROWS]
+        r.set(key, json.dumps({"messages": items}), ex=None if "no_ttl" in BUGS else TTL_S)
+        return
     if "ttl_two_commands" in BUGS:
         # Bug: the append and the TTL renewal as two round trips, not one transaction: a send
         # that fails after the LPUSH (its reply lost: ConnectionError, HTTP 500) stored the
@@ -298,6 +320,8 @@ class Handler(BaseHTTPRequestHandler):
                 # (FOREIGN_CACHE_SEND_FILLS=0: it does not, so the cache keeps what the page read
                 # when it opened, before any send).
                 n = len(_read(sid)) if SEND_FILLS else r.llen(key)
+            elif "read_modify_write" in BUGS:
+                n = len(_document(key))
             else:
                 n = r.llen(key)
             answer = _answer(text, n)

@@ -37,8 +37,9 @@ class Result:
     acked_sends: int = 0
     acked: list[str] = field(default_factory=list)        # ids with an ok send, in send order
     lost: dict[str, list[str]] = field(default_factory=lambda: {r: [] for r in ROLES})
-    # Lost turns that were in flight together with another acknowledged turn that is stored: the
-    # trace of a write that overwrote a concurrent one (a lost update). Also counted in ``lost``.
+    # Lost turns that were in flight together with another acknowledged turn whose row of the same
+    # role is stored: the trace of a write that overwrote a concurrent one (a lost update). Also
+    # counted in ``lost``.
     lost_update: list[str] = field(default_factory=list)
     stale: list[str] = field(default_factory=list)
     duplicated: list[str] = field(default_factory=list)   # "id:role" stored more than once
@@ -229,7 +230,9 @@ def check(trial: Trial) -> Result:
     res.expired = trial.key_expired and bool(res.lost["user"] or res.lost["assistant"])
     res.reordered = _reordered(msgs, placed)
     res.lost_update = [i for i in res.lost_turns if any(
-        o.id != i and o.id in acked and placed[o.id].user and _concurrent(by_id[i], o)
+        o.id != i and o.id in acked and _concurrent(by_id[i], o) and any(
+            i in res.lost[role] and getattr(placed[o.id], "user" if role == "user" else "reply")
+            for role in ROLES)
         for o in msgs)]
 
     stored_users = {i for i in order if placed[i].user}

@@ -578,7 +578,7 @@ def _investigate(args: argparse.Namespace) -> int:
     wanted = {f.strip() for f in args.only.split("|") if f.strip()}
     if wanted:
         from lab.investigate.blackbox import default_plan, optional_plan
-        plan = default_plan(3, streams=True) + optional_plan(3)
+        plan = default_plan(3, streams=True, ids=True) + optional_plan(3)
         known = {e.fault for e in plan} | {e.refresh for e in plan}
         if wanted - known:
             raise UsageError(f"--only {args.only!r}: unknown experiment(s) {', '.join(sorted(wanted - known))}",

@@ -63,11 +63,14 @@ class Judged:
 
     @property
     def lost_user(self) -> list[int]:
-        return self.turns(self.result.lost["user"])
+        """Turns whose user row is missing -- except lost updates: a turn in flight with another
+        whose row survived may have been overwritten by it, so its loss is evidence only for
+        lost_update (not for a cause that loses writes one at a time)."""
+        return self.turns(i for i in self.result.lost["user"] if i not in self.result.lost_update)
 
     @property
     def reply_missing(self) -> list[int]:
-        return self.turns(self.result.reply_missing)
+        return self.turns(i for i in self.result.reply_missing if i not in self.result.lost_update)
 
     @property
     def cut(self) -> set[int]:
@@ -102,6 +105,7 @@ EVIDENCE: dict[str, Callable[[Trial], bool]] = {
     "redis_restart": lambda t: t.fault == "redis_restart",
     "browser_restart": lambda t: t.refresh == "browser_restart",
     "no_fault": lambda t: t.fault == "none",
+    "concurrent": lambda t: bool(t.concurrent and t.concurrent.get("in_flight_together")),
 }
 
 

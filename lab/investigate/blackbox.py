@@ -26,7 +26,8 @@ from lab.investigate import app_page
 from lab.investigate.page import PAGE_PATH, html
 from lab.investigate.spec import Spec, json_path, parse_rows
 from lab.runner import Lockstep
-from lab.schedule import Cell
+from lab import concurrency
+from lab.schedule import CONCURRENT_POINTS, Cell
 
 QUIET_S = 0.5          # the history must stay the same this long to count as settled
 QUIESCENCE_DEADLINE_S = 15.0
@@ -73,9 +74,14 @@ def optional_plan(turns: int) -> list[Experiment]:
     ]
 
 
-def default_plan(turns: int, streams: bool = False) -> list[Experiment]:
+def default_plan(turns: int, streams: bool = False, ids: bool = False) -> list[Experiment]:
     """Each experiment is there for the causes it can expose (the `why`). ``streams``: the
-    spec has a [stream] section, so a reply can be cut mid-stream."""
+    spec has a [stream] section, so a reply can be cut mid-stream. ``ids``: the API takes a
+    message id and the lab's page drives it, so a double submit is one message sent twice (an
+    app with no ids cannot tell a double click from two equal messages: not judged there)."""
+    double_submit = [Experiment("none", (), "double_submit", turns,
+                                "a double click: the last message sent twice at once under its id; "
+                                "an append not idempotent by id stores it twice")] if ids else []
     mid_stream = [Experiment("none", (), "mid_stream", turns,
                              "every reply streamed, the last one cut after its first chunk (the "
                              "connection closed as by a refresh or a closed tab): a turn stored only "
@@ -94,7 +100,10 @@ def default_plan(turns: int, streams: bool = False) -> list[Experiment]:
     ] + mid_stream + [
         Experiment("none", (), "settled", long_turns(turns),
                    "a long conversation, no fault: loss only beyond a length (a capped history)"),
-    ]
+        Experiment("latency", (("latency_ms", 100),), "two_tabs", turns,
+                   "two tabs of one conversation send at once while Redis is slow: a history read, "
+                   "appended to and written back whole loses one tab's turn (a lost update)"),
+    ] + double_submit
 
 
 def long_turns(turns: int) -> int:
@@ -159,14 +168,24 @@ class Prober:
                 # only where it cuts one.
                 streamed = exp.refresh == "mid_stream" or (self.spec.page is not None and self.spec.stream is not None)
                 cut = exp.refresh == "mid_stream" and turn == exp.turns
+                together = exp.refresh in CONCURRENT_POINTS and turn == exp.turns
                 try:
-                    send = await self._send(page, trial_id, turn, nonce, streamed, cut)
+                    sent = (await self._send_together(ctx, page, exp.refresh, trial_id, turn, nonce)
+                            if together else [await self._send(page, trial_id, turn, nonce, streamed, cut)])
                 finally:
                     if armed:
                         assert step is not None
                         await step.heal()
-                send.under_fault = armed
-                t.sends.append(send)
+                for send in sent:
+                    send.under_fault = armed
+                t.sends.extend(sent)
+                if together:
+                    # A black box has no backend events: both requests in flight together as
+                    # the browser saw them (an app that serializes them rightly passes).
+                    t.concurrent = concurrency.at_browser(sent)
+                    why = concurrency.problem(t.concurrent)
+                    if why:
+                        t.unknown = why
                 self._phase(t, "send")
                 await self._observe_ttl(ctx, t, turn)
                 self._phase(t, "ttl")
@@ -198,7 +217,7 @@ class Prober:
     async def _after(self, ctx: BrowserContext, page: Page, t: Trial) -> None:
         """The refresh point (if not inside the fault window), the settled read, the key."""
         t.cookie_persistent = await self._cookie_persistent(ctx)
-        if t.refresh == "settled":
+        if t.refresh in ("settled", *CONCURRENT_POINTS):
             self._refresh_mark(t)
             self._page_after(await self._reload(page, t), t)
         elif t.refresh == "browser_restart":
@@ -307,11 +326,27 @@ class Prober:
         except ValueError as exc:
             return Read(raw["status"], None, f"history outside the spec: {exc}")
 
+    async def _send_together(self, ctx: BrowserContext, page: Page, pattern: str, trial_id: str,
+                             turn: int, nonce: str) -> list[Send]:
+        """The last turn sent twice at nearly the same moment: from a second tab of the same
+        context (two_tabs: another message), or the same message under the same id twice from
+        the lab's page (double_submit: a double click; the plan has it only where the API takes
+        an id and the lab's page drives it)."""
+        if pattern == "double_submit":
+            return list(await asyncio.gather(*(self._send(page, trial_id, turn, nonce) for _ in range(2))))
+        tab, _ = await self._open(ctx)
+        try:
+            return list(await asyncio.gather(self._send(page, trial_id, turn, nonce),
+                                             self._send(tab, trial_id, turn, nonce, tab="b")))
+        finally:
+            await tab.close()
+
     async def _send(self, page: Page, trial_id: str, turn: int, nonce: str, streamed: bool = False,
-                    cut: bool = False) -> Send:
-        # Unique text per message: where rows carry no ids the lab matches them by text.
-        text = f"chaoslab probe {trial_id} turn {turn} {nonce}"
-        mid = f"{trial_id}-t{turn}-{nonce}" if self.spec.chat.id_field and self.spec.page is None else None
+                    cut: bool = False, tab: str = "") -> Send:
+        # Unique text per message: where rows carry no ids the lab matches them by text. A
+        # second tab's message is another message (its own text and id).
+        text = f"chaoslab probe {trial_id} turn {turn}{tab} {nonce}"
+        mid = f"{trial_id}-t{turn}{tab}-{nonce}" if self.spec.chat.id_field and self.spec.page is None else None
         t_invoke = time.time()
         if self.spec.page is not None:
             raw = await app_page.send(page, self.spec, text, cut)
@@ -336,7 +371,7 @@ class Prober:
             outcome = "info"  # 5xx: the write may or may not have been applied
         if status is not None and status >= 400 and error is None:
             error = raw["body"][:160]
-        s = Send(mid or f"t{turn}", text, turn, reply=reply, ms=round(raw["ms"], 1),
+        s = Send(mid or f"t{turn}{tab}", text, turn, reply=reply, ms=round(raw["ms"], 1),
                  html="text/html" in raw["type"], streamed=streamed, cut=raw["cut"] if cut else None,
                  t_invoke=t_invoke)
         s.complete(outcome, status, error or (f"HTTP {status}" if status else ""), time.time())  # type: ignore[arg-type]

@@ -49,7 +49,12 @@ def link_for(cfg: LabConfig) -> RedisLink:
 def full_plan(spec: Spec, turns: int) -> list[Experiment]:
     """Every experiment, default and opt-in: a trial id's experiment number indexes this list,
     so a replay command names the same experiment whatever --only chose."""
-    return blackbox.default_plan(turns, spec.stream is not None) + blackbox.optional_plan(turns)
+    return blackbox.default_plan(turns, spec.stream is not None, uses_ids(spec)) + blackbox.optional_plan(turns)
+
+
+def uses_ids(spec: Spec) -> bool:
+    """The lab sends message ids: the API takes one and the lab's page drives it."""
+    return bool(spec.chat.id_field) and spec.page is None
 
 
 def trial_seed(seed: int, exp_no: int, k: int) -> int:
@@ -280,7 +285,7 @@ def run(spec: Spec, cfg: LabConfig, trials: int, turns: int, reports_root: Path,
                              f"experiments are e0..e{len(everything) - 1}; use the replay line as printed")
         plan, trials = [everything[no]], runs
     elif only is None:
-        n = len(blackbox.default_plan(turns, spec.stream is not None))
+        n = len(blackbox.default_plan(turns, spec.stream is not None, uses_ids(spec)))
         plan = everything[:n]
     else:
         plan = [(i, e) for i, e in everything if only(e)]

@@ -350,3 +350,16 @@ def test_double_submit_stored_once_is_valid_twice_is_duplicated() -> None:
     assert r.validity == "valid" and r.duplicated == [] and r.attempted == 1 and r.sends == 2
     r = check(trial([one, two], rows("a:user", "a:assistant", "a:user", "a:assistant")))
     assert r.validity == "invalid" and r.duplicated == ["a:user", "a:assistant"]
+
+
+def test_both_concurrent_replies_lost_is_no_lost_update() -> None:
+    """Both replies missing (e.g. never written): nothing of that role survived to overwrite them."""
+    a, b = sent("a", 1.0, 1.5), sent("b", 1.01, 1.4)
+    r = check(trial([a, b], rows("a:user", "b:user")))
+    assert r.lost["assistant"] == ["a", "b"] and r.lost_update == []
+
+
+def test_a_reply_overwritten_by_the_other_tabs_reply_is_a_lost_update() -> None:
+    a, b = sent("a", 1.0, 1.5), sent("b", 1.01, 1.4)
+    r = check(trial([a, b], rows("a:user", "b:user", "b:assistant")))
+    assert r.lost == {"user": [], "assistant": ["a"]} and r.lost_update == ["a"]

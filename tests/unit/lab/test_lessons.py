@@ -18,13 +18,13 @@ from services.chat.defects import CORRECT, REGISTRY as DEFECTS
 
 ALL = sorted(lessons.REGISTRY)
 TOPICS = {1: "fire_and_forget", 2: "ttl_set_once", 3: "shared_loop_client", 4: "blind_retry",
-          5: "swallowed_errors", 6: "save_at_stream_end", 7: None}
+          5: "swallowed_errors", 6: "save_at_stream_end", 7: None, 8: "read_modify_write"}
 
 
-def test_seven_lessons_numbered_from_one_each_on_its_pitfall() -> None:
-    assert ALL == list(range(1, 8))
+def test_eight_lessons_numbered_from_one_each_on_its_pitfall() -> None:
+    assert ALL == list(range(1, 9))
     assert {n: lessons.REGISTRY[n].defect for n in ALL} == TOPICS
-    assert len(lessons.catalogue()) == 7 and lessons.catalogue()[0].startswith(" 1. ")
+    assert len(lessons.catalogue()) == 8 and lessons.catalogue()[0].startswith(" 1. ")
 
 
 @pytest.mark.parametrize("key", ["1", "01", "create_task", "01_create_task"])
@@ -36,7 +36,7 @@ def test_an_unknown_lesson_names_the_valid_ones() -> None:
     with pytest.raises(UsageError) as exc:
         lessons.get("99")
     assert exc.value.exit_code == 2
-    assert "unknown lesson '99'" in str(exc.value) and " 7. " in str(exc.value)
+    assert "unknown lesson '99'" in str(exc.value) and " 8. " in str(exc.value)
 
 
 @pytest.mark.parametrize("number", ALL)

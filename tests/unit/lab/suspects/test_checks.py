@@ -165,6 +165,32 @@ CASES: dict[str, tuple[str, str, str]] = {
             await save(r, "k", "question")
             await save(r, "k", "reply")
         '''),
+    # The document read by a helper, written back by its caller; harmless: WATCH/MULTI retries.
+    "read_modify_write": ('''
+        import json
+        def load(r, key):
+            return json.loads(r.get(key) or "[]")
+        def add(r, key, row):
+            doc = load(r, key)
+            doc.append(row)
+            r.set(key, json.dumps(doc), ex=60)
+        ''', 'r.set(key, json.dumps(doc), ex=60)', '''
+        import json
+        import redis
+        def add(r, key, row):
+            with r.pipeline() as p:
+                while True:
+                    try:
+                        p.watch(key)
+                        doc = json.loads(p.get(key) or "[]")
+                        doc.append(row)
+                        p.multi()
+                        p.set(key, json.dumps(doc), ex=60)
+                        p.execute()
+                        return
+                    except redis.WatchError:
+                        continue
+        '''),
 }
 
 

@@ -53,6 +53,7 @@ def test_the_foreign_example_bugs_are_suspects_at_their_lines() -> None:
         "no_ttl": ("ttl_conditional", "p.expire(key, TTL_S)"),
         "out_of_order": ("concurrent_writes", 'writes = [_store_later(key, f"user:{text}"'),
         "ttl_two_commands": ("ttl_two_commands", "r.expire(key, TTL_S)"),
+        "read_modify_write": ("read_modify_write", 'r.set(key, json.dumps({"messages": items})'),
     }
     for bug, (check, line) in want.items():
         hits = [s for s in found if s.check == check and line in text[s.line - 1]]
@@ -67,9 +68,10 @@ def test_the_lessons_solutions_leave_no_suspect_their_exercises_each_one() -> No
         mine = {Path(s.path).name for s in found if s.path.startswith(folder)}
         if folder.endswith("solutions"):
             assert mine == set(), found
-        else:  # every behaviour lesson (1-6); 07 is configuration
+        else:  # every behaviour lesson (1-6, 8); 07 is configuration
             assert mine == {f"0{n}_{slug}.py" for n, slug in enumerate(
-                ["create_task", "ttl_set_once", "loop_client", "idempotency", "ack_durable", "mid_stream"], 1)}
+                ["create_task", "ttl_set_once", "loop_client", "idempotency", "ack_durable", "mid_stream"], 1)
+                } | {"08_two_tabs.py"}
 
 
 def test_every_check_points_at_diagnoses_that_exist() -> None:
