@@ -56,20 +56,42 @@ async def load(page: Page, spec: Spec, navigate: Callable[[], Awaitable[Any]]) -
             "rows": parsed[::-1] if pg.order == "newest_first" else parsed}
 
 
-async def send(page: Page, spec: Spec, text: str, cut: bool) -> dict[str, Any]:
+# Type and send in the page itself, as one task: for a tab in the background, where Playwright's
+# actionability checks wait for animation frames that a hidden page does not get (two tabs
+# sending "at once" through fill + click went out one after the other).
+_SUBMIT_JS = """([input, send, text]) => {
+  const el = document.querySelector(input);
+  if (!el) return false;
+  el.focus(); el.value = text;
+  el.dispatchEvent(new Event("input", {bubbles: true}));
+  const button = send ? document.querySelector(send) : null;
+  if (send && !button) return false;
+  if (button) button.click(); else if (el.form) el.form.requestSubmit();
+  else el.dispatchEvent(new KeyboardEvent("keydown", {key: "Enter", bubbles: true}));
+  return true;
+}"""
+
+
+async def send(page: Page, spec: Spec, text: str, cut: bool, in_page: bool = False) -> dict[str, Any]:
     """Type ``text`` and send it; with ``cut``, reload as soon as the answer starts (the user
-    refreshing mid-reply). ``ms`` is the page's request from start to the answer's first byte."""
+    refreshing mid-reply). ``ms`` is the page's request from start to the answer's first byte;
+    ``start`` / ``end`` when the request left and its answer ended (epoch s). ``in_page``:
+    typed and submitted by the page's own script (two tabs at once)."""
     pg = spec.page
     assert pg is not None
     timeout_ms = spec.chat.timeout_s * 1000
     t0 = time.monotonic()
     try:
         async with page.expect_response(_matches(spec.chat.path, "POST"), timeout=timeout_ms) as info:
-            await page.fill(pg.input, text, timeout=SELECTOR_TIMEOUT_MS)
-            if pg.send:
-                await page.click(pg.send, timeout=SELECTOR_TIMEOUT_MS)
+            if in_page:
+                if not await page.evaluate(_SUBMIT_JS, [pg.input, pg.send, text]):
+                    raise PlaywrightTimeout(f"waiting for locator {pg.input!r} / {pg.send!r}")
             else:
-                await page.press(pg.input, "Enter", timeout=SELECTOR_TIMEOUT_MS)
+                await page.fill(pg.input, text, timeout=SELECTOR_TIMEOUT_MS)
+                if pg.send:
+                    await page.click(pg.send, timeout=SELECTOR_TIMEOUT_MS)
+                else:
+                    await page.press(pg.input, "Enter", timeout=SELECTOR_TIMEOUT_MS)
         resp = await info.value
     except PlaywrightTimeout as exc:
         what = "no element" if "waiting for" in str(exc) and "locator" in str(exc) else "no answer"
@@ -80,8 +102,9 @@ async def send(page: Page, spec: Spec, text: str, cut: bool) -> dict[str, Any]:
                        "(if the page never sent one: check page.input / page.send)")
     timing = resp.request.timing
     ms = timing["responseStart"] if timing.get("responseStart", -1) >= 0 else (time.monotonic() - t0) * 1000
+    start = timing["startTime"] / 1000 if timing.get("startTime", -1) > 0 else None
     out: dict[str, Any] = {"status": resp.status, "type": resp.headers.get("content-type", ""),
-                           "body": "", "ms": ms, "error": None, "cut": None}
+                           "body": "", "ms": ms, "error": None, "cut": None, "start": start}
     if cut:
         # The answer has started: refresh now, as the user who does not wait for the reply.
         out["cut"] = True
@@ -91,6 +114,8 @@ async def send(page: Page, spec: Spec, text: str, cut: bool) -> dict[str, Any]:
     except PlaywrightError as exc:  # the connection broke mid-body: the answer's outcome is unknown
         out["status"], out["error"] = None, f"the answer broke off: {exc}"
         return out
+    end_ms = resp.request.timing.get("responseEnd", -1)
+    out["end"] = start + end_ms / 1000 if start is not None and end_ms >= 0 else time.time()
     if pg.idle:
         try:
             await page.wait_for_selector(pg.idle, state="attached", timeout=timeout_ms)

@@ -21,8 +21,11 @@ _HTML = """<!doctype html><html><head><meta charset="utf-8"><title>chaoslab prob
 const CFG = __CFG__;
 // mode: "read" reads the whole answer; "cut" reads the first chunk of a streamed answer, then
 // aborts the request -- the connection closes mid-reply, as with a refresh or a closed tab.
+// start / end: when the request left and its answer ended, in epoch seconds (the browser's
+// clock): whether two sends were in flight together is judged from these.
+const now = () => (performance.timeOrigin + performance.now()) / 1000;
 async function call(method, path, body, mode) {
-  const t0 = performance.now();
+  const t0 = performance.now(), start = now();
   const ctl = new AbortController();
   const timer = setTimeout(() => ctl.abort(), CFG.timeout_ms);
   try {
@@ -45,9 +48,10 @@ async function call(method, path, body, mode) {
       out.body = await resp.text();
       out.ms = performance.now() - t0;
     }
-    return out;
+    return Object.assign(out, {start, end: now()});
   } catch (e) {
-    return {status: null, type: "", body: "", ms: performance.now() - t0, error: String(e), cut: null};
+    return {status: null, type: "", body: "", ms: performance.now() - t0, error: String(e), cut: null,
+            start, end: now()};
   } finally {
     clearTimeout(timer);
   }

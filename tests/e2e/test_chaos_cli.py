@@ -106,3 +106,20 @@ def _descendants(root: int) -> list[int]:
         out += kids
         frontier += kids
     return out
+
+
+def test_two_tabs_verdict_names_read_modify_write(env: dict[str, str], tmp_path: Path) -> None:
+    """The exposing cell of read_modify_write on its own and on the correct profile: the
+    attribution verdict says it causes lost turns; the correct profile loses none."""
+    reports = tmp_path / "reports"
+    only = "profile=correct|read_modify_write;fault=latency:latency_ms=100;refresh=two_tabs"
+    res = lab(env, "chaos", "--trials", "5", "--seed", "8", "--only", only, "--reports", str(reports))
+    assert res.returncode == 0, res.stdout + res.stderr
+    results = json.loads((reports / "latest" / "results.json").read_text())
+    cells = {c["profile"]: c for c in results["cells"]}
+    assert cells["correct"]["rates"]["lost"]["k"] == 0 and cells["correct"]["status"] == "valid"
+    rmw = cells["read_modify_write"]["rates"]["lost"]
+    assert rmw["k"] == rmw["n"] >= 5, rmw
+    causes = [v for v in results["verdicts"] if v["verdict"] == "causes"]
+    assert [(v["defect"], v["metric"], v["refresh"]) for v in causes] == [("read_modify_write", "lost", "two_tabs")]
+    assert "read_modify_write causes it" in res.stdout

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "chat-service.toml"
 FOREIGN = ROOT / "examples" / "foreign-app.toml"
 
-# Each defect of the built-in service, and the diagnosis that must name it (all seven).
+# Each defect of the built-in service, and the diagnosis that must name it (all eight).
 EXPECTED = {
     "fire_and_forget": "replies_not_stored",
     "ttl_set_once": "ttl_not_renewed",
@@ -34,6 +34,7 @@ EXPECTED = {
     "swallowed_errors": "acked_while_unreachable",
     "session_cookie": "session_cookie",
     "save_at_stream_end": "saved_at_stream_end",
+    "read_modify_write": "lost_update",
 }
 
 
@@ -75,8 +76,8 @@ def _assert_nothing_left(run_dir: Path, out: str) -> None:
 def test_correct_profile_no_anomaly_found(tmp_path: Path) -> None:
     code, out, results = _investigate(tmp_path, "--trials", "2")
     assert code == 0, out
-    assert "No anomaly found in 14 judged trials" in out
-    assert re.search(r"acknowledged turns lost: 0/14 trials, rate < \d+%", out), out
+    assert "No anomaly found in 18 judged trials" in out
+    assert re.search(r"acknowledged turns lost: 0/18 trials, rate < \d+%", out), out
     assert results["diagnoses"] == [] and results["verdict"] == "no anomaly found"
     assert all(c["status"] == "valid" and c["trials"] == 2 for c in results["cells"]), results["cells"]
     # [source] services/chat: every defect module's line is a suspect, none proven; each one the
@@ -85,15 +86,22 @@ def test_correct_profile_no_anomaly_found(tmp_path: Path) -> None:
     assert lines and not [x for x in lines if x["status"] == "proven"], lines
     assert {x["check"] for x in lines if x["status"] == "not proven"} >= {"dangling_task", "session_cookie"}, lines
     assert "proven: none" in out
-    assert results["bounds"]["lost"] == {"k": 0, "n": 14, "upper95": pytest.approx(0.2153, abs=1e-3)}
+    assert results["bounds"]["lost"] == {"k": 0, "n": 18, "upper95": pytest.approx(0.1759, abs=1e-3)}
     # The mid-stream experiment really cut the last reply of each trial.
     trials = json.loads(results_files(tmp_path)[-1].with_name("trials.json").read_text())
     cut = [t["sends"][-1]["cut"] for t in trials if t["refresh"] == "mid_stream"]
     assert cut == [True, True], cut
+    # Double submits with an id: both requests in flight together, stored once.
+    doubles = [t for t in trials if t["refresh"] == "double_submit"]
+    assert len(doubles) == 2 and all(t["concurrent"]["in_flight_together"] for t in doubles), doubles
+    assert all(len({s["id"] for s in t["sends"] if s["turn"] == 3}) == 1 for t in doubles)
+    # Two tabs: two messages, both in flight together (the browser's view of a black box).
+    tabs = [t for t in trials if t["refresh"] == "two_tabs"]
+    assert len(tabs) == 2 and all(t["concurrent"]["in_flight_together"] for t in tabs), tabs
     report = Path(results_files(tmp_path)[-1]).parent / "report.html"
     assert "no anomaly found" in report.read_text()
     suite = ET.parse(report.with_name("junit.xml")).getroot()
-    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("7", "0", "0")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("9", "0", "0")
 
 
 def results_files(tmp_path: Path) -> list[Path]:
@@ -131,7 +139,7 @@ def test_foreign_app_newest_first_strings_no_ids_no_health_no_anomaly(tmp_path: 
     refresh was read from its DOM (rows with the app's own role names)."""
     code, out, results = _investigate(tmp_path, "--trials", "1", spec=FOREIGN)
     assert code == 0, out
-    assert results["diagnoses"] == [] and "No anomaly found in 6 judged trials" in out
+    assert results["diagnoses"] == [] and "No anomaly found in 7 judged trials" in out
     assert results["page"] == "app" and "driving the app's own page / by its selectors" in out
     trials = json.loads(results_files(tmp_path)[-1].with_name("trials.json").read_text())
     shown = trials[0]["page_after_refresh"]

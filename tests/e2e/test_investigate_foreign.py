@@ -60,7 +60,7 @@ def _diagnosed(tmp_path: Path, code: str, *args: str, spec: Path = FOREIGN) -> t
 # diagnosis -> the static check whose line at the bug it proves (lab/suspects; [source] in the spec)
 PROVES = {"acked_too_fast": "background_write", "history_capped": "history_trim", "stale_reads": "history_cache",
           "no_ttl": "ttl_conditional", "writes_out_of_order": "concurrent_writes",
-          "ttl_skipped_on_error": "ttl_two_commands"}
+          "ttl_skipped_on_error": "ttl_two_commands", "lost_update": "read_modify_write"}
 
 
 def _assert_proven_at_the_bug(results: dict[str, Any], code: str, out: str) -> None:
@@ -223,3 +223,16 @@ def test_app_page_of_a_streaming_app_is_cut_only_mid_stream(tmp_path: Path) -> N
     assert set(cut) == {"settled", "browser_restart", "mid_stream"}, cut
     assert cut["mid_stream"][-1] is True and not any(cut["mid_stream"][:-1]), cut
     assert all(c is None for r, cs in cut.items() if r != "mid_stream" for c in cs), cut
+
+
+def test_read_modify_write_is_a_lost_update_and_nothing_else(tmp_path: Path) -> None:
+    """The history as one JSON document (a Redis string, another layout than the list), GET ->
+    add -> SET: the whole default plan finds the two tabs' lost update and no other diagnosis --
+    the turns sent one at a time are all kept, so nothing else is evidenced. The same plan on
+    the app without the bug finds nothing (test_investigate.py's foreign control)."""
+    found, d, out = _diagnosed(tmp_path, "lost_update", "--set", "start.env.FOREIGN_BUGS=read_modify_write")
+    assert set(found) == {"lost_update"}, out
+    assert d["k"] == d["n"] == 1 and "in flight together" in d["evidence"], d
+    trials = json.loads(next((tmp_path / "reports").glob("*/trials.json")).read_text())
+    tabs = next(t for t in trials if t["refresh"] == "two_tabs")
+    assert tabs["redis_final"]["type"] == "string" and len(tabs["sends"]) == 5, tabs  # turn 1, then 2 rounds of 2 tabs

@@ -29,6 +29,7 @@ DEFECT_CELLS = {
     "swallowed_errors": ("down", "settled"),
     "save_at_stream_end": ("none", "mid_stream"),
     "session_cookie": ("none", "browser_restart"),
+    "read_modify_write": ("latency:latency_ms=100", "two_tabs"),
 }
 
 
@@ -47,6 +48,7 @@ def _grid() -> list[Cell]:
     cells += [_cell(p, "none", "after_ack", 15) for p in ("incident", "incident-fire_and_forget")]
     cells += [_cell("correct", "none", r) for r in ("in_flight", "reopen")]
     cells += [_cell("fire_and_forget", "none", "in_flight")]
+    cells += [_cell(p, "none", "double_submit") for p in ("correct", "blind_retry")]
     return list(dict.fromkeys(cells))
 
 
@@ -170,3 +172,31 @@ def test_fire_and_forget_loses_earlier_replies_even_when_the_last_send_is_aborte
     """in_flight aborts the last send (info: allowed either way); the four acknowledged turns
     before it still lose their replies in every trial."""
     assert_cell(_get(grid, "fire_and_forget", "none", "in_flight"), request.node.nodeid, lost=K)
+
+
+def test_read_modify_write_loses_one_tabs_turn(grid: dict[str, CellOutcome],
+                                                request: pytest.FixtureRequest) -> None:
+    """Two tabs send the last turn at once while Redis answers 100 ms late: both GET the same
+    document, the later SET drops the other's rows -- K of K trials lose an acknowledged turn,
+    classed as a lost update; the earlier turns, sent one at a time, are all kept. Every trial's
+    two requests were in flight together at the backend (else it would be unknown)."""
+    o = _get(grid, "read_modify_write", "latency:latency_ms=100", "two_tabs")
+    assert_cell(o, request.node.nodeid, lost=K, lost_update=K, duplicated=0)
+    for t in o.trials:
+        c = t.trial.concurrent
+        assert c is not None and c["where"] == "backend" and c["in_flight_together"], c
+        assert set(t.result.lost_turns) == set(t.result.lost_update), t.result.lost
+        last = {s.id for s in t.trial.sends if s.turn == 5}
+        assert len(last) == 2 and all(s.outcome == "ok" for s in t.trial.sends if s.turn == 5)
+
+
+def test_double_submit_with_an_id_is_absorbed_by_the_correct_profile(
+        grid: dict[str, CellOutcome], request: pytest.FixtureRequest) -> None:
+    """A double click sends one message id twice, both requests in flight together: the correct
+    append (idempotent by id) stores it once; blind_retry's plain RPUSH stores it twice."""
+    ok = _get(grid, "correct", "none", "double_submit")
+    assert_cell(ok, request.node.nodeid, duplicated=0, lost=0, min_ack_ratio=0.8)
+    for t in ok.trials:
+        last = [s for s in t.trial.sends if s.turn == 5]
+        assert len(last) == 2 and last[0].id == last[1].id and t.trial.concurrent["in_flight_together"]
+    assert_cell(_get(grid, "blind_retry", "none", "double_submit"), request.node.nodeid, duplicated=K, lost=0)
