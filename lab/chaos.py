@@ -255,7 +255,9 @@ class ChaosRun:
             if points_one_way(v, stats):
                 want.update(cid for cid in v.cells if stats[cid].trials < self.max_trials)
         by_id = {o.cell.cell_id: o for o in outcomes}
-        return [(by_id[cid].cell, plan_cell(by_id[cid].cell, self.trials,
+        # A round adds TRIALS trials, or fewer where that would pass the cap (trials left
+        # unknown are not counted: a round can fall short of it, never go over it).
+        return [(by_id[cid].cell, plan_cell(by_id[cid].cell, min(self.trials, self.max_trials - stats[cid].trials),
                                             shards.cell_seed(self.seed, by_id[cid].cell, round_no),
                                             prefix=f"r{round_no}-c{self._number(by_id[cid].cell):03d}-"))
                 for cid in sorted(want)]

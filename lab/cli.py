@@ -68,7 +68,7 @@ evidence: replies never stored, acknowledged while Redis was down, acknowledged 
 injected latency allows, duplicates after a connection drop, errors whose write was applied,
 history reads failing (amnesia), stale reads, a TTL not renewed by writes or no TTL, a session
 cookie lost at a browser restart, a capped history, a streamed turn stored only when its stream
-completes.
+completes, two tabs' turns overwriting each other (a lost update), a double click stored twice.
 
 A correct app gets "no anomaly found" with the trial counts and the 95% upper bounds of what could
 have been missed. Reports: reports/<run-id>/results.json, trials.json, report.html.
@@ -204,11 +204,14 @@ def build_parser() -> argparse.ArgumentParser:
     mg.add_argument("dirs", nargs="+", metavar="DIR", help="the shards' run folders (or their results.json)")
     mg.add_argument("--out", required=True, metavar="DIR", help="the merged run folder to write")
 
+    from lab.schedule import REFRESH_POINTS  # the valid names, in the help
+
     rp = sub.add_parser("replay", help="re-run one trial N times: reproduced k/N")
     rp.add_argument("--mode", type=_mode, default="native", help=mode_help)
     rp.add_argument("--profile", required=True, help="correct, incident, incident-<defect> or a,b")
     rp.add_argument("--fault", required=True, help="e.g. none, latency:latency_ms=300")
-    rp.add_argument("--refresh", required=True, help="the refresh point")
+    rp.add_argument("--refresh", required=True,
+                    help=f"the refresh point or send pattern: {', '.join(REFRESH_POINTS)}")
     rp.add_argument("--turns", type=_opt_int("--turns", 1, 100), default=5)
     rp.add_argument("--seed", type=_opt_int("--seed", 0, 2**31 - 1), required=True)
     rp.add_argument("--fault-turn", type=_opt_int("--fault-turn", 1, 99), default=None)

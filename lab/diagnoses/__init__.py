@@ -106,6 +106,7 @@ EVIDENCE: dict[str, Callable[[Trial], bool]] = {
     "browser_restart": lambda t: t.refresh == "browser_restart",
     "no_fault": lambda t: t.fault == "none",
     "concurrent": lambda t: bool(t.concurrent and t.concurrent.get("in_flight_together")),
+    "double_submit": lambda t: t.refresh == "double_submit",
 }
 
 

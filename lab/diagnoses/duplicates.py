@@ -1,5 +1,6 @@
 """The same sent message stored more than once with no connection drop to explain a retry
-(per occurrence: two equal texts are two messages, not a copy)."""
+(per occurrence: two equal texts are two messages, not a copy). A message the lab itself sent
+twice (double_submit) is double_submit_stored's evidence, not this one's."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from lab.diagnoses import Diagnosis, Evidence, few, ids, register
 
 @register("duplicates")
 def diagnose(ev: Evidence) -> Diagnosis | None:
-    other = [j for j in ev.judged if j.trial.fault != "drop"]
+    other = [j for j in ev.judged if j.trial.fault != "drop" and j.trial.refresh != "double_submit"]
     hit = [j for j in other if j.result.duplicated]
     if not hit:
         return None

@@ -370,3 +370,63 @@ def test_diagnoses_run_after_those_they_read() -> None:
     order = [e.code for e in dg.ordered()]
     assert order.index("acked_too_fast") < order.index("acked_while_unreachable") < order.index("acked_lost")
     assert order[-1] == "acked_lost"
+
+
+def _tab(turn: int, tab: str, t0: float, t1: float, sid: str | None = None) -> Send:
+    """A send of a two-tab round: in flight from t0 to t1 (the other tab's overlaps it)."""
+    s = Send(sid or f"t{turn}{tab}", f"probe t{turn}{tab} x", turn, reply=f"reply {turn}{tab}", ms=400.0,
+             t_invoke=t0)
+    s.complete("ok", 200, "", t1)
+    return s
+
+
+TOGETHER = {"where": "browser", "requests": 2, "spread_ms": 1.0, "overlap_ms": 300.0, "in_flight_together": True}
+
+
+def _two_tabs(tid: str, rows: list[Row], concurrent: dict[str, object] | None = None) -> Trial:
+    # Answered after 400 ms: slower than three round trips of the 100 ms latency (faster would
+    # be acked_too_fast's evidence).
+    sends = [_send(1, ms=400), _send(2, ms=400), _tab(3, "", 1010.0, 1010.3), _tab(3, "b", 1010.001, 1010.3)]
+    t = _trial(tid, rows, sends, fault="latency", refresh="two_tabs", params={"latency_ms": 100})
+    t.turns, t.concurrent = 3, concurrent if concurrent is not None else dict(TOGETHER)
+    return t
+
+
+def _tab_rows(*spec: str) -> list[Row]:
+    """As _rows, with 'u3b' / 'a3b' for the second tab's turn."""
+    return [Row("", "user", f"probe t{s[1:]} x") if s[0] == "u" else Row("", "assistant", f"reply {s[1:]}")
+            for s in spec]
+
+
+def test_lost_update_from_two_tabs_and_nothing_else() -> None:
+    """One tab's turn gone, the other's whole, the earlier turns all kept: lost_update only --
+    not replies_not_stored, not acked_lost."""
+    recs = [_two_tabs("t0", _tab_rows("u1", "a1", "u2", "a2", "u3b", "a3b")),
+            _two_tabs("t1", _tab_rows("u1", "a1", "u2", "a2", "u3", "u3b", "a3b")),  # a reply overwritten
+            _two_tabs("t2", _tab_rows("u1", "a1", "u2", "a2", "u3", "u3b", "a3", "a3b"))]
+    ds = dg.diagnose(recs)
+    assert [d.code for d in ds] == ["lost_update"], [d.sentence() for d in ds]
+    assert (ds[0].k, ds[0].n, ds[0].trials) == (2, 3, ["t0", "t1"])
+    assert "in flight together" in ds[0].evidence and "'probe t3b x' whole" in ds[0].evidence
+
+
+def test_no_lost_update_when_not_concurrent_or_when_earlier_turns_are_lost_too() -> None:
+    """Requests that did not overlap, or a loss that also hit turns sent one at a time: the
+    overwrite is not the only explanation, so no lost_update."""
+    apart = dict(TOGETHER, in_flight_together=False, overlap_ms=-5.0)
+    rows = _tab_rows("u1", "a1", "u2", "a2", "u3b", "a3b")
+    assert "lost_update" not in codes([_two_tabs("t0", rows, apart)])
+    assert "lost_update" not in codes([_two_tabs("t1", _tab_rows("u1", "a1", "u3b", "a3b"))])
+
+
+def test_a_double_submit_stored_twice() -> None:
+    sends = [_send(1), _send(2), _tab(3, "", 1010.0, 1010.3, sid="t3"), _tab(3, "", 1010.002, 1010.31, sid="t3")]
+    sends[3].text = sends[2].text = "probe t3 x"
+    sends[3].reply = sends[2].reply = "reply 3"
+    t = _trial("t0", _rows("u1", "a1", "u2", "a2", "u3", "a3", "u3", "a3"), sends, refresh="double_submit")
+    t.turns, t.concurrent = 3, dict(TOGETHER)
+    once = _trial("t1", FULL, [*sends[:2], *sends[2:]], refresh="double_submit")
+    once.turns, once.concurrent = 3, dict(TOGETHER)
+    ds = dg.diagnose([t, once])
+    assert [d.code for d in ds] == ["double_submit_stored"], [d.sentence() for d in ds]
+    assert (ds[0].k, ds[0].n, ds[0].trials) == (1, 2, ["t0"])
