@@ -8,11 +8,11 @@ LAB := $(PY) -m lab
 PYTEST_ARGS ?=
 MODE ?= native
 
-.PHONY: help setup venv system toxiproxy docker test test-unit test-integration up down status chaos soak storm bench lesson investigate suspects merge clean
+.PHONY: help setup venv system toxiproxy docker lint test test-unit test-integration up down status chaos soak storm bench lesson investigate suspects merge clean
 
 help:
 	@echo "make chaos    run the chaos matrix (native stack; MODE=compose on Docker Compose)"
-	@echo "make test     set up and run the test suite on the real stack"
+	@echo "make test     set up, lint + type-check (make lint), and run the test suite on the real stack"
 	@echo "make up       start the stack and print its endpoints; make down stops it"
 	@echo "make status   what runs where"
 	@echo "make soak     the correct profile under every fault and refresh point: 0/N with 95% bounds"
@@ -37,7 +37,12 @@ venv:
 docker:
 	@bash scripts/setup.sh docker
 
-test: setup
+# Lint and types first: seconds, and a failure names file:line before any stack starts.
+lint: venv
+	$(PY) -m ruff check --quiet lab services tests examples lessons
+	$(PY) -m mypy
+
+test: setup lint
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 test-unit: venv

@@ -140,18 +140,16 @@ def verdicts(stats: list[CellStats]) -> list[Verdict]:
     for (fault, refresh, turns), cells in groups.items():
         correct = cells.get(())
         incident = cells.get(tuple(d for d in DEFECTS if d in INCIDENT))
-        for d in sorted({d for k in cells for d in k if len(k) == 1}, key=order.get):  # type: ignore[arg-type]
+        for d in sorted({d for k in cells for d in k if len(k) == 1}, key=lambda d: order[d]):
             alone = cells.get((d,))
             if d in INCIDENT:
                 host, without = incident, cells.get(tuple(x for x in DEFECTS if x in INCIDENT and x != d))
                 host_name, without_name = "incident", "incident without it"
             else:
                 host, without, host_name, without_name = alone, correct, "alone", "correct"
-            needed = [alone, correct, host, without]
-            if any(c is None for c in needed):
+            if alone is None or correct is None or host is None or without is None:
                 continue
-            assert alone and correct and host and without
-            if any(c.status == "unexercised" for c in needed):
+            if any(c.status == "unexercised" for c in (alone, correct, host, without)):
                 continue
             for metric in METRICS:
                 a, c, h, w = (x.rate(metric) for x in (alone, correct, host, without))

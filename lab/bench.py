@@ -62,12 +62,13 @@ def _tick_seconds(pid: int) -> float:
 def _tree(pid: int) -> list[int]:
     """pid and its live descendants."""
     parent: dict[int, int] = {}
-    for p in filter(str.isdigit, os.listdir("/proc")):
+    for entry in filter(str.isdigit, os.listdir("/proc")):
         try:
-            parent[int(p)] = int(Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            parent[int(entry)] = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
         except (OSError, IndexError, ValueError):
             continue
-    out, todo = [], [pid]
+    out: list[int] = []
+    todo = [pid]
     while todo:
         p = todo.pop()
         out.append(p)

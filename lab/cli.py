@@ -6,10 +6,14 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from lab.config import MODES, ROOT
 from lab.errors import LabError, UsageError
+
+if TYPE_CHECKING:
+    from lab.stack import Stack
 
 DESCRIPTION = """\
 The chaos lab for LLM chat memory: brings up Redis, the chat backend and Toxiproxy between
@@ -131,7 +135,7 @@ def _mode(value: str) -> str:
     return value
 
 
-def _opt_int(flag: str, lo: int, hi: int):  # type: ignore[no-untyped-def]
+def _opt_int(flag: str, lo: int, hi: int) -> Callable[[str], int | None]:
     """An int option that also accepts '' (make passes empty variables) as "use the default"."""
     def conv(value: str) -> int | None:
         if value.strip() == "":
@@ -404,14 +408,14 @@ def _run(args: argparse.Namespace) -> int:
         t0 = time.monotonic()
         if not args.json:
             print(f"lab up: starting the {args.mode} stack in {stack.run_dir} ...", flush=True)
-        state = stack.up(timeout_s=args.timeout)  # type: ignore[call-arg]
+        state = stack.up(timeout_s=args.timeout)
         state["ready_after_s"] = round(time.monotonic() - t0, 2)
         if args.json:
             print(json.dumps(state, indent=2))
         else:
             verb = "already up (reused)" if state.get("reused") else f"ready in {state['ready_after_s']} s"
             print(f"lab up: {verb}")
-            _print_endpoints(state["endpoints"])  # type: ignore[arg-type]
+            _print_endpoints(state["endpoints"])
         return 0
     if args.command == "down":
         report = stack.down()
@@ -428,9 +432,9 @@ def _run(args: argparse.Namespace) -> int:
         else:
             print(f"{st['mode']} stack: {'up' if st['up'] else 'down'}"
                   + (" (healthy)" if st["healthy"] else ""))
-            for name, svc in st["services"].items():  # type: ignore[union-attr]
+            for name, svc in st["services"].items():
                 print(f"  {name:<10} pid {svc['pid'] or '-':<8} {'running' if svc['alive'] else 'stopped'}")
-            _print_endpoints(st["endpoints"])  # type: ignore[arg-type]
+            _print_endpoints(st["endpoints"])
         return 0 if st["up"] else 3
     raise AssertionError(args.command)
 
@@ -452,13 +456,12 @@ def _shard_env(args: argparse.Namespace) -> None:
         os.environ[env] = str(base.ports[name] + k * shard.PORT_STRIDE)
 
 
-def _with_stack(stack, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-def]
+def _with_stack(stack: Stack, args: argparse.Namespace) -> int:
     """Run chaos/replay on the stack, starting it if needed and stopping it after if we did."""
     import random
     from pathlib import Path
 
     from lab.chaos import DEFAULT_MAX_TRIALS, DEFAULT_TRIALS, ChaosRun, build_matrix, check_modes, parse_only, replay
-    from lab.signals import deferred
 
     if args.command == "chaos":
         cells = build_matrix(parse_only(args.only))  # bad input: exit 2 before anything starts
@@ -490,13 +493,7 @@ def _with_stack(stack, args: argparse.Namespace) -> int:  # type: ignore[no-unty
         check_mode(REGISTRY[parse_fault(args.fault)[0]], args.mode)
         if args.refresh not in REFRESH_POINTS:
             raise UsageError(f"unknown refresh point {args.refresh!r}", f"valid: {', '.join(REFRESH_POINTS)}")
-    started = False
-    try:
-        # Deferred: a signal in the instant between up() returning and `started` being set
-        # would otherwise leave the stack running (up() itself is interruptible inside).
-        with deferred():
-            state = stack.up()
-            started = not state.get("reused")
+    with stack:  # reused if up and healthy, else started here and stopped after (lab.stack.lifecycle)
         if args.command == "soak":
             return soak.run(stack, trials, seed, Path(args.reports),
                             args.concurrency or soak.DEFAULT_CONCURRENCY, args.mode)
@@ -506,31 +503,21 @@ def _with_stack(stack, args: argparse.Namespace) -> int:  # type: ignore[no-unty
                             shard=args.shard).run()
         return replay(stack, args.profile, args.fault, args.refresh, args.turns, args.seed,
                       args.fault_turn, args.runs, Path(args.reports))
-    finally:
-        if started:
-            stack.down()
 
 
 def _bench(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from lab.bench import Bench
-    from lab.signals import deferred
-    from lab.stack import for_mode
+    from lab.config import LabConfig
+    from lab.stack.native import NativeStack
 
-    stack = for_mode("native")
-    started = False
-    try:
-        with deferred():  # as in _with_stack: no instant where the stack runs unrecorded
-            started = not stack.up().get("reused")
-        b = Bench(stack, out_root=Path(args.reports))  # type: ignore[arg-type]
+    with NativeStack(LabConfig.from_env()) as stack:  # the bench measures the native stack
+        b = Bench(stack, out_root=Path(args.reports))
         b.plain_runs = args.plain_runs or b.plain_runs
         b.lab_trials = args.trials or b.lab_trials
         b.concurrency = args.concurrency or b.concurrency
         return b.run()
-    finally:
-        if started:
-            stack.down()
 
 
 def _lesson(args: argparse.Namespace) -> int:

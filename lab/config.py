@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from lab.errors import UsageError
 
@@ -66,7 +67,7 @@ class LabConfig:
                 raise UsageError(f"{PORT_ENV[name]} and {PORT_ENV[seen[port]]} are both {port}",
                                  "give each service its own port")
             seen[port] = name
-        values: dict[str, object] = {"ports": ports}
+        values: dict[str, Any] = {"ports": ports}
         if "LAB_RUN_DIR" in env:
             values["run_dir"] = Path(env["LAB_RUN_DIR"]).resolve()
         if "LAB_BIN" in env:
@@ -74,7 +75,7 @@ class LabConfig:
         if "LAB_TOPOLOGY" in env:
             values["topology_file"] = Path(env["LAB_TOPOLOGY"]).resolve()
         values.update(overrides)
-        return cls(**values)  # type: ignore[arg-type]
+        return cls(**values)
 
     # Endpoints, all on loopback: cookies ignore ports but not host names, so one host everywhere.
     def url(self, port_name: str) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 
 from playwright.async_api import Browser, BrowserContext, Page, Request, Response
 
-from lab.history import Row, Send
+from lab.history import Outcome, Row, Send
 from lab.phases import Phases
 from lab.stack.events import BackendEvents
 
@@ -143,19 +143,22 @@ class ChatDriver:
             if self.trace:
                 await ctx.tracing.start(snapshots=True, screenshots=False)
             if cookies:
+                # cookies() gives Cookie dicts, add_cookies() takes SetCookieParam: the same keys
+                # (Playwright types them as two TypedDicts with different optional fields).
                 await ctx.add_cookies(cookies)  # type: ignore[arg-type]
             self.contexts.append(ctx)
             await self._attach(await ctx.new_page())
         if self.session_id is None:
             self.session_id = await self.cookie_session_id()
 
-    def _handlers(self) -> list[tuple[str, Any]]:
-        return [("request", self._on_request), ("response", self._on_response),
-                ("requestfailed", self._on_failed)]
+    def _listen(self, page: Page) -> None:
+        """Record this page's chat requests (the first page, a second tab)."""
+        page.on("request", self._on_request)
+        page.on("response", self._on_response)
+        page.on("requestfailed", self._on_failed)
 
     async def _attach(self, page: Page) -> None:
-        for event, fn in self._handlers():
-            page.on(event, fn)
+        self._listen(page)
         self.page = page
         self.phase = "loading the page"
         self._note("load")
@@ -163,8 +166,9 @@ class ChatDriver:
         await self.wait_history_loaded()
 
     def _detach(self, page: Page) -> None:
-        for event, fn in self._handlers():
-            page.remove_listener(event, fn)
+        page.remove_listener("request", self._on_request)
+        page.remove_listener("response", self._on_response)
+        page.remove_listener("requestfailed", self._on_failed)
 
     async def close_tabs(self) -> None:
         """Close the second tabs (before the refresh: the user goes back to the first one)."""
@@ -287,8 +291,8 @@ class ChatDriver:
         return sends[0]
 
     def _complete(self, s: Send, status: int, reason: str) -> None:
-        outcome = "ok" if status < 400 else "fail" if status < 500 else "info"
-        s.complete(outcome, status, reason, time.time())  # type: ignore[arg-type]
+        outcome: Outcome = "ok" if status < 400 else "fail" if status < 500 else "info"
+        s.complete(outcome, status, reason, time.time())
         self._done[id(s)].set()
 
     # ------------------------------------------------------------ actions
@@ -324,8 +328,7 @@ class ChatDriver:
             await self.until(settled_selector(after.id), SEND_TIMEOUT_S)
         with self.timing("open"):
             tab = await self.page.context.new_page()
-            for event, fn in self._handlers():
-                tab.on(event, fn)
+            self._listen(tab)
             self.tabs.append(tab)
             self._note("load", tab=2)
             await tab.goto("/?stream=1" if self.stream else "/")
@@ -378,7 +381,7 @@ class ChatDriver:
 
     async def _acked(self, s: Send, timeout_s: float) -> bool:
         done = asyncio.ensure_future(self._done[id(s)].wait())
-        waits = {done}
+        waits: set[asyncio.Future[Any]] = {done}
         if self.stream:
             # A stream is acknowledged by its first token on the page, seen the moment it shows.
             first = f'[data-testid=message][data-role=assistant][data-id="{s.id}"]'
@@ -465,7 +468,7 @@ class ChatDriver:
             # A browser restart keeps only persistent cookies (those with an expiry).
             keep = [c for c in await ctx.cookies() if c.get("expires", -1) != -1]
             self._note("refresh", how="browser_restart", kept_cookies=[c["name"] for c in keep])
-            await self.open(cookies=keep)  # type: ignore[arg-type]
+            await self.open(cookies=keep)  # type: ignore[arg-type]  # Cookie dicts as above
         else:
             raise ValueError(point)
 

@@ -10,7 +10,7 @@ import threading
 import time
 import uuid
 from collections import defaultdict
-from typing import Any
+from typing import Any, Self
 from urllib.parse import urlparse
 
 import redis
@@ -31,7 +31,7 @@ class _Follower:
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
 
-    def __enter__(self) -> "_Follower":
+    def __enter__(self) -> Self:
         self._thread.start()
         self._ready.wait(10)
         return self

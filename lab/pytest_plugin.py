@@ -17,6 +17,7 @@ from __future__ import annotations
 import random
 import zlib
 from collections.abc import Iterator
+from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any, Protocol
 
 import pytest
@@ -84,13 +85,13 @@ def lab_stack(request: pytest.FixtureRequest) -> Iterator["Stack"]:
     from lab.stack import for_mode
 
     stack = for_mode(request.config.getoption("--lab-mode"))
-    try:
-        state = stack.up()  # type: ignore[call-arg]
-    except LabError as exc:
-        pytest.fail(f"the lab stack did not come up: {exc}", pytrace=False)
-    yield stack  # type: ignore[misc]
-    if not state.get("reused") and not request.config.getoption("--lab-keep-stack"):
-        stack.down()
+    stack.keep = bool(request.config.getoption("--lab-keep-stack"))
+    with ExitStack() as session:
+        try:
+            session.enter_context(stack)
+        except LabError as exc:
+            pytest.fail(f"the lab stack did not come up: {exc}", pytrace=False)
+        yield stack
 
 
 @pytest.fixture(scope="session")
@@ -116,24 +117,14 @@ def inject(lab_targets: "Targets") -> Iterator[Inject]:
     when the test fails."""
     from lab.faults import make
 
-    stack: list[Any] = []
+    # ExitStack removes them in reverse order and goes on past a failing removal (the first
+    # error is raised once all are done).
+    with ExitStack() as applied:
+        def _inject(fault: "str | Fault", /, **params: Any) -> str:
+            f = make(fault, **params) if isinstance(fault, str) else fault
+            return applied.enter_context(f.on(lab_targets))
 
-    def _inject(fault: "str | Fault", /, **params: Any) -> str:
-        f = make(fault, **params) if isinstance(fault, str) else fault
-        cm = f.on(lab_targets)
-        evidence = cm.__enter__()
-        stack.append(cm)
-        return evidence
-
-    yield _inject
-    errors = []
-    while stack:
-        try:
-            stack.pop().__exit__(None, None, None)
-        except Exception as exc:  # keep removing the others; report all at the end
-            errors.append(exc)
-    if errors:
-        raise errors[0]
+        yield _inject
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import json
 import shutil
 import time
 from collections.abc import Callable
-from contextlib import AbstractContextManager
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +57,7 @@ class Lockstep:
     def __init__(self, parties: int, fault: Fault, targets: Targets) -> None:
         self.fault, self.targets = fault, targets
         self.barrier = asyncio.Barrier(parties)
-        self.cm: AbstractContextManager[str] | None = None
+        self.armed: ExitStack | None = None     # the fault while it is on
         self.evidence: str | None = None
         self.error: str | None = None
         self.toxics: dict[str, Any] = {}
@@ -71,17 +71,18 @@ class Lockstep:
     def release(self) -> None:
         """The group is over (finished, failed or cancelled by a signal): the fault, if still
         armed, is removed now -- never left to a generator's finalizer at exit."""
-        cm, self.cm = self.cm, None
-        if cm is not None:
+        armed, self.armed = self.armed, None
+        if armed is not None:
             try:
-                cm.__exit__(None, None, None)
+                armed.close()
             except LabError:
                 pass  # the stack is already gone; the run's own heal resets the proxies
 
     def abandon(self) -> None:
         """A trial of the group timed out: release the others (they see a broken barrier)."""
         self.error = self.error or "a trial of the group timed out"
-        asyncio.ensure_future(self.barrier.abort())
+        # Kept: a task nothing references may be collected before it runs (RUF006).
+        self._aborting = asyncio.ensure_future(self.barrier.abort())
 
     async def arm(self) -> bool:
         try:
@@ -93,25 +94,28 @@ class Lockstep:
         try:
             await self._heal()
         except asyncio.BrokenBarrierError:
-            if self.cm is not None:
-                self.cm.__exit__(None, None, None)
-                self.cm = None
+            armed, self.armed = self.armed, None
+            if armed is not None:
+                armed.close()
 
     async def _arm(self) -> bool:
         if await self.barrier.wait() == 0:
+            armed = ExitStack()
             try:
-                self.cm = self.fault.on(self.targets)
-                self.evidence = self.cm.__enter__()
+                self.evidence = armed.enter_context(self.fault.on(self.targets))
                 self.toxics = self.targets.toxiproxy.snapshot()
+                self.armed = armed
             except LabError as exc:
-                self.cm, self.error = None, str(exc)
+                armed.close()
+                self.error = str(exc)
         await self.barrier.wait()
-        return self.cm is not None
+        return self.armed is not None
 
     async def _heal(self) -> None:
-        if await self.barrier.wait() == 0 and self.cm is not None:
-            self.cm.__exit__(None, None, None)
-            self.cm = None
+        if await self.barrier.wait() == 0:
+            armed, self.armed = self.armed, None
+            if armed is not None:
+                armed.close()
         await self.barrier.wait()
 
 

@@ -123,7 +123,8 @@ class SoakRow:
 
 def rows_from(results: dict[str, Any]) -> tuple[list[SoakRow], list[SoakRow]]:
     """Per cell and per fault, from a run's results.json (its `cells`)."""
-    cells, faults = [], {}
+    cells: list[SoakRow] = []
+    faults: dict[str, SoakRow] = {}
     for c in results.get("cells", []):
         fault = fault_text(c["fault"], c.get("fault_params", {}))
         row = SoakRow(f"{fault} / {c['refresh']}", c["trials"], c["unknown"],

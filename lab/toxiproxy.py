@@ -66,7 +66,7 @@ class _BoundedRequests:
 
 
 # toxiproxy.api calls requests.get/post/delete with no timeout; give it our bounded stand-in.
-_tp_api.requests = _BoundedRequests()  # type: ignore[assignment]
+_tp_api.requests = _BoundedRequests()
 _LOCK = threading.RLock()  # host/port are class attributes of toxiproxy.api.APIConsumer
 
 

@@ -20,6 +20,7 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
         return None
     j = hit[0]
     sends = [s for s in j.trial.sends if s.turn == j.trial.turns]
+    c = j.trial.concurrent or {}
     return Diagnosis(
         "double_submit_stored",
         "a message sent twice at once under the same id (a double click) is stored twice: the "
@@ -27,6 +28,6 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
         "click, a retry -- is a second copy",
         f"in {len(hit)}/{len(pool)} double-submit trials, e.g. trial {j.id}: both sends of turn "
         f"{j.trial.turns} answered ({', '.join(str(s.status) for s in sends)}), starts "
-        f"{j.trial.concurrent['spread_ms']:.1f} ms apart ({j.trial.concurrent['where']} view), "
+        f"{c.get('spread_ms')} ms apart ({c.get('where')} view), "
         f"its rows stored twice (trials {few(ids(hit))})",
         len(hit), len(pool), ids(hit))

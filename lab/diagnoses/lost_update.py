@@ -40,6 +40,6 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
         "and written back without WATCH/MULTI or a script (a lost update); the same turns sent "
         "one at a time are all kept",
         f"in {len(hit)}/{len(pool)} trials with both tabs' sends acknowledged and in flight together "
-        f"(starts {min(spreads):.1f}-{max(spreads):.1f} ms apart, {j.trial.concurrent['where']} view), "
+        f"(starts {min(spreads):.1f}-{max(spreads):.1f} ms apart, {(j.trial.concurrent or {}).get('where')} view), "
         f"e.g. trial {j.id}: {sends}; {kept} (trials {few(ids(hit))})",
         len(hit), len(pool), ids(hit))

@@ -124,7 +124,7 @@ class ToxicFault(Fault):
                               self.attributes())
 
     def remove(self, t: Targets) -> None:
-        name = getattr(self, "_toxic_name", None)
+        name: str | None = getattr(self, "_toxic_name", None)
         if name is None:
             return
         try:
@@ -132,7 +132,7 @@ class ToxicFault(Fault):
         except ToxiproxyError as exc:
             if "not found" not in str(exc):
                 raise
-        self._toxic_name = None
+        del self._toxic_name
 
     def confirm(self, t: Targets) -> str:
         listed = t.toxiproxy.toxic(self._proxy(), self._toxic_name)

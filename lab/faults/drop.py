@@ -23,6 +23,8 @@ class Drop(ToxicFault):
     timeout_ms: int = 0
     proxy: str = "redis"
 
+    # A property where the other faults have a class constant: one_shot decides it per instance
+    # (mypy cannot see a property read like the ClassVar it overrides).
     @property
     def window(self) -> str:  # type: ignore[override]
         return "send" if self.one_shot else "trial"

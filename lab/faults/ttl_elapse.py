@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from lab.errors import UsageError
 from lab.faults.base import Fault, FaultNotConfirmed, Targets, register
-from lab.stack.native import http_get
+from lab.http import http_get
 
 
 @register("ttl_elapse")

@@ -21,7 +21,7 @@ import redis
 from playwright.async_api import Browser, BrowserContext, Page, Route
 
 from lab.faults import base as faults
-from lab.history import Row, Send, Trial, TtlObs
+from lab.history import Outcome, Row, Send, Trial, TtlObs
 from lab.investigate import app_page
 from lab.investigate.page import PAGE_PATH, html
 from lab.investigate.spec import Spec, json_path, parse_rows
@@ -128,7 +128,7 @@ class Prober:
     browser: Browser
     fault_targets: faults.Targets
     redis_url: str                         # the lab's Redis, direct (not through Toxiproxy)
-    _r: "redis.Redis[bytes] | None" = field(default=None, init=False)
+    _r: "redis.Redis | None" = field(default=None, init=False)
     # Browser contexts reused trial after trial, as the chaos runner's slots: a new context and
     # page cost Chromium a renderer process each (measured: 1.8 s of a 4.5 s trial to open).
     _pool: list[tuple[BrowserContext, Page]] = field(default_factory=list, init=False)
@@ -362,6 +362,7 @@ class Prober:
         status = raw["status"]
         error = raw["error"]
         reply: str | None = None
+        outcome: Outcome
         if status is None:
             outcome = "info"  # timeout / connection reset: it may have landed
         elif 200 <= status < 300:
@@ -383,7 +384,7 @@ class Prober:
         # The request's own times where the page knows them (two sends "at once" are judged by
         # when they really left and ended), else as this side saw them.
         s.t_invoke = raw.get("start") or t_invoke
-        s.complete(outcome, status, error or (f"HTTP {status}" if status else ""),  # type: ignore[arg-type]
+        s.complete(outcome, status, error or (f"HTTP {status}" if status else ""),
                    raw.get("end") or time.time())
         return s
 
@@ -399,6 +400,7 @@ class Prober:
         fresh = await self.browser.new_context()
         try:
             if kept:
+                # Cookie dicts from cookies(), as add_cookies() takes them (two Playwright TypedDicts).
                 await fresh.add_cookies(kept)  # type: ignore[arg-type]
             return self._as_rows((await self._open(fresh))[1], t)
         finally:
@@ -448,7 +450,7 @@ class Prober:
                 return
             prev = cur
 
-    def _redis_call(self, fn: Callable[["redis.Redis[bytes]"], Any]) -> Any:
+    def _redis_call(self, fn: Callable[["redis.Redis"], Any]) -> Any:
         try:
             return fn(self._redis())
         except redis.RedisError:
@@ -459,26 +461,28 @@ class Prober:
     def _key(self, key: str) -> tuple[int, str, list[bytes]]:
         """(PTTL, type, raw values) of a key, read directly from the lab's Redis. The storage
         format is the app's business: the lab only counts values and searches them for text."""
-        def read(r: "redis.Redis[bytes]") -> tuple[int, str, list[bytes]]:
+        def read(r: "redis.Redis") -> tuple[int, str, list[bytes]]:
             pttl = int(r.pttl(key))
             kind = r.type(key)
             kind = kind.decode() if isinstance(kind, bytes) else str(kind)
-            values: list[bytes] = []
+            got: list[Any] = []
             if kind == "list":
-                values = list(r.lrange(key, 0, -1))
+                got = list(r.lrange(key, 0, -1))
             elif kind == "string":
-                values = [r.get(key) or b""]
+                got = [r.get(key) or b""]
             elif kind == "hash":
-                values = list(r.hvals(key))
+                got = list(r.hvals(key))
             elif kind == "zset":
-                values = list(r.zrange(key, 0, -1))
+                got = list(r.zrange(key, 0, -1))
             elif kind == "set":
-                values = sorted(r.smembers(key))
+                got = sorted(r.smembers(key))
             elif kind == "stream":
-                values = [repr(e).encode() for e in r.xrange(key)]
-            return pttl, kind, values
+                got = [repr(e) for e in r.xrange(key) or []]
+            # The client answers bytes (no decode_responses): text is encoded alike for the search.
+            return pttl, kind, [v if isinstance(v, bytes) else str(v).encode() for v in got]
         # A restarted Redis (the redis_restart experiment) breaks the old connection: one retry.
-        return self._redis_call(read)  # type: ignore[no-any-return]
+        result: tuple[int, str, list[bytes]] = self._redis_call(read)
+        return result
 
     async def _redis_final(self, ctx: BrowserContext, t: Trial) -> None:
         """The key after the history settled: its dump, and the trial's last (settled) TTL read."""
@@ -495,7 +499,7 @@ class Prober:
             t.ttl.append(TtlObs(max(s.turn for s in t.sends), (t0 + t1) / 2, pttl, len(values),
                                 round((t1 - t0) * 1000, 2)))
 
-    def _redis(self) -> "redis.Redis[bytes]":
+    def _redis(self) -> "redis.Redis":
         if self._r is None:
             self._r = redis.Redis.from_url(self.redis_url, socket_timeout=5, retry=None)
         return self._r

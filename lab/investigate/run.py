@@ -13,7 +13,8 @@ import shutil
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
@@ -34,7 +35,7 @@ from lab.outcome import CellOutcome, TrialOutcome
 from lab.report import EXIT_CLEAN, EXIT_FOUND, EXIT_INCONCLUSIVE, decide, junit_xml, results_json, summary, write_run
 from lab.runner import Lockstep
 from lab.signals import exit_code, interrupt_on, run_async
-from lab.stack.native import exclusive
+from lab.locks import exclusive
 from lab.suspects import Scan
 
 __all__ = ["EXIT_CLEAN", "EXIT_FOUND", "EXIT_INCONCLUSIVE", "Investigation", "run", "link_for"]
@@ -104,8 +105,7 @@ class Investigation:
         interrupted: BaseException | None = None
         self.say(f"lab investigate: {self.spec.name}, seed {self.seed}"
                  + (f" (replay of {self.replay_of})" if self.replay_of else ""))
-        state = link.up()
-        try:
+        with link, self._keeping_the_log(link, out_dir):
             host, port = self.cfg.host, self.cfg.ports["redis_proxy"]
             argv = [fill(a, target.placeholders(self.spec, host, port)) for a in self.spec.start.command]
             self.say(f"  Redis for the target at {host}:{port} (through Toxiproxy); starting: {' '.join(argv)}")
@@ -119,14 +119,19 @@ class Investigation:
                 except KeyboardInterrupt as exc:  # a signal (lab.signals): the report covers what finished
                     interrupted = exc
                 self._check_alive(proc, link)
+        return self._report(done, out_dir, time.monotonic() - t0, interrupted)
+
+    @staticmethod
+    @contextmanager
+    def _keeping_the_log(link: RedisLink, out_dir: Path) -> Iterator[None]:
+        """The target's output is evidence (its own error logs): kept with the report, however
+        the run ends."""
+        try:
+            yield
         finally:
-            # The target's output is evidence (its own error logs): kept with the report.
             out_dir.mkdir(parents=True, exist_ok=True)
             if (link.run_dir / "target.log").is_file():
                 shutil.copyfile(link.run_dir / "target.log", out_dir / "target.log")
-            if not state.get("reused"):
-                link.down()
-        return self._report(done, out_dir, time.monotonic() - t0, interrupted)
 
     async def _browse(self, targets: Targets, done: list[TrialOutcome]) -> None:
         async with blackbox.chromium() as browser:

@@ -186,15 +186,25 @@ def load(path: Path, sets: list[str] | None = None) -> Spec:
     return parse(apply_overrides(data, sets or []), path)
 
 
+_PATH_RE = re.compile(r"^/\S*$")
+
+
 def parse(data: dict[str, Any], path: Path) -> Spec:
-    spec_dir = path.resolve().parent
     known = {"name", "start", "http", "chat", "history", "redis", "stream", "page", "source"}
     extra = sorted(set(data) - known)
     if extra:
         raise _bad(extra[0], data[extra[0]], f"one of the sections {', '.join(sorted(known))}")
     name = _str(data, "", "name", default=path.stem, expected="a string")
+    start = _start(_table(data, "start"), path.resolve().parent)
+    r = _table(data, "redis", required=False)
+    key = _str(r, "redis", "key", pattern=re.compile(r"^[^\s{}]*\{session\}[^\s{}]*$"),
+               expected="a key pattern containing {session}, e.g. chat:{session}")
+    return Spec(name, path, start, _http(_table(data, "http")), _chat(_table(data, "chat")),
+                _history(_table(data, "history")), RedisKey(key), _stream(data), _page(data),
+                _source(data, start.cwd))
 
-    st = _table(data, "start")
+
+def _start(st: dict[str, Any], spec_dir: Path) -> Start:
     cmd = st.get("command")
     if isinstance(cmd, str) and cmd.strip():
         command = tuple(shlex.split(cmd))
@@ -202,8 +212,8 @@ def parse(data: dict[str, Any], path: Path) -> Spec:
         command = tuple(cmd)
     else:
         raise _bad("start.command", cmd, "a non-empty string or list of strings (argv)")
-    for c in command:
-        _check_placeholders("start.command", c)
+    for arg in command:
+        _check_placeholders("start.command", arg)
     cwd = spec_dir / _str(st, "start", "cwd", default=".", expected="a folder, relative to the spec file")
     if not cwd.is_dir():
         raise _bad("start.cwd", st.get("cwd"), f"an existing folder (resolved to {cwd})")
@@ -214,9 +224,10 @@ def parse(data: dict[str, Any], path: Path) -> Spec:
     env = {k: str(v) for k, v in env.items()}
     for k, v in env.items():
         _check_placeholders(f"start.env.{k}", v)
-    start = Start(command, cwd.resolve(), env, _num(st, "start", "ready_timeout_s", 30, 1, 600))
+    return Start(command, cwd.resolve(), env, _num(st, "start", "ready_timeout_s", 30, 1, 600))
 
-    h = _table(data, "http")
+
+def _http(h: dict[str, Any]) -> Http:
     port = h.get("port")
     if isinstance(port, bool) or not isinstance(port, int) or not 1024 <= port <= 65535:
         raise _bad("http.port", port, "the port the target listens on, an integer in [1024, 65535]")
@@ -225,21 +236,21 @@ def parse(data: dict[str, Any], path: Path) -> Spec:
         raise _bad("http.port", port, "a port Chromium accepts (this one is ERR_UNSAFE_PORT)")
     base = _str(h, "http", "base_url", default="http://127.0.0.1:{port}",
                 pattern=re.compile(r"^https?://[^/\s]+/?$"), expected="http://HOST:PORT (no path)")
-    base = base.replace("{port}", str(port))
-    ready_path = _str(h, "http", "ready_path", pattern=re.compile(r"^/\S*$"), expected="a path starting with /")
+    ready_path = _str(h, "http", "ready_path", pattern=_PATH_RE, expected="a path starting with /")
     cookie = _str(h, "http", "cookie", required=True, pattern=re.compile(r"^[!#-+\-.0-9A-Z^-z|~]+$"),
                   expected="the session cookie's name")
-    http = Http(base, port, ready_path, cookie)
+    return Http(str(base).replace("{port}", str(port)), port, ready_path, cookie)
 
-    c = _table(data, "chat")
-    path_re = re.compile(r"^/\S*$")
-    chat = Chat(_str(c, "chat", "path", required=True, pattern=path_re, expected="a path starting with /"),
+
+def _chat(c: dict[str, Any]) -> Chat:
+    return Chat(_str(c, "chat", "path", required=True, pattern=_PATH_RE, expected="a path starting with /"),
                 _str(c, "chat", "message_field", default="message", expected="a JSON field name"),
                 _str(c, "chat", "id_field", expected="a JSON field name (omit it if the API has no message id)"),
                 _str(c, "chat", "reply_path", pattern=_PATH, expected="a JSON path like $.reply"),
                 _num(c, "chat", "timeout_s", 30, 1, 300))
 
-    hi = _table(data, "history")
+
+def _history(hi: dict[str, Any]) -> History:
     fmt = _str(hi, "history", "format", default="objects", expected=f"one of {', '.join(HISTORY_FORMATS)}")
     if fmt not in HISTORY_FORMATS:
         raise _bad("history.format", fmt, f"one of {', '.join(HISTORY_FORMATS)}")
@@ -250,7 +261,7 @@ def parse(data: dict[str, Any], path: Path) -> Spec:
     if not sep:
         raise _bad("history.separator", sep, "a non-empty string, e.g. \":\"")
     history = History(
-        _str(hi, "history", "path", required=True, pattern=path_re, expected="a path starting with /"),
+        _str(hi, "history", "path", required=True, pattern=_PATH_RE, expected="a path starting with /"),
         fmt, _str(hi, "history", "items", default="$", pattern=_PATH, expected="a JSON path like $ or $.messages"),
         _str(hi, "history", "role_field", default="role", expected="a JSON field name"),
         _str(hi, "history", "content_field", default="content", expected="a JSON field name"),
@@ -260,39 +271,41 @@ def parse(data: dict[str, Any], path: Path) -> Spec:
         _str(hi, "history", "id_field", expected="a JSON field name (omit it if the rows carry no id)"))
     if history.id_field and fmt != "objects":
         raise _bad("history.id_field", history.id_field, "no id_field with format = \"strings\" (ids need objects)")
+    return history
 
-    r = _table(data, "redis", required=False)
-    key = _str(r, "redis", "key", pattern=re.compile(r"^[^\s{}]*\{session\}[^\s{}]*$"),
-               expected="a key pattern containing {session}, e.g. chat:{session}")
-    stream = None
-    if "stream" in data:
-        request = _table(data, "stream").get("request", {})
-        if not isinstance(request, dict) or not all(isinstance(k, str) for k in request):
-            raise _bad("stream.request", request, "a table of JSON fields that ask for a streamed "
-                       "answer, e.g. { stream = true } ({} if every answer streams)")
-        stream = Stream(dict(request))
-    page = None
-    if "page" in data:
-        pg = _table(data, "page")
-        sel = "a CSS selector"
-        order = _str(pg, "page", "order", default="oldest_first", expected=f"one of {', '.join(ORDERS)}")
-        if order not in ORDERS:
-            raise _bad("page.order", order, f"one of {', '.join(ORDERS)}")
-        page = PageSpec(_str(pg, "page", "path", default="/", pattern=path_re, expected="a path starting with /"),
-                        _str(pg, "page", "input", required=True, expected=sel + " for the message box"),
-                        _str(pg, "page", "send", expected=sel + " for the send button (omit: Enter sends)"),
-                        _str(pg, "page", "message", required=True, expected=sel + " matching each rendered message"),
-                        _str(pg, "page", "role_attribute", default="data-role",
-                             expected="the attribute of a message element holding its role"),
-                        order,
-                        _str(pg, "page", "ready", expected=sel + " present once the history is rendered"),
-                        _str(pg, "page", "idle", expected=sel + " present once a send is finished"))
-        for k in ("input", "send", "message", "ready", "idle"):
-            v = getattr(page, k)
-            if v is not None and not v.strip():
-                raise _bad(f"page.{k}", v, sel)
-    return Spec(name, path, start, http, chat, history, RedisKey(key), stream, page,
-                _source(data, start.cwd))
+
+def _stream(data: dict[str, Any]) -> Stream | None:
+    if "stream" not in data:
+        return None
+    request = _table(data, "stream").get("request", {})
+    if not isinstance(request, dict) or not all(isinstance(k, str) for k in request):
+        raise _bad("stream.request", request, "a table of JSON fields that ask for a streamed "
+                   "answer, e.g. { stream = true } ({} if every answer streams)")
+    return Stream(dict(request))
+
+
+def _page(data: dict[str, Any]) -> PageSpec | None:
+    if "page" not in data:
+        return None
+    pg = _table(data, "page")
+    sel = "a CSS selector"
+    order = _str(pg, "page", "order", default="oldest_first", expected=f"one of {', '.join(ORDERS)}")
+    if order not in ORDERS:
+        raise _bad("page.order", order, f"one of {', '.join(ORDERS)}")
+    page = PageSpec(_str(pg, "page", "path", default="/", pattern=_PATH_RE, expected="a path starting with /"),
+                    _str(pg, "page", "input", required=True, expected=sel + " for the message box"),
+                    _str(pg, "page", "send", expected=sel + " for the send button (omit: Enter sends)"),
+                    _str(pg, "page", "message", required=True, expected=sel + " matching each rendered message"),
+                    _str(pg, "page", "role_attribute", default="data-role",
+                         expected="the attribute of a message element holding its role"),
+                    order,
+                    _str(pg, "page", "ready", expected=sel + " present once the history is rendered"),
+                    _str(pg, "page", "idle", expected=sel + " present once a send is finished"))
+    for k in ("input", "send", "message", "ready", "idle"):
+        v = getattr(page, k)
+        if v is not None and not v.strip():
+            raise _bad(f"page.{k}", v, sel)
+    return page
 
 
 def _source(data: dict[str, Any], cwd: Path) -> tuple[Path, ...]:

@@ -96,7 +96,7 @@ def _wait_ready(spec: Spec, info: procs.ProcInfo, host: str, log: Path) -> None:
         expected = f"GET {spec.http.ready_path} answering 2xx"
 
         def check() -> bool:
-            return 200 <= _get(spec.url(spec.http.ready_path or "/")) < 300  # type: ignore[operator]
+            return 200 <= _get(spec.url(spec.http.ready_path or "/")) < 300
     else:
         # No health endpoint: the port accepts and / or the history path answers (any status
         # under 500: a 404 on / is still an app that is up).

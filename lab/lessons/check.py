@@ -109,6 +109,7 @@ def judge(lesson: Lesson, outcome: CellOutcome, required: int = MIN_TRIALS) -> J
 
 def describe(t: TrialOutcome) -> str:
     r = t.result
+    assert t.plan is not None  # a lesson's trials are planned
     parts = [f"trial {t.trial_id} (seed {t.plan.seed})"]
     if r.lost["user"] or r.lost["assistant"]:
         ids = (r.lost["user"] or r.lost["assistant"])[0][:8]
@@ -129,6 +130,7 @@ def describe(t: TrialOutcome) -> str:
 
 
 def replay_command(lesson: Lesson, t: TrialOutcome, exercise: Path | None) -> str:
+    assert t.plan is not None  # a lesson's trials are planned
     args = [".venv/bin/lab", "lesson", str(lesson.number), "--replay", str(t.plan.seed)]
     if t.plan.fault_turn:
         args += ["--fault-turn", str(t.plan.fault_turn)]

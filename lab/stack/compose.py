@@ -20,17 +20,18 @@ import sys
 import tarfile
 import tempfile
 from collections.abc import Callable
-from functools import wraps
+from functools import partial, wraps
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 import redis
 
 from lab.config import LabConfig
 from lab.errors import LabError, UsageError
 from lab.stack import procs
+from lab.stack.lifecycle import Lifecycle
 from lab.stack.engine import DOCKER, Engine
-from lab.stack.native import http_get
+from lab.http import http_get
 from lab.wait import wait_until
 
 OFFICIAL = {"redis": "redis:7.0.15", "toxiproxy": "ghcr.io/shopify/toxiproxy:2.12.0",
@@ -46,14 +47,15 @@ SERVICE_OF = {"redis": "redis", "toxiproxy": "toxiproxy", "backend": "chat", "ch
 APPENDONLY_FLAG = ("/data", "lab-appendonly")
 
 
-F = TypeVar("F", bound=Callable[..., Any])
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
-def _engine_errors(fn: F) -> F:
+def _engine_errors(fn: Callable[P, R]) -> Callable[P, R]:
     """The docker SDK's errors as LabError (the runner reports a fault it could not apply as
     the cell's fault error, and the CLI prints it without a traceback)."""
     @wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         import docker.errors
         import requests
 
@@ -62,10 +64,10 @@ def _engine_errors(fn: F) -> F:
         except (docker.errors.DockerException, requests.RequestException) as exc:
             raise LabError(f"{fn.__name__}: the Docker engine refused: {exc}",
                            "is the compose stack up? lab status --mode compose") from None
-    return wrapper  # type: ignore[return-value]
+    return wrapper
 
 
-class ComposeStack:
+class ComposeStack(Lifecycle):
     mode = "compose"
 
     def __init__(self, cfg: LabConfig, docker_root: Path | None = None) -> None:
@@ -87,9 +89,9 @@ class ComposeStack:
         return env
 
     def _docker(self, host: str, *args: str, timeout: float = 300, check: bool = True,
-                **kw: object) -> subprocess.CompletedProcess[str]:
+                **kw: Any) -> subprocess.CompletedProcess[str]:
         res = subprocess.run([DOCKER, *args], env=self._env(host), capture_output=True, text=True,
-                             timeout=timeout, **kw)  # type: ignore[call-overload]
+                             timeout=timeout, **kw)
         if check and res.returncode != 0:
             raise LabError(f"docker {' '.join(args[:3])} failed: {res.stderr.strip()[-400:]}")
         return res
@@ -186,7 +188,7 @@ class ComposeStack:
         return self.run_dir / "backend-log.log"
 
     # ----------------------------------------------------------------- verbs
-    def up(self, timeout_s: float = 180.0) -> dict[str, object]:
+    def up(self, timeout_s: float = 180.0) -> dict[str, Any]:
         from lab.errors import Interrupted
         from lab.signals import deferred, interrupt_on
 
@@ -220,7 +222,7 @@ class ComposeStack:
         return state
 
     def _fingerprint(self) -> str:
-        from lab.stack.native import code_fingerprint
+        from lab.fingerprint import code_fingerprint
 
         compose = hashlib.sha256((self.cfg.root / "compose.yaml").read_bytes()).hexdigest()[:8]
         return f"{code_fingerprint()}-{compose}"
@@ -426,7 +428,7 @@ class ComposeStack:
                 r.close()
         cfg = self.cfg
         for what, url in (("redis", cfg.redis_url), ("redis through toxiproxy", cfg.redis_proxy_url)):
-            wait_until(lambda: ping(url), what=what, timeout_s=timeout_s)
+            wait_until(partial(ping, url), what=what, timeout_s=timeout_s)
 
     @staticmethod
     def _put_file(c: Any, folder: str, name: str, data: bytes) -> None:
@@ -456,7 +458,7 @@ class ComposeStack:
         (self.run_dir / "stack.json").unlink(missing_ok=True)
         return report
 
-    def status(self) -> dict[str, object]:
+    def status(self) -> dict[str, Any]:
         try:
             state = json.loads((self.run_dir / "stack.json").read_text())
         except (OSError, ValueError):

@@ -82,7 +82,7 @@ class BackendEvents:
 
     def _wake(self) -> None:
         try:
-            while os.read(self._fd, 65536):  # type: ignore[arg-type]
+            while self._fd is not None and os.read(self._fd, 65536):
                 pass
         except BlockingIOError:
             pass

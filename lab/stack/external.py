@@ -13,17 +13,19 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import redis
 
 from lab import topology
 from lab.config import LabConfig
 from lab.errors import LabError, UsageError
-from lab.stack.native import http_get
+from lab.stack.lifecycle import Lifecycle
+from lab.http import http_get
 from lab.wait import wait_until
 
 
-class ExternalStack:
+class ExternalStack(Lifecycle):
     mode = "external"
 
     def __init__(self, cfg: LabConfig) -> None:
@@ -34,7 +36,7 @@ class ExternalStack:
     def backend_log(self) -> Path:
         return Path(os.environ.get("LAB_BACKEND_LOG") or self.run_dir / "backend.log")
 
-    def up(self, timeout_s: float = 60.0) -> dict[str, object]:
+    def up(self, timeout_s: float = 60.0) -> dict[str, Any]:
         """Wait for the services; create a topology proxy Toxiproxy lacks. Never starts a process."""
         self.run_dir.mkdir(parents=True, exist_ok=True)
         hint = "the external mode uses services that already run (e.g. the pod's containers) on the lab's ports"
@@ -76,7 +78,7 @@ class ExternalStack:
     def down(self) -> list[str]:
         return []   # nothing here is the lab's to stop
 
-    def status(self) -> dict[str, object]:
+    def status(self) -> dict[str, Any]:
         try:
             healthy = http_get(self.cfg.chat_url + "/healthz")[0] == 200
         except OSError:

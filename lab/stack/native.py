@@ -7,17 +7,15 @@ until ``down``. A failure or a signal during start-up stops whatever had started
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import shutil
 import signal
 import sys
-import urllib.error
-import urllib.request
-from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import Any
 
 import redis
 
@@ -25,27 +23,19 @@ from lab import topology
 from lab.config import PORT_ENV, LabConfig
 from lab.errors import Interrupted, LabError, UsageError
 from lab.signals import deferred, interrupt_on
+from lab.fingerprint import GUNICORN_CONF, code_fingerprint
+from lab.http import http_get
+from lab.locks import exclusive
 from lab.stack import ports, procs
+from lab.stack.lifecycle import Lifecycle
 from lab.wait import wait_until
 
 SERVICES = ("redis", "toxiproxy", "backend")  # start order; stopped in reverse
 TOXIPROXY_VERSION = "2.12.0"
 STATE_FILE = "stack.json"
-# The backend's server is pinned in one file for both modes (see its docstring).
-GUNICORN_CONF = Path(__file__).resolve().parents[2] / "services" / "chat" / "gunicorn.conf.py"
 
 
-def http_get(url: str, timeout_s: float = 2.0) -> tuple[int, bytes]:
-    # A plain urllib User-Agent: Toxiproxy answers 403 to anything starting with "Mozilla/".
-    req = urllib.request.Request(url, headers={"User-Agent": "chaoslab"})
-    try:
-        with urllib.request.urlopen(req, timeout=timeout_s) as resp:
-            return resp.status, resp.read()
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read()
-
-
-class NativeStack:
+class NativeStack(Lifecycle):
     mode = "native"
     services: tuple[str, ...] = SERVICES  # a subclass may run fewer (lab/investigate/link.py)
 
@@ -60,7 +50,7 @@ class NativeStack:
         return self.run_dir / "backend.log"
 
     # ----------------------------------------------------------------- public verbs
-    def up(self, timeout_s: float = 30.0) -> dict[str, object]:
+    def up(self, timeout_s: float = 30.0) -> dict[str, Any]:
         """Start the stack, or reuse a healthy one already up in this run folder."""
         proxies = topology.render_native(topology.load(self.cfg.topology_file), self.cfg)
         self._preflight()
@@ -97,7 +87,7 @@ class NativeStack:
         with self._lock(), deferred():  # a Ctrl-C must not leave half the stack running
             return self._stop_all()
 
-    def status(self) -> dict[str, object]:
+    def status(self) -> dict[str, Any]:
         services = {}
         recorded = {p.name: p for p in procs.recorded(self.run_dir)}
         for name in self.services:
@@ -248,13 +238,13 @@ class NativeStack:
             self._start_backend(timeout_s)
         return self.instance("backend")
 
-    def _wait(self, what: str, proc: procs.ProcInfo, check: object, timeout_s: float) -> None:
+    def _wait(self, what: str, proc: procs.ProcInfo, check: Callable[[], object], timeout_s: float) -> None:
         log = self.run_dir / f"{proc.name}.log"
 
         def exited() -> str | None:
             return None if proc.alive() else f"{proc.name} exited during start-up; log tail:\n{_tail(log)}"
 
-        wait_until(check, what=f"{what} ({proc.name} pid {proc.pid})", timeout_s=timeout_s,  # type: ignore[arg-type]
+        wait_until(check, what=f"{what} ({proc.name} pid {proc.pid})", timeout_s=timeout_s,
                    abort=exited, hint=f"see {log}")
 
     def _toxiproxy_ready(self) -> bool:
@@ -277,7 +267,7 @@ class NativeStack:
                 raise LabError(f"toxiproxy did not create proxy {p.name} ({p.listen} -> {p.upstream}); "
                                f"log tail:\n{_tail(self.run_dir / 'toxiproxy.log')}")
 
-    def _redis(self, url: str) -> "redis.Redis[bytes]":
+    def _redis(self, url: str) -> "redis.Redis":
         return redis.Redis.from_url(url, socket_timeout=1.0, socket_connect_timeout=1.0,
                                     retry=None)
 
@@ -330,33 +320,8 @@ class NativeStack:
                                                          "wait for it to finish, or use another LAB_RUN_DIR"))
 
 
-def code_fingerprint() -> str:
-    """A hash of the backend's code and server config: a running stack is reused only if its
-    backend runs what this checkout holds."""
-    import hashlib
-
-    h = hashlib.sha256()
-    chat = GUNICORN_CONF.parent
-    for f in sorted([*chat.rglob("*.py"), *chat.glob("static/*")]):
-        h.update(f.relative_to(chat).as_posix().encode() + b"\0" + f.read_bytes())
-    return h.hexdigest()[:16]
-
-
 def _tail(path: Path, lines: int = 15) -> str:
     try:
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
     except OSError:
         return "(no log)"
-
-
-@contextmanager
-def exclusive(lock_file: Path, busy: Exception) -> Iterator[None]:
-    """Hold an exclusive lock on ``lock_file`` for the duration; raise ``busy`` at once if another
-    process holds it (two runs on one folder would stop each other's services as leftovers)."""
-    lock_file.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock_file, "w") as fh:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise busy from None
-        yield

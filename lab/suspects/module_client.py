@@ -41,13 +41,13 @@ def _global_stores(m: Module, factories: set[str]) -> list[ast.AST]:
             out.append(n)
     for f in _facts.functions(m.tree):
         declared = {name for g in ast.walk(f) if isinstance(g, ast.Global) for name in g.names}
-        for n in ast.walk(f):
-            if not isinstance(n, ast.Assign) or not _makes_client(n.value, m, factories):
+        for node in ast.walk(f):
+            if not isinstance(node, ast.Assign) or not _makes_client(node.value, m, factories):
                 continue
-            for t in n.targets:
+            for t in node.targets:
                 if (isinstance(t, ast.Name) and t.id in declared) or (
                         isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id in module_level):
-                    out.append(n)
+                    out.append(node)
                     break
     return out
 

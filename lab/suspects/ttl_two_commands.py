@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 
 from lab.suspects import Source, Suspect, _facts, register
 

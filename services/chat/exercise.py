@@ -44,4 +44,4 @@ def init_app(app: Flask) -> None:
 def step(app: Flask) -> Callable[[Behaviour], Behaviour] | None:
     """The loaded exercise's apply(), or None when the backend runs without one."""
     module = app.extensions.get(_EXTENSION)
-    return None if module is None else module.apply  # type: ignore[no-any-return]
+    return None if module is None else module.apply

@@ -7,12 +7,14 @@ deployment cannot be switched into a defect.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from flask import Request
 
 from services.chat import defects
+from services.chat.defects import Behaviour
 from services.chat.errors import ApiError
 
 H_DEFECTS = "X-Lab-Defects"          # comma-separated defect names; empty = correct profile
@@ -31,10 +33,10 @@ class Profile:
     token_delay_ms: int
     trial: str | None
     # A lesson's exercise (services/chat/exercise.py), applied after the named defects.
-    exercise: Callable[[defects.Behaviour], defects.Behaviour] | None = None
+    exercise: Callable[[Behaviour], Behaviour] | None = None
 
     @property
-    def behaviour(self) -> defects.Behaviour:
+    def behaviour(self) -> Behaviour:
         b = defects.behaviour(self.defects)
         return b if self.exercise is None else self.exercise(b)
 
@@ -61,8 +63,8 @@ def parse_defects(text: str) -> frozenset[str]:
     return names
 
 
-def from_request(req: Request, config: dict[str, object],
-                 exercise: Callable[[defects.Behaviour], defects.Behaviour] | None = None) -> Profile:
+def from_request(req: Request, config: Mapping[str, Any],
+                 exercise: Callable[[Behaviour], Behaviour] | None = None) -> Profile:
     """The request's profile; ``exercise`` is the loaded exercise's step, if the backend has one."""
     present = [h for h in HEADERS if h in req.headers]
     if present and not config["LAB_MODE"]:
@@ -86,9 +88,9 @@ def from_request(req: Request, config: dict[str, object],
     day_ms = 24 * 3600 * 1000
     return Profile(
         defects=names,
-        ttl_ms=_int_header(req, H_TTL_MS, int(config["TTL_MS"]), 10, 365 * day_ms),  # type: ignore[call-overload]
-        llm_latency_ms=_int_header(req, H_LLM_LATENCY_MS, int(config["LLM_LATENCY_MS"]), 0, 60_000),  # type: ignore[call-overload]
-        token_delay_ms=_int_header(req, H_TOKEN_DELAY_MS, int(config["TOKEN_DELAY_MS"]), 0, 5_000),  # type: ignore[call-overload]
+        ttl_ms=_int_header(req, H_TTL_MS, int(config["TTL_MS"]), 10, 365 * day_ms),
+        llm_latency_ms=_int_header(req, H_LLM_LATENCY_MS, int(config["LLM_LATENCY_MS"]), 0, 60_000),
+        token_delay_ms=_int_header(req, H_TOKEN_DELAY_MS, int(config["TOKEN_DELAY_MS"]), 0, 5_000),
         trial=req.headers.get(H_TRIAL),
         exercise=exercise if use_exercise else None,
     )

@@ -22,8 +22,8 @@ def new_id() -> str:
 
 def resolve(cookie_value: str | None) -> tuple[str, bool]:
     """(session id, whether it is new)."""
-    if valid(cookie_value):
-        return cookie_value, False  # type: ignore[return-value]
+    if cookie_value is not None and valid(cookie_value):
+        return cookie_value, False
     return new_id(), True
 
 

@@ -155,7 +155,7 @@ def stored(r: "SyncRedis", sid: str) -> Stored:
     kind = kind.decode() if isinstance(kind, bytes) else str(kind)
     pttl = int(r.pttl(key))
     if kind == "list":
-        raw = [x.decode() for x in r.lrange(key, 0, -1)]
+        raw = [x.decode() if isinstance(x, bytes) else str(x) for x in r.lrange(key, 0, -1)]
         rows = [Row.decode(x) for x in raw]
         if any(row is None for row in rows):
             raise ValueError(f"{key}: a value is not a row {{id, role, content}}")

@@ -4,7 +4,6 @@ offline images, the same endpoints and topology as native mode, and nothing left
 from __future__ import annotations
 
 import json
-import os
 import signal
 import socket
 import subprocess

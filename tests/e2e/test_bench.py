@@ -29,5 +29,5 @@ def test_bench_prints_both_loops_and_the_ratios(tmp_path: Path) -> None:
     assert by_name["lab runner, incident"]["failed"] == 2
     assert set(bench["first_trial"]) == {"fire_and_forget", "ttl_set_once", "shared_loop_client",
                                          "blind_retry", "swallowed_errors", "save_at_stream_end",
-                                         "session_cookie"}
+                                         "session_cookie", "read_modify_write"}
     assert bench["cpu_seconds"]["browser"] > 0 and bench["cpu_seconds"]["backend"] > 0

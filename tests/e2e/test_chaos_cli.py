@@ -4,7 +4,6 @@ run folder): outputs, replay, exit status, and Ctrl-C."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys

@@ -4,7 +4,6 @@ does its loss."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import redis

@@ -9,7 +9,6 @@ replay command.
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 

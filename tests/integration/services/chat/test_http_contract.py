@@ -121,7 +121,7 @@ def test_unknown_defect_lists_the_valid_ones(lab_stack: NativeStack) -> None:
                          headers={"X-Lab-Defects": "nope"}, timeout=30)
     assert resp.json()["valid"] == ["fire_and_forget", "blind_retry", "ttl_set_once",
                                     "shared_loop_client", "swallowed_errors",
-                                    "save_at_stream_end", "session_cookie"]
+                                    "save_at_stream_end", "session_cookie", "read_modify_write"]
 
 
 @pytest.mark.parametrize("method, path, status", [("GET", "/nope", 404), ("DELETE", "/chat", 405)])

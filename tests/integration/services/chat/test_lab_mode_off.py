@@ -13,7 +13,8 @@ import pytest
 import requests
 
 from lab.config import ROOT
-from lab.stack.native import GUNICORN_CONF, NativeStack
+from lab.fingerprint import GUNICORN_CONF
+from lab.stack.native import NativeStack
 from lab.wait import wait_until
 
 

@@ -33,7 +33,7 @@ def _trial(tid: str, rows: list[Row] | None, sends: list[Send] | None = None, fa
 FULL = _rows("u1", "a1", "u2", "a2", "u3", "a3")
 
 
-def codes(records: list[TrialRec]) -> list[str]:
+def codes(records: list[Trial]) -> list[str]:
     return [d.code for d in dg.diagnose(records)]
 
 

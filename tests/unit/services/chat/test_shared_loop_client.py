@@ -17,7 +17,8 @@ def _wedge(lock: asyncio.Lock) -> None:
 
     async def hold() -> None:
         await lock.acquire()
-        asyncio.ensure_future(lock.acquire())  # the waiter
+        waiter = asyncio.ensure_future(lock.acquire())  # the waiter, stranded on purpose
+        assert not waiter.done()
         await asyncio.sleep(0)                 # a yield, so the waiter enters the lock's queue
 
     loop.run_until_complete(hold())

@@ -1,0 +1,19 @@
+"""Which backend code a running stack serves: reuse a stack only if it runs this checkout."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+# The backend's server is pinned in one file for both modes (see its docstring).
+GUNICORN_CONF = Path(__file__).resolve().parents[1] / "services" / "chat" / "gunicorn.conf.py"
+
+
+def code_fingerprint() -> str:
+    """A hash of the backend's code and server config: a running stack is reused only if its
+    backend runs what this checkout holds."""
+    h = hashlib.sha256()
+    chat = GUNICORN_CONF.parent
+    for f in sorted([*chat.rglob("*.py"), *chat.glob("static/*")]):
+        h.update(f.relative_to(chat).as_posix().encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()[:16]
