@@ -263,6 +263,16 @@ class ChaosRun:
                 for cid in sorted(want)]
 
 
+def check_replay(profile: str, fault: str, refresh: str, mode: str) -> None:
+    """Bad input before anything starts (UsageError naming the bad value and the valid ones)."""
+    from lab.faults import REGISTRY, check_mode
+
+    parse_profile(profile)
+    check_mode(REGISTRY[parse_fault(fault)[0]], mode)
+    if refresh not in REFRESH_POINTS:
+        raise UsageError(f"unknown refresh point {refresh!r}", f"valid: {', '.join(REFRESH_POINTS)}")
+
+
 def replay(stack: Stack, profile: str, fault: str, refresh: str, turns: int, seed: int,
            fault_turn: int | None, runs: int, reports_root: Path, out: TextIO = sys.stdout) -> int:
     name, params = parse_fault(fault)

@@ -10,6 +10,7 @@ other cells run -- so shard K of N plans the very trials the unsharded run plans
 from __future__ import annotations
 
 import hashlib
+import os
 import random
 import re
 from collections.abc import Sequence
@@ -78,3 +79,27 @@ def lab_version() -> str:
         for f in sorted((root / sub).rglob("*.py")):
             h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes())
     return f"{__version__}+{h.hexdigest()[:12]}"
+
+
+def check_fits(part: tuple[int, int], cells: Sequence[Cell]) -> None:
+    """Bad input before anything starts: more shards than the matrix has columns (UsageError)."""
+    k, n = part
+    columns = len({column(c) for c in cells})
+    if n > columns:
+        raise UsageError(f"--shard {k}/{n}: the matrix has {columns} columns (fault / refresh / turns)",
+                         f"use at most {columns} shards, or widen the matrix with --only")
+
+
+def use_own_stack(part: tuple[int, int], mode: str) -> None:
+    """Shard K runs beside the others: natively, its own run folder (LAB_RUN_DIR + "-shardKofN")
+    and lab ports (each LAB_*_PORT, or its default, + K * PORT_STRIDE), set in the environment
+    the stack is then made from (LabConfig.from_env)."""
+    from lab.config import PORT_ENV, LabConfig
+
+    k, n = part
+    if mode != "native":
+        return
+    base = LabConfig.from_env()
+    os.environ["LAB_RUN_DIR"] = f"{base.run_dir}-shard{k}of{n}"
+    for name, env in PORT_ENV.items():
+        os.environ[env] = str(base.ports[name] + k * PORT_STRIDE)

@@ -29,7 +29,8 @@ from lab.faults.base import Targets
 from lab.history import Trial
 from lab.investigate import blackbox, target
 from lab.investigate.blackbox import Experiment, Prober
-from lab.investigate.link import RedisLink
+from lab.investigate.link import redis_link
+from lab.stack.native import NativeStack
 from lab.investigate.spec import Spec, fill
 from lab.outcome import CellOutcome, TrialOutcome
 from lab.report import EXIT_CLEAN, EXIT_FOUND, EXIT_INCONCLUSIVE, decide, junit_xml, results_json, summary, write_run
@@ -42,9 +43,9 @@ __all__ = ["EXIT_CLEAN", "EXIT_FOUND", "EXIT_INCONCLUSIVE", "Investigation", "ru
 DEFAULT_CONCURRENCY = 6   # trials at once (each its own pooled browser context)
 
 
-def link_for(cfg: LabConfig) -> RedisLink:
+def link_for(cfg: LabConfig) -> NativeStack:
     """The investigation's own Redis + Toxiproxy, in a run folder next to the native stack's."""
-    return RedisLink(replace(cfg, run_dir=cfg.run_dir.with_name(cfg.run_dir.name + "-investigate")))
+    return redis_link(replace(cfg, run_dir=cfg.run_dir.with_name(cfg.run_dir.name + "-investigate")))
 
 
 def full_plan(spec: Spec, turns: int) -> list[Experiment]:
@@ -56,6 +57,25 @@ def full_plan(spec: Spec, turns: int) -> list[Experiment]:
 def uses_ids(spec: Spec) -> bool:
     """The lab sends message ids: the API takes one and the lab's page drives it."""
     return bool(spec.chat.id_field) and spec.page is None
+
+
+def only_filter(spec: Spec, text: str, where: str) -> Callable[[Experiment], bool] | None:
+    """--only 'down|mid_stream' as a filter of experiments (None: the default plan); an unknown
+    name, or mid_stream without a [stream] section in the spec, is refused (UsageError)."""
+    wanted = {f.strip() for f in text.split("|") if f.strip()}
+    if not wanted:
+        return None
+    plan = blackbox.default_plan(3, streams=True, ids=True) + blackbox.optional_plan(3)
+    known = {e.fault for e in plan} | {e.refresh for e in plan}
+    if wanted - known:
+        raise UsageError(f"--only {text!r}: unknown experiment(s) {', '.join(sorted(wanted - known))}",
+                         f"valid: faults {', '.join(sorted({e.fault for e in plan}))}; refresh points "
+                         f"{', '.join(sorted({e.refresh for e in plan}))}")
+    if "mid_stream" in wanted and spec.stream is None:
+        raise UsageError(f"--only {text!r}: mid_stream needs a [stream] section in {where}",
+                         "add [stream] with the request fields that make the answer stream, e.g. "
+                         "request = { stream = true }")
+    return lambda e: e.fault in wanted or e.refresh in wanted
 
 
 def trial_seed(seed: int, exp_no: int, k: int) -> int:
@@ -99,7 +119,7 @@ class Investigation:
         with exclusive(link.run_dir / "investigate.lock", busy), interrupt_on((signal.SIGTERM, signal.SIGHUP)):
             return self._run(link, out_dir)
 
-    def _run(self, link: RedisLink, out_dir: Path) -> int:
+    def _run(self, link: NativeStack, out_dir: Path) -> int:
         t0 = time.monotonic()
         done: list[TrialOutcome] = []
         interrupted: BaseException | None = None
@@ -123,7 +143,7 @@ class Investigation:
 
     @staticmethod
     @contextmanager
-    def _keeping_the_log(link: RedisLink, out_dir: Path) -> Iterator[None]:
+    def _keeping_the_log(link: NativeStack, out_dir: Path) -> Iterator[None]:
         """The target's output is evidence (its own error logs): kept with the report, however
         the run ends."""
         try:
@@ -200,7 +220,7 @@ class Investigation:
                            "--turns", str(self.turns), "--seed", str(self.seed), "--replay", trial_id,
                            "--runs", str(runs)])
 
-    def _check_alive(self, proc: Any, link: RedisLink) -> None:
+    def _check_alive(self, proc: Any, link: NativeStack) -> None:
         if not proc.alive():
             self.say(f"  warning: the target exited during the run; last lines:\n"
                      f"{target.tail(link.run_dir / 'target.log')}")

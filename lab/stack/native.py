@@ -35,15 +35,30 @@ TOXIPROXY_VERSION = "2.12.0"
 STATE_FILE = "stack.json"
 
 
+# The ports each service needs free before it starts.
+SERVICE_PORTS = {"redis": ("redis",), "toxiproxy": ("toxiproxy", "redis_proxy", "chat_proxy"),
+                 "backend": ("backend",)}
+
+
 class NativeStack(Lifecycle):
     mode = "native"
-    services: tuple[str, ...] = SERVICES  # a subclass may run fewer (lab/investigate/link.py)
 
-    def __init__(self, cfg: LabConfig, backend_env: dict[str, str] | None = None) -> None:
+    def __init__(self, cfg: LabConfig, backend_env: dict[str, str] | None = None,
+                 services: tuple[str, ...] = SERVICES) -> None:
+        """``services``: all three, or ("redis", "toxiproxy") -- Redis behind its proxy and no
+        backend, the half a foreign target is plugged into (lab investigate's link)."""
+        unknown = set(services) - set(SERVICES)
+        if unknown or "redis" not in services or "toxiproxy" not in services:
+            raise ValueError(f"services {services!r}: redis and toxiproxy, and optionally backend")
         self.cfg = cfg
         self.run_dir = cfg.run_dir
+        self.services = tuple(s for s in SERVICES if s in services)  # start order
         # Extra CHAT_* settings for the backend (a lesson's exercise file: CHAT_LAB_EXERCISE).
         self.backend_env = dict(backend_env or {})
+
+    @property
+    def with_backend(self) -> bool:
+        return "backend" in self.services
 
     @property
     def backend_log(self) -> Path:
@@ -116,6 +131,8 @@ class NativeStack(Lifecycle):
         if shutil.which("redis-server") is None:
             raise UsageError("redis-server is not installed",
                              "run `make setup` as root, or: apt-get install -y redis-server")
+        if not self.with_backend:
+            return
         try:
             import gunicorn  # noqa: F401
             import services.chat  # noqa: F401
@@ -124,14 +141,19 @@ class NativeStack(Lifecycle):
                              "run `make setup` and use the lab from .venv (make up)") from None
 
     def _check_ports_free(self) -> None:
+        # Without the backend, the chat proxy is not started: its port need not be free either.
+        needed = {n for s in self.services for n in SERVICE_PORTS[s]} - (
+            set() if self.with_backend else {"chat_proxy"})
         for name, port in self.cfg.ports.items():
-            if not ports.is_free(self.cfg.host, port):
+            if name in needed and not ports.is_free(self.cfg.host, port):
                 who = ports.holder(port)
                 raise UsageError(
                     f"port {port} ({PORT_ENV[name]}) is in use" + (f" by {who}" if who else ""),
                     f"stop what holds it, or choose another port: {PORT_ENV[name]}=NNNNN lab up")
 
     def _start(self, proxies: list[topology.Proxy], timeout_s: float) -> None:
+        if not self.with_backend:  # no backend: no chat proxy in front of it
+            proxies = [p for p in proxies if p.name == "redis"]
         rendered = self.run_dir / "toxiproxy.json"
         topology.write(proxies, rendered)
         self._start_redis(timeout_s)
@@ -143,7 +165,7 @@ class NativeStack(Lifecycle):
         self._confirm_proxies(proxies)
         self._wait("redis through toxiproxy", toxi,
                    lambda: self._redis(self.cfg.redis_proxy_url).ping(), timeout_s)
-        if "backend" in self.services:  # RedisLink (lab investigate) runs without it
+        if self.with_backend:
             self._start_backend(timeout_s)
 
     def _start_redis(self, timeout_s: float, durable: bool = False) -> procs.ProcInfo:
@@ -274,8 +296,8 @@ class NativeStack(Lifecycle):
     # ----------------------------------------------------------------- health, state, stop
     def _healthy(self) -> bool:
         try:
-            return (self._redis(self.cfg.redis_proxy_url).ping()
-                    and http_get(self.cfg.chat_url + "/healthz")[0] == 200)
+            return bool(self._redis(self.cfg.redis_proxy_url).ping()) and (
+                not self.with_backend or http_get(self.cfg.chat_url + "/healthz")[0] == 200)
         except Exception:
             return False
 

@@ -27,7 +27,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from lab.config import PORT_ENV, LabConfig
 from lab.investigate import spec as spec_mod, target
-from lab.investigate.link import RedisLink
+from lab.investigate.link import redis_link
 from tests.e2e.test_investigate import FOREIGN, _assert_nothing_left, _investigate, api_spec
 from tests.helpers import free_ports
 
@@ -161,7 +161,7 @@ def foreign_app(tmp_path: Path) -> Iterator[str]:
     env["LAB_RUN_DIR"] = str(tmp_path / "run")
     cfg = LabConfig.from_env(env)
     spec = spec_mod.load(FOREIGN, [f"http.port={ports[-1]}"])
-    link = RedisLink(cfg)
+    link = redis_link(cfg)
     link.up()
     try:
         with target.running(spec, cfg.run_dir, cfg.host, cfg.ports["redis_proxy"]):

@@ -1,0 +1,90 @@
+"""`lab investigate --target SPEC`: a chat backend the lab did not write, as a black box."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from lab.cli.common import opt_int
+
+INVESTIGATE_HELP = """\
+Investigate a chat backend you did not write. The lab starts it as a real process (its spec
+says how), gives it the lab's Redis -- always through Toxiproxy -- and chats with it from a real
+Chromium, through a page the lab serves on the target's own origin (so cookies and refreshes are
+real). It runs experiments (fault x refresh point x turns), then diagnoses causes, each with its
+evidence: replies never stored, acknowledged while Redis was down, acknowledged faster than the
+injected latency allows, duplicates after a connection drop, errors whose write was applied,
+history reads failing (amnesia), stale reads, a TTL not renewed by writes or no TTL, a session
+cookie lost at a browser restart, a capped history, a streamed turn stored only when its stream
+completes, two tabs' turns overwriting each other (a lost update), a double click stored twice.
+
+A correct app gets "no anomaly found" with the trial counts and the 95% upper bounds of what could
+have been missed. Reports: reports/<run-id>/results.json, trials.json, report.html.
+
+Exit status: 0 no anomaly found, 1 anomalies diagnosed, 2 bad input (spec, options, a target
+that does not start or answers outside its spec), 3 unknown (an experiment exercised nothing),
+130 / 143 / 129 interrupted by SIGINT / SIGTERM / SIGHUP (partial report written).
+"""
+
+INVESTIGATE_EPILOG = """\
+experiments: none/settled (control), latency 300 ms/after_ack, one-shot drop of a Redis reply/
+settled, Redis down for one send/settled, none/browser_restart; with a [stream] section also
+none/mid_stream (the last reply cut after its first chunk); a long conversation with no fault
+(max(12, 4 x --turns) turns: a capped history); latency 100 ms/two_tabs (the last two turns
+each sent from two tabs at once: a lost update); where the API takes a message id,
+none/double_submit (the last message sent twice at once); opt-in: redis_restart.
+
+examples:
+  lab investigate --target examples/chat-service.toml
+  lab investigate --target examples/chat-service.toml --set start.env.CHAT_DEFECTS=fire_and_forget
+  lab investigate --target examples/foreign-app.toml      its own page, no ids, newest first
+  lab investigate --target examples/foreign-app.toml --set start.env.FOREIGN_BUGS=cap_history
+  lab investigate --target my-app.toml --trials 20 --turns 5     a full run: tighter bounds
+  lab investigate --target my-app.toml --only 'mid_stream|down'  some experiments only
+
+The spec format (TOML) is in README.md, section "lab investigate".
+"""
+
+
+def add(sub: Any) -> None:
+    inv = sub.add_parser("investigate", help="point the lab at any Redis-backed chat backend (a black box)",
+                         formatter_class=argparse.RawDescriptionHelpFormatter,
+                         description=INVESTIGATE_HELP, epilog=INVESTIGATE_EPILOG)
+    inv.add_argument("--target", required=True, metavar="FILE",
+                     help="the target spec (TOML), e.g. examples/chat-service.toml")
+    inv.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="sets",
+                     help="override a spec field, e.g. --set start.env.CHAT_DEFECTS=ttl_set_once "
+                     "or --set http.port=18190 (repeatable)")
+    inv.add_argument("--trials", type=opt_int("--trials", 1, 1000), default=None, metavar="N",
+                     help="trials per experiment (default 3; more trials = tighter bounds)")
+    inv.add_argument("--turns", type=opt_int("--turns", 2, 100), default=None, metavar="N",
+                     help="turns per conversation (default 3)")
+    inv.add_argument("--only", default="", metavar="EXPERIMENTS",
+                     help="only experiments with these faults or refresh points, '|'-separated, e.g. "
+                     "'down|mid_stream'; 'redis_restart' (opt-in) checks what a Redis without "
+                     "persistence does to it")
+    inv.add_argument("--seed", type=opt_int("--seed", 0, (1 << 31) - 1), default=None, metavar="S",
+                     help="the run's seed (printed; default: random): each trial's texts derive from it")
+    inv.add_argument("--replay", default=None, metavar="TRIAL_ID",
+                     help="run one trial's experiment again with its seed (--runs times) and say which "
+                     "diagnoses it reproduces, e.g. --seed 42 --replay e3-down-settled-01 (the replay "
+                     "line of a run prints the whole command)")
+    inv.add_argument("--runs", type=opt_int("--runs", 1, 1000), default=5, metavar="R",
+                     help="with --replay: how many times (default: 5)")
+    inv.add_argument("--concurrency", type=opt_int("--concurrency", 1, 32), default=None, metavar="C",
+                     help="trials at once, each in its own browser context (default 6); fault-free experiments "
+                     "run side by side, one with a fault has the Redis link to itself")
+    inv.add_argument("--reports", default="reports", metavar="DIR", help="where run folders go")
+    inv.set_defaults(func=run, long_running=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    from lab.config import LabConfig
+    from lab.investigate import run as investigation, spec as spec_mod
+
+    spec = spec_mod.load(Path(args.target), args.sets)  # bad spec: exit 2, nothing started
+    only = investigation.only_filter(spec, args.only, args.target)  # bad --only: exit 2 too
+    return investigation.run(spec, LabConfig.from_env(), args.trials or 3, args.turns or 3, Path(args.reports),
+                             only, seed=args.seed, sets=args.sets, replay=args.replay, runs=args.runs,
+                             concurrency=args.concurrency or investigation.DEFAULT_CONCURRENCY)
