@@ -197,6 +197,16 @@ def exposing_cells() -> dict[str, Cell]:
     return {d: out[d] for d in DEFECTS if d in out}
 
 
+def first_trials_text(first: dict[str, dict[str, Any]]) -> str:
+    lines = ["first trial of each defect's exposing cell:"]
+    for d, v in first.items():
+        shown = ", ".join(f"{k} {n}" for k, n in v["anomalies"].items()) or "no anomaly"
+        verdict = ("unknown (" + "; ".join(v["reasons"])[:120] + ")" if v["validity"] == "unknown"
+                   else "reproduced" if v["reproduced"] else "NOT reproduced")
+        lines.append(f"  {d:<20} {verdict:<16} expected {v['expected']}; shown: {shown}   [{v['cell']}]")
+    return "\n".join(lines)
+
+
 @dataclass
 class Bench:
     stack: NativeStack
@@ -205,6 +215,20 @@ class Bench:
     concurrency: int = 8
     seed: int = 1
     out_root: Path = ROOT / "reports"
+
+    def _first_trials(self, out_dir: Path) -> dict[str, dict[str, Any]]:
+        """One trial of each defect's exposing cell: does the defect show at once?"""
+        first: dict[str, dict[str, Any]] = {}
+        for d, c in exposing_cells().items():
+            _, trials = lab_cell(self.stack, c, 1, 1, out_dir / d, self.seed)
+            t = trials[0]
+            shows = t.result.anomalies().get(EXPECTED.get(d, "lost"), 0) > 0
+            first[d] = {"cell": c.cell_id, "expected": EXPECTED.get(d, "lost"),
+                        "reproduced": t.result.validity != "unknown" and shows,
+                        "validity": t.result.validity,
+                        "reasons": t.result.reasons[:3],
+                        "anomalies": {k: v for k, v in t.result.anomalies().items() if v and not k.startswith("lost_")}}
+        return first
 
     def run(self, out: TextIO = sys.stdout) -> int:
         out_dir = self.out_root / ("bench-" + time.strftime("%Y%m%d-%H%M%S"))
@@ -223,16 +247,7 @@ class Bench:
         say("  4/5 plain loop, incident profile (each failing run waits for its expect timeout) ...")
         plain_bad = plain_loop(self.stack, INCIDENT_DEFECTS, self.plain_runs)
         say("  5/5 each defect's exposing cell, one trial ...")
-        first: dict[str, dict[str, Any]] = {}
-        for d, c in exposing_cells().items():
-            _, trials = lab_cell(self.stack, c, 1, 1, out_dir / "first" / d, self.seed)
-            t = trials[0]
-            shows = t.result.anomalies().get(EXPECTED.get(d, "lost"), 0) > 0
-            first[d] = {"cell": c.cell_id, "expected": EXPECTED.get(d, "lost"),
-                        "reproduced": t.result.validity != "unknown" and shows,
-                        "validity": t.result.validity,
-                        "reasons": t.result.reasons[:3],
-                        "anomalies": {k: v for k, v in t.result.anomalies().items() if v and not k.startswith("lost_")}}
+        first = self._first_trials(out_dir / "first")
         ratio_ok = plain_ok.per_trial / lab_ok.per_trial
         ratio_bad = plain_bad.per_trial / lab_bad.per_trial
         per_300 = lab_ok.per_trial * 300
@@ -245,12 +260,7 @@ class Bench:
         say(f"passing trials: lab {ratio_ok:.1f}x faster than the plain loop (target >= {TARGETS['passing_ratio']:g}x)")
         say(f"failing trials: lab {ratio_bad:.1f}x faster than the plain loop (target >= {TARGETS['failing_ratio']:g}x)")
         say(f"300 trials of {cell.cell_id}: {per_300:.0f} s at the measured pace (target <= {TARGETS['correct_300_s']:g} s)")
-        say("first trial of each defect's exposing cell:")
-        for d, v in first.items():
-            shown = ", ".join(f"{k} {n}" for k, n in v["anomalies"].items()) or "no anomaly"
-            verdict = ("unknown (" + "; ".join(v["reasons"])[:120] + ")" if v["validity"] == "unknown"
-                       else "reproduced" if v["reproduced"] else "NOT reproduced")
-            say(f"  {d:<20} {verdict:<16} expected {v['expected']}; shown: {shown}   [{v['cell']}]")
+        say(first_trials_text(first))
         say(f"CPU while the lab ran the correct cell: {cpu.text()}")
         phases = {"correct": mean_per_trial([t.phases for t in ok_trials]),
                   "incident": mean_per_trial([t.phases for t in bad_trials])}

@@ -193,10 +193,9 @@ def _place_by_text(rows: list[Row], positions: list[int], msgs: list[_Msg],
             by_id[cands[0].id].reply.append(pos)
 
 
-def check(trial: Trial) -> Result:
-    """Anomalies of one trial. Never raises on odd input: see ``check_safe``."""
-    sends = trial.sends
-    incomplete = [s.id for s in sends if s.outcome is None]
+def _not_judged(trial: Trial) -> Result | None:
+    """An unknown result when the trial cannot be judged at all, else None."""
+    incomplete = [s.id for s in trial.sends if s.outcome is None]
     if incomplete:
         return Result("unknown", reasons=[f"sends never completed: {', '.join(incomplete)}"])
     if trial.unknown:
@@ -207,53 +206,26 @@ def check(trial: Trial) -> Result:
         return Result("unknown", reasons=["the fault was not confirmed"])
     if not trial.preconditions_met:
         return Result("unknown", reasons=["the experiment's preconditions did not hold"] + trial.errors)
+    return None
 
+
+def check(trial: Trial) -> Result:
+    """Anomalies of one trial. Never raises on odd input: see ``check_safe``."""
+    early = _not_judged(trial)
+    if early is not None:
+        return early
+    assert trial.final_rows is not None
+    sends = trial.sends
     msgs = _messages(sends)
-    by_id = {m.id: m for m in msgs}
     order = [m.id for m in msgs]
     acked = [m.id for m in msgs if any(s.outcome == "ok" for s in m.sends)]
-    failed_only = [m.id for m in msgs if all(s.outcome == "fail" for s in m.sends)]
-    info_only = [i for i in order if i not in acked and i not in failed_only]
     res = Result("valid", attempted=len(order), acknowledged=len(acked), sends=len(sends),
                  acked_sends=sum(s.outcome == "ok" for s in sends), acked=acked)
-
-    final = trial.final_rows
-    placed, unexpected = place(final, sends)
-    for i in acked:
-        if not placed[i].user:
-            res.lost["user"].append(i)
-        if not placed[i].reply:
-            res.lost["assistant"].append(i)
-    res.duplicated = [f"{i}:{role}" for i in order for role, n in
-                      (("user", len(placed[i].user)), ("assistant", len(placed[i].reply))) if n > 1]
-    res.unexpected = sorted({final[p].id for p in unexpected})
-    res.expired = trial.key_expired and bool(res.lost["user"] or res.lost["assistant"])
-    res.reordered = _reordered(msgs, placed)
-    res.lost_update = [i for i in res.lost_turns if any(
-        o.id != i and o.id in acked and _concurrent(by_id[i], o) and any(
-            i in res.lost[role] and getattr(placed[o.id], "user" if role == "user" else "reply")
-            for role in ROLES)
-        for o in msgs)]
-
-    stored_users = {i for i in order if placed[i].user}
-    answered = {s.id for s in sends if s.status is not None}
-    res.phantom_fail = [i for i in failed_only + info_only if i in stored_users and i in answered]
-    res.phantom_fail_definite = [i for i in failed_only if i in stored_users]
-
+    placed = _stored(res, trial, msgs, trial.final_rows)
     if trial.page_after_refresh is not None:
-        shown, _ = place(trial.page_after_refresh, sends)
-        before = [i for i in acked if _acked_before_refresh(trial, i)]
-        cut = {s.id for s in sends if s.cut}
-        res.amnesia = bool(before) and not any(shown[i].user for i in before)
-        res.page_failed = res.amnesia and trial.page_error is not None
-        if not res.amnesia:
-            # A reply cut mid-stream may still be completing at the refresh: missing then and
-            # stored later is not a stale read. The whole history missing is amnesia, not stale.
-            res.stale = [i for i in before if i not in cut and (
-                (not shown[i].user and placed[i].user) or (not shown[i].reply and placed[i].reply))]
+        _shown(res, trial, placed)
     elif not trial.refresh_reached:
         res.reasons.append("the refresh point was not reached")
-
     bad = [a for a in INVALIDATING if getattr(res, a) and (a != "lost" or any(res.lost.values()))
            and (a != "amnesia" or not res.page_failed)]
     if res.phantom_fail_definite:
@@ -268,6 +240,52 @@ def check(trial: Trial) -> Result:
         res.validity = "unknown"
         res.reasons.append("no send was acknowledged: the trial exercised nothing")
     return res
+
+
+def _stored(res: Result, trial: Trial, msgs: list[_Msg], final: list[Row]) -> dict[str, Placement]:
+    """What the final read says: lost, duplicated, unexpected, expired, reordered, lost updates,
+    phantom failures. Returns where each message's rows are."""
+    sends, acked = trial.sends, res.acked
+    by_id = {m.id: m for m in msgs}
+    failed_only = [m.id for m in msgs if all(s.outcome == "fail" for s in m.sends)]
+    info_only = [m.id for m in msgs if m.id not in acked and m.id not in failed_only]
+    placed, unexpected = place(final, sends)
+    for i in acked:
+        if not placed[i].user:
+            res.lost["user"].append(i)
+        if not placed[i].reply:
+            res.lost["assistant"].append(i)
+    res.duplicated = [f"{m.id}:{role}" for m in msgs for role, n in
+                      (("user", len(placed[m.id].user)), ("assistant", len(placed[m.id].reply))) if n > 1]
+    res.unexpected = sorted({final[p].id for p in unexpected})
+    res.expired = trial.key_expired and bool(res.lost["user"] or res.lost["assistant"])
+    res.reordered = _reordered(msgs, placed)
+    res.lost_update = [i for i in res.lost_turns if any(
+        o.id != i and o.id in acked and _concurrent(by_id[i], o) and any(
+            i in res.lost[role] and getattr(placed[o.id], "user" if role == "user" else "reply")
+            for role in ROLES)
+        for o in msgs)]
+    stored_users = {m.id for m in msgs if placed[m.id].user}
+    answered = {s.id for s in sends if s.status is not None}
+    res.phantom_fail = [i for i in failed_only + info_only if i in stored_users and i in answered]
+    res.phantom_fail_definite = [i for i in failed_only if i in stored_users]
+    return placed
+
+
+def _shown(res: Result, trial: Trial, placed: dict[str, Placement]) -> None:
+    """What the page showed after the refresh: amnesia (nothing acknowledged shown), a failed
+    history read, stale reads."""
+    assert trial.page_after_refresh is not None
+    shown, _ = place(trial.page_after_refresh, trial.sends)
+    before = [i for i in res.acked if _acked_before_refresh(trial, i)]
+    cut = {s.id for s in trial.sends if s.cut}
+    res.amnesia = bool(before) and not any(shown[i].user for i in before)
+    res.page_failed = res.amnesia and trial.page_error is not None
+    if not res.amnesia:
+        # A reply cut mid-stream may still be completing at the refresh: missing then and
+        # stored later is not a stale read. The whole history missing is amnesia, not stale.
+        res.stale = [i for i in before if i not in cut and (
+            (not shown[i].user and placed[i].user) or (not shown[i].reply and placed[i].reply))]
 
 
 def _precedes(a: _Msg, b: _Msg) -> bool:

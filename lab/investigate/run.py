@@ -27,8 +27,11 @@ from lab.errors import UsageError
 from lab.faults import base as faults
 from lab.faults.base import Targets
 from lab.history import Trial
-from lab.investigate import blackbox, target
-from lab.investigate.blackbox import Experiment, Prober
+from lab.investigate import target
+from lab.investigate import experiments, pages
+from lab.investigate.blackbox import Prober
+from lab.investigate.experiments import Experiment
+from lab.investigate.preflight import preflight
 from lab.investigate.link import redis_link
 from lab.stack.native import NativeStack
 from lab.investigate.spec import Spec, fill
@@ -51,7 +54,7 @@ def link_for(cfg: LabConfig) -> NativeStack:
 def full_plan(spec: Spec, turns: int) -> list[Experiment]:
     """Every experiment, default and opt-in: a trial id's experiment number indexes this list,
     so a replay command names the same experiment whatever --only chose."""
-    return blackbox.default_plan(turns, spec.stream is not None, uses_ids(spec)) + blackbox.optional_plan(turns)
+    return experiments.default_plan(turns, spec.stream is not None, uses_ids(spec)) + experiments.optional_plan(turns)
 
 
 def uses_ids(spec: Spec) -> bool:
@@ -65,7 +68,7 @@ def only_filter(spec: Spec, text: str, where: str) -> Callable[[Experiment], boo
     wanted = {f.strip() for f in text.split("|") if f.strip()}
     if not wanted:
         return None
-    plan = blackbox.default_plan(3, streams=True, ids=True) + blackbox.optional_plan(3)
+    plan = experiments.default_plan(3, streams=True, ids=True) + experiments.optional_plan(3)
     known = {e.fault for e in plan} | {e.refresh for e in plan}
     if wanted - known:
         raise UsageError(f"--only {text!r}: unknown experiment(s) {', '.join(sorted(wanted - known))}",
@@ -154,11 +157,11 @@ class Investigation:
                 shutil.copyfile(link.run_dir / "target.log", out_dir / "target.log")
 
     async def _browse(self, targets: Targets, done: list[TrialOutcome]) -> None:
-        async with blackbox.chromium() as browser:
+        async with pages.chromium() as browser:
             prober = Prober(self.spec, browser, targets, self.cfg.redis_url)
             try:
                 if not self.replay_of:
-                    self.say("  " + await blackbox.preflight(prober))
+                    self.say("  " + await preflight(prober))
                 # Fault-free experiments share nothing a fault could disturb: their trials run
                 # together; an experiment with a fault has the Redis link to itself.
                 free = [(no, e) for no, e in self.plan if e.fault == "none"]
@@ -314,7 +317,7 @@ def run(spec: Spec, cfg: LabConfig, trials: int, turns: int, reports_root: Path,
                              f"experiments are e0..e{len(everything) - 1}; use the replay line as printed")
         plan, trials = [everything[no]], runs
     elif only is None:
-        n = len(blackbox.default_plan(turns, spec.stream is not None, uses_ids(spec)))
+        n = len(experiments.default_plan(turns, spec.stream is not None, uses_ids(spec)))
         plan = everything[:n]
     else:
         plan = [(i, e) for i, e in everything if only(e)]

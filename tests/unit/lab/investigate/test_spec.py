@@ -30,7 +30,7 @@ def test_example_parses() -> None:
 
 
 def test_no_stream_section_no_mid_stream_experiment() -> None:
-    from lab.investigate.blackbox import default_plan
+    from lab.investigate.experiments import default_plan
 
     data = _data()
     del data["stream"]

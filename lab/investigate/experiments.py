@@ -1,0 +1,81 @@
+"""The experiments of `lab investigate`: fault x refresh point x turns, each there for the
+causes it can expose (its ``why``). Plain data; a trial id's experiment number indexes the full
+plan (lab.investigate.run.full_plan), so a replay names the same experiment whatever --only chose."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from lab.schedule import Cell
+
+# The last turns sent from two tabs at once (two_tabs), or twice from one (double_submit). Two
+# rounds of two tabs: an app with a connection pool may open its second connection in the first
+# round, and that handshake (round trips under the injected latency) can hold one request back
+# until the other has finished -- measured on examples/foreign_app.py: the second request's
+# first read came 0.4 s late, after the other's write. The second round meets a warm pool.
+TWO_TAB_ROUNDS = {"two_tabs": 2, "double_submit": 1}
+
+
+@dataclass(frozen=True)
+class Experiment:
+    fault: str
+    params: tuple[tuple[str, Any], ...]
+    refresh: str
+    turns: int
+    why: str
+
+    def cell(self, target: str) -> Cell:
+        """The experiment as a cell of the results (the same schema as `lab chaos`'s)."""
+        return Cell((), self.fault, self.refresh, self.turns, self.params, user_retry=False, target=target)
+
+    @property
+    def label(self) -> str:
+        return self.cell("?").label
+
+
+def optional_plan(turns: int) -> list[Experiment]:
+    """Opt-in (--only): these test the environment as much as the app."""
+    return [
+        Experiment("redis_restart", (("durable", False),), "settled", turns,
+                   "Redis killed and restarted before one send: loss when Redis has no persistence "
+                   "(the lab's Redis has none: this checks what the app does about it)"),
+    ]
+
+
+def default_plan(turns: int, streams: bool = False, ids: bool = False) -> list[Experiment]:
+    """Each experiment is there for the causes it can expose (the `why`). ``streams``: the
+    spec has a [stream] section, so a reply can be cut mid-stream. ``ids``: the API takes a
+    message id and the lab's page drives it, so a double submit is one message sent twice (an
+    app with no ids cannot tell a double click from two equal messages: not judged there)."""
+    double_submit = [Experiment("none", (), "double_submit", turns,
+                                "a double click: the last message sent twice at once under its id; "
+                                "an append not idempotent by id stores it twice")] if ids else []
+    mid_stream = [Experiment("none", (), "mid_stream", turns,
+                             "every reply streamed, the last one cut after its first chunk (the "
+                             "connection closed as by a refresh or a closed tab): a turn stored only "
+                             "when its stream completes")] if streams else []
+    return [
+        Experiment("none", (), "settled", turns,
+                   "control: replies not stored, 5xx with writes applied, failing history reads, TTL"),
+        Experiment("latency", (("latency_ms", 300),), "after_ack", turns,
+                   "acknowledged before the write could complete; stale reads right after the ack"),
+        Experiment("drop", (("one_shot", True), ("stream", "downstream")), "settled", turns,
+                   "a Redis reply lost after the write: duplicates from a blind retry"),
+        Experiment("down", (), "settled", turns,
+                   "Redis unreachable for one send: acknowledged but never stored (swallowed errors)"),
+        Experiment("none", (), "browser_restart", turns,
+                   "a session cookie that does not survive a browser restart"),
+    ] + mid_stream + [
+        Experiment("none", (), "settled", long_turns(turns),
+                   "a long conversation, no fault: loss only beyond a length (a capped history)"),
+        Experiment("latency", (("latency_ms", 100),), "two_tabs", turns,
+                   "two tabs of one conversation send at once while Redis is slow: a history read, "
+                   "appended to and written back whole loses one tab's turn (a lost update)"),
+    ] + double_submit
+
+
+def long_turns(turns: int) -> int:
+    """The long conversation's length: long enough for the caps apps commonly set on a history
+    (10-20 messages), short enough to stay a few seconds per trial."""
+    return min(100, max(12, 4 * turns))

@@ -1,0 +1,153 @@
+"""The browser side of black-box trials: pooled contexts, the page each trial drives (the app's
+own, by its spec's selectors, or the lab's page served on the target's origin), reloads, a
+browser restart, and the session cookie -- what a trial reads raw, for the prober to judge."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from playwright.async_api import Browser, BrowserContext, Page, Route
+
+from lab.investigate import app_page
+from lab.investigate.page import PAGE_PATH, html
+from lab.history import Row
+from lab.investigate.spec import Spec, parse_rows
+
+
+@dataclass
+class Read:
+    """One GET of the history: status, and the rows if the body was of the spec's form."""
+
+    status: int | None
+    rows: list[Row] | None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status is not None and 200 <= self.status < 300 and self.rows is not None
+
+
+class Pages:
+    def __init__(self, spec: Spec, browser: Browser) -> None:
+        self.spec, self.browser = spec, browser
+        # Browser contexts reused trial after trial, as the chaos runner's slots: a new context and
+        # page cost Chromium a renderer process each (measured: 1.8 s of a 4.5 s trial to open).
+        self._pool: list[tuple[BrowserContext, Page]] = []
+
+    async def slot(self) -> tuple[BrowserContext, Page]:
+        if self._pool:
+            return self._pool.pop()
+        ctx = await self.browser.new_context()
+        await self.serve_page(ctx)
+        return ctx, await ctx.new_page()
+
+    async def serve_page(self, ctx: BrowserContext) -> None:
+        """The lab's page (when the app's own is not driven), on the target's own origin, served
+        by the browser: its cookies are real."""
+        if self.spec.page is None:
+            body = html(self.spec)
+
+            async def serve(route: Route) -> None:
+                await route.fulfill(status=200, content_type="text/html; charset=utf-8", body=body)
+
+            await ctx.route(self.spec.url(PAGE_PATH), serve)
+
+    async def release(self, ctx: BrowserContext, page: Page, broken: bool) -> None:
+        """Back to the pool as a new user's browser: no cookie, no storage of the target's
+        origin; a context that failed is not trusted again."""
+        try:
+            if not broken:
+                await page.evaluate("() => { try { localStorage.clear(); sessionStorage.clear(); } catch (e) {} }")
+                await ctx.clear_cookies()
+                self._pool.append((ctx, page))
+                return
+        except Exception:  # a page that cannot even be cleared is broken
+            pass
+        await ctx.close()
+
+    async def close(self) -> None:
+        while self._pool:
+            await self._pool.pop()[0].close()
+
+    async def open(self, ctx: BrowserContext) -> tuple[Page, dict[str, Any]]:
+        """A new page in ``ctx`` showing the conversation, and its first history read (raw)."""
+        await self.serve_page(ctx)
+        page = await ctx.new_page()
+        return page, await self.load(ctx, page)
+
+    async def load(self, ctx: BrowserContext, page: Page) -> dict[str, Any]:
+        """Navigate ``page`` to the conversation; its first history read (raw)."""
+        if self.spec.page is not None:
+            url = self.spec.url(self.spec.page.path)
+            return await app_page.load(page, self.spec, lambda: page.goto(url))
+        await page.goto(self.spec.url(PAGE_PATH))
+        # A user types once the page shows its history. Sending earlier races the page's own
+        # GET of the history: both go out without a cookie, each may start a session, and the
+        # later Set-Cookie wins -- the first message then lands in another conversation.
+        return dict(await page.evaluate("window.labLoaded"))
+
+    async def reload(self, page: Page) -> dict[str, Any]:
+        """Reload ``page``; its first history read after the reload (raw)."""
+        if self.spec.page is not None:
+            return await app_page.load(page, self.spec, page.reload)
+        await page.reload()
+        return dict(await page.evaluate("window.labLoaded"))
+
+    async def browser_restart(self, ctx: BrowserContext) -> dict[str, Any]:
+        """A new context keeping only ``ctx``'s persistent cookies: its first history read."""
+        # A browser restart keeps only persistent cookies (expires != -1).
+        kept = [c for c in await ctx.cookies() if c.get("expires", -1) != -1]
+        fresh = await self.browser.new_context()
+        try:
+            if kept:
+                # Cookie dicts from cookies(), as add_cookies() takes them (two Playwright TypedDicts).
+                await fresh.add_cookies(kept)  # type: ignore[arg-type]
+            return (await self.open(fresh))[1]
+        finally:
+            await fresh.close()
+
+    async def cookie(self, ctx: BrowserContext) -> dict[str, Any] | None:
+        return next((dict(c) for c in await ctx.cookies(self.spec.http.base_url)
+                     if c["name"] == self.spec.http.cookie), None)
+
+    async def cookie_persistent(self, ctx: BrowserContext) -> bool | None:
+        c = await self.cookie(ctx)
+        return None if c is None else c.get("expires", -1) != -1
+
+    async def session_key(self, ctx: BrowserContext) -> str | None:
+        """The conversation's Redis key for this context's session ([redis] key), if known."""
+        c = await self.cookie(ctx)
+        if not self.spec.redis.key or c is None:
+            return None
+        return self.spec.redis.key.replace("{session}", str(c["value"]))
+
+    def rows(self, raw: dict[str, Any]) -> Read:
+        """A raw history read as rows of the spec's form (an error where it is not)."""
+        if raw["status"] is None or not 200 <= raw["status"] < 300:
+            return Read(raw["status"], None, raw["error"] or f"HTTP {raw['status']}: {raw['body'][:120]!r}")
+        if "rows" in raw:  # the app's own page: what it rendered
+            if raw["rows"] is None:
+                return Read(raw["status"], None, raw["error"])
+            h = self.spec.history
+            names = {h.user_role: "user", h.assistant_role: "assistant"}
+            return Read(raw["status"], [Row("", names.get(r, r), c) for r, c in raw["rows"]], raw["error"])
+        try:
+            return Read(raw["status"], parse_rows(self.spec.history, raw["body"]))
+        except ValueError as exc:
+            return Read(raw["status"], None, f"history outside the spec: {exc}")
+
+
+@asynccontextmanager
+async def chromium() -> AsyncIterator[Browser]:
+    from playwright.async_api import async_playwright
+
+    from lab.browser import executable
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=executable())
+        try:
+            yield browser
+        finally:
+            await browser.close()
