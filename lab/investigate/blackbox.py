@@ -20,7 +20,8 @@ from playwright.async_api import Browser, BrowserContext, Page
 from lab.faults import base as faults
 from lab.history import Outcome, Row, Send, Trial, TtlObs
 from lab.investigate import app_page
-from lab.investigate.spec import Spec, json_path
+from lab.investigate.rows import json_path
+from lab.investigate.spec import Spec
 from lab.runner import Lockstep
 from lab import concurrency
 from lab.investigate.experiments import TWO_TAB_ROUNDS, Experiment

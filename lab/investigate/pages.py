@@ -14,7 +14,8 @@ from playwright.async_api import Browser, BrowserContext, Page, Route
 from lab.investigate import app_page
 from lab.investigate.page import PAGE_PATH, html
 from lab.history import Row
-from lab.investigate.spec import Spec, parse_rows
+from lab.investigate.rows import parse_rows
+from lab.investigate.spec import Spec
 
 
 @dataclass

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from lab.errors import UsageError
-from lab.history import Row
 
 HISTORY_FORMATS = ("objects", "strings")
 ORDERS = ("oldest_first", "newest_first")
@@ -323,60 +322,6 @@ def _source(data: dict[str, Any], cwd: Path) -> tuple[Path, ...]:
             raise _bad("source.paths", p, f"an existing file or folder (resolved to {full})")
         out.append(full)
     return tuple(out)
-
-
-def json_path(doc: Any, path: str) -> Any:
-    """A minimal JSON path: $ or $.a.b (objects only). Raises KeyError naming the missing step."""
-    node = doc
-    for step in path.split(".")[1:]:
-        if not isinstance(node, dict) or step not in node:
-            raise KeyError(f"{path}: no field {step!r} in {type(node).__name__}")
-        node = node[step]
-    return node
-
-
-def parse_history(spec: History, body: str) -> list[tuple[str, str]]:
-    """The history response -> (role, content) rows, oldest first. ValueError says what was
-    expected when the body is not of the spec's form."""
-    return [(role, content) for role, content, _ in _items(spec, body)]
-
-
-def parse_rows(spec: History, body: str) -> list[Row]:
-    """The history response -> the lab's rows, oldest first: the spec's roles as "user" and
-    "assistant" (others kept as they are), ids where history.id_field names them."""
-    names = {spec.user_role: "user", spec.assistant_role: "assistant"}
-    return [Row(mid, names.get(role, role), content) for role, content, mid in _items(spec, body)]
-
-
-def _items(spec: History, body: str) -> list[tuple[str, str, str]]:
-    import json
-
-    try:
-        doc = json.loads(body)
-    except ValueError:
-        raise ValueError(f"not JSON (starts {body[:80]!r})") from None
-    try:
-        items = json_path(doc, spec.items)
-    except KeyError as exc:
-        raise ValueError(str(exc)) from None
-    if not isinstance(items, list):
-        raise ValueError(f"{spec.items} is a {type(items).__name__}, expected a list")
-    rows: list[tuple[str, str, str]] = []
-    for i, it in enumerate(items):
-        mid = ""
-        if spec.format == "strings":
-            if not isinstance(it, str) or spec.separator not in it:
-                raise ValueError(f"item {i} = {it!r}: expected a \"role{spec.separator}content\" string")
-            role, _, content = it.partition(spec.separator)
-        else:
-            if not isinstance(it, dict) or spec.role_field not in it or spec.content_field not in it:
-                raise ValueError(f"item {i} = {str(it)[:80]!r}: expected an object with "
-                                 f"{spec.role_field!r} and {spec.content_field!r}")
-            role, content = str(it[spec.role_field]), str(it[spec.content_field])
-            if spec.id_field:
-                mid = str(it.get(spec.id_field) or "")
-        rows.append((role.strip(), content, mid))
-    return rows[::-1] if spec.order == "newest_first" else rows
 
 
 def fill(text: str, values: dict[str, str]) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from lab.investigate import rows
+
 import tomllib
 from pathlib import Path
 
@@ -98,13 +100,13 @@ def _hist(**kw: str) -> sp.History:
 def test_history_strings_newest_first_under_a_path() -> None:
     h = _hist(format="strings", items="$.data.messages", order="newest_first")
     body = '{"data": {"messages": ["assistant:hi there", "user: hello: me"]}}'
-    assert sp.parse_history(h, body) == [("user", " hello: me"), ("assistant", "hi there")]
+    assert rows.parse_history(h, body) == [("user", " hello: me"), ("assistant", "hi there")]
 
 
 def test_history_outside_the_spec_says_what_was_expected() -> None:
     with pytest.raises(ValueError, match="not JSON"):
-        sp.parse_history(_hist(), "<html><h1>500 Internal Server Error</h1></html>")
+        rows.parse_history(_hist(), "<html><h1>500 Internal Server Error</h1></html>")
     with pytest.raises(ValueError, match="expected an object with 'role' and 'content'"):
-        sp.parse_history(_hist(), '[{"who": "user"}]')
+        rows.parse_history(_hist(), '[{"who": "user"}]')
     with pytest.raises(ValueError, match="no field 'messages'"):
-        sp.parse_history(_hist(items="$.messages"), "[]")
+        rows.parse_history(_hist(items="$.messages"), "[]")
