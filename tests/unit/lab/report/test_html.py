@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from lab.report import html
+from lab.report import html, timeline
 
 
 def _cell(profile: str, fault: str, k: int, n: int, **extra: object) -> dict[str, object]:
@@ -47,10 +47,10 @@ def test_a_timeline_draws_each_lane_from_the_artifacts(tmp_path: Path) -> None:
     (folder / "backend-events.jsonl").write_text(json.dumps(
         {"event": "http", "t": t + 0.49, "t0": t + 0.12, "method": "POST", "path": "/chat", "status": 200}))
     (folder / "redis-commands.jsonl").write_text(json.dumps({"t": t + 0.2, "lua": False, "args": ["LRANGE", "chat:x"]}))
-    items = html.lane_items(folder)
+    items = timeline.lane_items(folder)
     assert [i["kind"] for i in items["browser"]] == ["mark", "lost", "refresh"]
     assert items["http"][0]["label"] == "POST /chat 200"
     assert items["redis"][0]["label"] == "LRANGE chat:x"
     assert items["fault"][0]["t1"] is None  # a whole-trial fault spans the timeline
-    svg = html.timeline(folder)
-    assert all(f'data-lane="{lane}"' in svg for lane, _ in html.LANES)
+    svg = timeline.timeline(folder)
+    assert all(f'data-lane="{lane}"' in svg for lane, _ in timeline.LANES)
