@@ -8,109 +8,35 @@ the browser's own network events: invoke, then ok (2xx; for a stream, the first 
 from __future__ import annotations
 
 import asyncio
-import json
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from playwright.async_api import Browser, BrowserContext, Page, Request, Response
+from playwright.async_api import Browser, BrowserContext, Page
 
-from lab.history import Outcome, Row, Send
+from lab.history import Row, Send
+from lab.concurrent_sends import ConcurrentSends
+from lab.netlog import NetworkLog
+from lab.page_js import SEND_JS, SEND_TIMEOUT_S, UNTIL_JS, settled_selector
+from lab.slots import Slot
 from lab.phases import Phases
 from lab.stack.events import BackendEvents
 
-SEND_TIMEOUT_S = 30.0          # a send with no outcome after this is left in flight (unknown)
 TRIGGER_TIMEOUT_S = 20.0
-
-# Waits on the page are event-driven: a MutationObserver resolves the moment the selector
-# matches (one round trip to the page, no polling per animation frame). Each resolves with the
-# rows the page shows at that moment (what the page shows once its history has loaded is read
-# in the same round trip).
-_UNTIL = """(sel, ms) => new Promise((resolve, reject) => {
-  const rows = () => [Array.from(document.querySelectorAll("[data-testid=message]"),
-                                 e => [e.dataset.id, e.dataset.role, e.dataset.state]),
-                      (document.querySelector("[data-testid=history-status]") || {dataset: {}}).dataset.state || null];
-  if (!sel || document.querySelector(sel)) return resolve(rows());
-  const obs = new MutationObserver(() => {
-    if (document.querySelector(sel)) { obs.disconnect(); clearTimeout(timer); resolve(rows()); }
-  });
-  obs.observe(document, { subtree: true, childList: true, attributes: true });
-  const timer = setTimeout(() => { obs.disconnect(); reject(new Error("not within " + ms + " ms: " + sel)); }, ms);
-})"""
-UNTIL_JS = f"([sel, ms]) => ({_UNTIL})(sel, ms)"
-# The user's message, once the previous turn has settled on the page (the user waits for the
-# reply), typed into the composer and submitted through its form as Enter does -- in one round
-# trip; returns the id the page gave the new message (its newest user bubble) and the ms spent
-# waiting for the previous turn.
-SEND_JS = f"""async ([text, after, ms]) => {{
-  const t0 = performance.now();
-  await ({_UNTIL})(after, ms);
-  const waited = performance.now() - t0;
-  const input = document.querySelector("[data-testid=composer-input]");
-  input.focus();
-  input.value = text;
-  input.dispatchEvent(new Event("input", {{ bubbles: true }}));
-  input.form.requestSubmit();
-  const mine = document.querySelectorAll("[data-testid=message][data-role=user]");
-  return [mine.length ? mine[mine.length - 1].dataset.id : null, waited];
-}}"""
-
-
-# A double click on Send, as a page without a guard sees it: the same message, under the same
-# id, submitted twice within the same task (the page's own send(text, id) is what its retry
-# button calls). Returns the id, as SEND_JS does.
-DOUBLE_JS = f"""async ([text, after, ms]) => {{
-  const t0 = performance.now();
-  await ({_UNTIL})(after, ms);
-  const waited = performance.now() - t0;
-  const id = newId();
-  send(text, id); send(text, id);
-  return [id, waited];
-}}"""
-
-
-def settled_selector(mid: str) -> str:
-    """The message shown settled: its reply saved, or the message marked not saved."""
-    return (f'[data-testid=message][data-id="{mid}"][data-state="not-saved"], '
-            f'[data-testid=message][data-role=assistant][data-id="{mid}"][data-state="saved"]')
-
 
 class TriggerMissed(Exception):
     """The refresh point's trigger did not happen (e.g. the reply came before receipt was seen)."""
 
 
-@dataclass
-class Slot:
-    """A browser context and its page, reused trial after trial (see ChatDriver.open)."""
-
-    ctx: BrowserContext
-    page: Page
-    broken: bool = False
-
-    @classmethod
-    async def new(cls, browser: Browser, base_url: str, trace: bool) -> "Slot":
-        ctx = await browser.new_context(base_url=base_url)
-        if trace:
-            await ctx.tracing.start(snapshots=True, screenshots=False)
-        return cls(ctx, await ctx.new_page())
-
-
-class ChatDriver:
+class ChatDriver(NetworkLog, ConcurrentSends):
     def __init__(self, browser: Browser, base_url: str, headers: dict[str, str],
                  events: BackendEvents, *, stream: bool = False, trace: bool = True) -> None:
+        super().__init__()
         self.browser, self.base_url, self.headers = browser, base_url, headers
         self.events, self.stream, self.trace = events, stream, trace
-        self.sends: list[Send] = []
-        self.log: list[dict[str, Any]] = []       # browser-side timeline (network + actions)
         self.session_id: str | None = None
         self.contexts: list[BrowserContext] = []
         self.page: Page | None = None
-        self._done: dict[int, asyncio.Event] = {}  # id(send) -> completion
-        self._status: dict[int, int] = {}
-        # Network events that arrived before the driver learnt the message id (a fast reply can
-        # beat the read of the new bubble's data-id): replayed when the send is registered.
-        self._early: dict[str, list[tuple[str, Any]]] = {}
         self.phase = "created"   # the step in progress: named when a trial times out
         self.timing = Phases()   # where this trial's time goes (lab bench's breakdown)
         self._unsettled: Send | None = None      # answered, not yet seen settled on the page
@@ -211,90 +137,6 @@ class ChatDriver:
         self.headers = headers
         await self.page.context.set_extra_http_headers(headers)
 
-    # ------------------------------------------------------------ network recording
-    def _note(self, kind: str, **fields: Any) -> None:
-        self.log.append({"t": time.time(), "kind": kind, **fields})
-
-    def _open_send(self, mid: str | None) -> Send | None:
-        return next((s for s in self.sends if s.id == mid and s.outcome is None), None)
-
-    @staticmethod
-    def _chat_id(req: Request) -> str | None:
-        if req.method != "POST" or not req.url.endswith("/chat"):
-            return None
-        try:
-            return str(json.loads(req.post_data or "{}").get("id"))
-        except ValueError:
-            return None
-
-    def _unsent(self, mid: str | None) -> Send | None:
-        """The first send of this id whose request has not been seen (a double submit sends
-        one id twice: each request belongs to the next of its sends)."""
-        return next((s for s in self.sends if s.id == mid and s.outcome is None and not s.t_invoke), None)
-
-    def _on_request(self, req: Request) -> None:
-        mid = self._chat_id(req)
-        if mid is not None:
-            self._note("request", id=mid)
-            s = self._unsent(mid)
-            if s is None:
-                self._early.setdefault(mid, []).append(("request", time.time()))
-            else:
-                s.t_invoke = time.time()
-
-    def _on_response(self, resp: Response) -> None:
-        mid = self._chat_id(resp.request)
-        if mid is None:
-            return
-        self._note("response", id=mid, status=resp.status)
-        s = self._open_send(mid)
-        if s is None:
-            self._early.setdefault(mid, []).append(("response", resp.status))
-            return
-        self._got_status(s, resp.status)
-
-    def _got_status(self, s: Send, status: int) -> None:
-        self._status[id(s)] = status
-        if self.stream and 200 <= status < 300:
-            return  # a stream is acknowledged by its first token, seen on the page
-        self._complete(s, status, f"HTTP {status}")
-
-    def _on_failed(self, req: Request) -> None:
-        mid = self._chat_id(req)
-        if mid is None:
-            return
-        self._note("requestfailed", id=mid, failure=req.failure)
-        s = self._open_send(mid)
-        if s is None:
-            self._early.setdefault(mid, []).append(("failed", req.failure))
-        else:
-            self._failed(s, req.failure)
-
-    def _failed(self, s: Send, failure: str | None) -> None:
-        s.complete("info", self._status.get(id(s)), failure or "failed", time.time())
-        self._done[id(s)].set()
-
-    def _register(self, *sends: Send) -> Send:
-        """Record sends the page has just made (all of one submit: a double submit is two), then
-        give them the network events that came first, in order, as if they came now."""
-        for s in sends:
-            self.sends.append(s)
-            self._done[id(s)] = asyncio.Event()
-        for mid in dict.fromkeys(s.id for s in sends):
-            for kind, value in self._early.pop(mid, []):
-                if kind == "request" and (u := self._unsent(mid)) is not None:
-                    u.t_invoke = value
-                elif kind == "response" and (o := self._open_send(mid)) is not None:
-                    self._got_status(o, value)
-                elif kind == "failed" and (o := self._open_send(mid)) is not None:
-                    self._failed(o, value)
-        return sends[0]
-
-    def _complete(self, s: Send, status: int, reason: str) -> None:
-        outcome: Outcome = "ok" if status < 400 else "fail" if status < 500 else "info"
-        s.complete(outcome, status, reason, time.time())
-        self._done[id(s)].set()
-
     # ------------------------------------------------------------ actions
     async def send(self, text: str, turn: int) -> Send:
         """Type the message and press Enter, as a user would; returns the in-flight send."""
@@ -314,56 +156,6 @@ class ChatDriver:
         if not mid:
             raise RuntimeError(f"turn {turn}: the page showed no new message after the submit")
         return self._register(Send(str(mid), text, turn))
-
-    async def send_two_tabs(self, text: str, other: str, turn: int) -> list[Send]:
-        """The last turn from two tabs: a second page of the same context (same cookies) opens
-        the conversation, then both pages submit at nearly the same moment (two evaluate calls
-        in flight together: Chromium runs them one after the other in the site's renderer).
-        Returns [this page's send, the other tab's send]."""
-        assert self.page is not None
-        self.phase = f"opening a second tab for turn {turn}"
-        after = self._unsettled
-        self._unsettled, self.loaded_rows = None, None
-        if after is not None:
-            await self.until(settled_selector(after.id), SEND_TIMEOUT_S)
-        with self.timing("open"):
-            tab = await self.page.context.new_page()
-            self._listen(tab)
-            self.tabs.append(tab)
-            self._note("load", tab=2)
-            await tab.goto("/?stream=1" if self.stream else "/")
-            await tab.evaluate(UNTIL_JS, ['[data-testid=history-status]:not([data-state="loading"])',
-                                          int(SEND_TIMEOUT_S * 1000)])
-        self.phase = f"sending turn {turn} from two tabs"
-        with self.timing("send"):
-            (a, _), (b, _) = await asyncio.gather(
-                self.page.evaluate(SEND_JS, [text, "", int(SEND_TIMEOUT_S * 1000)]),
-                tab.evaluate(SEND_JS, [other, "", int(SEND_TIMEOUT_S * 1000)]))
-        self._note("send", turn=turn, tabs=2)
-        if not a or not b:
-            raise RuntimeError(f"turn {turn}: a tab showed no new message after the submit")
-        mine, theirs = Send(str(a), text, turn), Send(str(b), other, turn)
-        self._register(mine, theirs)
-        self.page_of[id(theirs)] = tab
-        return [mine, theirs]
-
-    async def double_submit(self, text: str, turn: int) -> list[Send]:
-        """The last turn submitted twice from this page within the same task (a double click):
-        the same text under the same id. Returns both sends (one id)."""
-        assert self.page is not None
-        self.phase = f"double-submitting turn {turn}"
-        after = self._unsettled
-        self._unsettled, self.loaded_rows = None, None
-        with self.timing("send"):
-            mid, waited_ms = await self.page.evaluate(
-                DOUBLE_JS, [text, settled_selector(after.id) if after else "", int(SEND_TIMEOUT_S * 1000)])
-        self._note("send", turn=turn, double=True)
-        self.timing.add("settle", waited_ms / 1000)
-        if not mid:
-            raise RuntimeError(f"turn {turn}: the page showed no new message after the double submit")
-        first, second = Send(str(mid), text, turn), Send(str(mid), text, turn)
-        self._register(first, second)
-        return [first, second]
 
     async def retry(self, failed: Send) -> Send:
         """The user's retry: the page's retry button, which re-sends the same message id."""

@@ -18,7 +18,8 @@ from playwright.async_api import Browser, async_playwright
 
 from lab.browser import executable as browser_executable
 from lab.checker import check_safe
-from lab.driver import ChatDriver, Slot, TriggerMissed
+from lab.driver import ChatDriver, TriggerMissed
+from lab.slots import Slot
 from lab.errors import LabError
 from lab.faults import Fault, Targets
 from lab.history import Row, Trial
