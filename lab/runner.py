@@ -5,30 +5,27 @@ whole proxy); faults armed around one send run their trials one at a time."""
 from __future__ import annotations
 
 import asyncio
-import json
-import shutil
 import time
 from collections.abc import Callable
-from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import redis
-from playwright.async_api import Browser, async_playwright
+from playwright.async_api import Browser
 
-from lab.browser import executable as browser_executable
 from lab.checker import check_safe
 from lab.driver import ChatDriver, TriggerMissed
 from lab.slots import Slot
+from lab import artifacts
 from lab.errors import LabError
+from lab.lockstep import Lockstep
 from lab.faults import Fault, Targets
 from lab.history import Row, Trial
 from lab.outcome import CellOutcome, TrialOutcome
-from lab.observe import ExpiredKeys, RedisCommands
-from lab import concurrency
-from lab.schedule import CONCURRENT_POINTS, MID_STREAM_LAST_TOKEN_DELAY_MS, Cell, TrialPlan
+from lab import preconditions, run_context
+from lab.run_context import RunContext
+from lab.schedule import Cell, TrialPlan
 from lab.signals import run_async
-from lab.stack.events import BackendEvents
 from lab.stack import Stack
 from services.chat import session, store
 
@@ -50,76 +47,6 @@ QUIESCENCE_TIMEOUT_S = 20.0
 TRACED_PER_CELL = 3
 
 
-class Lockstep:
-    """Arms a one-send fault once for a group of trials: every trial arrives at the fault turn,
-    the fault is applied and confirmed, every trial sends, and the fault is healed once all of
-    them have settled that turn."""
-
-    def __init__(self, parties: int, fault: Fault, targets: Targets) -> None:
-        self.fault, self.targets = fault, targets
-        self.barrier = asyncio.Barrier(parties)
-        self.armed: ExitStack | None = None     # the fault while it is on
-        self.evidence: str | None = None
-        self.error: str | None = None
-        self.toxics: dict[str, Any] = {}
-
-    async def __aenter__(self) -> "Lockstep":
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        self.release()
-
-    def release(self) -> None:
-        """The group is over (finished, failed or cancelled by a signal): the fault, if still
-        armed, is removed now -- never left to a generator's finalizer at exit."""
-        armed, self.armed = self.armed, None
-        if armed is not None:
-            try:
-                armed.close()
-            except LabError:
-                pass  # the stack is already gone; the run's own heal resets the proxies
-
-    def abandon(self) -> None:
-        """A trial of the group timed out: release the others (they see a broken barrier)."""
-        self.error = self.error or "a trial of the group timed out"
-        # Kept: a task nothing references may be collected before it runs (RUF006).
-        self._aborting = asyncio.ensure_future(self.barrier.abort())
-
-    async def arm(self) -> bool:
-        try:
-            return await self._arm()
-        except asyncio.BrokenBarrierError:
-            return False
-
-    async def heal(self) -> None:
-        try:
-            await self._heal()
-        except asyncio.BrokenBarrierError:
-            armed, self.armed = self.armed, None
-            if armed is not None:
-                armed.close()
-
-    async def _arm(self) -> bool:
-        if await self.barrier.wait() == 0:
-            armed = ExitStack()
-            try:
-                self.evidence = armed.enter_context(self.fault.on(self.targets))
-                self.toxics = self.targets.toxiproxy.snapshot()
-                self.armed = armed
-            except LabError as exc:
-                armed.close()
-                self.error = str(exc)
-        await self.barrier.wait()
-        return self.armed is not None
-
-    async def _heal(self) -> None:
-        if await self.barrier.wait() == 0:
-            armed, self.armed = self.armed, None
-            if armed is not None:
-                armed.close()
-        await self.barrier.wait()
-
-
 class Runner:
     def __init__(self, stack: Stack, out_dir: Path, *, concurrency: int = 4,
                  on_trial: Callable[[Cell, TrialOutcome], None] | None = None,
@@ -133,6 +60,7 @@ class Runner:
         self._traced: dict[str, int] = {}   # cell id -> failing trials traced so far
         self.trace = trace  # Playwright traces (kept for failing trials): off saves browser CPU
         self.finished: list[CellOutcome] = []   # what a Ctrl-C leaves to report
+        self._ctx: RunContext | None = None
 
     def run(self, cells: list[tuple[Cell, list[TrialPlan]]]) -> list[CellOutcome]:
         # A SIGINT/SIGTERM/SIGHUP cancels the run's main task (every finally runs: browser
@@ -142,40 +70,31 @@ class Runner:
 
     async def _run(self, cells: list[tuple[Cell, list[TrialPlan]]]) -> list[CellOutcome]:
         self.targets.toxiproxy.reset()
-        self.events = BackendEvents(self.stack.backend_log)
         outcomes: list[CellOutcome] = []
         self.finished = outcomes  # filled as trials finish: what a Ctrl-C leaves to report
         try:
-            with ExpiredKeys(self.stack.cfg.redis_url) as self.expired, \
-                    RedisCommands(self.stack.cfg.redis_url) as self.commands:
-                async with async_playwright() as pw:
-                    # Playwright's tracing keeps a temporary folder per context: in the run's own
-                    # folder, removed below (in /tmp, every run left one per context behind).
-                    traces = self.out_dir / ".playwright-traces"
-                    browser = await pw.chromium.launch(executable_path=browser_executable(),
-                                                       traces_dir=str(traces))
-                    self._slots: asyncio.Queue[Slot] = asyncio.Queue()
-                    # The contexts are opened side by side (one after another cost a second at 8).
-                    for slot in await asyncio.gather(*(Slot.new(browser, self.stack.cfg.chat_url, trace=self.trace)
-                                                       for _ in range(self.concurrency))):
-                        self._slots.put_nowait(slot)
-                    try:
-                        # Cells under the same fault share one fault window, so their trials
-                        # fill every browser context (a cell of 5 trials alone would leave
-                        # most of them idle in its last wave).
-                        groups: dict[tuple[str, tuple[tuple[str, Any], ...]], list[int]] = {}
-                        for i, (cell, _) in enumerate(cells):
-                            outcomes.append(CellOutcome(cell))
-                            groups.setdefault((cell.fault, cell.fault_params), []).append(i)
-                        for members in groups.values():
-                            await self._group(browser, [(cells[i][1], outcomes[i]) for i in members])
-                    finally:
-                        await browser.close()
+            async with run_context.opened(self.stack, self.concurrency, self.trace, self.out_dir) as ctx:
+                self._ctx = ctx
+                # Cells under the same fault share one fault window, so their trials fill every
+                # browser context (a cell of 5 trials alone would leave most of them idle in its
+                # last wave).
+                groups: dict[tuple[str, tuple[tuple[str, Any], ...]], list[int]] = {}
+                for i, (cell, _) in enumerate(cells):
+                    outcomes.append(CellOutcome(cell))
+                    groups.setdefault((cell.fault, cell.fault_params), []).append(i)
+                for members in groups.values():
+                    await self._group(ctx.browser, [(cells[i][1], outcomes[i]) for i in members])
         finally:
-            self.events.close()
-            shutil.rmtree(self.out_dir / ".playwright-traces", ignore_errors=True)
+            self._ctx = None
             self._heal_everything()
         return outcomes
+
+    @property
+    def ctx(self) -> RunContext:
+        """The run in progress (lab.run_context): only while ``run`` runs."""
+        if self._ctx is None:
+            raise RuntimeError("the runner is not running")
+        return self._ctx
 
     def _heal_everything(self) -> None:
         """After success, failure or Ctrl-C: no toxic, every proxy enabled, Redis running (not
@@ -202,7 +121,7 @@ class Runner:
 
                     async def one(p: TrialPlan, out: CellOutcome) -> None:
                         async with sem:
-                            await self._trial(browser, p, None, evidence, out)
+                            await self._trial(browser, p, fault, None, evidence, out)
                     await asyncio.gather(*(one(p, out) for p, out in work))
             except LabError as exc:
                 for _, out in members:
@@ -215,24 +134,24 @@ class Runner:
             for i in range(0, len(work), self.concurrency):
                 chunk = work[i:i + self.concurrency]
                 async with Lockstep(len(chunk), fault, self.targets) as step:
-                    await asyncio.gather(*(self._trial(browser, p, step, None, out) for p, out in chunk))
+                    await asyncio.gather(*(self._trial(browser, p, fault, step, None, out) for p, out in chunk))
                 for out in {id(o): o for _, o in chunk}.values():
                     if step.error:
                         out.fault_error = step.error
                     out.fault_evidence = out.fault_evidence or step.evidence
 
-    async def _trial(self, browser: Browser, plan: TrialPlan, step: "Lockstep | None",
+    async def _trial(self, browser: Browser, plan: TrialPlan, fault: Fault, step: "Lockstep | None",
                      evidence: str | None, out: CellOutcome) -> TrialOutcome:
         """One trial in a pooled browser context: the conversation, then at once (a short TTL
         would otherwise expire the key before it is read) quiescence, the final read from
         Redis, the checker. Trace and screenshot are kept for failing trials only."""
         t_queued = time.perf_counter()
-        slot = await self._slots.get()
+        slot = await self.ctx.slots.get()
         waited_s = time.perf_counter() - t_queued
         try:
             d, trial, conv_s = await self._converse(browser, plan, step, evidence, slot)
             d.timing.add("slot", waited_s)
-            outcome, dump = await self._finish(plan, d, trial, conv_s)
+            outcome, dump = await self._finish(plan, fault, d, trial, conv_s)
             keep = outcome.failed and self.keep_artifacts
             # Trace and screenshot (the browser's costliest artifacts) for the first failing
             # trials of each cell; every failing trial keeps its logs, dumps and replay command.
@@ -248,13 +167,14 @@ class Runner:
                     slot.broken = True  # ... and this context is not trusted again
             if keep:
                 with d.timing("artifacts"):
-                    outcome.artifacts = await self._artifacts(outcome, d, dump, shot)
+                    outcome.artifacts = await artifacts.write(self.out_dir / "trials" / plan.trial_id, outcome, d,
+                                                              dump, shot, self.ctx.events, self.ctx.commands, self.ctx.expired)
             outcome.phases = d.timing.seconds
         finally:
             if slot.broken:
                 await _bounded(slot.ctx.close(), 10)
-                slot = await Slot.new(browser, self.stack.cfg.chat_url, trace=self.trace)
-            self._slots.put_nowait(slot)
+                slot = await self.ctx.new_slot()
+            self.ctx.slots.put_nowait(slot)
         out.trials.append(outcome)  # as soon as it is known: a Ctrl-C report includes it
         self.on_trial(out.cell, outcome)
         return outcome
@@ -270,7 +190,7 @@ class Runner:
         # Once a cell has its traced failing trials, its further trials run untraced: a trace
         # costs the browser about a quarter of a trial (measured: 0.24 vs 0.19 s per trial).
         traced_enough = self._traced.get(plan.cell.cell_id, 0) >= self.traced_per_cell
-        d = ChatDriver(browser, self.stack.cfg.chat_url, plan.headers, self.events,
+        d = ChatDriver(browser, self.stack.cfg.chat_url, plan.headers, self.ctx.events,
                        stream=plan.cell.stream, trace=self.trace and not traced_enough)
         limit_s = TRIAL_TIMEOUT_BASE_S + TRIAL_TIMEOUT_PER_TURN_S * plan.cell.turns
         try:
@@ -352,9 +272,8 @@ class Runner:
             # past 2 x TTL with it); it is the behaviour being run, not a wait for a condition.
             with d.timing("think"):
                 await asyncio.sleep(plan.think_ms / 1000)
-        if turn == len(plan.messages) and plan.cell.refresh == "mid_stream":
-            await d.set_headers({**plan.headers,
-                                 "X-Lab-Token-Delay-Ms": str(MID_STREAM_LAST_TOKEN_DELAY_MS)})
+        if turn == len(plan.messages) and plan.last_turn_headers:  # e.g. the slow last stream of mid_stream
+            await d.set_headers({**plan.headers, **plan.last_turn_headers})
         if turn == len(plan.messages) and plan.cell.refresh == "two_tabs":
             s = (await d.send_two_tabs(text, plan.other_tab, turn))[0]
         elif turn == len(plan.messages) and plan.cell.refresh == "double_submit":
@@ -386,18 +305,18 @@ class Runner:
         except LabError as exc:
             return {"error": str(exc)}
 
-    async def _finish(self, plan: TrialPlan, d: ChatDriver, trial: Trial,
+    async def _finish(self, plan: TrialPlan, fault: Fault, d: ChatDriver, trial: Trial,
                       conversation_s: float) -> tuple[TrialOutcome, dict[str, Any]]:
         """Phase 2 (faults healed): quiescence, the final read from Redis, the checker."""
         t0 = time.monotonic()
         ids = {s.id for s in trial.sends}
         with d.timing("quiescence"):
-            if not await self.events.wait_until(lambda: self._quiescent(ids), QUIESCENCE_TIMEOUT_S):
+            if not await self.ctx.events.wait_until(lambda: self.ctx.events.quiescent(ids), QUIESCENCE_TIMEOUT_S):
                 trial.errors.append("the backend did not finish its requests (no quiescence)")
         t_read = time.perf_counter()
         # The conversation's session: the one the backend logged for the trial's last send
         # (read from its events, not from the browser's cookies: no round trip per turn).
-        sid = d.session_id = self._session_of(trial.sends) or d.session_id
+        sid = d.session_id = self.ctx.events.session_of([s.id for s in trial.sends]) or d.session_id
         dump: dict[str, Any] = {}
         read_at: float | None = None
         if sid is not None:
@@ -416,27 +335,11 @@ class Runner:
             if dump.get("pttl_ms") == -2:
                 # The key is gone: its "expired" event (if that is why) may still be in flight;
                 # once a mark published now is back, every earlier event is in.
-                await asyncio.to_thread(self.expired.sync, 1.0)
-            trial.key_expired = key in self.expired.keys
-        if plan.cell.refresh in CONCURRENT_POINTS:
-            last = {s.id for s in trial.sends if s.turn == plan.cell.turns}
-            trial.concurrent = concurrency.at_backend(e for i in last for e in self.events.by_id.get(i, []))
-            why = concurrency.problem(trial.concurrent)
-            if why:
-                trial.preconditions_met = False
-                trial.errors.append(why)
+                await asyncio.to_thread(self.ctx.expired.sync, 1.0)
+            trial.key_expired = key in self.ctx.expired.keys
         d.timing.add("final_read", time.perf_counter() - t_read)
-        fault = plan.cell.make_fault()
-        pacing = getattr(fault, "check_pacing", None)
-        if pacing is not None and trial.sends:
-            # Write times: right after receipt (the user row) and right before done (the reply).
-            times = [float(e["t"]) for s in {x.id for x in trial.sends}
-                     for e in self.events.by_id.get(s, [])
-                     if e.get("event") in ("chat.received", "chat.done")]
-            problem = pacing(times, self.expired.at.get(session.key(sid)) if sid else None, read_at)
-            if problem:
-                trial.preconditions_met = False
-                trial.errors.append(f"ttl_elapse precondition not met: {problem}")
+        preconditions.check(plan, fault, trial, self.ctx.events, self.ctx.expired.at.get(session.key(sid)) if sid else None,
+                            read_at)
         with d.timing("check"):
             result = check_safe(trial)
         if trial.errors and result.validity == "valid":
@@ -444,57 +347,3 @@ class Runner:
             result.reasons.extend(trial.errors)
         return TrialOutcome(plan, trial, result, seconds=conversation_s + time.monotonic() - t0,
                             mode=self.stack.mode), dump
-
-    def _session_of(self, sends: list[Any]) -> str | None:
-        for s in reversed(sends):
-            got = [e["sid"] for e in self.events.by_id.get(s.id, []) if e.get("event") == "chat.received" and e.get("sid")]
-            if got:
-                return str(got[-1])
-        return None
-
-    def _quiescent(self, ids: set[str]) -> bool:
-        for mid in ids:
-            received = self.events.count("chat.received", mid)
-            done = [e for e in self.events.by_id.get(mid, []) if e.get("event") == "chat.done"]
-            if len(done) < received:
-                return False
-            streams = sum(1 for e in done if e.get("stream") and e.get("outcome") == "replied")
-            if self.events.count("chat.stream_closed", mid) < streams:
-                return False
-        return True
-
-    async def _artifacts(self, o: TrialOutcome, d: ChatDriver, dump: dict[str, Any], shot: bytes | None) -> Path:
-        """A failing trial's folder. The data is gathered here, on the loop that owns the event
-        readers; the files are written in a thread, so the other trials keep running."""
-        assert o.plan is not None
-        folder = self.out_dir / "trials" / o.plan.trial_id
-        sid = d.session_id or ""
-        self.events.poll()
-        backend = [e for s in {sid, *(x.get("sid") for x in self.events.by_sid.get(sid, []))}
-                   for e in self.events.by_sid.get(str(s), [])]
-        sids = {sid, *(e.get("sid") for e in backend)} - {None, ""}
-        commands = sorted((c for s in sids for c in self.commands.by_sid.get(str(s), [])),
-                          key=lambda c: c["t"])
-        dump["expired_at"] = {k: t for k, t in self.expired.at.items()
-                              if any(k.startswith(session.key(str(s))) for s in sids)}
-        texts = {
-            "backend-events.jsonl": "".join(json.dumps(e) + "\n" for e in backend),
-            "redis-commands.jsonl": "".join(json.dumps(c) + "\n" for c in commands),
-            "network.jsonl": "".join(json.dumps(e) + "\n" for e in d.log),
-            "redis.json": json.dumps(dump, indent=2) + "\n",
-            "toxics.json": json.dumps([e for e in o.trial.events if e.get("kind") == "fault"], indent=2) + "\n",
-            "trial.json": json.dumps({
-                "trial_id": o.plan.trial_id, "seed": o.plan.seed, "cell": o.plan.cell.as_json(),
-                "messages": list(o.plan.messages), "fault_turn": o.plan.fault_turn,
-                "result": {"validity": o.result.validity, "reasons": o.result.reasons,
-                           "anomalies": o.result.anomalies(), "lost": o.result.lost},
-                "replay": o.plan.replay_command(mode=o.mode), "history": o.trial.as_json()}, indent=2) + "\n"}
-
-        def write() -> None:
-            folder.mkdir(parents=True, exist_ok=True)
-            if shot:
-                (folder / "screenshot.png").write_bytes(shot)
-            for name, text in texts.items():
-                (folder / name).write_text(text)
-        await asyncio.to_thread(write)
-        return folder

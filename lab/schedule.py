@@ -175,6 +175,7 @@ class TrialPlan:
     headers: dict[str, str] = field(default_factory=dict)
     think_ms: int = 0            # the user's pause before typing each turn after the first
     other_tab: str = ""          # two_tabs: the message the second tab sends with the last turn
+    last_turn_headers: dict[str, str] = field(default_factory=dict)  # changed for the last send only
 
     def replay_command(self, runs: int = 5, mode: str = "native") -> str:
         c = self.cell
@@ -223,9 +224,10 @@ def plan_trial(cell: Cell, seed: int, trial_id: str, fault_turn: int | None = No
     if cell.stream:
         headers["X-Lab-Token-Delay-Ms"] = str(STREAM_TOKEN_DELAY_MS)
     other = f"(other tab) {rng.choice(FILLERS)}" if cell.refresh == "two_tabs" else ""
+    last = {"X-Lab-Token-Delay-Ms": str(MID_STREAM_LAST_TOKEN_DELAY_MS)} if cell.refresh == "mid_stream" else {}
     return TrialPlan(cell, trial_id, seed, tuple(msgs), fault_turn, latency,
                      token_delay_ms=STREAM_TOKEN_DELAY_MS if cell.stream else 0, headers=headers,
-                     think_ms=think, other_tab=other)
+                     think_ms=think, other_tab=other, last_turn_headers=last)
 
 
 def plan_cell(cell: Cell, trials: int, seed: int, prefix: str = "") -> list[TrialPlan]:

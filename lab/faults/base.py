@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 from lab.errors import LabError, UsageError
 from lab.toxiproxy import Toxiproxy, ToxiproxyError
@@ -31,6 +31,18 @@ class Targets:
     @classmethod
     def of(cls, stack: "Stack") -> "Targets":
         return cls(stack, Toxiproxy(stack.cfg.toxiproxy_url))
+
+
+@runtime_checkable
+class Paced(Protocol):
+    """A fault whose experiment holds only if the conversation kept a pace (ttl_elapse: past
+    2 x TTL, gaps under TTL/2). The runner asks it after every trial, from the backend's own
+    write times; a reason makes the trial unknown (its preconditions did not hold)."""
+
+    name: ClassVar[str]
+
+    def check_pacing(self, write_times_s: list[float], expired_at_s: float | None = None,
+                     read_at_s: float | None = None) -> str | None: ...
 
 
 @dataclass

@@ -22,7 +22,7 @@ from lab.history import Outcome, Row, Send, Trial, TtlObs
 from lab.investigate import app_page
 from lab.investigate.rows import json_path
 from lab.investigate.spec import Spec
-from lab.runner import Lockstep
+from lab.lockstep import Lockstep
 from lab import concurrency
 from lab.investigate.experiments import TWO_TAB_ROUNDS, Experiment
 from lab.investigate.keys import KeyReader

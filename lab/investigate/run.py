@@ -37,7 +37,7 @@ from lab.stack.native import NativeStack
 from lab.investigate.spec import Spec, fill
 from lab.outcome import CellOutcome, TrialOutcome
 from lab.report import EXIT_CLEAN, EXIT_FOUND, EXIT_INCONCLUSIVE, decide, junit_xml, results_json, summary, write_run
-from lab.runner import Lockstep
+from lab.lockstep import Lockstep
 from lab.signals import exit_code, interrupt_on, run_async
 from lab.locks import exclusive
 from lab.suspects import Scan

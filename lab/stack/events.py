@@ -130,3 +130,24 @@ class BackendEvents:
 
     def count(self, name: str, mid: str) -> int:
         return sum(e.get("event") == name for e in self.by_id.get(mid, []))
+
+    def session_of(self, ids: list[str]) -> str | None:
+        """The session the backend logged for the latest of these messages (in send order)."""
+        for mid in reversed(ids):
+            got = [e["sid"] for e in self.by_id.get(mid, []) if e.get("event") == "chat.received" and e.get("sid")]
+            if got:
+                return str(got[-1])
+        return None
+
+    def quiescent(self, ids: set[str]) -> bool:
+        """Every request for these messages has ended (one chat.done per chat.received), and
+        every stream that replied has closed: the lab may read Redis now."""
+        for mid in ids:
+            received = self.count("chat.received", mid)
+            done = [e for e in self.by_id.get(mid, []) if e.get("event") == "chat.done"]
+            if len(done) < received:
+                return False
+            streams = sum(1 for e in done if e.get("stream") and e.get("outcome") == "replied")
+            if self.count("chat.stream_closed", mid) < streams:
+                return False
+        return True
