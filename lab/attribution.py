@@ -11,7 +11,7 @@ is drawn from an unexercised cell.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from lab.checker import ANOMALIES
 from lab.outcome import CellOutcome
@@ -97,6 +97,16 @@ def cell_stats(out: CellOutcome) -> CellStats:
     return st
 
 
+class VerdictCells(NamedTuple):
+    """The cells a verdict compares: the defect alone, the correct profile, the host profile
+    (the incident for its defects, else the defect alone) and the host without the defect."""
+
+    alone: str
+    correct: str
+    host: str
+    without: str
+
+
 @dataclass
 class Verdict:
     fault: str
@@ -106,7 +116,7 @@ class Verdict:
     defect: str
     causes: bool
     evidence: str
-    cells: tuple[str, ...] = ()   # cell ids of (alone, correct, host, host without D)
+    cells: "VerdictCells | None" = None   # the cell ids the verdict compares
 
     def as_json(self) -> dict[str, Any]:
         return {"fault": self.fault, "refresh": self.refresh, "turns": self.turns,
@@ -124,9 +134,11 @@ class Verdict:
 def points_one_way(v: Verdict, stats: dict[str, CellStats]) -> bool:
     """Undecided, but the point estimates lean to "causes" (alone above correct, host above host
     without): more trials could decide it -- sequential sampling tops these up."""
-    if v.causes or not v.cells:
+    if v.causes or v.cells is None:
         return False
-    (a, na), (c, nc), (h, nh), (w, nw) = (stats[x].rate(v.metric) for x in v.cells)
+    cells = v.cells
+    (a, na), (c, nc) = stats[cells.alone].rate(v.metric), stats[cells.correct].rate(v.metric)
+    (h, nh), (w, nw) = stats[cells.host].rate(v.metric), stats[cells.without].rate(v.metric)
     return a / na > c / nc and w / nw < h / nh
 
 
@@ -166,5 +178,6 @@ def verdicts(stats: list[CellStats]) -> list[Verdict]:
                     why += [] if necessary else [f"{without_name} is not clearly below {host_name}"]
                     evidence += " (" + "; ".join(why) + ")"
                 out.append(Verdict(fault, refresh, turns, metric, d, sufficient and necessary, evidence,
-                                   tuple(x.cell.cell_id for x in (alone, correct, host, without))))
+                                   VerdictCells(alone.cell.cell_id, correct.cell.cell_id, host.cell.cell_id,
+                                                without.cell.cell_id)))
     return out

@@ -253,7 +253,7 @@ class ChaosRun:
         want: set[str] = set()
         for v in verdicts(list(stats.values())):
             if points_one_way(v, stats):
-                want.update(cid for cid in v.cells if stats[cid].trials < self.max_trials)
+                want.update(cid for cid in (v.cells or ()) if stats[cid].trials < self.max_trials)
         by_id = {o.cell.cell_id: o for o in outcomes}
         # A round adds TRIALS trials, or fewer where that would pass the cap (trials left
         # unknown are not counted: a round can fall short of it, never go over it).

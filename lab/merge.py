@@ -136,9 +136,9 @@ def _undecided(vs: list[Any], home: dict[str, int], first: dict[str, Any], n: in
     trials = int(first.get("trials_per_cell") or 5)
     cap = int(first.get("max_trials_per_cell") or 15)
     for v in vs:
-        k = home[v.cells[0]]
+        k = home[v.cells.alone] if v.cells else 0
         out.append({"defect": v.defect, "metric": v.metric, "fault": v.fault, "refresh": v.refresh,
-                    "cells": list(v.cells), "shard": k,
+                    "cells": list(v.cells or ()), "shard": k,
                     "command": f"make chaos SHARD={k}/{n} SEED={first['seed']} TRIALS={trials} MAX_TRIALS={2 * cap} "
                                "(then merge its folder in place of the old one)"})
     return out

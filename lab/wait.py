@@ -1,14 +1,52 @@
-"""Readiness as a wait strategy: poll a condition until a deadline, never a fixed sleep."""
+"""Readiness as a wait strategy: poll a condition until a deadline, never a fixed sleep.
+
+One bookkeeping for sync and async code (``wait_until`` / ``wait_until_async``): the check, what
+counts as "not yet" (transient errors), an early abort, the deadline and the error naming the
+last attempt. The async one can be woken by an event (``wake``) instead of polling.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Callable
-from typing import TypeVar
+from collections.abc import Awaitable, Callable
+from typing import Generic, TypeVar
 
 from lab.errors import Interrupted, NotReady
 
 T = TypeVar("T")
+
+
+class _Attempts(Generic[T]):
+    def __init__(self, check: Callable[[], T | None], what: str, timeout_s: float,
+                 transient: tuple[type[BaseException], ...], hint: str | None,
+                 abort: Callable[[], str | None] | None) -> None:
+        self.check, self.what, self.timeout_s = check, what, timeout_s
+        self.transient, self.hint, self.abort = transient, hint, abort
+        self.deadline = time.monotonic() + timeout_s
+        self.last = "no attempt finished"
+
+    def once(self) -> T | None:
+        """The check's truthy value, or None for "not yet"; NotReady past the deadline."""
+        try:
+            result = self.check()
+            if result:
+                return result
+            self.last = f"not ready (got {result!r})"
+        except Interrupted:
+            raise  # a signal is never "not ready yet"
+        except self.transient as exc:
+            self.last = f"{type(exc).__name__}: {exc}"
+        if self.abort is not None:
+            reason = self.abort()
+            if reason:
+                raise NotReady(f"{self.what}: {reason}; last check: {self.last}", self.hint)
+        if self.left_s() <= 0:
+            raise NotReady(f"{self.what}: not ready after {self.timeout_s:g} s; last check: {self.last}", self.hint)
+        return None
+
+    def left_s(self) -> float:
+        return self.deadline - time.monotonic()
 
 
 def wait_until(check: Callable[[], T | None], *, what: str, timeout_s: float = 15.0,
@@ -19,23 +57,21 @@ def wait_until(check: Callable[[], T | None], *, what: str, timeout_s: float = 1
     ``transient`` exceptions count as "not yet"; ``abort`` may return a reason to stop early
     (e.g. the process being waited for has exited), which becomes the error.
     """
-    deadline = time.monotonic() + timeout_s
-    last: str = "no attempt finished"
-    while True:
-        try:
-            result = check()
-            if result:
-                return result
-            last = f"not ready (got {result!r})"
-        except Interrupted:
-            raise  # a signal is never "not ready yet"
-        except transient as exc:
-            last = f"{type(exc).__name__}: {exc}"
-        if abort is not None:
-            reason = abort()
-            if reason:
-                raise NotReady(f"{what}: {reason}; last check: {last}", hint)
-        if time.monotonic() >= deadline:
-            raise NotReady(f"{what}: not ready after {timeout_s:g} s; last check: {last}", hint)
+    attempts = _Attempts(check, what, timeout_s, transient, hint, abort)
+    while (result := attempts.once()) is None:
         # Polling interval, not a guess at how long something takes: the deadline bounds the wait.
-        time.sleep(interval_s)
+        time.sleep(min(interval_s, max(0.0, attempts.left_s())))
+    return result
+
+
+async def wait_until_async(check: Callable[[], T | None], *, what: str, timeout_s: float = 15.0,
+                           interval_s: float = 0.05, transient: tuple[type[BaseException], ...] = (Exception,),
+                           hint: str | None = None, abort: Callable[[], str | None] | None = None,
+                           wake: Callable[[float], Awaitable[None]] | None = None) -> T:
+    """``wait_until`` for a coroutine: the loop runs on while it waits. ``wake(max_s)``, if
+    given, returns when the condition may have changed (or after max_s): no polling."""
+    attempts = _Attempts(check, what, timeout_s, transient, hint, abort)
+    while (result := attempts.once()) is None:
+        left = max(0.0, attempts.left_s())
+        await (wake(left) if wake is not None else asyncio.sleep(min(interval_s, left)))
+    return result

@@ -11,11 +11,13 @@ import asyncio
 import ctypes
 import json
 import os
-import time
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from lab.errors import NotReady
+from lab.wait import wait_until_async
 
 _IN_MODIFY, _IN_CREATE, _IN_MOVED_TO = 0x2, 0x100, 0x80
 FALLBACK_POLL_S = 0.005
@@ -52,19 +54,21 @@ class BackendEvents:
 
     async def wait_until(self, cond: Callable[[], bool], timeout_s: float) -> bool:
         """Until ``cond()`` holds (re-checked each time the log grows); False at the deadline."""
-        deadline = time.monotonic() + timeout_s
-        self.poll()
-        while not cond():
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return False
-            changed = self._changed()
-            try:
-                await asyncio.wait_for(changed.wait(), min(left, 0.5))  # 0.5 s: a missed wake-up costs no more
-            except TimeoutError:
-                pass
+        def check() -> bool:
             self.poll()
+            return cond()
+        try:
+            await wait_until_async(check, what="backend events", timeout_s=timeout_s, transient=(),
+                                   wake=self._next_change)
+        except NotReady:
+            return False
         return True
+
+    async def _next_change(self, max_s: float) -> None:
+        try:
+            await asyncio.wait_for(self._changed().wait(), min(max_s, 0.5))  # 0.5 s: a missed wake-up costs no more
+        except TimeoutError:
+            pass
 
     def _changed(self) -> asyncio.Event:
         """The event set on the next change of the log's folder (one watcher per reader)."""
