@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lab.checker import place
+from lab.placement import place
 from lab.diagnoses import Diagnosis, Evidence, Judged, few, ids, register
 
 

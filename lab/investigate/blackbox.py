@@ -9,7 +9,6 @@ what the page shows; then every fault is healed and the history is read until it
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 import time
 from dataclasses import dataclass, field
@@ -18,9 +17,9 @@ from typing import Any
 from playwright.async_api import Browser, BrowserContext, Page
 
 from lab.faults import base as faults
-from lab.history import Outcome, Row, Send, Trial, TtlObs
+from lab.history import Row, Send, Trial, TtlObs
 from lab.investigate import app_page
-from lab.investigate.rows import json_path
+from lab.investigate.rows import answer
 from lab.investigate.spec import Spec
 from lab.lockstep import Lockstep
 from lab import concurrency
@@ -219,34 +218,7 @@ class Prober:
         else:
             raw = await page.evaluate("([t, i, s, m]) => labSend(t, i, s, m)",
                                       [text, mid, streamed, "cut" if cut else "read"])
-        status = raw["status"]
-        error = raw["error"]
-        reply: str | None = None
-        outcome: Outcome
-        if status is None:
-            outcome = "info"  # timeout / connection reset: it may have landed
-        elif 200 <= status < 300:
-            outcome = "ok"
-            if self.spec.chat.reply_path and not streamed:  # a stream's body is the app's own format
-                try:
-                    reply = str(json_path(json.loads(raw["body"]), self.spec.chat.reply_path))
-                except (ValueError, KeyError) as exc:
-                    outcome, error = "info", f"2xx outside the spec ({self.spec.chat.reply_path}): {exc}"
-        elif 400 <= status < 500:
-            outcome = "fail"
-        else:
-            outcome = "info"  # 5xx: the write may or may not have been applied
-        if status is not None and status >= 400 and error is None:
-            error = raw["body"][:160]
-        s = Send(mid or f"t{turn}{tab}", text, turn, reply=reply, ms=round(raw["ms"], 1),
-                 html="text/html" in raw["type"], streamed=streamed, cut=raw["cut"] if cut else None,
-                 t_invoke=t_invoke)
-        # The request's own times where the page knows them (two sends "at once" are judged by
-        # when they really left and ended), else as this side saw them.
-        s.t_invoke = raw.get("start") or t_invoke
-        s.complete(outcome, status, error or (f"HTTP {status}" if status else ""),
-                   raw.get("end") or time.time())
-        return s
+        return answer(self.spec, raw, mid or f"t{turn}{tab}", text, turn, streamed, cut, t_invoke)
 
     async def _observe_ttl(self, ctx: BrowserContext, t: Trial, turn: int) -> None:
         """The key's PTTL once the turn's writes have settled (lab.investigate.keys)."""

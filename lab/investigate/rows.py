@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
-from lab.history import Row
-from lab.investigate.spec import History
+from lab.history import Outcome, Row, Send
+from lab.investigate.spec import History, Spec
 
 
 def json_path(doc: Any, path: str) -> Any:
@@ -60,3 +61,37 @@ def _items(spec: History, body: str) -> list[tuple[str, str, str]]:
                 mid = str(it.get(spec.id_field) or "")
         rows.append((role.strip(), content, mid))
     return rows[::-1] if spec.order == "newest_first" else rows
+
+
+def answer(spec: Spec, raw: dict[str, Any], mid: str, text: str, turn: int, streamed: bool, cut: bool,
+           t_invoke: float) -> Send:
+    """A send's raw answer (status, body, timing) as the lab's Send: ok (2xx in the spec's form),
+    fail (4xx), info (5xx, timeout, a 2xx outside the spec: it may have landed)."""
+    status = raw["status"]
+    error = raw["error"]
+    reply: str | None = None
+    outcome: Outcome
+    if status is None:
+        outcome = "info"  # timeout / connection reset: it may have landed
+    elif 200 <= status < 300:
+        outcome = "ok"
+        if spec.chat.reply_path and not streamed:  # a stream's body is the app's own format
+            try:
+                reply = str(json_path(json.loads(raw["body"]), spec.chat.reply_path))
+            except (ValueError, KeyError) as exc:
+                outcome, error = "info", f"2xx outside the spec ({spec.chat.reply_path}): {exc}"
+    elif 400 <= status < 500:
+        outcome = "fail"
+    else:
+        outcome = "info"  # 5xx: the write may or may not have been applied
+    if status is not None and status >= 400 and error is None:
+        error = raw["body"][:160]
+    s = Send(mid, text, turn, reply=reply, ms=round(raw["ms"], 1),
+             html="text/html" in raw["type"], streamed=streamed, cut=raw["cut"] if cut else None,
+             t_invoke=t_invoke)
+    # The request's own times where the page knows them (two sends "at once" are judged by
+    # when they really left and ended), else as this side saw them.
+    s.t_invoke = raw.get("start") or t_invoke
+    s.complete(outcome, status, error or (f"HTTP {status}" if status else ""),
+               raw.get("end") or time.time())
+    return s

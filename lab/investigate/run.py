@@ -6,7 +6,6 @@ Lockstep), judge every trial with the one checker, diagnose, and write the same 
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 import shlex
 import shutil
@@ -19,8 +18,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from lab import diagnoses as dg
-from lab.attribution import cell_stats
 from lab.checker import check_safe
 from lab.config import LabConfig
 from lab.errors import UsageError
@@ -28,17 +25,17 @@ from lab.faults import base as faults
 from lab.faults.base import Targets
 from lab.history import Trial
 from lab.investigate import target
-from lab.investigate import experiments, pages
+from lab.investigate import experiments, pages, reporting
 from lab.investigate.blackbox import Prober
 from lab.investigate.experiments import Experiment
 from lab.investigate.preflight import preflight
 from lab.investigate.link import redis_link
 from lab.stack.native import NativeStack
 from lab.investigate.spec import Spec, fill
-from lab.outcome import CellOutcome, TrialOutcome
-from lab.report import EXIT_CLEAN, EXIT_FOUND, EXIT_INCONCLUSIVE, decide, junit_xml, results_json, summary, write_run
+from lab.outcome import TrialOutcome
+from lab.report import EXIT_CLEAN, EXIT_FOUND, EXIT_INCONCLUSIVE
 from lab.lockstep import Lockstep
-from lab.signals import exit_code, interrupt_on, run_async
+from lab.signals import interrupt_on, run_async
 from lab.locks import exclusive
 from lab.suspects import Scan
 
@@ -231,67 +228,7 @@ class Investigation:
     # ------------------------------------------------------------------ reports
     def _report(self, done: list[TrialOutcome], out_dir: Path, seconds: float,
                 interrupted: BaseException | None) -> int:
-        trials = [o.trial for o in done]
-        found, not_judged = dg.run(trials)
-        cells = []
-        for no, exp in self.plan:
-            cell = exp.cell(self.spec.name)
-            co = CellOutcome(cell, [o for o in done if o.trial_id.startswith(f"e{no}-")])
-            co.fault_evidence = next((o.trial.fault_evidence for o in co.trials if o.trial.fault_evidence), None)
-            if co.trials:
-                cells.append(co)
-        stats = [cell_stats(c) for c in cells]
-        decision = decide(stats, [], interrupted is not None, diagnoses=found)
-        # Each trial was checked once, as it finished: the bounds reuse those results.
-        judged = [dg.Judged(o.trial, o.result) for o in done if o.result.validity != "unknown"]
-        bounds = dg.bounds(judged)
-        results = results_json(out_dir.name, self.seed, "investigate", stats, [], cells, decision, {
-            "target": self.spec.name, "spec": str(self.spec.file), "page": "app" if self.spec.page else "lab",
-            "roles": [self.spec.history.user_role, self.spec.history.assistant_role],
-            "trials_per_cell": self.trials, "turns": self.turns, "seconds": round(seconds, 1),
-            "interrupted": interrupted is not None, "verdict": decision.verdict, "replay_of": self.replay_of})
-        results["diagnoses"] = [d.as_json() for d in found]
-        results["not_judged"] = not_judged
-        results["bounds"] = {name: {"k": k, "n": n, "upper95": round(u, 4)} for name, (k, n, u) in bounds.items()}
-        # The replay of each diagnosis: its first trial's command.
-        results["replay"] = {d.trials[0]: self.replay_command(d.trials[0]) for d in found if d.trials}
-        if self.scan is not None:
-            from lab.suspects import verdict
-
-            results["suspects"] = verdict.judge(self.scan, [(d.code, d.k, d.n) for d in found], dg.pools(judged))
-        out_dir.mkdir(parents=True, exist_ok=True)
-        (out_dir / "trials.json").write_text(json.dumps([t.as_json() for t in trials], indent=1) + "\n")
-        write_run(out_dir, results, junit_xml(stats, decision, f"chaoslab.investigate.{self.spec.name}",
-                                              results["diagnoses"]),
-                  self.reports_root, latest_name="latest-investigate")
-        if self.replay_of:
-            return self._replayed(found, len(done), out_dir)
-        first = next((d.trials[0] for d in found if d.trials), None)
-        lines = None
-        if "suspects" in results:
-            from lab.suspects import verdict
-
-            lines = verdict.lines_text(results["suspects"], ", ".join(
-                str(p.relative_to(self.spec.start.cwd)) if p.is_relative_to(self.spec.start.cwd) else str(p)
-                for p in self.spec.source))
-        self.say(summary(stats, decision, out_dir, seconds, len(done), diagnoses=found, bounds=bounds,
-                         replay=self.replay_command(first) if first else None, seed=self.seed,
-                         lines_after=lines))
-        if not_judged and not found:
-            self.say("Not judged (no trial had their evidence): "
-                     + "; ".join(f"{c} ({why})" for c, why in not_judged.items()))
-        return exit_code(interrupted) if interrupted is not None else decision.exit_code
-
-    def _replayed(self, found: list[dg.Diagnosis], runs: int, out_dir: Path) -> int:
-        """`--replay`: how many of the runs each diagnosis was drawn from."""
-        if not found:
-            self.say(f"{self.replay_of}, seed {self.seed}: reproduced 0/{runs} (no diagnosis drawn); "
-                     f"results: {out_dir}/results.json")
-            return 1
-        for d in found:
-            self.say(f"{self.replay_of}, seed {self.seed}: {d.code} reproduced {d.k}/{runs}: {d.evidence}")
-        self.say(f"results: {out_dir}/results.json")
-        return 0
+        return reporting.report(self, done, out_dir, seconds, interrupted)
 
 
 def parse_trial_id(trial_id: str) -> tuple[int, int]:

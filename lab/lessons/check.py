@@ -16,7 +16,6 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -24,6 +23,7 @@ from lab.attribution import CellStats, cell_stats
 from lab.chaos import Progress
 from lab.config import DEFAULT_PORTS, PORT_ENV, ROOT, LabConfig
 from lab.lessons import MIN_TRIALS, Lesson
+from lab.lessons.judge import MIN_ACK_RATIO, Judgement, describe, judge, problems  # noqa: F401  (lab lesson --check)
 from lab.lessons.validate import validate
 from lab.report import table
 from lab.outcome import CellOutcome, TrialOutcome
@@ -31,14 +31,8 @@ from lab.runner import Runner
 from lab.schedule import Cell, TrialPlan, fault_text, plan_cell, plan_trial
 from lab.signals import interrupt_on
 from lab.stack.native import NativeStack
-from lab.stats import fmt_rate, wilson
 
 PORT_OFFSET = 200           # lesson stacks default to the lab's ports + 200
-MIN_ACK_RATIO = 0.8         # a fix that refuses the writes loses nothing and proves nothing
-METRIC_WORDS = {"lost": "acknowledged turns lost", "duplicated": "rows stored twice",
-                "expired": "conversation lost to its TTL", "amnesia": "empty history after the refresh",
-                "phantom_fail": "answered as failed although stored", "5xx": "requests answered 5xx"}
-
 
 def lesson_config(env: dict[str, str] | None = None) -> LabConfig:
     """Ports from LAB_*_PORT when set, else the defaults + 200; run folder LAB_LESSON_RUN_DIR."""
@@ -48,85 +42,6 @@ def lesson_config(env: dict[str, str] | None = None) -> LabConfig:
     env.pop("LAB_RUN_DIR", None)
     run_dir = Path(env.get("LAB_LESSON_RUN_DIR", ROOT / ".lab" / "run" / "lesson")).resolve()
     return LabConfig.from_env(env, run_dir=run_dir)
-
-
-def problems(lesson: Lesson, t: TrialOutcome) -> list[str]:
-    """The lesson's forbidden anomalies this trial shows (unknown trials show none)."""
-    if t.result.validity == "unknown":
-        return []
-    counts = t.result.anomalies()
-    found = [m for m in lesson.forbid if m != "5xx" and counts.get(m)]
-    if "5xx" in lesson.forbid and any(s.status is not None and s.status >= 500 for s in t.trial.sends):
-        found.append("5xx")
-    return found
-
-
-@dataclass
-class Judgement:
-    passed: bool
-    lines: list[str] = field(default_factory=list)
-    example: TrialOutcome | None = None
-
-
-def judge(lesson: Lesson, outcome: CellOutcome, required: int = MIN_TRIALS) -> Judgement:
-    """Pass only if the cell was exercised (fault confirmed, >= ``required`` trials with a
-    verdict, none unknown, >= 80 % of sends acknowledged) and no trial shows a forbidden anomaly."""
-    st = cell_stats(outcome)
-    known = [t for t in outcome.trials if t.result.validity != "unknown"]
-    bad = [t for t in known if problems(lesson, t)]
-    n = len(known)
-    rates = [f"{m:<12} {fmt_rate(sum(m in problems(lesson, t) for t in known), n)}   "
-             f"({METRIC_WORDS.get(m, m)})" for m in lesson.forbid]
-    acked = f"{st.acked_sends}/{st.sends} sends acknowledged"
-    evidence = f"fault: {outcome.fault_evidence or outcome.fault_error or 'none needed'}"
-    if bad:
-        k = len(bad)
-        lo, hi = wilson(k, n)
-        head = (f"FAIL: the defect is still there: {k}/{n} trials show "
-                f"{', '.join(sorted({p for t in bad for p in problems(lesson, t)}))} "
-                f"(rate {k / n:.2f}, 95% CI [{lo:.2f}, {hi:.2f}])")
-        return Judgement(False, [head, *rates, acked, evidence], bad[0])
-    reasons = []
-    unknown = ""
-    if st.unknown:
-        why = sorted({r for t in outcome.trials if t.result.validity == "unknown" for r in t.result.reasons})
-        unknown = f"{st.unknown} trial(s) unknown, excluded: {'; '.join(why)[:300]}"
-    if st.status == "unexercised":
-        reasons.append(st.reason)
-    if n < required:
-        reasons.append(f"only {n} trials gave a verdict, {required} needed" + (f" ({unknown})" if unknown else ""))
-        unknown = ""
-    if st.sends and st.acked_sends / st.sends < MIN_ACK_RATIO:
-        reasons.append(f"only {acked}, under {MIN_ACK_RATIO:.0%}: refusing writes is not a fix")
-    if reasons:
-        return Judgement(False, ["FAIL: not exercised, so not a pass: " + "; ".join(reasons),
-                                 *rates, acked, evidence, *filter(None, [unknown])])
-    hi = wilson(0, n)[1]
-    return Judgement(True, [f"PASS: none of {', '.join(lesson.forbid)} in {n} trials "
-                            f"(each rate 0/{n}, below {hi:.2f} at 95%)", *rates, acked, evidence,
-                            *filter(None, [unknown])])
-
-
-def describe(t: TrialOutcome) -> str:
-    r = t.result
-    assert t.plan is not None  # a lesson's trials are planned
-    parts = [f"trial {t.trial_id} (seed {t.plan.seed})"]
-    if r.lost["user"] or r.lost["assistant"]:
-        ids = (r.lost["user"] or r.lost["assistant"])[0][:8]
-        parts.append(f"lost {len(r.lost['user'])} user row(s) and {len(r.lost['assistant'])} "
-                     f"reply row(s) of acknowledged turns (e.g. message {ids}...)")
-    if r.duplicated:
-        parts.append(f"stored twice: {r.duplicated}")
-    if r.expired:
-        parts.append("the key expired (keyspace event)")
-    if r.amnesia:
-        parts.append("the page showed none of the acknowledged turns after the refresh")
-    fives = [f"{s.id}: HTTP {s.status}" for s in t.trial.sends if s.status and s.status >= 500]
-    if fives:
-        parts.append(f"5xx answers: {', '.join(fives[:3])}")
-    if r.phantom_fail:
-        parts.append(f"answered as failed but stored: {r.phantom_fail}")
-    return "; ".join(parts)
 
 
 def replay_command(lesson: Lesson, t: TrialOutcome, exercise: Path | None) -> str:

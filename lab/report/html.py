@@ -203,7 +203,8 @@ def evidence_section(results: dict[str, Any], run_dir: Path) -> str:
     """`lab investigate`: per diagnosis, its first trials turn by turn -- the answer the browser
     got, what the page showed after the refresh, what the settled history and the Redis key
     hold -- so the evidence can be checked by eye, not only read as a sentence."""
-    from lab.checker import check_safe, place
+    from lab.checker import check_safe
+    from lab.placement import place
     from lab.history import Trial
 
     try:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import sys
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -28,6 +27,7 @@ from lab.http import http_get
 from lab.locks import exclusive
 from lab.stack import ports, procs
 from lab.stack.lifecycle import Lifecycle
+from lab.stack.native_faults import ProcessFaults
 from lab.wait import wait_until
 
 SERVICES = ("redis", "toxiproxy", "backend")  # start order; stopped in reverse
@@ -40,7 +40,7 @@ SERVICE_PORTS = {"redis": ("redis",), "toxiproxy": ("toxiproxy", "redis_proxy", 
                  "backend": ("backend",)}
 
 
-class NativeStack(Lifecycle):
+class NativeStack(Lifecycle, ProcessFaults):
     mode = "native"
 
     def __init__(self, cfg: LabConfig, backend_env: dict[str, str] | None = None,
@@ -204,61 +204,6 @@ class NativeStack(Lifecycle):
         self._wait("backend through toxiproxy", backend,
                    lambda: http_get(cfg.chat_url + "/healthz")[0] == 200, timeout_s)
         return backend
-
-    # ----------------------------------------------------------------- process faults
-    # The Stack verbs the process faults use (lab.stack.Stack); ComposeStack has the same ones.
-    def service(self, name: str) -> procs.ProcInfo:
-        info = procs.read(self.run_dir, name)
-        if info is None or not info.alive():
-            raise LabError(f"{name} is not running in {self.run_dir}", "start the stack: lab up")
-        return info
-
-    def instance(self, service: str) -> str:
-        """What runs now: a restart gives a new pid (the pidfile also pins its start time)."""
-        return f"{service} pid {self.service(service).pid}"
-
-    def pause_redis(self) -> None:
-        os.kill(self.service("redis").pid, signal.SIGSTOP)
-
-    def resume_redis(self) -> None:
-        pid = self.service("redis").pid
-        os.kill(pid, signal.SIGCONT)
-        wait_until(lambda: procs.state(pid) not in ("T", "t"), what="redis resumed", timeout_s=10)
-
-    def redis_paused(self) -> str | None:
-        """Evidence from the kernel that redis-server is stopped, None if it runs."""
-        pid = self.service("redis").pid
-        st = procs.state(pid)
-        return f"redis-server pid {pid} in state {st} (stopped)" if st in ("T", "t") else None
-
-    def heal(self) -> None:
-        """After success, failure or Ctrl-C: Redis not left stopped (quiet if it is gone)."""
-        try:
-            pid = self.service("redis").pid
-            if procs.state(pid) in ("T", "t"):
-                self.resume_redis()
-        except (LabError, ProcessLookupError):
-            pass
-
-    def restart_redis(self, *, durable: bool, timeout_s: float = 30.0) -> str:
-        """SIGKILL redis-server (no shutdown save) and start it again on the same port."""
-        with self._lock():
-            procs.kill_now(self.service("redis"), self.run_dir)
-            # The killed server's connections linger on its port for a moment (FIN_WAIT until
-            # the peer acknowledges): a restart in that moment fails with "Address already in
-            # use" (seen in 1 of 3 to 5 restarts with an idle client connected).
-            host, port = self.cfg.host, self.cfg.ports["redis"]
-            wait_until(lambda: ports.is_free(host, port), what=f"port {port} bindable after the kill",
-                       timeout_s=10.0, interval_s=0.01)
-            self._start_redis(timeout_s, durable=durable)
-        return self.instance("redis")
-
-    def restart_backend(self, timeout_s: float = 30.0) -> str:
-        """Stop the backend (SIGTERM: gunicorn finishes in-flight requests) and start it again."""
-        with self._lock():
-            procs.stop(self.service("backend"), self.run_dir)
-            self._start_backend(timeout_s)
-        return self.instance("backend")
 
     def _wait(self, what: str, proc: procs.ProcInfo, check: Callable[[], object], timeout_s: float) -> None:
         log = self.run_dir / f"{proc.name}.log"
