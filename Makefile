@@ -13,7 +13,7 @@ MODE ?= native
 help:
 	@echo "make chaos    run the chaos matrix (native stack; MODE=compose on Docker Compose)"
 	@echo "make test     set up, lint + type-check (make lint), and run the test suite on the real stack"
-	@echo "make lint     ruff + mypy only (seconds)"
+	@echo "make lint     ruff (lint + format check) and mypy only (seconds); ruff format fixes the format"
 	@echo "make up       start the stack and print its endpoints; make down stops it"
 	@echo "make status   what runs where"
 	@echo "make soak     the correct profile under every fault and refresh point: 0/N with 95% bounds"
@@ -41,6 +41,7 @@ docker:
 # Lint and types first: seconds, and a failure names file:line before any stack starts.
 lint: venv
 	$(PY) -m ruff check --quiet lab services tests examples lessons
+	$(PY) -m ruff format --check --quiet lab services tests examples lessons
 	$(PY) -m mypy
 
 test: setup lint

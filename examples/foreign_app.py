@@ -54,8 +54,16 @@ import redis.asyncio
 TTL_S = 7 * 24 * 3600
 r = redis.Redis.from_url(os.environ["REDIS_URL"], socket_timeout=5, socket_connect_timeout=3, retry=None)
 
-KNOWN_BUGS = {"ack_early", "cap_history", "stale_cache", "no_ttl", "out_of_order", "repeat_replies",
-              "ttl_two_commands", "read_modify_write"}
+KNOWN_BUGS = {
+    "ack_early",
+    "cap_history",
+    "stale_cache",
+    "no_ttl",
+    "out_of_order",
+    "repeat_replies",
+    "ttl_two_commands",
+    "read_modify_write",
+}
 BUGS = {b.strip() for b in os.environ.get("FOREIGN_BUGS", "").split(",") if b.strip()}
 if BUGS - KNOWN_BUGS:
     raise SystemExit(f"FOREIGN_BUGS: unknown {sorted(BUGS - KNOWN_BUGS)}; known: {sorted(KNOWN_BUGS)}")
@@ -83,8 +91,9 @@ if "out_of_order" in BUGS:
     threading.Thread(target=_loop.run_forever, name="writes-loop", daemon=True).start()
 
     async def _client() -> "redis.asyncio.Redis":
-        return redis.asyncio.Redis.from_url(os.environ["REDIS_URL"], socket_timeout=5,
-                                            socket_connect_timeout=3, retry=None)
+        return redis.asyncio.Redis.from_url(
+            os.environ["REDIS_URL"], socket_timeout=5, socket_connect_timeout=3, retry=None
+        )
 
     ar = asyncio.run_coroutine_threadsafe(_client(), _loop).result(timeout=10)
 

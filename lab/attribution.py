@@ -20,22 +20,26 @@ from lab.stats import fmt_rate, wilson
 from services.chat.defects import INCIDENT, REGISTRY as DEFECTS
 
 # What each verdict is about: a trial "has" a metric when the checker found it.
-METRICS = {"lost": "loses acknowledged turns", "expired": "loses the conversation to its TTL",
-           "duplicated": "duplicates messages", "amnesia": "shows an empty history after the refresh"}
-MIN_ACK_RATIO = 0.8   # below this the correct profile's cell exercised nothing
+METRICS = {
+    "lost": "loses acknowledged turns",
+    "expired": "loses the conversation to its TTL",
+    "duplicated": "duplicates messages",
+    "amnesia": "shows an empty history after the refresh",
+}
+MIN_ACK_RATIO = 0.8  # below this the correct profile's cell exercised nothing
 
 
 @dataclass
 class CellStats:
     cell: Cell
-    trials: int                       # trials with a valid or invalid verdict (known)
+    trials: int  # trials with a valid or invalid verdict (known)
     unknown: int
-    failed: int                       # invalid trials
-    with_metric: dict[str, int]       # trials showing each metric
-    anomalies: dict[str, int]         # trials showing each anomaly
+    failed: int  # invalid trials
+    with_metric: dict[str, int]  # trials showing each metric
+    anomalies: dict[str, int]  # trials showing each anomaly
     sends: int
     acked_sends: int
-    status: str                       # valid | invalid | unexercised
+    status: str  # valid | invalid | unexercised
     reason: str = ""
     seconds_per_trial: float = 0.0
     failing_trials: list[str] = field(default_factory=list)
@@ -51,17 +55,27 @@ class CellStats:
 
     def as_json(self) -> dict[str, Any]:
         lo, hi = wilson(self.with_metric["lost"], self.trials)
-        return {**self.cell.as_json(), "trials": self.trials, "unknown": self.unknown,
-                "acknowledged": self.acked_sends, "sends": self.sends,
-                "failed": self.failed, "anomalies": self.anomalies,
-                "rates": {m: {"k": k, "n": self.trials, "ci95": list(wilson(k, self.trials))}
-                          for m, k in {**{a: 0 for a in ANOMALIES}, **self.anomalies,
-                                       **self.with_metric}.items()},
-                "loss_rate": round(self.loss_rate, 4), "ci95": [round(lo, 4), round(hi, 4)],
-                "status": self.status, "reason": self.reason,
-                "seconds_per_trial": round(self.seconds_per_trial, 3),
-                "failing_trials": self.failing_trials, "unknown_reasons": self.unknown_reasons,
-                "trial_ids": self.trial_ids}
+        return {
+            **self.cell.as_json(),
+            "trials": self.trials,
+            "unknown": self.unknown,
+            "acknowledged": self.acked_sends,
+            "sends": self.sends,
+            "failed": self.failed,
+            "anomalies": self.anomalies,
+            "rates": {
+                m: {"k": k, "n": self.trials, "ci95": list(wilson(k, self.trials))}
+                for m, k in {**{a: 0 for a in ANOMALIES}, **self.anomalies, **self.with_metric}.items()
+            },
+            "loss_rate": round(self.loss_rate, 4),
+            "ci95": [round(lo, 4), round(hi, 4)],
+            "status": self.status,
+            "reason": self.reason,
+            "seconds_per_trial": round(self.seconds_per_trial, 3),
+            "failing_trials": self.failing_trials,
+            "unknown_reasons": self.unknown_reasons,
+            "trial_ids": self.trial_ids,
+        }
 
 
 def cell_stats(out: CellOutcome) -> CellStats:
@@ -78,22 +92,34 @@ def cell_stats(out: CellOutcome) -> CellStats:
     sends = sum(t.result.sends for t in out.trials)
     acked = sum(t.result.acked_sends for t in out.trials)
     failed = sum(t.failed for t in known)
-    st = CellStats(out.cell, len(known), len(out.trials) - len(known), failed, with_metric,
-                   anomalies, sends, acked, "invalid" if failed else "valid",
-                   seconds_per_trial=(sum(t.seconds for t in out.trials) / len(out.trials))
-                   if out.trials else 0.0,
-                   failing_trials=[t.trial_id for t in out.trials if t.failed],
-                   trial_ids=[t.trial_id for t in out.trials],
-                   unknown_reasons={t.trial_id: t.result.reasons for t in out.trials
-                                    if t.result.validity == "unknown"})
+    st = CellStats(
+        out.cell,
+        len(known),
+        len(out.trials) - len(known),
+        failed,
+        with_metric,
+        anomalies,
+        sends,
+        acked,
+        "invalid" if failed else "valid",
+        seconds_per_trial=(sum(t.seconds for t in out.trials) / len(out.trials)) if out.trials else 0.0,
+        failing_trials=[t.trial_id for t in out.trials if t.failed],
+        trial_ids=[t.trial_id for t in out.trials],
+        unknown_reasons={t.trial_id: t.result.reasons for t in out.trials if t.result.validity == "unknown"},
+    )
     unconfirmed = [t for t in out.trials if not t.trial.fault_confirmed]
     if out.fault_error or unconfirmed:
-        st.status, st.reason = "unexercised", f"fault not confirmed: {out.fault_error or unconfirmed[0].trial.errors[:1]}"
+        st.status, st.reason = (
+            "unexercised",
+            f"fault not confirmed: {out.fault_error or unconfirmed[0].trial.errors[:1]}",
+        )
     elif not known:
         st.status, st.reason = "unexercised", "no trial gave a verdict (all unknown)"
     elif not out.cell.defects and not out.cell.target and sends and acked / sends < MIN_ACK_RATIO:
-        st.status, st.reason = "unexercised", (f"correct profile acknowledged {acked}/{sends} sends, "
-                                              f"under {MIN_ACK_RATIO:.0%}")
+        st.status, st.reason = (
+            "unexercised",
+            (f"correct profile acknowledged {acked}/{sends} sends, under {MIN_ACK_RATIO:.0%}"),
+        )
     return st
 
 
@@ -116,13 +142,19 @@ class Verdict:
     defect: str
     causes: bool
     evidence: str
-    cells: "VerdictCells | None" = None   # the cell ids the verdict compares
+    cells: "VerdictCells | None" = None  # the cell ids the verdict compares
 
     def as_json(self) -> dict[str, Any]:
-        return {"fault": self.fault, "refresh": self.refresh, "turns": self.turns,
-                "metric": self.metric, "causes": [self.defect] if self.causes else [],
-                "defect": self.defect, "verdict": "causes" if self.causes else "inconclusive",
-                "evidence": self.evidence}
+        return {
+            "fault": self.fault,
+            "refresh": self.refresh,
+            "turns": self.turns,
+            "metric": self.metric,
+            "causes": [self.defect] if self.causes else [],
+            "defect": self.defect,
+            "verdict": "causes" if self.causes else "inconclusive",
+            "evidence": self.evidence,
+        }
 
     def sentence(self) -> str:
         where = f"under {self.fault} / {self.refresh}"
@@ -177,7 +209,16 @@ def verdicts(stats: list[CellStats]) -> list[Verdict]:
                     why = [] if sufficient else ["alone is not clearly above correct"]
                     why += [] if necessary else [f"{without_name} is not clearly below {host_name}"]
                     evidence += " (" + "; ".join(why) + ")"
-                out.append(Verdict(fault, refresh, turns, metric, d, sufficient and necessary, evidence,
-                                   VerdictCells(alone.cell.cell_id, correct.cell.cell_id, host.cell.cell_id,
-                                                without.cell.cell_id)))
+                out.append(
+                    Verdict(
+                        fault,
+                        refresh,
+                        turns,
+                        metric,
+                        d,
+                        sufficient and necessary,
+                        evidence,
+                        VerdictCells(alone.cell.cell_id, correct.cell.cell_id, host.cell.cell_id, without.cell.cell_id),
+                    )
+                )
     return out

@@ -21,8 +21,7 @@ DEFAULT = "headless-shell"
 def choice(env: dict[str, str] | None = None) -> str:
     name = (os.environ if env is None else env).get("LAB_BROWSER", DEFAULT)
     if name not in BROWSERS:
-        raise UsageError(f"LAB_BROWSER={name!r} is not a browser the lab drives",
-                         f"valid: {', '.join(BROWSERS)}")
+        raise UsageError(f"LAB_BROWSER={name!r} is not a browser the lab drives", f"valid: {', '.join(BROWSERS)}")
     return name
 
 

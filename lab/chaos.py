@@ -34,7 +34,7 @@ DEFAULT_MAX_TRIALS = 25
 # elsewhere the profiles its verdicts need: correct, incident, each exposed defect alone, and the
 # incident without it. ONLY='profile=all' runs every profile everywhere (91 cells).
 DEFAULT_PAIRS: list[tuple[str, dict[str, Any], str, tuple[str, ...] | None]] = [
-    ("none", {}, "after_ack", None),                                   # None = every profile
+    ("none", {}, "after_ack", None),  # None = every profile
     ("latency", {"latency_ms": 300}, "after_ack", ("fire_and_forget",)),
     ("drop", {"stream": "downstream", "one_shot": True}, "settled", ("blind_retry",)),
     ("down", {}, "settled", ("swallowed_errors",)),
@@ -52,8 +52,7 @@ ONLY_KEYS = ("profile", "fault", "refresh", "turns")
 
 def default_profiles() -> list[tuple[str, ...]]:
     incident = tuple(d for d in DEFECTS if d in INCIDENT)
-    profiles = [(), incident, *((d,) for d in DEFECTS),
-                *(tuple(x for x in incident if x != d) for d in incident)]
+    profiles = [(), incident, *((d,) for d in DEFECTS), *(tuple(x for x in incident if x != d) for d in incident)]
     return profiles
 
 
@@ -61,8 +60,12 @@ def profiles_for(exposed: tuple[str, ...] | None) -> list[tuple[str, ...]]:
     if exposed is None:
         return default_profiles()
     incident = tuple(d for d in DEFECTS if d in INCIDENT)
-    out = [(), incident, *((d,) for d in exposed),
-           *(tuple(x for x in incident if x != d) for d in exposed if d in incident)]
+    out = [
+        (),
+        incident,
+        *((d,) for d in exposed),
+        *(tuple(x for x in incident if x != d) for d in exposed if d in incident),
+    ]
     return list(dict.fromkeys(out))
 
 
@@ -83,8 +86,10 @@ def parse_only(text: str | None) -> dict[str, list[str]]:
         key, eq, values = term.partition("=")
         key = key.strip()
         if not eq or key not in ONLY_KEYS:
-            raise UsageError(f"ONLY term {term!r} is not key=value with key in {', '.join(ONLY_KEYS)}",
-                             "e.g. ONLY='profile=incident|correct;refresh=after_ack;turns=5|15'")
+            raise UsageError(
+                f"ONLY term {term!r} is not key=value with key in {', '.join(ONLY_KEYS)}",
+                "e.g. ONLY='profile=incident|correct;refresh=after_ack;turns=5|15'",
+            )
         out[key] = [v.strip() for v in values.split("|") if v.strip()]
     return out
 
@@ -111,12 +116,10 @@ def build_matrix(only: dict[str, list[str]]) -> list[Cell]:
     if "refresh" in only:
         faults = list(dict.fromkeys((f, tuple(sorted(p.items()))) for f, p, _, _ in pairs))
         exposed_by = {(f, r): e for f, _, r, e in DEFAULT_PAIRS}
-        pairs = [(f, dict(p), r, exposed_by.get((f, r))) for (f, p), r in
-                 itertools.product(faults, only["refresh"])]
+        pairs = [(f, dict(p), r, exposed_by.get((f, r))) for (f, p), r in itertools.product(faults, only["refresh"])]
     cells, seen = [], set()
     for fault, params, refresh, exposed in pairs:
-        for prof in profiles if profiles is not None else (
-                default_profiles() if every else profiles_for(exposed)):
+        for prof in profiles if profiles is not None else (default_profiles() if every else profiles_for(exposed)):
             for t in turns:
                 cell = Cell(prof, fault, refresh, t, tuple(sorted(params.items())))
                 if cell.cell_id not in seen:
@@ -143,9 +146,11 @@ class Progress:
         eta = elapsed / self.done * (self.total - self.done)
         width = 24
         fill = int(width * self.done / self.total)
-        line = (f"[{'#' * fill}{'.' * (width - fill)}] {self.done}/{self.total} trials  "
-                f"ETA {int(eta // 60)}m{int(eta % 60):02d}s  {cell.cell_id}: "
-                f"{c[1]} failed, {c[2]} unknown of {c[0]}")
+        line = (
+            f"[{'#' * fill}{'.' * (width - fill)}] {self.done}/{self.total} trials  "
+            f"ETA {int(eta // 60)}m{int(eta % 60):02d}s  {cell.cell_id}: "
+            f"{c[1]} failed, {c[2]} unknown of {c[0]}"
+        )
         if self.tty:
             self.stream.write("\r\033[K" + line)
         elif self.done % 25 == 0 or self.done == self.total:
@@ -167,7 +172,7 @@ class ChaosRun:
     concurrency: int = 4
     mode: str = "native"
     max_trials: int = DEFAULT_MAX_TRIALS
-    shard: tuple[int, int] | None = None   # (K, N): only shard K's cells of the matrix
+    shard: tuple[int, int] | None = None  # (K, N): only shard K's cells of the matrix
 
     def mine(self) -> list[Cell]:
         """This run's cells: the whole matrix, or shard K's whole columns of it."""
@@ -183,13 +188,58 @@ class ChaosRun:
     def plans(self) -> list[tuple[Cell, list[Any]]]:
         """The first round's plans. Seeds and trial ids come from the cell's place in the whole
         matrix: a shard plans exactly the trials the unsharded run plans for its cells."""
-        return [(c, plan_cell(c, self.trials, shards.cell_seed(self.seed, c),
-                              prefix=f"c{self._number(c):03d}-")) for c in self.mine()]
+        return [
+            (c, plan_cell(c, self.trials, shards.cell_seed(self.seed, c), prefix=f"c{self._number(c):03d}-"))
+            for c in self.mine()
+        ]
 
     def run(self, out: TextIO = sys.stdout) -> int:
         tag = f"-shard{self.shard[0]}of{self.shard[1]}" if self.shard else ""
         run_id = time.strftime("%Y%m%d-%H%M%S") + f"-s{self.seed}{tag}"
         out_dir = self.reports_root / run_id
+        outcomes, interrupted, seconds = self._trials(out_dir)
+        # The report is written whole: a signal from here on is noted and raised once it is.
+        with deferred():
+            ordered = [outcomes[c.cell_id] for c in self.cells if c.cell_id in outcomes]
+            stats = [cell_stats(o) for o in ordered if o.trials]
+            vs = verdicts(stats)
+            decision = decide(stats, vs, interrupted is not None)
+            extra: dict[str, Any] = {
+                "trials_per_cell": self.trials,
+                "max_trials_per_cell": self.max_trials,
+                "seconds": round(seconds, 1),
+                "interrupted": interrupted is not None,
+                **self._identity(),
+            }
+            if interrupted is not None:
+                extra["signal"] = signals.name(exit_code(interrupted) - 128)
+            results = results_json(run_id, self.seed, self.mode, stats, vs, ordered, decision, extra)
+            out_dir.mkdir(parents=True, exist_ok=True)
+            # Every trial's record: a merge of shards can be checked against the union of trials.
+            (out_dir / "trials.json").write_text(
+                json.dumps([{"cell_id": o.cell.cell_id, "trial": t.trial.as_json()} for o in ordered for t in o.trials])
+                + "\n"
+            )
+            write_run(out_dir, results, junit_xml(stats, decision), self.reports_root)
+            failing = [t for o in ordered for t in o.trials if t.failed]
+            print(
+                summary(
+                    stats,
+                    decision,
+                    out_dir,
+                    seconds,
+                    sum(len(o.trials) for o in ordered),
+                    verdicts=vs,
+                    replay=failing[0].replay_command() if failing else None,
+                ),
+                file=out,
+                flush=True,
+            )
+        return exit_code(interrupted) if interrupted is not None else decision.exit_code
+
+    def _trials(self, out_dir: Path) -> tuple[dict[str, CellOutcome], KeyboardInterrupt | None, float]:
+        """The planned trials, then top-ups while verdicts point one way; on a signal, what had
+        finished. Returns (outcomes by cell id, the signal if one came, seconds)."""
         planned = self.plans()
         progress = Progress(sum(len(p) for _, p in planned))
         runner = Runner(self.stack, out_dir, concurrency=self.concurrency, on_trial=progress.trial)
@@ -213,34 +263,17 @@ class ChaosRun:
                 outcomes.setdefault(o.cell.cell_id, CellOutcome(o.cell)).trials += o.trials
         finally:
             progress.close()
-        # The report is written whole: a signal from here on is noted and raised once it is.
-        with deferred():
-            seconds = time.monotonic() - t0
-            ordered = [outcomes[c.cell_id] for c in self.cells if c.cell_id in outcomes]
-            stats = [cell_stats(o) for o in ordered if o.trials]
-            vs = verdicts(stats)
-            decision = decide(stats, vs, interrupted is not None)
-            extra: dict[str, Any] = {"trials_per_cell": self.trials, "max_trials_per_cell": self.max_trials,
-                                     "seconds": round(seconds, 1), "interrupted": interrupted is not None,
-                                     **self._identity()}
-            if interrupted is not None:
-                extra["signal"] = signals.name(exit_code(interrupted) - 128)
-            results = results_json(run_id, self.seed, self.mode, stats, vs, ordered, decision, extra)
-            out_dir.mkdir(parents=True, exist_ok=True)
-            # Every trial's record: a merge of shards can be checked against the union of trials.
-            (out_dir / "trials.json").write_text(json.dumps(
-                [{"cell_id": o.cell.cell_id, "trial": t.trial.as_json()} for o in ordered for t in o.trials]) + "\n")
-            write_run(out_dir, results, junit_xml(stats, decision), self.reports_root)
-            failing = [t for o in ordered for t in o.trials if t.failed]
-            print(summary(stats, decision, out_dir, seconds, sum(len(o.trials) for o in ordered), verdicts=vs,
-                          replay=failing[0].replay_command() if failing else None), file=out, flush=True)
-        return exit_code(interrupted) if interrupted is not None else decision.exit_code
+        return outcomes, interrupted, time.monotonic() - t0
 
     def _identity(self) -> dict[str, Any]:
         """What a merge checks: the same matrix, sizes, seed and code; which shard this is."""
-        out: dict[str, Any] = {"matrix": {"fingerprint": shards.fingerprint(self.cells, self.trials, self.max_trials),
-                                          "cells": len(self.cells)},
-                               "lab_version": shards.lab_version()}
+        out: dict[str, Any] = {
+            "matrix": {
+                "fingerprint": shards.fingerprint(self.cells, self.trials, self.max_trials),
+                "cells": len(self.cells),
+            },
+            "lab_version": shards.lab_version(),
+        }
         if self.shard is not None:
             out["shard"] = {"k": self.shard[0], "n": self.shard[1], "cells": [c.cell_id for c in self.mine()]}
         return out
@@ -257,10 +290,18 @@ class ChaosRun:
         by_id = {o.cell.cell_id: o for o in outcomes}
         # A round adds TRIALS trials, or fewer where that would pass the cap (trials left
         # unknown are not counted: a round can fall short of it, never go over it).
-        return [(by_id[cid].cell, plan_cell(by_id[cid].cell, min(self.trials, self.max_trials - stats[cid].trials),
-                                            shards.cell_seed(self.seed, by_id[cid].cell, round_no),
-                                            prefix=f"r{round_no}-c{self._number(by_id[cid].cell):03d}-"))
-                for cid in sorted(want)]
+        return [
+            (
+                by_id[cid].cell,
+                plan_cell(
+                    by_id[cid].cell,
+                    min(self.trials, self.max_trials - stats[cid].trials),
+                    shards.cell_seed(self.seed, by_id[cid].cell, round_no),
+                    prefix=f"r{round_no}-c{self._number(by_id[cid].cell):03d}-",
+                ),
+            )
+            for cid in sorted(want)
+        ]
 
 
 def check_replay(profile: str, fault: str, refresh: str, mode: str) -> None:
@@ -273,8 +314,18 @@ def check_replay(profile: str, fault: str, refresh: str, mode: str) -> None:
         raise UsageError(f"unknown refresh point {refresh!r}", f"valid: {', '.join(REFRESH_POINTS)}")
 
 
-def replay(stack: Stack, profile: str, fault: str, refresh: str, turns: int, seed: int,
-           fault_turn: int | None, runs: int, reports_root: Path, out: TextIO = sys.stdout) -> int:
+def replay(
+    stack: Stack,
+    profile: str,
+    fault: str,
+    refresh: str,
+    turns: int,
+    seed: int,
+    fault_turn: int | None,
+    runs: int,
+    reports_root: Path,
+    out: TextIO = sys.stdout,
+) -> int:
     name, params = parse_fault(fault)
     cell = Cell(parse_profile(profile), name, refresh, turns, tuple(sorted(params.items())))
     plans = [plan_trial(cell, seed, f"replay-{i:02d}", fault_turn) for i in range(runs)]
@@ -282,8 +333,11 @@ def replay(stack: Stack, profile: str, fault: str, refresh: str, turns: int, see
     outcome = Runner(stack, out_dir, concurrency=1).run([(cell, plans)])[0]
     failed = [t for t in outcome.trials if t.failed]
     unknown = [t for t in outcome.trials if t.result.validity == "unknown"]
-    print(f"{cell.cell_id}, seed {seed}: reproduced {len(failed)}/{runs}"
-          + (f" ({len(unknown)} unknown)" if unknown else ""), file=out)
+    print(
+        f"{cell.cell_id}, seed {seed}: reproduced {len(failed)}/{runs}"
+        + (f" ({len(unknown)} unknown)" if unknown else ""),
+        file=out,
+    )
     for t in failed[:1]:
         print(f"  anomalies: {', '.join(t.result.reasons)}; artifacts: {t.artifacts}", file=out)
     return 0 if failed else 1

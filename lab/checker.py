@@ -21,8 +21,18 @@ from lab.history import Row, Trial
 from lab.placement import ROLES, Placement, _Msg, _messages, place
 
 Validity = Literal["valid", "invalid", "unknown"]
-ANOMALIES = ("lost", "lost_update", "stale", "duplicated", "reordered", "unexpected", "expired",
-             "amnesia", "history_failed", "phantom_fail")
+ANOMALIES = (
+    "lost",
+    "lost_update",
+    "stale",
+    "duplicated",
+    "reordered",
+    "unexpected",
+    "expired",
+    "amnesia",
+    "history_failed",
+    "phantom_fail",
+)
 # Anomalies that make a trial invalid. phantom_fail on an ``info`` send (a 5xx whose write had
 # landed) is reported but allowed: the outcome of an info send is unknown by definition.
 INVALIDATING = ("lost", "duplicated", "reordered", "unexpected", "expired", "amnesia", "history_failed")
@@ -31,37 +41,44 @@ INVALIDATING = ("lost", "duplicated", "reordered", "unexpected", "expired", "amn
 @dataclass
 class Result:
     validity: Validity
-    attempted: int = 0                   # distinct message ids sent
-    acknowledged: int = 0                # distinct ids with an ok send
+    attempted: int = 0  # distinct message ids sent
+    acknowledged: int = 0  # distinct ids with an ok send
     sends: int = 0
     acked_sends: int = 0
-    acked: list[str] = field(default_factory=list)        # ids with an ok send, in send order
+    acked: list[str] = field(default_factory=list)  # ids with an ok send, in send order
     lost: dict[str, list[str]] = field(default_factory=lambda: {r: [] for r in ROLES})
     # Lost turns that were in flight together with another acknowledged turn whose row of the same
     # role is stored: the trace of a write that overwrote a concurrent one (a lost update). Also
     # counted in ``lost``.
     lost_update: list[str] = field(default_factory=list)
     stale: list[str] = field(default_factory=list)
-    duplicated: list[str] = field(default_factory=list)   # "id:role" stored more than once
+    duplicated: list[str] = field(default_factory=list)  # "id:role" stored more than once
     reordered: list[str] = field(default_factory=list)
     unexpected: list[str] = field(default_factory=list)
     expired: bool = False
     amnesia: bool = False
-    page_failed: bool = False            # the page's own history read failed: an error on the page,
-                                         # not a forgotten conversation (anomaly history_failed)
+    page_failed: bool = False  # the page's own history read failed: an error on the page,
+    # not a forgotten conversation (anomaly history_failed)
     phantom_fail: list[str] = field(default_factory=list)
     phantom_fail_definite: list[str] = field(default_factory=list)  # on ``fail`` sends: invalid
     reasons: list[str] = field(default_factory=list)
 
     def anomalies(self) -> dict[str, int]:
         """Counts per anomaly (lost counts turns with any row missing)."""
-        return {"lost": len(self.lost_turns), "lost_update": len(self.lost_update),
-                "lost_user": len(self.lost["user"]),
-                "lost_assistant": len(self.lost["assistant"]), "stale": len(self.stale),
-                "duplicated": len(self.duplicated), "reordered": len(self.reordered),
-                "unexpected": len(self.unexpected), "expired": int(self.expired),
-                "amnesia": int(self.amnesia and not self.page_failed),
-                "history_failed": int(self.page_failed), "phantom_fail": len(self.phantom_fail)}
+        return {
+            "lost": len(self.lost_turns),
+            "lost_update": len(self.lost_update),
+            "lost_user": len(self.lost["user"]),
+            "lost_assistant": len(self.lost["assistant"]),
+            "stale": len(self.stale),
+            "duplicated": len(self.duplicated),
+            "reordered": len(self.reordered),
+            "unexpected": len(self.unexpected),
+            "expired": int(self.expired),
+            "amnesia": int(self.amnesia and not self.page_failed),
+            "history_failed": int(self.page_failed),
+            "phantom_fail": len(self.phantom_fail),
+        }
 
     @property
     def history_failed(self) -> bool:
@@ -107,15 +124,24 @@ def check(trial: Trial) -> Result:
     msgs = _messages(sends)
     order = [m.id for m in msgs]
     acked = [m.id for m in msgs if any(s.outcome == "ok" for s in m.sends)]
-    res = Result("valid", attempted=len(order), acknowledged=len(acked), sends=len(sends),
-                 acked_sends=sum(s.outcome == "ok" for s in sends), acked=acked)
+    res = Result(
+        "valid",
+        attempted=len(order),
+        acknowledged=len(acked),
+        sends=len(sends),
+        acked_sends=sum(s.outcome == "ok" for s in sends),
+        acked=acked,
+    )
     placed = _stored(res, trial, msgs, trial.final_rows)
     if trial.page_after_refresh is not None:
         _shown(res, trial, placed)
     elif not trial.refresh_reached:
         res.reasons.append("the refresh point was not reached")
-    bad = [a for a in INVALIDATING if getattr(res, a) and (a != "lost" or any(res.lost.values()))
-           and (a != "amnesia" or not res.page_failed)]
+    bad = [
+        a
+        for a in INVALIDATING
+        if getattr(res, a) and (a != "lost" or any(res.lost.values())) and (a != "amnesia" or not res.page_failed)
+    ]
     if res.phantom_fail_definite:
         bad.append("phantom_fail")
     if bad:
@@ -143,16 +169,28 @@ def _stored(res: Result, trial: Trial, msgs: list[_Msg], final: list[Row]) -> di
             res.lost["user"].append(i)
         if not placed[i].reply:
             res.lost["assistant"].append(i)
-    res.duplicated = [f"{m.id}:{role}" for m in msgs for role, n in
-                      (("user", len(placed[m.id].user)), ("assistant", len(placed[m.id].reply))) if n > 1]
+    res.duplicated = [
+        f"{m.id}:{role}"
+        for m in msgs
+        for role, n in (("user", len(placed[m.id].user)), ("assistant", len(placed[m.id].reply)))
+        if n > 1
+    ]
     res.unexpected = sorted({final[p].id for p in unexpected})
     res.expired = trial.key_expired and bool(res.lost["user"] or res.lost["assistant"])
     res.reordered = _reordered(msgs, placed)
-    res.lost_update = [i for i in res.lost_turns if any(
-        o.id != i and o.id in acked and _concurrent(by_id[i], o) and any(
-            i in res.lost[role] and getattr(placed[o.id], "user" if role == "user" else "reply")
-            for role in ROLES)
-        for o in msgs)]
+    res.lost_update = [
+        i
+        for i in res.lost_turns
+        if any(
+            o.id != i
+            and o.id in acked
+            and _concurrent(by_id[i], o)
+            and any(
+                i in res.lost[role] and getattr(placed[o.id], "user" if role == "user" else "reply") for role in ROLES
+            )
+            for o in msgs
+        )
+    ]
     stored_users = {m.id for m in msgs if placed[m.id].user}
     answered = {s.id for s in sends if s.status is not None}
     res.phantom_fail = [i for i in failed_only + info_only if i in stored_users and i in answered]
@@ -172,8 +210,11 @@ def _shown(res: Result, trial: Trial, placed: dict[str, Placement]) -> None:
     if not res.amnesia:
         # A reply cut mid-stream may still be completing at the refresh: missing then and
         # stored later is not a stale read. The whole history missing is amnesia, not stale.
-        res.stale = [i for i in before if i not in cut and (
-            (not shown[i].user and placed[i].user) or (not shown[i].reply and placed[i].reply))]
+        res.stale = [
+            i
+            for i in before
+            if i not in cut and ((not shown[i].user and placed[i].user) or (not shown[i].reply and placed[i].reply))
+        ]
 
 
 def _precedes(a: _Msg, b: _Msg) -> bool:
@@ -194,8 +235,7 @@ def _reordered(msgs: list[_Msg], placed: dict[str, Placement]) -> list[str]:
     question stored above that of a message answered before it was sent, its reply stored
     before its question, or its question and reply split by a row of a message sent only after
     it was answered. Turns in flight together (two tabs) may interleave in any order."""
-    first = {m.id: (min(placed[m.id].user, default=None), min(placed[m.id].reply, default=None))
-             for m in msgs}
+    first = {m.id: (min(placed[m.id].user, default=None), min(placed[m.id].reply, default=None)) for m in msgs}
     out: list[str] = []
     stored = [m for m in msgs if first[m.id][0] is not None]
     for m in stored:
@@ -209,12 +249,11 @@ def _reordered(msgs: list[_Msg], placed: dict[str, Placement]) -> list[str]:
         if m.id in out or u is None or a is None:
             continue
         if a < u:
-            out.append(m.id)             # the reply above its question
+            out.append(m.id)  # the reply above its question
             continue
-        between = [o for o in msgs if o is not m and any(
-            p is not None and u < p < a for p in first[o.id])]
+        between = [o for o in msgs if o is not m and any(p is not None and u < p < a for p in first[o.id])]
         if any(_precedes(m, o) for o in between):
-            out.append(m.id)             # another, later turn stored inside this one
+            out.append(m.id)  # another, later turn stored inside this one
     return [m.id for m in msgs if m.id in out]
 
 
@@ -223,8 +262,10 @@ def _acked_before_refresh(trial: Trial, mid: str) -> bool:
     refresh_t = next((e["t"] for e in trial.events if e.get("kind") == "refresh"), None)
     if refresh_t is None:
         return True
-    return any(s.id == mid and s.outcome == "ok" and s.t_complete is not None
-               and s.t_complete <= refresh_t for s in trial.sends)
+    return any(
+        s.id == mid and s.outcome == "ok" and s.t_complete is not None and s.t_complete <= refresh_t
+        for s in trial.sends
+    )
 
 
 def check_safe(trial: Trial) -> Result:

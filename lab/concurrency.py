@@ -17,19 +17,32 @@ def together(starts: list[float], ends: list[float], where: str) -> dict[str, An
     """{where, spread_ms (between the two starts), overlap_ms (both in flight; <= 0: never),
     in_flight_together}. ``where``: whose clock ("backend" events or the "browser")."""
     if len(starts) < 2 or len(ends) < 2:
-        return {"where": where, "requests": min(len(starts), len(ends)), "in_flight_together": False,
-                "spread_ms": None, "overlap_ms": None}
+        return {
+            "where": where,
+            "requests": min(len(starts), len(ends)),
+            "in_flight_together": False,
+            "spread_ms": None,
+            "overlap_ms": None,
+        }
     starts, ends = sorted(starts)[:2], sorted(ends)[:2]
     overlap_s = min(ends) - max(starts)
-    return {"where": where, "requests": 2, "spread_ms": round((starts[1] - starts[0]) * 1000, 2),
-            "overlap_ms": round(overlap_s * 1000, 2), "in_flight_together": overlap_s > 0}
+    return {
+        "where": where,
+        "requests": 2,
+        "spread_ms": round((starts[1] - starts[0]) * 1000, 2),
+        "overlap_ms": round(overlap_s * 1000, 2),
+        "in_flight_together": overlap_s > 0,
+    }
 
 
 def at_backend(events: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """From the backend's own events of the sends' ids: chat.received ... chat.done."""
     evs = list(events)
-    return together([float(e["t"]) for e in evs if e.get("event") == "chat.received"],
-                    [float(e["t"]) for e in evs if e.get("event") == "chat.done"], "backend")
+    return together(
+        [float(e["t"]) for e in evs if e.get("event") == "chat.received"],
+        [float(e["t"]) for e in evs if e.get("event") == "chat.done"],
+        "backend",
+    )
 
 
 def at_browser(sends: Iterable[Any]) -> dict[str, Any]:
@@ -44,5 +57,7 @@ def problem(c: dict[str, Any]) -> str | None:
         return None
     if c["requests"] < 2:
         return f"concurrent sends not exercised: only {c['requests']} of the 2 requests seen at the {c['where']}"
-    return (f"concurrent sends not exercised: at the {c['where']} the second request began "
-            f"{-c['overlap_ms']:.1f} ms after the first had ended")
+    return (
+        f"concurrent sends not exercised: at the {c['where']} the second request began "
+        f"{-c['overlap_ms']:.1f} ms after the first had ended"
+    )

@@ -12,6 +12,7 @@ from lab.history import Row, Send
 from lab.page_js import DOUBLE_JS, SEND_JS, SEND_TIMEOUT_S, UNTIL_JS, settled_selector
 from lab.phases import Phases
 
+
 class _Driver(Protocol):
     """What these methods use of ChatDriver: its page, network log and timing."""
 
@@ -53,13 +54,15 @@ class ConcurrentSends:
             self.tabs.append(tab)
             self._note("load", tab=2)
             await tab.goto("/?stream=1" if self.stream else "/")
-            await tab.evaluate(UNTIL_JS, ['[data-testid=history-status]:not([data-state="loading"])',
-                                          int(SEND_TIMEOUT_S * 1000)])
+            await tab.evaluate(
+                UNTIL_JS, ['[data-testid=history-status]:not([data-state="loading"])', int(SEND_TIMEOUT_S * 1000)]
+            )
         self.phase = f"sending turn {turn} from two tabs"
         with self.timing("send"):
             (a, _), (b, _) = await asyncio.gather(
                 self.page.evaluate(SEND_JS, [text, "", int(SEND_TIMEOUT_S * 1000)]),
-                tab.evaluate(SEND_JS, [other, "", int(SEND_TIMEOUT_S * 1000)]))
+                tab.evaluate(SEND_JS, [other, "", int(SEND_TIMEOUT_S * 1000)]),
+            )
         self._note("send", turn=turn, tabs=2)
         if not a or not b:
             raise RuntimeError(f"turn {turn}: a tab showed no new message after the submit")
@@ -77,7 +80,8 @@ class ConcurrentSends:
         self._unsettled, self.loaded_rows = None, None
         with self.timing("send"):
             mid, waited_ms = await self.page.evaluate(
-                DOUBLE_JS, [text, settled_selector(after.id) if after else "", int(SEND_TIMEOUT_S * 1000)])
+                DOUBLE_JS, [text, settled_selector(after.id) if after else "", int(SEND_TIMEOUT_S * 1000)]
+            )
         self._note("send", turn=turn, double=True)
         self.timing.add("settle", waited_ms / 1000)
         if not mid:

@@ -14,20 +14,19 @@ ROOT = Path(__file__).resolve().parent.parent
 # Ports Chromium refuses with ERR_UNSAFE_PORT (net/base/port_util.cc, those >= 1024): a browser
 # must be able to reach the chat proxy, and the others are kept off the list for uniformity.
 CHROMIUM_UNSAFE_PORTS = frozenset(
-    {1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060, 5061, 6000, 6566,
-     6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080}
+    {1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080}
 )
 
 # Lab ports avoid the services' defaults (a system Redis may hold 6379, Toxiproxy 8474).
 DEFAULT_PORTS: dict[str, int] = {
-    "redis": 16379,          # real redis-server (read directly only by the lab's checker)
-    "redis_proxy": 16380,    # Toxiproxy "redis" proxy: the only Redis address the backend gets
-    "backend": 18081,        # chat backend, direct (the lab's own health checks)
-    "chat_proxy": 18080,     # Toxiproxy "chat" proxy: the only address the browser uses
-    "toxiproxy": 18474,      # Toxiproxy HTTP API
+    "redis": 16379,  # real redis-server (read directly only by the lab's checker)
+    "redis_proxy": 16380,  # Toxiproxy "redis" proxy: the only Redis address the backend gets
+    "backend": 18081,  # chat backend, direct (the lab's own health checks)
+    "chat_proxy": 18080,  # Toxiproxy "chat" proxy: the only address the browser uses
+    "toxiproxy": 18474,  # Toxiproxy HTTP API
 }
 PORT_ENV = {name: f"LAB_{name.upper()}_PORT" for name in DEFAULT_PORTS}
-MODES = ("native", "compose", "external")   # external: the services run already (deploy/k8s)
+MODES = ("native", "compose", "external")  # external: the services run already (deploy/k8s)
 
 
 def parse_port(value: str | int, what: str) -> int:
@@ -35,13 +34,13 @@ def parse_port(value: str | int, what: str) -> int:
     try:
         port = int(value)
     except (TypeError, ValueError):
-        raise UsageError(f"{what}={value!r} is not a port number",
-                         "use an integer between 1024 and 65535") from None
+        raise UsageError(f"{what}={value!r} is not a port number", "use an integer between 1024 and 65535") from None
     if not 1024 <= port <= 65535:
         raise UsageError(f"{what}={port} is out of range", "use a port between 1024 and 65535")
     if port in CHROMIUM_UNSAFE_PORTS:
-        raise UsageError(f"{what}={port} is a port Chromium refuses (ERR_UNSAFE_PORT)",
-                         "pick another port, e.g. one in 16000-19999")
+        raise UsageError(
+            f"{what}={port} is a port Chromium refuses (ERR_UNSAFE_PORT)", "pick another port, e.g. one in 16000-19999"
+        )
     return port
 
 
@@ -59,13 +58,16 @@ class LabConfig:
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None, **overrides: object) -> "LabConfig":
         env = dict(os.environ if env is None else env)
-        ports = {name: parse_port(env.get(PORT_ENV[name], default), PORT_ENV[name])
-                 for name, default in DEFAULT_PORTS.items()}
+        ports = {
+            name: parse_port(env.get(PORT_ENV[name], default), PORT_ENV[name])
+            for name, default in DEFAULT_PORTS.items()
+        }
         seen: dict[int, str] = {}
         for name, port in ports.items():
             if port in seen:
-                raise UsageError(f"{PORT_ENV[name]} and {PORT_ENV[seen[port]]} are both {port}",
-                                 "give each service its own port")
+                raise UsageError(
+                    f"{PORT_ENV[name]} and {PORT_ENV[seen[port]]} are both {port}", "give each service its own port"
+                )
             seen[port] = name
         values: dict[str, Any] = {"ports": ports}
         if "LAB_RUN_DIR" in env:

@@ -16,13 +16,18 @@ from lab.schedule import TrialPlan
 from lab.slots import Slot
 
 
-async def run(plan: TrialPlan, d: ChatDriver, trial: Trial, step: "Lockstep | None", evidence: str | None,
-              slot: Slot, toxics: Callable[[], dict[str, Any]]) -> None:
+async def run(
+    plan: TrialPlan,
+    d: ChatDriver,
+    trial: Trial,
+    step: "Lockstep | None",
+    evidence: str | None,
+    slot: Slot,
+    toxics: Callable[[], dict[str, Any]],
+) -> None:
     """The conversation, the refresh, and what the page shows after it."""
-    cell = plan.cell
     if evidence:
-        trial.events.append({"t": time.time(), "kind": "fault", "evidence": evidence,
-                             "toxics": toxics()})
+        trial.events.append({"t": time.time(), "kind": "fault", "evidence": evidence, "toxics": toxics()})
     broken = False  # after a driver error the trial still keeps step with its group
     try:
         await d.open(slot=slot)
@@ -39,8 +44,9 @@ async def run(plan: TrialPlan, d: ChatDriver, trial: Trial, step: "Lockstep | No
                 trial.fault_confirmed = False
                 trial.errors.append(f"fault not confirmed: {step.error}")
             else:
-                trial.events.append({"t": time.time(), "kind": "fault", "turn": turn,
-                                     "evidence": step.evidence, "toxics": step.toxics})
+                trial.events.append(
+                    {"t": time.time(), "kind": "fault", "turn": turn, "evidence": step.evidence, "toxics": step.toxics}
+                )
         try:
             if not broken and trial.fault_confirmed:
                 await _turn(d, plan, trial, turn, text)
@@ -55,27 +61,45 @@ async def run(plan: TrialPlan, d: ChatDriver, trial: Trial, step: "Lockstep | No
             trial.events.append({"t": time.time(), "kind": "heal", "turn": turn})
         if turn == len(plan.messages):
             continue
-        # A user retry of a message the page marked "not saved", once the fault is healed.
-        last = d.sends[-1] if d.sends else None
-        if (not broken and last is not None and last.outcome == "info"
-                and (last.status is not None or cell.retry_cut)
-                and cell.user_retry and last.retry_of is None):
-            try:
-                await d.settled(await d.retry(last))
-            except Exception as exc:
-                broken = True
-                trial.errors.append(f"driver (retry): {type(exc).__name__}: {exc}")
+        if not broken:
+            broken = await _user_retry(d, plan, trial)
     if not broken and trial.refresh_reached and trial.fault_confirmed:
-        try:
-            trial.page_after_refresh = await d.read_page()
-            if d.history_state == "failed":
-                # The page said it could not load the history: an error shown, not a
-                # conversation forgotten (the checker's history_failed, not amnesia).
-                trial.page_error = "the page's history read failed"
-        except Exception as exc:
-            trial.errors.append(f"driver (read page): {type(exc).__name__}: {exc}")
+        await _page_after_refresh(d, trial)
     trial.sends = d.sends
     trial.events.extend(d.log)
+
+
+async def _user_retry(d: ChatDriver, plan: TrialPlan, trial: Trial) -> bool:
+    """A user's retry of a message the page marked "not saved", once the fault is healed (the
+    page's retry button: the same message id). True: the driver broke."""
+    last = d.sends[-1] if d.sends else None
+    cell = plan.cell
+    if (
+        last is None
+        or last.outcome != "info"
+        or not (last.status is not None or cell.retry_cut)
+        or not cell.user_retry
+        or last.retry_of is not None
+    ):
+        return False
+    try:
+        await d.settled(await d.retry(last))
+    except Exception as exc:
+        trial.errors.append(f"driver (retry): {type(exc).__name__}: {exc}")
+        return True
+    return False
+
+
+async def _page_after_refresh(d: ChatDriver, trial: Trial) -> None:
+    try:
+        trial.page_after_refresh = await d.read_page()
+        if d.history_state == "failed":
+            # The page said it could not load the history: an error shown, not a
+            # conversation forgotten (the checker's history_failed, not amnesia).
+            trial.page_error = "the page's history read failed"
+    except Exception as exc:
+        trial.errors.append(f"driver (read page): {type(exc).__name__}: {exc}")
+
 
 async def _turn(d: ChatDriver, plan: TrialPlan, trial: Trial, turn: int, text: str) -> None:
     if turn > 1 and plan.think_ms:

@@ -63,8 +63,10 @@ class CpuSplit:
     SAMPLE_S = 0.25
 
     def __init__(self, stack: NativeStack) -> None:
-        self.roles = {"backend": [stack.service("backend").pid],
-                      "redis+toxiproxy": [stack.service("redis").pid, stack.service("toxiproxy").pid]}
+        self.roles = {
+            "backend": [stack.service("backend").pid],
+            "redis+toxiproxy": [stack.service("redis").pid, stack.service("toxiproxy").pid],
+        }
         self._seen: dict[int, tuple[str, float, float]] = {}  # pid -> (part, ticks at start, last)
         self._done = threading.Event()
 
@@ -85,8 +87,7 @@ class CpuSplit:
 
     def _now(self) -> dict[str, float]:
         t = os.times()
-        out = {role: sum(_tick_seconds(p) for pid in pids for p in _tree(pid))
-               for role, pids in self.roles.items()}
+        out = {role: sum(_tick_seconds(p) for pid in pids for p in _tree(pid)) for role, pids in self.roles.items()}
         out["runner"] = t.user + t.system
         return out
 
@@ -109,10 +110,14 @@ class CpuSplit:
     def text(self) -> str:
         total = sum(self.used.values()) or 1.0
         cores = os.cpu_count() or 1
-        parts = ", ".join(f"{k} {v:.1f} s ({100 * v / total:.0f}%)"
-                          for k, v in sorted(self.used.items(), key=lambda kv: -kv[1]))
+        parts = ", ".join(
+            f"{k} {v:.1f} s ({100 * v / total:.0f}%)" for k, v in sorted(self.used.items(), key=lambda kv: -kv[1])
+        )
         top = sorted(self.parts().items(), key=lambda kv: -kv[1])
-        browser = ", ".join(f"{k} {v:.1f} s ({100 * v / self.wall:.0f}% of a core)" for k, v in top
-                            if v >= 0.05 and k != "other")
-        return (f"{total:.1f} CPU-s in {self.wall:.1f} s wall ({100 * total / (self.wall * cores):.0f}% "
-                f"of {cores} cores): {parts}\n  the browser by process (sampled): {browser}")
+        browser = ", ".join(
+            f"{k} {v:.1f} s ({100 * v / self.wall:.0f}% of a core)" for k, v in top if v >= 0.05 and k != "other"
+        )
+        return (
+            f"{total:.1f} CPU-s in {self.wall:.1f} s wall ({100 * total / (self.wall * cores):.0f}% "
+            f"of {cores} cores): {parts}\n  the browser by process (sampled): {browser}"
+        )

@@ -24,30 +24,38 @@ from lab.stack.events import BackendEvents
 
 TRIGGER_TIMEOUT_S = 20.0
 
+
 class TriggerMissed(Exception):
     """The refresh point's trigger did not happen (e.g. the reply came before receipt was seen)."""
 
 
 class ChatDriver(NetworkLog, ConcurrentSends):
-    def __init__(self, browser: Browser, base_url: str, headers: dict[str, str],
-                 events: BackendEvents, *, stream: bool = False, trace: bool = True) -> None:
+    def __init__(
+        self,
+        browser: Browser,
+        base_url: str,
+        headers: dict[str, str],
+        events: BackendEvents,
+        *,
+        stream: bool = False,
+        trace: bool = True,
+    ) -> None:
         super().__init__()
         self.browser, self.base_url, self.headers = browser, base_url, headers
         self.events, self.stream, self.trace = events, stream, trace
         self.session_id: str | None = None
         self.contexts: list[BrowserContext] = []
         self.page: Page | None = None
-        self.phase = "created"   # the step in progress: named when a trial times out
-        self.timing = Phases()   # where this trial's time goes (lab bench's breakdown)
-        self._unsettled: Send | None = None      # answered, not yet seen settled on the page
+        self.phase = "created"  # the step in progress: named when a trial times out
+        self.timing = Phases()  # where this trial's time goes (lab bench's breakdown)
+        self._unsettled: Send | None = None  # answered, not yet seen settled on the page
         self.loaded_rows: list[Row] | None = None  # the page's rows once its history loaded
-        self.history_state: str | None = None      # its history status then: loaded / empty / failed
-        self.tabs: list[Page] = []                 # two_tabs: the second page, until closed
-        self.page_of: dict[int, Page] = {}         # id(send) -> the page that sent it, if not self.page
+        self.history_state: str | None = None  # its history status then: loaded / empty / failed
+        self.tabs: list[Page] = []  # two_tabs: the second page, until closed
+        self.page_of: dict[int, Page] = {}  # id(send) -> the page that sent it, if not self.page
 
     # ------------------------------------------------------------ lifecycle
-    async def open(self, cookies: list[dict[str, Any]] | None = None,
-                   slot: "Slot | None" = None) -> None:
+    async def open(self, cookies: list[dict[str, Any]] | None = None, slot: "Slot | None" = None) -> None:
         """Open the chat page in a fresh context -- or in ``slot``, a pooled context and page
         reused across trials (cookies cleared, headers set, a new trace chunk): a new
         context and page cost Chromium a renderer process each, most of a trial's CPU."""
@@ -59,13 +67,15 @@ class ChatDriver(NetworkLog, ConcurrentSends):
         if slot is not None:
             self.slot = slot
             # Independent steps: in flight together (one round trip of latency, not three).
-            await asyncio.gather(slot.ctx.clear_cookies(), slot.ctx.set_extra_http_headers(self.headers),
-                                 *([slot.ctx.tracing.start_chunk()] if self.trace else []))
+            await asyncio.gather(
+                slot.ctx.clear_cookies(),
+                slot.ctx.set_extra_http_headers(self.headers),
+                *([slot.ctx.tracing.start_chunk()] if self.trace else []),
+            )
             self.contexts.append(slot.ctx)
             await self._attach(slot.page)
         else:
-            ctx = await self.browser.new_context(base_url=self.base_url,
-                                                 extra_http_headers=self.headers)
+            ctx = await self.browser.new_context(base_url=self.base_url, extra_http_headers=self.headers)
             if self.trace:
                 await ctx.tracing.start(snapshots=True, screenshots=False)
             if cookies:
@@ -149,7 +159,8 @@ class ChatDriver(NetworkLog, ConcurrentSends):
         self._unsettled, self.loaded_rows = None, None
         t0 = time.perf_counter()
         mid, waited_ms = await page.evaluate(
-            SEND_JS, [text, settled_selector(after.id) if after else "", int(SEND_TIMEOUT_S * 1000)])
+            SEND_JS, [text, settled_selector(after.id) if after else "", int(SEND_TIMEOUT_S * 1000)]
+        )
         self._note("send", turn=turn)
         self.timing.add("settle", waited_ms / 1000)
         self.timing.add("send", max(0.0, time.perf_counter() - t0 - waited_ms / 1000))
@@ -182,8 +193,7 @@ class ChatDriver(NetworkLog, ConcurrentSends):
             waits.add(seen)
         try:
             await asyncio.wait(waits, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
-            if self.stream and s.outcome is None and seen.done() and not seen.cancelled() \
-                    and seen.exception() is None:
+            if self.stream and s.outcome is None and seen.done() and not seen.cancelled() and seen.exception() is None:
                 s.complete("ok", self._status.get(id(s), 200), "first token", time.time())
                 self._done[id(s)].set()
         finally:
@@ -226,10 +236,10 @@ class ChatDriver(NetworkLog, ConcurrentSends):
             with self.timing("trigger"):
                 # Woken by the backend's log (not polled): receipt logged, or the answer came.
                 received = lambda: self.events.count("chat.received", last.id) > 0  # noqa: E731
-                if not await self.events.wait_until(lambda: received() or last.outcome is not None,
-                                                    TRIGGER_TIMEOUT_S):
-                    raise TriggerMissed(f"trigger not seen within {TRIGGER_TIMEOUT_S:g} s: "
-                                        "receipt logged before the reply")
+                if not await self.events.wait_until(lambda: received() or last.outcome is not None, TRIGGER_TIMEOUT_S):
+                    raise TriggerMissed(
+                        f"trigger not seen within {TRIGGER_TIMEOUT_S:g} s: receipt logged before the reply"
+                    )
                 if not received():
                     raise TriggerMissed("trigger missed: receipt logged before the reply")
             await self._reload()
@@ -273,8 +283,7 @@ class ChatDriver(NetworkLog, ConcurrentSends):
 
     # ------------------------------------------------------------ reads
     async def wait_history_loaded(self) -> None:
-        self.loaded_rows = await self.until('[data-testid=history-status]:not([data-state="loading"])',
-                                            SEND_TIMEOUT_S)
+        self.loaded_rows = await self.until('[data-testid=history-status]:not([data-state="loading"])', SEND_TIMEOUT_S)
 
     async def read_page(self) -> list[Row]:
         """What the page shows: right after a refresh, the rows it showed once its history had
@@ -298,4 +307,3 @@ class ChatDriver(NetworkLog, ConcurrentSends):
             return await self.page.screenshot() if self.page else None
         except Exception:
             return None
-

@@ -14,11 +14,12 @@ from lab.attribution import cell_stats
 from lab.outcome import CellOutcome
 from lab.runner import Runner
 
-Expectation = int | tuple[int, int]   # exact number of trials, or an inclusive range
+Expectation = int | tuple[int, int]  # exact number of trials, or an inclusive range
 
 
-def run_grid(stack: Any, plans: list[tuple[Any, list[Any]]], out_dir: Path,
-             concurrency: int = 4) -> dict[str, CellOutcome]:
+def run_grid(
+    stack: Any, plans: list[tuple[Any, list[Any]]], out_dir: Path, concurrency: int = 4
+) -> dict[str, CellOutcome]:
     """Run planned cells and index the outcomes by cell id. In a thread of its own: under
     pytest-playwright the sync API may own the calling thread's event loop."""
     box: dict[str, Any] = {}
@@ -28,6 +29,7 @@ def run_grid(stack: Any, plans: list[tuple[Any, list[Any]]], out_dir: Path,
             box["out"] = Runner(stack, out_dir, concurrency=concurrency).run(plans)
         except BaseException as exc:
             box["err"] = exc
+
     t = threading.Thread(target=work, name="lab-grid")
     t.start()
     t.join()
@@ -41,9 +43,15 @@ def _slug(nodeid: str) -> str:
     return re.sub(r"[^\w.-]+", "-", nodeid).strip("-").lower()
 
 
-def assert_cell(outcome: CellOutcome, nodeid: str, *, output_dir: Path = Path("test-results"),
-                min_ack_ratio: float | None = None, unknown_ok: tuple[str, int] | None = None,
-                **expected: Expectation) -> None:
+def assert_cell(
+    outcome: CellOutcome,
+    nodeid: str,
+    *,
+    output_dir: Path = Path("test-results"),
+    min_ack_ratio: float | None = None,
+    unknown_ok: tuple[str, int] | None = None,
+    **expected: Expectation,
+) -> None:
     """Check how many trials showed each anomaly (lost, duplicated, amnesia, expired,
     phantom_fail, stale); unknown trials are never counted as passing.
 
@@ -68,8 +76,7 @@ def assert_cell(outcome: CellOutcome, nodeid: str, *, output_dir: Path = Path("t
         got = st.anomalies.get(anomaly, 0) if anomaly not in st.with_metric else st.with_metric[anomaly]
         lo, hi = (want, want) if isinstance(want, int) else want
         if not lo <= got <= hi:
-            problems.append(f"{anomaly}: {got}/{n} trials, expected "
-                            + (f"{lo}" if lo == hi else f"{lo}..{hi}"))
+            problems.append(f"{anomaly}: {got}/{n} trials, expected " + (f"{lo}" if lo == hi else f"{lo}..{hi}"))
     if min_ack_ratio is not None and st.sends and st.acked_sends / st.sends < min_ack_ratio:
         problems.append(f"acknowledged {st.acked_sends}/{st.sends} sends, under {min_ack_ratio:.0%}")
     if not problems:
@@ -80,8 +87,11 @@ def assert_cell(outcome: CellOutcome, nodeid: str, *, output_dir: Path = Path("t
         if t.artifacts and Path(t.artifacts).is_dir():
             shutil.copytree(t.artifacts, folder / t.trial_id, dirs_exist_ok=True)
     example = next((t for t in outcome.trials if t.failed), outcome.trials[0] if outcome.trials else None)
-    lines = [f"{outcome.cell.cell_id}: " + "; ".join(problems),
-             f"anomalies per trial: {st.anomalies}", f"artifacts: {folder}"]
+    lines = [
+        f"{outcome.cell.cell_id}: " + "; ".join(problems),
+        f"anomalies per trial: {st.anomalies}",
+        f"artifacts: {folder}",
+    ]
     if example is not None:
         lines.append(f"replay: {example.replay_command()}")
     raise AssertionError("\n".join(lines))

@@ -24,20 +24,20 @@ class Send:
     id: str
     text: str
     turn: int
-    outcome: Outcome | None = None     # None while in flight
+    outcome: Outcome | None = None  # None while in flight
     status: int | None = None
-    reason: str = ""                   # e.g. "HTTP 503", "net::ERR_ABORTED"
-    retry_of: str | None = None        # a user retry re-sends the same id
+    reason: str = ""  # e.g. "HTTP 503", "net::ERR_ABORTED"
+    retry_of: str | None = None  # a user retry re-sends the same id
     t_invoke: float = 0.0
     t_complete: float | None = None
     # Black-box parts: what an answer alone tells.
-    reply: str | None = None           # the reply's text in the answer (None: not known)
-    ms: float | None = None            # invoke -> answer (a stream: -> its first chunk)
-    html: bool = False                 # an HTML error page instead of the API's JSON
-    under_fault: bool = False          # a one-shot fault was armed around this send
-    streamed: bool = False             # asked for a streamed answer
-    cut: bool | None = None            # streamed and cut after its first chunk; False: the whole
-                                       # answer had come in that chunk (nothing was cut)
+    reply: str | None = None  # the reply's text in the answer (None: not known)
+    ms: float | None = None  # invoke -> answer (a stream: -> its first chunk)
+    html: bool = False  # an HTML error page instead of the API's JSON
+    under_fault: bool = False  # a one-shot fault was armed around this send
+    streamed: bool = False  # asked for a streamed answer
+    cut: bool | None = None  # streamed and cut after its first chunk; False: the whole
+    # answer had come in that chunk (nothing was cut)
 
     def complete(self, outcome: Outcome, status: int | None, reason: str, t: float) -> None:
         if outcome not in OUTCOMES:
@@ -62,24 +62,24 @@ class TtlObs:
     """The conversation key's PTTL after a send (black box: the lab reads its own Redis)."""
 
     turn: int
-    t: float             # s, wall clock of the observation (the midpoint of its round trip)
-    pttl_ms: int         # -2 no key, -1 no TTL
-    length: int          # values in the key (0 when absent)
+    t: float  # s, wall clock of the observation (the midpoint of its round trip)
+    pttl_ms: int  # -2 no key, -1 no TTL
+    length: int  # values in the key (0 when absent)
     rtt_ms: float = 0.0  # the PTTL read's round trip: how well `t` is known
     settled: bool = True  # the key did not change over the settle window around the read: no
-                          # write was in flight. An unsettled read says nothing about the TTL rule.
+    # write was in flight. An unsettled read says nothing about the TTL rule.
 
 
 @dataclass
 class Trial:
     trial_id: str
     sends: list[Send] = field(default_factory=list)
-    page_after_refresh: list[Row] | None = None   # None: the refresh point was not reached
-    final_rows: list[Row] | None = None            # None: the stored history could not be read
-    key_expired: bool = False                      # keyspace "expired" event for the key
+    page_after_refresh: list[Row] | None = None  # None: the refresh point was not reached
+    final_rows: list[Row] | None = None  # None: the stored history could not be read
+    key_expired: bool = False  # keyspace "expired" event for the key
     fault_confirmed: bool = True
     refresh_reached: bool = True
-    preconditions_met: bool = True                 # e.g. ttl_elapse's pacing held
+    preconditions_met: bool = True  # e.g. ttl_elapse's pacing held
     errors: list[str] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)  # timeline for artifacts
     # What was run (the diagnoses judge a trial by its experiment).
@@ -90,7 +90,7 @@ class Trial:
     fault_turn: int | None = None
     fault_evidence: str | None = None
     # Black-box parts.
-    page_error: str | None = None                  # the page's history read after the refresh failed
+    page_error: str | None = None  # the page's history read after the refresh failed
     history_reads: list[int | None] = field(default_factory=list)  # statuses of every history GET
     ttl: list[TtlObs] = field(default_factory=list)
     cookie_persistent: bool | None = None
@@ -100,7 +100,7 @@ class Trial:
     # The final read never settled because reads went back to earlier contents with nothing
     # written: {"reads", "changes", "returns", "rows": [row counts seen]}.
     flapping: dict[str, Any] | None = None
-    unknown: str | None = None                     # why the trial proves nothing, if it does not
+    unknown: str | None = None  # why the trial proves nothing, if it does not
     # two_tabs / double_submit: whether the last turn's two requests were in flight at once
     # (lab.concurrency: where it was seen, spread and overlap in ms).
     concurrent: dict[str, Any] | None = None

@@ -22,7 +22,7 @@ class Lockstep:
     def __init__(self, parties: int, fault: Fault, targets: Targets) -> None:
         self.fault, self.targets = fault, targets
         self.barrier = asyncio.Barrier(parties)
-        self.armed: ExitStack | None = None     # the fault while it is on
+        self.armed: ExitStack | None = None  # the fault while it is on
         self.evidence: str | None = None
         self.error: str | None = None
         self.toxics: dict[str, Any] = {}

@@ -28,10 +28,14 @@ def load(folder: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError) as exc:
-        raise UsageError(f"{folder}: no readable results.json ({exc})", "give shard run folders of lab chaos --shard") from None
+        raise UsageError(
+            f"{folder}: no readable results.json ({exc})", "give shard run folders of lab chaos --shard"
+        ) from None
     if not isinstance(data, dict) or "shard" not in data:
-        raise UsageError(f"{folder}: not a shard (its results.json has no \"shard\")",
-                         "merge the folders of lab chaos --shard K/N runs (make chaos SHARD=K/N)")
+        raise UsageError(
+            f'{folder}: not a shard (its results.json has no "shard")',
+            "merge the folders of lab chaos --shard K/N runs (make chaos SHARD=K/N)",
+        )
     data["_dir"] = str(path.parent.resolve())
     return data
 
@@ -43,9 +47,10 @@ def check(shards: list[dict[str, Any]]) -> int:
         for key in (*_SAME, "n"):
             a, b = (first["shard"]["n"], s["shard"]["n"]) if key == "n" else (first.get(key), s.get(key))
             if a != b:
-                raise UsageError(f"{s['_dir']} differs from {first['_dir']} in {key}: {b!r} vs {a!r}",
-                                 "merge only the shards of one run: the same --seed, matrix (--only, --trials) "
-                                 "and lab version")
+                raise UsageError(
+                    f"{s['_dir']} differs from {first['_dir']} in {key}: {b!r} vs {a!r}",
+                    "merge only the shards of one run: the same --seed, matrix (--only, --trials) and lab version",
+                )
     n = first["shard"]["n"]
     seen: dict[int, str] = {}
     for s in shards:
@@ -61,29 +66,51 @@ def check(shards: list[dict[str, Any]]) -> int:
 
 
 def _cell(c: dict[str, Any]) -> Cell:
-    return Cell(tuple(c["defects"]), c["fault"], c["refresh"], int(c["turns"]),
-                tuple(sorted(c["fault_params"].items())))
+    return Cell(
+        tuple(c["defects"]), c["fault"], c["refresh"], int(c["turns"]), tuple(sorted(c["fault_params"].items()))
+    )
 
 
 def stats_of(c: dict[str, Any]) -> CellStats:
     """A results.json cell back as CellStats (the counts the verdicts are drawn from)."""
-    return CellStats(_cell(c), c["trials"], c["unknown"], c["failed"],
-                     {m: c["rates"][m]["k"] for m in METRICS}, dict(c["anomalies"]), c["sends"],
-                     c["acknowledged"], c["status"], c.get("reason", ""), c.get("seconds_per_trial", 0.0),
-                     list(c.get("failing_trials", [])), dict(c.get("unknown_reasons", {})),
-                     list(c.get("trial_ids", [])))
+    return CellStats(
+        _cell(c),
+        c["trials"],
+        c["unknown"],
+        c["failed"],
+        {m: c["rates"][m]["k"] for m in METRICS},
+        dict(c["anomalies"]),
+        c["sends"],
+        c["acknowledged"],
+        c["status"],
+        c.get("reason", ""),
+        c.get("seconds_per_trial", 0.0),
+        list(c.get("failing_trials", [])),
+        dict(c.get("unknown_reasons", {})),
+        list(c.get("trial_ids", [])),
+    )
 
 
 def add(a: CellStats, b: CellStats) -> CellStats:
     """Two runs' counts of one cell, summed (statuses: unexercised > invalid > valid)."""
     rank = {"valid": 0, "invalid": 1, "unexercised": 2}
     worse = a if rank[a.status] >= rank[b.status] else b
-    return CellStats(a.cell, a.trials + b.trials, a.unknown + b.unknown, a.failed + b.failed,
-                     {m: a.with_metric[m] + b.with_metric[m] for m in METRICS},
-                     {k: a.anomalies.get(k, 0) + b.anomalies.get(k, 0) for k in {*a.anomalies, *b.anomalies}},
-                     a.sends + b.sends, a.acked_sends + b.acked_sends, worse.status, worse.reason,
-                     (a.seconds_per_trial + b.seconds_per_trial) / 2, a.failing_trials + b.failing_trials,
-                     {**a.unknown_reasons, **b.unknown_reasons}, a.trial_ids + b.trial_ids)
+    return CellStats(
+        a.cell,
+        a.trials + b.trials,
+        a.unknown + b.unknown,
+        a.failed + b.failed,
+        {m: a.with_metric[m] + b.with_metric[m] for m in METRICS},
+        {k: a.anomalies.get(k, 0) + b.anomalies.get(k, 0) for k in {*a.anomalies, *b.anomalies}},
+        a.sends + b.sends,
+        a.acked_sends + b.acked_sends,
+        worse.status,
+        worse.reason,
+        (a.seconds_per_trial + b.seconds_per_trial) / 2,
+        a.failing_trials + b.failing_trials,
+        {**a.unknown_reasons, **b.unknown_reasons},
+        a.trial_ids + b.trial_ids,
+    )
 
 
 def merge(folders: list[Path], out_dir: Path, out: TextIO = sys.stdout) -> int:
@@ -107,22 +134,40 @@ def merge(folders: list[Path], out_dir: Path, out: TextIO = sys.stdout) -> int:
     first = shards[0]
     out_dir.mkdir(parents=True, exist_ok=True)
     _link_trials(shards, out_dir)
-    results = {"run_id": out_dir.name, "seed": first["seed"], "mode": first["mode"],
-               "lab_version": first["lab_version"], "matrix": first["matrix"],
-               "trials_per_cell": first.get("trials_per_cell"), "max_trials_per_cell": first.get("max_trials_per_cell"),
-               "seconds": round(sum(s.get("seconds", 0) for s in shards), 1), "interrupted": interrupted,
-               "merged_from": [{"k": s["shard"]["k"], "n": n, "dir": s["_dir"]} for s in shards],
-               "cells": [s.as_json() for s in stats], "verdicts": [v.as_json() for v in vs],
-               "replay": {k: v for s in shards for k, v in s.get("replay", {}).items()},
-               "artifacts": {k: v for s in shards for k, v in s.get("artifacts", {}).items()},
-               "exit": {"code": decision.exit_code, "reasons": decision.reasons}}
+    results = {
+        "run_id": out_dir.name,
+        "seed": first["seed"],
+        "mode": first["mode"],
+        "lab_version": first["lab_version"],
+        "matrix": first["matrix"],
+        "trials_per_cell": first.get("trials_per_cell"),
+        "max_trials_per_cell": first.get("max_trials_per_cell"),
+        "seconds": round(sum(s.get("seconds", 0) for s in shards), 1),
+        "interrupted": interrupted,
+        "merged_from": [{"k": s["shard"]["k"], "n": n, "dir": s["_dir"]} for s in shards],
+        "cells": [s.as_json() for s in stats],
+        "verdicts": [v.as_json() for v in vs],
+        "replay": {k: v for s in shards for k, v in s.get("replay", {}).items()},
+        "artifacts": {k: v for s in shards for k, v in s.get("artifacts", {}).items()},
+        "exit": {"code": decision.exit_code, "reasons": decision.reasons},
+    }
     undecided = _undecided([v for v in vs if points_one_way(v, merged)], home, first, n)
     results["undecided"] = undecided
     write_run(out_dir, results, junit_xml(stats, decision), out_dir.parent, latest_name="latest-merge")
     replay = next(iter(results["replay"].values()), None)
     print(f"lab merge: {n} shards of seed {first['seed']} ({len(stats)} cells)", file=out)
-    print(summary(stats, decision, out_dir, results["seconds"], sum(s.trials + s.unknown for s in stats),
-                  verdicts=vs, replay=replay), file=out)
+    print(
+        summary(
+            stats,
+            decision,
+            out_dir,
+            results["seconds"],
+            sum(s.trials + s.unknown for s in stats),
+            verdicts=vs,
+            replay=replay,
+        ),
+        file=out,
+    )
     if undecided:
         print("Undecided after the merge (more trials would tell):", file=out)
         for u in undecided:
@@ -137,10 +182,18 @@ def _undecided(vs: list[Any], home: dict[str, int], first: dict[str, Any], n: in
     cap = int(first.get("max_trials_per_cell") or 15)
     for v in vs:
         k = home[v.cells.alone] if v.cells else 0
-        out.append({"defect": v.defect, "metric": v.metric, "fault": v.fault, "refresh": v.refresh,
-                    "cells": list(v.cells or ()), "shard": k,
-                    "command": f"make chaos SHARD={k}/{n} SEED={first['seed']} TRIALS={trials} MAX_TRIALS={2 * cap} "
-                               "(then merge its folder in place of the old one)"})
+        out.append(
+            {
+                "defect": v.defect,
+                "metric": v.metric,
+                "fault": v.fault,
+                "refresh": v.refresh,
+                "cells": list(v.cells or ()),
+                "shard": k,
+                "command": f"make chaos SHARD={k}/{n} SEED={first['seed']} TRIALS={trials} MAX_TRIALS={2 * cap} "
+                "(then merge its folder in place of the old one)",
+            }
+        )
     return out
 
 

@@ -21,7 +21,7 @@ class NetworkLog:
 
     def __init__(self) -> None:
         self.sends: list[Send] = []
-        self.log: list[dict[str, Any]] = []       # browser-side timeline (network + actions)
+        self.log: list[dict[str, Any]] = []  # browser-side timeline (network + actions)
         self._done: dict[int, asyncio.Event] = {}  # id(send) -> completion
         self._status: dict[int, int] = {}
         # Network events that arrived before the driver learnt the message id (a fast reply can

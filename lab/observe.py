@@ -15,7 +15,7 @@ from urllib.parse import urlparse
 
 import redis
 
-MAX_COMMANDS_PER_SESSION = 400   # a long conversation's commands; beyond that the lane is cut
+MAX_COMMANDS_PER_SESSION = 400  # a long conversation's commands; beyond that the lane is cut
 _SID = re.compile(rb"chat:([A-Za-z0-9_-]{8,64})")
 _ARG = re.compile(rb'"((?:[^"\\]|\\.)*)"')
 

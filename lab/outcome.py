@@ -13,13 +13,13 @@ from lab.schedule import Cell, TrialPlan
 
 @dataclass
 class TrialOutcome:
-    plan: TrialPlan | None          # None: a black-box trial (lab investigate has no plan)
+    plan: TrialPlan | None  # None: a black-box trial (lab investigate has no plan)
     trial: Trial
     result: Result
     artifacts: Path | None = None
     seconds: float = 0.0
-    mode: str = "native"         # the stack's mode: a replay command must name it
-    replay: str = ""             # a black-box trial's replay command (a planned one derives it)
+    mode: str = "native"  # the stack's mode: a replay command must name it
+    replay: str = ""  # a black-box trial's replay command (a planned one derives it)
     phases: dict[str, float] = field(default_factory=dict)  # seconds per phase (lab.phases)
 
     @property

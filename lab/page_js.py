@@ -3,7 +3,7 @@ the page's own DOM changes, and a user's submit -- one round trip each."""
 
 from __future__ import annotations
 
-SEND_TIMEOUT_S = 30.0          # a send with no outcome after this is left in flight (unknown)
+SEND_TIMEOUT_S = 30.0  # a send with no outcome after this is left in flight (unknown)
 
 # Waits on the page are event-driven: a MutationObserver resolves the moment the selector
 # matches (one round trip to the page, no polling per animation frame). Each resolves with the
@@ -54,5 +54,7 @@ DOUBLE_JS = f"""async ([text, after, ms]) => {{
 
 def settled_selector(mid: str) -> str:
     """The message shown settled: its reply saved, or the message marked not saved."""
-    return (f'[data-testid=message][data-id="{mid}"][data-state="not-saved"], '
-            f'[data-testid=message][data-role=assistant][data-id="{mid}"][data-state="saved"]')
+    return (
+        f'[data-testid=message][data-id="{mid}"][data-state="not-saved"], '
+        f'[data-testid=message][data-role=assistant][data-id="{mid}"][data-state="saved"]'
+    )

@@ -51,17 +51,16 @@ class Phases:
 def mean_per_trial(per_trial: list[Mapping[str, float]]) -> dict[str, float]:
     """Mean seconds per trial of each phase (phases a trial never entered count as 0)."""
     n = max(1, len(per_trial))
-    return {name: sum(p.get(name, 0.0) for p in per_trial) / n
-            for name in PHASES if any(name in p for p in per_trial)}
+    return {name: sum(p.get(name, 0.0) for p in per_trial) / n for name in PHASES if any(name in p for p in per_trial)}
 
 
 def breakdown_text(means: Mapping[str, float], wall_per_trial_s: float | None = None) -> str:
     """One line per phase: mean ms per trial and share of the trial's time."""
     total = sum(means.values()) or 1.0
-    lines = [f"  {name:<11} {1000 * s:8.1f} ms  {100 * s / total:5.1f}%  {PHASES[name]}"
-             for name, s in means.items()]
+    lines = [f"  {name:<11} {1000 * s:8.1f} ms  {100 * s / total:5.1f}%  {PHASES[name]}" for name, s in means.items()]
     lines.append(f"  {'total':<11} {1000 * total:8.1f} ms  per trial, in its browser context")
     if wall_per_trial_s is not None:
-        lines.append(f"  {'throughput':<11} {1000 * wall_per_trial_s:8.1f} ms  of wall time per trial "
-                     f"(contexts side by side)")
+        lines.append(
+            f"  {'throughput':<11} {1000 * wall_per_trial_s:8.1f} ms  of wall time per trial (contexts side by side)"
+        )
     return "\n".join(lines)

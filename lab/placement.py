@@ -64,13 +64,12 @@ def _user_candidates(row: Row, msgs: list[_Msg]) -> list[_Msg]:
     exact = [m for m in msgs if m.text == row.text]
     if exact:
         return exact
-    inside = [m for m in msgs if m.text and m.text in row.text]   # an app may decorate the text
+    inside = [m for m in msgs if m.text and m.text in row.text]  # an app may decorate the text
     longest = max((len(m.text) for m in inside), default=0)
     return [m for m in inside if len(m.text) == longest]
 
 
-def _place_by_text(rows: list[Row], positions: list[int], msgs: list[_Msg],
-                   by_id: dict[str, Placement]) -> None:
+def _place_by_text(rows: list[Row], positions: list[int], msgs: list[_Msg], by_id: dict[str, Placement]) -> None:
     # User rows: the first message of that text without a row yet (occurrence), else a duplicate.
     owner_at: dict[int, _Msg] = {}
     for pos in positions:
@@ -101,8 +100,7 @@ def _place_by_text(rows: list[Row], positions: list[int], msgs: list[_Msg],
         # unknown or was stored differently from how it was answered.
         if text in known:
             return []
-        return [m for m in msgs if m.reply is None or not any(
-            rows[p].text == m.reply for p in replies)]
+        return [m for m in msgs if m.reply is None or not any(rows[p].text == m.reply for p in replies)]
 
     left: list[int] = []
     # Pass 1: a reply right after its own question (the nearest stored question before it).

@@ -16,8 +16,14 @@ from lab.schedule import CONCURRENT_POINTS, TrialPlan
 from lab.stack.events import BackendEvents
 
 
-def check(plan: TrialPlan, fault: Fault, trial: Trial, events: BackendEvents, expired_at_s: float | None,
-          read_at_s: float | None) -> None:
+def check(
+    plan: TrialPlan,
+    fault: Fault,
+    trial: Trial,
+    events: BackendEvents,
+    expired_at_s: float | None,
+    read_at_s: float | None,
+) -> None:
     """Record on ``trial`` (preconditions_met, errors) what did not hold."""
     if plan.cell.refresh in CONCURRENT_POINTS:
         last = {s.id for s in trial.sends if s.turn == plan.cell.turns}
@@ -28,8 +34,12 @@ def check(plan: TrialPlan, fault: Fault, trial: Trial, events: BackendEvents, ex
             trial.errors.append(why)
     if isinstance(fault, Paced) and trial.sends:
         # Write times: right after receipt (the user row) and right before done (the reply).
-        times = [float(e["t"]) for s in {x.id for x in trial.sends} for e in events.by_id.get(s, [])
-                 if e.get("event") in ("chat.received", "chat.done")]
+        times = [
+            float(e["t"])
+            for s in {x.id for x in trial.sends}
+            for e in events.by_id.get(s, [])
+            if e.get("event") in ("chat.received", "chat.done")
+        ]
         problem = fault.check_pacing(times, expired_at_s, read_at_s)
         if problem:
             trial.preconditions_met = False

@@ -35,19 +35,33 @@ class Inject(Protocol):
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("chaoslab", "chaos lab for LLM chat memory")
-    group.addoption("--lab-mode", default="native", choices=("native", "compose"),
-                    help="how the lab stack runs (default: native)")
-    group.addoption("--lab-seed", default=None, metavar="N|last",
-                    help="seed for the lab's schedules; 'last' replays the previous run's seed")
-    group.addoption("--lab-keep-stack", action="store_true",
-                    help="leave a stack this session started running afterwards (debugging)")
+    group.addoption(
+        "--lab-mode", default="native", choices=("native", "compose"), help="how the lab stack runs (default: native)"
+    )
+    group.addoption(
+        "--lab-seed",
+        default=None,
+        metavar="N|last",
+        help="seed for the lab's schedules; 'last' replays the previous run's seed",
+    )
+    group.addoption(
+        "--lab-keep-stack",
+        action="store_true",
+        help="leave a stack this session started running afterwards (debugging)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "defects(*names): the chat backend's defect profile for "
-                            "this test (lab_defects fixture); none = the correct profile")
-    config.addinivalue_line("markers", "fault(name, **params): a fault the lab_fault fixture "
-                            "applies for this test and removes after it (see `lab faults`)")
+    config.addinivalue_line(
+        "markers",
+        "defects(*names): the chat backend's defect profile for "
+        "this test (lab_defects fixture); none = the correct profile",
+    )
+    config.addinivalue_line(
+        "markers",
+        "fault(name, **params): a fault the lab_fault fixture "
+        "applies for this test and removes after it (see `lab faults`)",
+    )
     raw = config.getoption("--lab-seed", None)
     cache = getattr(config, "cache", None)  # absent under -p no:cacheprovider
     if raw == "last":
@@ -58,8 +72,9 @@ def pytest_configure(config: pytest.Config) -> None:
         try:
             seed = int(raw)
         except ValueError:
-            raise pytest.UsageError(f"--lab-seed={raw!r} is not an integer; try --lab-seed=1234 "
-                                    "or --lab-seed=last") from None
+            raise pytest.UsageError(
+                f"--lab-seed={raw!r} is not an integer; try --lab-seed=1234 or --lab-seed=last"
+            ) from None
     else:
         seed = random.SystemRandom().randrange(1 << 31)
     config.stash[_seed_key] = seed
@@ -120,6 +135,7 @@ def inject(lab_targets: "Targets") -> Iterator[Inject]:
     # ExitStack removes them in reverse order and goes on past a failing removal (the first
     # error is raised once all are done).
     with ExitStack() as applied:
+
         def _inject(fault: "str | Fault", /, **params: Any) -> str:
             f = make(fault, **params) if isinstance(fault, str) else fault
             return applied.enter_context(f.on(lab_targets))
@@ -152,8 +168,7 @@ def lab_defects(request: pytest.FixtureRequest) -> tuple[str, ...]:
     names = tuple(marker.args) if marker else ()
     unknown = [n for n in names if n not in REGISTRY]
     if unknown:
-        raise pytest.UsageError(f"{request.node.nodeid}: unknown defect(s) {', '.join(unknown)}; "
-                                f"valid: {', '.join(REGISTRY)}")
+        raise pytest.UsageError(
+            f"{request.node.nodeid}: unknown defect(s) {', '.join(unknown)}; valid: {', '.join(REGISTRY)}"
+        )
     return names
-
-

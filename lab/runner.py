@@ -29,7 +29,7 @@ from lab.signals import run_async
 from lab.stack import Stack
 from services.chat import session, store
 
-TRIAL_TIMEOUT_BASE_S = 60.0       # a trial's conversation may take at most base + per turn
+TRIAL_TIMEOUT_BASE_S = 60.0  # a trial's conversation may take at most base + per turn
 TRIAL_TIMEOUT_PER_TURN_S = 15.0
 
 
@@ -48,18 +48,25 @@ TRACED_PER_CELL = 3
 
 
 class Runner:
-    def __init__(self, stack: Stack, out_dir: Path, *, concurrency: int = 4,
-                 on_trial: Callable[[Cell, TrialOutcome], None] | None = None,
-                 keep_artifacts: bool = True, trace: bool = True,
-                 traced_per_cell: int = TRACED_PER_CELL) -> None:
+    def __init__(
+        self,
+        stack: Stack,
+        out_dir: Path,
+        *,
+        concurrency: int = 4,
+        on_trial: Callable[[Cell, TrialOutcome], None] | None = None,
+        keep_artifacts: bool = True,
+        trace: bool = True,
+        traced_per_cell: int = TRACED_PER_CELL,
+    ) -> None:
         self.stack, self.out_dir, self.concurrency = stack, out_dir, max(1, concurrency)
         self.targets = Targets.of(stack)
         self.on_trial = on_trial or (lambda c, t: None)
         self.keep_artifacts = keep_artifacts
         self.traced_per_cell = traced_per_cell
-        self._traced: dict[str, int] = {}   # cell id -> failing trials traced so far
+        self._traced: dict[str, int] = {}  # cell id -> failing trials traced so far
         self.trace = trace  # Playwright traces (kept for failing trials): off saves browser CPU
-        self.finished: list[CellOutcome] = []   # what a Ctrl-C leaves to report
+        self.finished: list[CellOutcome] = []  # what a Ctrl-C leaves to report
         self._ctx: RunContext | None = None
 
     def run(self, cells: list[tuple[Cell, list[TrialPlan]]]) -> list[CellOutcome]:
@@ -122,6 +129,7 @@ class Runner:
                     async def one(p: TrialPlan, out: CellOutcome) -> None:
                         async with sem:
                             await self._trial(browser, p, fault, None, evidence, out)
+
                     await asyncio.gather(*(one(p, out) for p, out in work))
             except LabError as exc:
                 for _, out in members:
@@ -132,7 +140,7 @@ class Runner:
             # One-send faults: groups of trials run in lockstep, and the fault is armed once
             # for the whole group around its trials' fault turns (a toxic acts on the whole proxy).
             for i in range(0, len(work), self.concurrency):
-                chunk = work[i:i + self.concurrency]
+                chunk = work[i : i + self.concurrency]
                 async with Lockstep(len(chunk), fault, self.targets) as step:
                     await asyncio.gather(*(self._trial(browser, p, fault, step, None, out) for p, out in chunk))
                 for out in {id(o): o for _, o in chunk}.values():
@@ -140,8 +148,15 @@ class Runner:
                         out.fault_error = step.error
                     out.fault_evidence = out.fault_evidence or step.evidence
 
-    async def _trial(self, browser: Browser, plan: TrialPlan, fault: Fault, step: "Lockstep | None",
-                     evidence: str | None, out: CellOutcome) -> TrialOutcome:
+    async def _trial(
+        self,
+        browser: Browser,
+        plan: TrialPlan,
+        fault: Fault,
+        step: "Lockstep | None",
+        evidence: str | None,
+        out: CellOutcome,
+    ) -> TrialOutcome:
         """One trial in a pooled browser context: the conversation, then at once (a short TTL
         would otherwise expire the key before it is read) quiescence, the final read from
         Redis, the checker. Trace and screenshot are kept for failing trials only."""
@@ -167,8 +182,16 @@ class Runner:
                     slot.broken = True  # ... and this context is not trusted again
             if keep:
                 with d.timing("artifacts"):
-                    outcome.artifacts = await artifacts.write(self.out_dir / "trials" / plan.trial_id, outcome, d,
-                                                              dump, shot, self.ctx.events, self.ctx.commands, self.ctx.expired)
+                    outcome.artifacts = await artifacts.write(
+                        self.out_dir / "trials" / plan.trial_id,
+                        outcome,
+                        d,
+                        dump,
+                        shot,
+                        self.ctx.events,
+                        self.ctx.commands,
+                        self.ctx.expired,
+                    )
             outcome.phases = d.timing.seconds
         finally:
             if slot.broken:
@@ -179,19 +202,33 @@ class Runner:
         self.on_trial(out.cell, outcome)
         return outcome
 
-    async def _converse(self, browser: Browser, plan: TrialPlan, step: "Lockstep | None",
-                        evidence: str | None, slot: Slot) -> tuple[ChatDriver, Trial, float]:
+    async def _converse(
+        self, browser: Browser, plan: TrialPlan, step: "Lockstep | None", evidence: str | None, slot: Slot
+    ) -> tuple[ChatDriver, Trial, float]:
         """Phase 1 under a deadline: a hung browser step makes the trial unknown (naming the
         step), never the run hang."""
         t0 = time.monotonic()
         c = plan.cell
-        trial = Trial(plan.trial_id, fault=c.fault, fault_params=c.params, refresh=c.refresh, turns=c.turns,
-                      fault_turn=plan.fault_turn or None, seed=plan.seed)
+        trial = Trial(
+            plan.trial_id,
+            fault=c.fault,
+            fault_params=c.params,
+            refresh=c.refresh,
+            turns=c.turns,
+            fault_turn=plan.fault_turn or None,
+            seed=plan.seed,
+        )
         # Once a cell has its traced failing trials, its further trials run untraced: a trace
         # costs the browser about a quarter of a trial (measured: 0.24 vs 0.19 s per trial).
         traced_enough = self._traced.get(plan.cell.cell_id, 0) >= self.traced_per_cell
-        d = ChatDriver(browser, self.stack.cfg.chat_url, plan.headers, self.ctx.events,
-                       stream=plan.cell.stream, trace=self.trace and not traced_enough)
+        d = ChatDriver(
+            browser,
+            self.stack.cfg.chat_url,
+            plan.headers,
+            self.ctx.events,
+            stream=plan.cell.stream,
+            trace=self.trace and not traced_enough,
+        )
         limit_s = TRIAL_TIMEOUT_BASE_S + TRIAL_TIMEOUT_PER_TURN_S * plan.cell.turns
         try:
             await asyncio.wait_for(conversation.run(plan, d, trial, step, evidence, slot, self._toxics), limit_s)
@@ -218,8 +255,9 @@ class Runner:
         except LabError as exc:
             return {"error": str(exc)}
 
-    async def _finish(self, plan: TrialPlan, fault: Fault, d: ChatDriver, trial: Trial,
-                      conversation_s: float) -> tuple[TrialOutcome, dict[str, Any]]:
+    async def _finish(
+        self, plan: TrialPlan, fault: Fault, d: ChatDriver, trial: Trial, conversation_s: float
+    ) -> tuple[TrialOutcome, dict[str, Any]]:
         """Phase 2 (faults healed): quiescence, the final read from Redis, the checker."""
         t0 = time.monotonic()
         ids = {s.id for s in trial.sends}
@@ -251,12 +289,14 @@ class Runner:
                 await asyncio.to_thread(self.ctx.expired.sync, 1.0)
             trial.key_expired = key in self.ctx.expired.keys
         d.timing.add("final_read", time.perf_counter() - t_read)
-        preconditions.check(plan, fault, trial, self.ctx.events, self.ctx.expired.at.get(session.key(sid)) if sid else None,
-                            read_at)
+        preconditions.check(
+            plan, fault, trial, self.ctx.events, self.ctx.expired.at.get(session.key(sid)) if sid else None, read_at
+        )
         with d.timing("check"):
             result = check_safe(trial)
         if trial.errors and result.validity == "valid":
             result.validity = "unknown"
             result.reasons.extend(trial.errors)
-        return TrialOutcome(plan, trial, result, seconds=conversation_s + time.monotonic() - t0,
-                            mode=self.stack.mode), dump
+        return TrialOutcome(
+            plan, trial, result, seconds=conversation_s + time.monotonic() - t0, mode=self.stack.mode
+        ), dump

@@ -20,15 +20,17 @@ from lab.errors import UsageError
 from lab.schedule import Cell, fault_text
 
 _SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
-PORT_STRIDE = 100   # shard K's native stack: every lab port + K * PORT_STRIDE (side by side)
+PORT_STRIDE = 100  # shard K's native stack: every lab port + K * PORT_STRIDE (side by side)
 
 
 def parse(text: str) -> tuple[int, int]:
     """'2/3' -> (2, 3); K counts from 1."""
     m = _SHARD.match(text or "")
     if not m or not 1 <= int(m.group(1)) <= int(m.group(2)) <= 64:
-        raise UsageError(f"--shard {text!r} is not K/N with 1 <= K <= N <= 64",
-                         "e.g. --shard 2/3 (the second of three shards), or make chaos SHARD=2/3")
+        raise UsageError(
+            f"--shard {text!r} is not K/N with 1 <= K <= N <= 64",
+            "e.g. --shard 2/3 (the second of three shards), or make chaos SHARD=2/3",
+        )
     return int(m.group(1)), int(m.group(2))
 
 
@@ -86,8 +88,10 @@ def check_fits(part: tuple[int, int], cells: Sequence[Cell]) -> None:
     k, n = part
     columns = len({column(c) for c in cells})
     if n > columns:
-        raise UsageError(f"--shard {k}/{n}: the matrix has {columns} columns (fault / refresh / turns)",
-                         f"use at most {columns} shards, or widen the matrix with --only")
+        raise UsageError(
+            f"--shard {k}/{n}: the matrix has {columns} columns (fault / refresh / turns)",
+            f"use at most {columns} shards, or widen the matrix with --only",
+        )
 
 
 def use_own_stack(part: tuple[int, int], mode: str) -> None:

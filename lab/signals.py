@@ -58,8 +58,8 @@ def name(signum: int) -> str:
 @dataclass
 class _Frame:
     sigs: tuple[signal.Signals, ...]
-    on_signal: Callable[[int], None]          # what the innermost frame does with a signal
-    interrupts: bool = True                   # False: deferred (signals only noted)
+    on_signal: Callable[[int], None]  # what the innermost frame does with a signal
+    interrupts: bool = True  # False: deferred (signals only noted)
     got: list[int] = field(default_factory=list)
 
 
@@ -98,8 +98,9 @@ def received() -> int | None:
 
 
 @contextmanager
-def interrupt_on(sigs: tuple[signal.Signals, ...] = HANDLED,
-                 exc: Callable[[int], BaseException] = Interrupt) -> Iterator[None]:
+def interrupt_on(
+    sigs: tuple[signal.Signals, ...] = HANDLED, exc: Callable[[int], BaseException] = Interrupt
+) -> Iterator[None]:
     """``sigs`` raise ``exc(signum)`` (default Interrupt) where the program is, so it unwinds as
     on Ctrl-C and stops what it started (their default action would end the process with its
     children running).
@@ -108,6 +109,7 @@ def interrupt_on(sigs: tuple[signal.Signals, ...] = HANDLED,
     printed and dropped by Python; and a body may catch the interrupt itself to write a partial
     report. Either way the body ends without the exception: it is raised again then, so the run
     still ends as interrupted, with the signal's exit status."""
+
     def raise_it(signum: int) -> None:
         raise exc(signum)
 
@@ -115,8 +117,11 @@ def interrupt_on(sigs: tuple[signal.Signals, ...] = HANDLED,
         yield
     if frame.got:
         signum = frame.got[0]
-        raise exc(signum) if exc is not Interrupt else Interrupt(
-            signum, "(the run stopped; or it arrived where it could not be raised)")
+        raise (
+            exc(signum)
+            if exc is not Interrupt
+            else Interrupt(signum, "(the run stopped; or it arrived where it could not be raised)")
+        )
 
 
 @contextmanager
@@ -153,8 +158,12 @@ def run_async(main: Coroutine[Any, Any, T]) -> T:
 
         def cancel(signum: int) -> None:
             if first:
-                print(f"lab: {name(signum)} again: still stopping (trials, browser, faults); "
-                      f"SIGKILL then `lab down` if it hangs", file=sys.stderr, flush=True)
+                print(
+                    f"lab: {name(signum)} again: still stopping (trials, browser, faults); "
+                    f"SIGKILL then `lab down` if it hangs",
+                    file=sys.stderr,
+                    flush=True,
+                )
                 return
             first.append(signum)
             if not task.done():

@@ -39,7 +39,7 @@ FAULT_TERMS: dict[str, str] = {
     "drop": "drop:one_shot=true,stream=downstream",
     "blackhole": "blackhole",
     "down": "down",
-    "bandwidth": "bandwidth:rate_kbps=16",            # 1 KB/s (its default) makes a trial ~6 s
+    "bandwidth": "bandwidth:rate_kbps=16",  # 1 KB/s (its default) makes a trial ~6 s
     "slicer": "slicer:average_size=1,delay_us=100",  # one byte per packet: the parser's test
     "slow_close": "slow_close",
     "ttl_elapse": "ttl_elapse:ttl_ms=2000",
@@ -117,8 +117,10 @@ class SoakRow:
         tail = f"  {self.unknown} unknown" if self.unknown else ""
         if self.status == "unexercised":
             tail += f"  UNEXERCISED: {self.reason}"
-        return (f"  {self.name:<{width}}  lost {self.lost}/{self.trials:<4}  duplicated "
-                f"{self.duplicated}/{self.trials:<4}  95% upper bound {bound}{tail}")
+        return (
+            f"  {self.name:<{width}}  lost {self.lost}/{self.trials:<4}  duplicated "
+            f"{self.duplicated}/{self.trials:<4}  95% upper bound {bound}{tail}"
+        )
 
 
 def rows_from(results: dict[str, Any]) -> tuple[list[SoakRow], list[SoakRow]]:
@@ -127,8 +129,15 @@ def rows_from(results: dict[str, Any]) -> tuple[list[SoakRow], list[SoakRow]]:
     faults: dict[str, SoakRow] = {}
     for c in results.get("cells", []):
         fault = fault_text(c["fault"], c.get("fault_params", {}))
-        row = SoakRow(f"{fault} / {c['refresh']}", c["trials"], c["unknown"],
-                      c["rates"]["lost"]["k"], c["rates"]["duplicated"]["k"], c["status"], c["reason"])
+        row = SoakRow(
+            f"{fault} / {c['refresh']}",
+            c["trials"],
+            c["unknown"],
+            c["rates"]["lost"]["k"],
+            c["rates"]["duplicated"]["k"],
+            c["status"],
+            c["reason"],
+        )
         cells.append(row)
         agg = faults.setdefault(fault, SoakRow(fault, 0, 0, 0, 0))
         agg.trials += row.trials
@@ -144,8 +153,11 @@ def verdict(results: dict[str, Any], expected_cells: int) -> tuple[int, list[str
     """Exit 0 only if nothing acknowledged was lost or duplicated and every cell was exercised
     (all of them run, none interrupted)."""
     cells, _ = rows_from(results)
-    problems = [f"{r.name}: lost in {r.lost}/{r.trials}, duplicated in {r.duplicated}/{r.trials}"
-                for r in cells if r.lost or r.duplicated]
+    problems = [
+        f"{r.name}: lost in {r.lost}/{r.trials}, duplicated in {r.duplicated}/{r.trials}"
+        for r in cells
+        if r.lost or r.duplicated
+    ]
     problems += [f"{r.name}: unexercised ({r.reason})" for r in cells if r.status == "unexercised"]
     if len(cells) < expected_cells:
         problems.append(f"only {len(cells)} of {expected_cells} cells have trials")
@@ -159,33 +171,47 @@ def render(results: dict[str, Any], expected_cells: int, out_dir: Path) -> tuple
     code, problems = verdict(results, expected_cells)
     width = max([len(r.name) for r in cells] + [10])
     n = sum(r.trials + r.unknown for r in cells)
-    lines = ["", "Soak: the correct profile, acknowledged messages lost / duplicated per cell "
-             "(trials with a verdict; the bound is what 0/N cannot rule out)"]
+    lines = [
+        "",
+        "Soak: the correct profile, acknowledged messages lost / duplicated per cell "
+        "(trials with a verdict; the bound is what 0/N cannot rule out)",
+    ]
     lines += [r.line(width) for r in cells]
     lines += ["", "Per fault (all refresh points):"]
     lines += [r.line(width) for r in faults]
-    lines += ["", f"{n} trials in {results.get('seconds', 0):.0f} s, seed {results.get('seed')}; "
-              f"results: {out_dir}/results.json, soak.json"]
+    lines += [
+        "",
+        f"{n} trials in {results.get('seconds', 0):.0f} s, seed {results.get('seed')}; "
+        f"results: {out_dir}/results.json, soak.json",
+    ]
     replay = results.get("replay") or {}
     if replay:
         tid, cmd = next(iter(replay.items()))
         lines += [f"a failing trial ({tid}): {cmd}"]
-    lines.append("Soak PASSED: nothing acknowledged lost or duplicated, every cell exercised."
-                 if code == 0 else "Soak FAILED:")
+    lines.append(
+        "Soak PASSED: nothing acknowledged lost or duplicated, every cell exercised." if code == 0 else "Soak FAILED:"
+    )
     lines += [f"  - {p}" for p in problems]
     return code, "\n".join(lines)
 
 
-def run(stack: Stack, trials: int, seed: int, reports_root: Path, concurrency: int,
-        mode: str = "native", out: TextIO = sys.stdout) -> int:
+def run(
+    stack: Stack,
+    trials: int,
+    seed: int,
+    reports_root: Path,
+    concurrency: int,
+    mode: str = "native",
+    out: TextIO = sys.stdout,
+) -> int:
     cells = soak_matrix(mode)
     _, left_out = soak_faults(mode)
     if left_out:
-        print(f"lab soak: left out (the {mode} stack cannot do them): {', '.join(left_out)}",
-              file=out, flush=True)
+        print(f"lab soak: left out (the {mode} stack cannot do them): {', '.join(left_out)}", file=out, flush=True)
     root = reports_root / ("soak-" + time.strftime("%Y%m%d-%H%M%S"))
-    chaos = ChaosRun(stack, cells, trials, seed, root, concurrency=concurrency, mode=mode,
-                     max_trials=trials)  # no top-up: there are no verdicts to sharpen
+    chaos = ChaosRun(
+        stack, cells, trials, seed, root, concurrency=concurrency, mode=mode, max_trials=trials
+    )  # no top-up: there are no verdicts to sharpen
     # The chaos summary (a one-row table, "no verdicts") says less than the soak table: keep
     # it in the run folder instead of on the terminal.
     summary = io.StringIO()
@@ -195,10 +221,20 @@ def run(stack: Stack, trials: int, seed: int, reports_root: Path, concurrency: i
     results = json.loads((run_dir / "results.json").read_text())
     code, text = render(results, len(cells), run_dir)
     cells_rows, fault_rows = rows_from(results)
-    (run_dir / "soak.json").write_text(json.dumps({
-        "exit": code, "trials_per_cell": trials, "seed": seed, "left_out": left_out,
-        "cells": [r.__dict__ | {"upper95": r.upper()} for r in cells_rows],
-        "faults": [r.__dict__ | {"upper95": r.upper()} for r in fault_rows]}, indent=2) + "\n")
+    (run_dir / "soak.json").write_text(
+        json.dumps(
+            {
+                "exit": code,
+                "trials_per_cell": trials,
+                "seed": seed,
+                "left_out": left_out,
+                "cells": [r.__dict__ | {"upper95": r.upper()} for r in cells_rows],
+                "faults": [r.__dict__ | {"upper95": r.upper()} for r in fault_rows],
+            },
+            indent=2,
+        )
+        + "\n"
+    )
     print(text, file=out, flush=True)
     if chaos_code not in (0, 1):  # interrupted (130...): the caller maps it to the signal
         return chaos_code

@@ -41,8 +41,7 @@ class Proxy:
         return int(split_addr(self.upstream)[1])
 
     def as_json(self) -> dict[str, object]:
-        return {"name": self.name, "listen": self.listen, "upstream": self.upstream,
-                "enabled": self.enabled}
+        return {"name": self.name, "listen": self.listen, "upstream": self.upstream, "enabled": self.enabled}
 
 
 def split_addr(addr: str) -> tuple[str, str]:
@@ -58,29 +57,38 @@ def load(path: Path) -> list[Proxy]:
     try:
         raw = json.loads(path.read_text())
     except FileNotFoundError:
-        raise UsageError(f"{where} is missing",
-                         "restore it from git (git checkout -- toxiproxy.json) or set LAB_TOPOLOGY") from None
+        raise UsageError(
+            f"{where} is missing", "restore it from git (git checkout -- toxiproxy.json) or set LAB_TOPOLOGY"
+        ) from None
     except json.JSONDecodeError as exc:
-        raise UsageError(f"{where} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
-                         "fix the file; it is a JSON array of {name, listen, upstream, enabled}") from None
+        raise UsageError(
+            f"{where} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
+            "fix the file; it is a JSON array of {name, listen, upstream, enabled}",
+        ) from None
     if not isinstance(raw, list):
-        raise UsageError(f"{where} must be a JSON array of proxies, got {type(raw).__name__}",
-                         'e.g. [{"name": "redis", "listen": "[::]:16380", "upstream": "redis:6379"}]')
+        raise UsageError(
+            f"{where} must be a JSON array of proxies, got {type(raw).__name__}",
+            'e.g. [{"name": "redis", "listen": "[::]:16380", "upstream": "redis:6379"}]',
+        )
     proxies: list[Proxy] = []
     for i, item in enumerate(raw):
         if not isinstance(item, dict):
             raise UsageError(f"{where}: entry {i} is not an object")
         missing = [k for k in ("name", "listen", "upstream") if not isinstance(item.get(k), str)]
         if missing:
-            raise UsageError(f"{where}: entry {i} lacks string field(s) {', '.join(missing)}",
-                             "each proxy needs name, listen and upstream")
+            raise UsageError(
+                f"{where}: entry {i} lacks string field(s) {', '.join(missing)}",
+                "each proxy needs name, listen and upstream",
+            )
         for key in ("listen", "upstream"):
             try:
                 _, port = split_addr(item[key])
                 parse_port(port, f"{where}: {item['name']}.{key}") if key == "listen" else int(port)
             except ValueError:
-                raise UsageError(f"{where}: {item['name']}.{key}={item[key]!r} is not host:port",
-                                 'write e.g. "[::]:16380" or "redis:6379"') from None
+                raise UsageError(
+                    f"{where}: {item['name']}.{key}={item[key]!r} is not host:port",
+                    'write e.g. "[::]:16380" or "redis:6379"',
+                ) from None
         enabled = item.get("enabled", True)
         if not isinstance(enabled, bool):
             raise UsageError(f"{where}: {item['name']}.enabled must be true or false")
@@ -91,8 +99,9 @@ def load(path: Path) -> list[Proxy]:
         raise UsageError(f"{where}: duplicate proxy name(s) {', '.join(dupes)}")
     absent = [n for n in REQUIRED_PROXIES if n not in names]
     if absent:
-        raise UsageError(f"{where}: missing proxy {', '.join(absent)}",
-                         f"the lab needs proxies named {', '.join(REQUIRED_PROXIES)}")
+        raise UsageError(
+            f"{where}: missing proxy {', '.join(absent)}", f"the lab needs proxies named {', '.join(REQUIRED_PROXIES)}"
+        )
     return proxies
 
 
@@ -104,7 +113,8 @@ def render_native(proxies: list[Proxy], cfg: LabConfig) -> list[Proxy]:
         if p.upstream_host not in SERVICE_PORT_KEY:
             raise UsageError(
                 f"proxy {p.name!r} points at service {p.upstream_host!r}, which native mode does not run",
-                f"native mode runs: {', '.join(SERVICE_PORT_KEY)}")
+                f"native mode runs: {', '.join(SERVICE_PORT_KEY)}",
+            )
         up_port = cfg.ports[SERVICE_PORT_KEY[p.upstream_host]]
         out.append(Proxy(p.name, f"{cfg.host}:{listen_port}", f"{cfg.host}:{up_port}", p.enabled))
     return out

@@ -45,14 +45,16 @@ class _BoundedRequests:
         try:
             resp = requests.request(method, url, **kw)
         except requests.Timeout:
-            raise ToxiproxyError(f"toxiproxy did not answer {method} {url} within {self.timeout_s:g} s",
-                                 "is it overloaded? a toxic removal under heavy traffic can hang (toxiproxy #412)") from None
+            raise ToxiproxyError(
+                f"toxiproxy did not answer {method} {url} within {self.timeout_s:g} s",
+                "is it overloaded? a toxic removal under heavy traffic can hang (toxiproxy #412)",
+            ) from None
         except requests.ConnectionError as exc:
-            raise ToxiproxyError(f"cannot reach toxiproxy at {url}: {exc.__class__.__name__}",
-                                 "is the stack up? (lab status)") from None
+            raise ToxiproxyError(
+                f"cannot reach toxiproxy at {url}: {exc.__class__.__name__}", "is the stack up? (lab status)"
+            ) from None
         if resp.status_code >= 500 or resp.status_code in (401, 403, 405):
-            raise ToxiproxyError(f"toxiproxy answered {resp.status_code} to {method} {url}: "
-                                 f"{resp.text.strip()[:300]}")
+            raise ToxiproxyError(f"toxiproxy answered {resp.status_code} to {method} {url}: {resp.text.strip()[:300]}")
         return resp
 
     def get(self, url: str, **kw: Any) -> requests.Response:
@@ -85,8 +87,9 @@ def check_toxic(toxic_type: str, stream: str, attributes: dict[str, Any], toxici
         raise UsageError("bandwidth needs rate (KB/s); rate 0 holds all data")
     if toxic_type == "slicer" and not attributes.get("average_size") and not attributes.get("size_variation"):
         # average_size 0 with size_variation 0 makes toxiproxy-server 2.12 crash.
-        raise UsageError("slicer with average_size=0 and size_variation=0 crashes toxiproxy",
-                         "give average_size >= 1 (bytes)")
+        raise UsageError(
+            "slicer with average_size=0 and size_variation=0 crashes toxiproxy", "give average_size >= 1 (bytes)"
+        )
 
 
 class Toxiproxy:
@@ -95,8 +98,7 @@ class Toxiproxy:
     def __init__(self, url: str, timeout_s: float = 5.0) -> None:
         parts = urlsplit(url)
         if not parts.hostname or not parts.port:
-            raise UsageError(f"toxiproxy URL {url!r} needs a host and a port",
-                             "e.g. http://127.0.0.1:18474")
+            raise UsageError(f"toxiproxy URL {url!r} needs a host and a port", "e.g. http://127.0.0.1:18474")
         self.url, self.host, self.port, self.timeout_s = url, parts.hostname, parts.port, timeout_s
 
     @contextmanager
@@ -140,8 +142,15 @@ class Toxiproxy:
         return next((t for t in self.toxics(proxy) if t["name"] == name), None)
 
     # ---- changes
-    def add_toxic(self, proxy: str, name: str, toxic_type: str, stream: str = "downstream",
-                  attributes: dict[str, Any] | None = None, toxicity: float = 1.0) -> dict[str, Any]:
+    def add_toxic(
+        self,
+        proxy: str,
+        name: str,
+        toxic_type: str,
+        stream: str = "downstream",
+        attributes: dict[str, Any] | None = None,
+        toxicity: float = 1.0,
+    ) -> dict[str, Any]:
         """Add a toxic and return it as the server lists it (proof it is in place)."""
         attributes = dict(attributes or {})
         check_toxic(toxic_type, stream, attributes, toxicity)
@@ -149,8 +158,7 @@ class Toxiproxy:
             p = _TpServer().get_proxy(proxy)
             if p is None:
                 raise ToxiproxyError(f"toxiproxy has no proxy {proxy!r}")
-            p.add_toxic(name=name, type=toxic_type, stream=stream, toxicity=toxicity,
-                        attributes=attributes)
+            p.add_toxic(name=name, type=toxic_type, stream=stream, toxicity=toxicity, attributes=attributes)
         created = self.toxic(proxy, name)
         if created is None:
             raise ToxiproxyError(f"toxic {name!r} is not listed on proxy {proxy!r} after adding it")

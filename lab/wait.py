@@ -18,9 +18,15 @@ T = TypeVar("T")
 
 
 class _Attempts(Generic[T]):
-    def __init__(self, check: Callable[[], T | None], what: str, timeout_s: float,
-                 transient: tuple[type[BaseException], ...], hint: str | None,
-                 abort: Callable[[], str | None] | None) -> None:
+    def __init__(
+        self,
+        check: Callable[[], T | None],
+        what: str,
+        timeout_s: float,
+        transient: tuple[type[BaseException], ...],
+        hint: str | None,
+        abort: Callable[[], str | None] | None,
+    ) -> None:
         self.check, self.what, self.timeout_s = check, what, timeout_s
         self.transient, self.hint, self.abort = transient, hint, abort
         self.deadline = time.monotonic() + timeout_s
@@ -49,9 +55,16 @@ class _Attempts(Generic[T]):
         return self.deadline - time.monotonic()
 
 
-def wait_until(check: Callable[[], T | None], *, what: str, timeout_s: float = 15.0,
-               interval_s: float = 0.05, transient: tuple[type[BaseException], ...] = (Exception,),
-               hint: str | None = None, abort: Callable[[], str | None] | None = None) -> T:
+def wait_until(
+    check: Callable[[], T | None],
+    *,
+    what: str,
+    timeout_s: float = 15.0,
+    interval_s: float = 0.05,
+    transient: tuple[type[BaseException], ...] = (Exception,),
+    hint: str | None = None,
+    abort: Callable[[], str | None] | None = None,
+) -> T:
     """Call ``check`` until it returns a truthy value; raise NotReady with the last error.
 
     ``transient`` exceptions count as "not yet"; ``abort`` may return a reason to stop early
@@ -64,10 +77,17 @@ def wait_until(check: Callable[[], T | None], *, what: str, timeout_s: float = 1
     return result
 
 
-async def wait_until_async(check: Callable[[], T | None], *, what: str, timeout_s: float = 15.0,
-                           interval_s: float = 0.05, transient: tuple[type[BaseException], ...] = (Exception,),
-                           hint: str | None = None, abort: Callable[[], str | None] | None = None,
-                           wake: Callable[[float], Awaitable[None]] | None = None) -> T:
+async def wait_until_async(
+    check: Callable[[], T | None],
+    *,
+    what: str,
+    timeout_s: float = 15.0,
+    interval_s: float = 0.05,
+    transient: tuple[type[BaseException], ...] = (Exception,),
+    hint: str | None = None,
+    abort: Callable[[], str | None] | None = None,
+    wake: Callable[[float], Awaitable[None]] | None = None,
+) -> T:
     """``wait_until`` for a coroutine: the loop runs on while it waits. ``wake(max_s)``, if
     given, returns when the condition may have changed (or after max_s): no polling."""
     attempts = _Attempts(check, what, timeout_s, transient, hint, abort)

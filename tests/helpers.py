@@ -41,5 +41,6 @@ def isolated_env(run_dir: Path, **extra: str) -> dict[str, str]:
 
 
 def run_lab(env: dict[str, str], *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "lab", *args], env=env, capture_output=True,
-                          text=True, timeout=timeout, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "lab", *args], env=env, capture_output=True, text=True, timeout=timeout, cwd=ROOT
+    )

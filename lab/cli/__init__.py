@@ -36,8 +36,9 @@ COMMANDS = (chaos, stack, bench, lesson, investigate, suspects, catalogue)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="lab", description=DESCRIPTION,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="lab", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for command in COMMANDS:
@@ -62,8 +63,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt as exc:
         code = signals.exit_code(exc)
-        print(f"lab {args.command}: interrupted by {signals.name(code - 128)} (exit {code}); "
-              "what this run started has been stopped", file=sys.stderr)
+        print(
+            f"lab {args.command}: interrupted by {signals.name(code - 128)} (exit {code}); "
+            "what this run started has been stopped",
+            file=sys.stderr,
+        )
         return code
 
 

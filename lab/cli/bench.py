@@ -10,21 +10,39 @@ from lab.cli.common import opt_int
 
 
 def add(sub: Any) -> None:
-    be = sub.add_parser("bench", help="time the lab's runner against the plain Playwright loop",
-                        formatter_class=argparse.RawDescriptionHelpFormatter,
-                        description="On one native stack: the plain loop (tests/bench/plain, "
-                        "pytest-repeat) and the lab's runner, on the correct and the incident "
-                        "profile; prints seconds per trial, the ratios, 300 trials of the correct "
-                        "cell, whether each defect shows in its exposing cell's first trial, and "
-                        "the CPU split (browser, backend, runner, Redis+Toxiproxy).\n\n"
-                        "  make bench                       defaults (about 10 minutes on 2 cores)\n"
-                        "  lab bench --plain-runs 10 --trials 50   a quick look")
-    be.add_argument("--plain-runs", type=opt_int("--plain-runs", 1, 1000), default=None, metavar="N",
-                    help="repetitions of the plain loop per profile, and lab trials of the incident (default 60)")
-    be.add_argument("--trials", type=opt_int("--trials", 1, 5000), default=None, metavar="N",
-                    help="lab trials of the correct cell (default 300)")
-    be.add_argument("--concurrency", type=opt_int("--concurrency", 1, 32), default=None, metavar="K",
-                    help="trials the lab runs at once (default 8)")
+    be = sub.add_parser(
+        "bench",
+        help="time the lab's runner against the plain Playwright loop",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="On one native stack: the plain loop (tests/bench/plain, "
+        "pytest-repeat) and the lab's runner, on the correct and the incident "
+        "profile; prints seconds per trial, the ratios, 300 trials of the correct "
+        "cell, whether each defect shows in its exposing cell's first trial, and "
+        "the CPU split (browser, backend, runner, Redis+Toxiproxy).\n\n"
+        "  make bench                       defaults (about 10 minutes on 2 cores)\n"
+        "  lab bench --plain-runs 10 --trials 50   a quick look",
+    )
+    be.add_argument(
+        "--plain-runs",
+        type=opt_int("--plain-runs", 1, 1000),
+        default=None,
+        metavar="N",
+        help="repetitions of the plain loop per profile, and lab trials of the incident (default 60)",
+    )
+    be.add_argument(
+        "--trials",
+        type=opt_int("--trials", 1, 5000),
+        default=None,
+        metavar="N",
+        help="lab trials of the correct cell (default 300)",
+    )
+    be.add_argument(
+        "--concurrency",
+        type=opt_int("--concurrency", 1, 32),
+        default=None,
+        metavar="K",
+        help="trials the lab runs at once (default 8)",
+    )
     be.add_argument("--reports", default="reports", metavar="DIR", help="where bench-<time>/ goes")
     be.set_defaults(func=run, long_running=True)
 

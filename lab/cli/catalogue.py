@@ -14,9 +14,12 @@ from lab.errors import UsageError
 def add(sub: Any) -> None:
     sub.add_parser("faults", help="list the faults and their parameters").set_defaults(func=run_faults)
     sub.add_parser("defects", help="list the backend's defects").set_defaults(func=run_defects)
-    rep = sub.add_parser("report", help="(re)write report.html for a run folder",
-                         description="Render DIR/report.html from DIR/results.json and the failing "
-                         "trials' artifacts (DIR/trials/*): a self-contained page (no network).")
+    rep = sub.add_parser(
+        "report",
+        help="(re)write report.html for a run folder",
+        description="Render DIR/report.html from DIR/results.json and the failing "
+        "trials' artifacts (DIR/trials/*): a self-contained page (no network).",
+    )
     rep.add_argument("dir", metavar="DIR", help="a run folder, e.g. reports/latest")
     rep.set_defaults(func=run_report)
 

@@ -37,52 +37,79 @@ Writes reports/soak-<time>/<run-id>/: soak.json (per cell and per fault: trials,
 duplicated, upper95), and the chaos run's results.json, junit.xml, report.html, failing trials.
 """
 
-CHAOS_EPILOG = ("ONLY filters or extends the matrix, terms separated by ';', values by '|':\n"
-                "  --only 'profile=incident|correct;refresh=after_ack;turns=5|15'\n"
-                "  --only 'fault=latency:latency_ms=800'\n"
-                "profiles: correct, incident, incident-<defect>, or defect names joined by ','")
+CHAOS_EPILOG = (
+    "ONLY filters or extends the matrix, terms separated by ';', values by '|':\n"
+    "  --only 'profile=incident|correct;refresh=after_ack;turns=5|15'\n"
+    "  --only 'fault=latency:latency_ms=800'\n"
+    "profiles: correct, incident, incident-<defect>, or defect names joined by ','"
+)
 
 
 def add(sub: Any) -> None:
     _add_chaos(sub)
     _add_replay(sub)
     _add_soak(sub)
-    mg = sub.add_parser("merge", help="merge the shards of one lab chaos run into one verdict",
-                        description="Cell counts add; Wilson intervals and verdicts are recomputed from "
-                        "the merged counts; one results.json, junit.xml and report.html (failing trials' "
-                        "artifacts linked from their shard folders). Shards of different seeds, matrices "
-                        "or lab versions, a missing shard or one given twice are refused (exit 2). "
-                        "Exit status as lab chaos: 0 valid run.",
-                        epilog="  lab merge reports/*-shard1of3 reports/*-shard2of3 reports/*-shard3of3 "
-                        "--out reports/merged")
+    mg = sub.add_parser(
+        "merge",
+        help="merge the shards of one lab chaos run into one verdict",
+        description="Cell counts add; Wilson intervals and verdicts are recomputed from "
+        "the merged counts; one results.json, junit.xml and report.html (failing trials' "
+        "artifacts linked from their shard folders). Shards of different seeds, matrices "
+        "or lab versions, a missing shard or one given twice are refused (exit 2). "
+        "Exit status as lab chaos: 0 valid run.",
+        epilog="  lab merge reports/*-shard1of3 reports/*-shard2of3 reports/*-shard3of3 --out reports/merged",
+    )
     mg.add_argument("dirs", nargs="+", metavar="DIR", help="the shards' run folders (or their results.json)")
     mg.add_argument("--out", required=True, metavar="DIR", help="the merged run folder to write")
     mg.set_defaults(func=run_merge)
 
 
 def _add_chaos(sub: Any) -> None:
-    ch = sub.add_parser("chaos", help="run the defect x fault matrix with verdicts (make chaos)",
-                        formatter_class=argparse.RawDescriptionHelpFormatter,
-                        description="Run each cell (defect profile x fault x refresh point x turns) "
-                        "N times on the real stack, check every trial, and attribute the loss to a "
-                        "defect with Wilson intervals. Writes reports/<run-id>/results.json and "
-                        "junit.xml, keeps artifacts of failing trials, prints a replay command.",
-                        epilog=CHAOS_EPILOG)
+    ch = sub.add_parser(
+        "chaos",
+        help="run the defect x fault matrix with verdicts (make chaos)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Run each cell (defect profile x fault x refresh point x turns) "
+        "N times on the real stack, check every trial, and attribute the loss to a "
+        "defect with Wilson intervals. Writes reports/<run-id>/results.json and "
+        "junit.xml, keeps artifacts of failing trials, prints a replay command.",
+        epilog=CHAOS_EPILOG,
+    )
     add_mode(ch)
-    ch.add_argument("--trials", type=opt_int("--trials", 1, 1000), default=None, metavar="N",
-                    help="trials per cell (default: 5)")
-    ch.add_argument("--seed", type=opt_int("--seed", 0, 2**31 - 1), default=None, metavar="S",
-                    help="seed of the run's schedules (default: random, printed)")
+    ch.add_argument(
+        "--trials", type=opt_int("--trials", 1, 1000), default=None, metavar="N", help="trials per cell (default: 5)"
+    )
+    ch.add_argument(
+        "--seed",
+        type=opt_int("--seed", 0, 2**31 - 1),
+        default=None,
+        metavar="S",
+        help="seed of the run's schedules (default: random, printed)",
+    )
     ch.add_argument("--only", default="", metavar="FILTER", help="filter/extend the matrix (see below)")
-    ch.add_argument("--concurrency", type=opt_int("--concurrency", 1, 32), default=None, metavar="K",
-                    help="trials run at once within a cell (default: 4)")
-    ch.add_argument("--max-trials", type=opt_int("--max-trials", 1, 10000), default=None, metavar="M",
-                    help="sequential sampling's cap: an undecided verdict's cells get --trials more at a "
-                    "time up to M (default: 25; M = --trials turns it off)")
-    ch.add_argument("--shard", default=None, metavar="K/N",
-                    help="run shard K of N: whole columns of the matrix, the same trials the unsharded run "
-                    "plans for them (same --seed); natively on ports + K*100 and a run folder of its own. "
-                    "Merge the N folders with lab merge")
+    ch.add_argument(
+        "--concurrency",
+        type=opt_int("--concurrency", 1, 32),
+        default=None,
+        metavar="K",
+        help="trials run at once within a cell (default: 4)",
+    )
+    ch.add_argument(
+        "--max-trials",
+        type=opt_int("--max-trials", 1, 10000),
+        default=None,
+        metavar="M",
+        help="sequential sampling's cap: an undecided verdict's cells get --trials more at a "
+        "time up to M (default: 25; M = --trials turns it off)",
+    )
+    ch.add_argument(
+        "--shard",
+        default=None,
+        metavar="K/N",
+        help="run shard K of N: whole columns of the matrix, the same trials the unsharded run "
+        "plans for them (same --seed); natively on ports + K*100 and a run folder of its own. "
+        "Merge the N folders with lab merge",
+    )
     ch.add_argument("--reports", default="reports", metavar="DIR", help="where run folders go")
     ch.set_defaults(func=run_chaos, long_running=True)
 
@@ -94,8 +121,7 @@ def _add_replay(sub: Any) -> None:
     add_mode(rp)
     rp.add_argument("--profile", required=True, help="correct, incident, incident-<defect> or a,b")
     rp.add_argument("--fault", required=True, help="e.g. none, latency:latency_ms=300")
-    rp.add_argument("--refresh", required=True,
-                    help=f"the refresh point or send pattern: {', '.join(REFRESH_POINTS)}")
+    rp.add_argument("--refresh", required=True, help=f"the refresh point or send pattern: {', '.join(REFRESH_POINTS)}")
     rp.add_argument("--turns", type=opt_int("--turns", 1, 100), default=5)
     rp.add_argument("--seed", type=opt_int("--seed", 0, 2**31 - 1), required=True)
     rp.add_argument("--fault-turn", type=opt_int("--fault-turn", 1, 99), default=None)
@@ -105,18 +131,36 @@ def _add_replay(sub: Any) -> None:
 
 
 def _add_soak(sub: Any) -> None:
-    so = sub.add_parser("soak", help="the correct profile under every fault: 0/N with 95%% bounds",
-                        formatter_class=argparse.RawDescriptionHelpFormatter,
-                        description=SOAK_HELP, epilog=SOAK_EPILOG)
+    so = sub.add_parser(
+        "soak",
+        help="the correct profile under every fault: 0/N with 95%% bounds",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=SOAK_HELP,
+        epilog=SOAK_EPILOG,
+    )
     add_mode(so)
-    so.add_argument("--trials", type=opt_int("--trials", 1, 1000), default=None, metavar="N",
-                    help="trials per cell (fault x refresh point; default: 15)")
-    so.add_argument("--seed", type=opt_int("--seed", 0, 2**31 - 1), default=None, metavar="S",
-                    help="seed of the run's schedules (default: random, printed)")
-    so.add_argument("--concurrency", type=opt_int("--concurrency", 1, 32), default=None, metavar="K",
-                    help="trials run at once under one fault (default: 16)")
-    so.add_argument("--reports", default="reports", metavar="DIR",
-                    help="where soak-<time>/<run-id>/ goes")
+    so.add_argument(
+        "--trials",
+        type=opt_int("--trials", 1, 1000),
+        default=None,
+        metavar="N",
+        help="trials per cell (fault x refresh point; default: 15)",
+    )
+    so.add_argument(
+        "--seed",
+        type=opt_int("--seed", 0, 2**31 - 1),
+        default=None,
+        metavar="S",
+        help="seed of the run's schedules (default: random, printed)",
+    )
+    so.add_argument(
+        "--concurrency",
+        type=opt_int("--concurrency", 1, 32),
+        default=None,
+        metavar="K",
+        help="trials run at once under one fault (default: 16)",
+    )
+    so.add_argument("--reports", default="reports", metavar="DIR", help="where soak-<time>/<run-id>/ goes")
     so.set_defaults(func=run_soak, long_running=True)
 
 
@@ -137,11 +181,23 @@ def run_chaos(args: argparse.Namespace) -> int:
         shard.use_own_stack(part, args.mode)
     seed, trials = _seed(args.seed), args.trials or DEFAULT_TRIALS
     max_trials = max(args.max_trials or DEFAULT_MAX_TRIALS, trials)
-    print(f"lab chaos: {len(cells)} cells x {trials} trials, seed {seed} (replay the run with --seed {seed})"
-          + (f", shard {part[0]}/{part[1]}" if part else ""), flush=True)
+    print(
+        f"lab chaos: {len(cells)} cells x {trials} trials, seed {seed} (replay the run with --seed {seed})"
+        + (f", shard {part[0]}/{part[1]}" if part else ""),
+        flush=True,
+    )
     with for_mode(args.mode) as stack:  # reused if up and healthy, else started and stopped after
-        return ChaosRun(stack, cells, trials, seed, Path(args.reports), concurrency=args.concurrency or 4,
-                        mode=args.mode, max_trials=max_trials, shard=part).run()
+        return ChaosRun(
+            stack,
+            cells,
+            trials,
+            seed,
+            Path(args.reports),
+            concurrency=args.concurrency or 4,
+            mode=args.mode,
+            max_trials=max_trials,
+            shard=part,
+        ).run()
 
 
 def run_replay(args: argparse.Namespace) -> int:
@@ -150,8 +206,17 @@ def run_replay(args: argparse.Namespace) -> int:
 
     check_replay(args.profile, args.fault, args.refresh, args.mode)  # bad input: exit 2 first
     with for_mode(args.mode) as stack:
-        return replay(stack, args.profile, args.fault, args.refresh, args.turns, args.seed,
-                      args.fault_turn, args.runs, Path(args.reports))
+        return replay(
+            stack,
+            args.profile,
+            args.fault,
+            args.refresh,
+            args.turns,
+            args.seed,
+            args.fault_turn,
+            args.runs,
+            Path(args.reports),
+        )
 
 
 def run_soak(args: argparse.Namespace) -> int:
@@ -160,11 +225,15 @@ def run_soak(args: argparse.Namespace) -> int:
 
     cells = soak.soak_matrix(args.mode)
     seed, trials = _seed(args.seed), args.trials or soak.DEFAULT_TRIALS
-    print(f"lab soak: the correct profile, {len(cells)} cells x {trials} trials, seed {seed} "
-          f"(replay the run with --seed {seed})", flush=True)
+    print(
+        f"lab soak: the correct profile, {len(cells)} cells x {trials} trials, seed {seed} "
+        f"(replay the run with --seed {seed})",
+        flush=True,
+    )
     with for_mode(args.mode) as stack:
-        return soak.run(stack, trials, seed, Path(args.reports), args.concurrency or soak.DEFAULT_CONCURRENCY,
-                        args.mode)
+        return soak.run(
+            stack, trials, seed, Path(args.reports), args.concurrency or soak.DEFAULT_CONCURRENCY, args.mode
+        )
 
 
 def run_merge(args: argparse.Namespace) -> int:

@@ -18,6 +18,7 @@ def mode(value: str) -> str:
 
 def opt_int(flag: str, lo: int, hi: int) -> Callable[[str], int | None]:
     """An int option that also accepts '' (make passes empty variables) as "use the default"."""
+
     def conv(value: str) -> int | None:
         if value.strip() == "":
             return None
@@ -28,6 +29,7 @@ def opt_int(flag: str, lo: int, hi: int) -> Callable[[str], int | None]:
         if not lo <= n <= hi:
             raise argparse.ArgumentTypeError(f"{flag}={n} is out of range [{lo}, {hi}]")
         return n
+
     return conv
 
 
@@ -36,8 +38,12 @@ def add_mode(p: argparse.ArgumentParser) -> None:
 
 
 def print_endpoints(endpoints: dict[str, str]) -> None:
-    labels = {"chat": "chat page (browser, through toxiproxy)", "backend": "backend (direct)",
-              "toxiproxy": "toxiproxy API", "redis": "redis (direct, for the checker)",
-              "redis_proxy": "redis through toxiproxy (the backend's only address)"}
+    labels = {
+        "chat": "chat page (browser, through toxiproxy)",
+        "backend": "backend (direct)",
+        "toxiproxy": "toxiproxy API",
+        "redis": "redis (direct, for the checker)",
+        "redis_proxy": "redis through toxiproxy (the backend's only address)",
+    }
     for key, url in endpoints.items():
         print(f"  {labels.get(key, key):<52} {url}")

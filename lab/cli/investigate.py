@@ -48,35 +48,80 @@ The spec format (TOML) is in README.md, section "lab investigate".
 
 
 def add(sub: Any) -> None:
-    inv = sub.add_parser("investigate", help="point the lab at any Redis-backed chat backend (a black box)",
-                         formatter_class=argparse.RawDescriptionHelpFormatter,
-                         description=INVESTIGATE_HELP, epilog=INVESTIGATE_EPILOG)
-    inv.add_argument("--target", required=True, metavar="FILE",
-                     help="the target spec (TOML), e.g. examples/chat-service.toml")
-    inv.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="sets",
-                     help="override a spec field, e.g. --set start.env.CHAT_DEFECTS=ttl_set_once "
-                     "or --set http.port=18190 (repeatable)")
-    inv.add_argument("--trials", type=opt_int("--trials", 1, 1000), default=None, metavar="N",
-                     help="trials per experiment (default 3; more trials = tighter bounds)")
-    inv.add_argument("--turns", type=opt_int("--turns", 2, 100), default=None, metavar="N",
-                     help="turns per conversation (default 3)")
-    inv.add_argument("--only", default="", metavar="EXPERIMENTS",
-                     help="only experiments with these faults or refresh points, '|'-separated, e.g. "
-                     "'down|mid_stream'; 'redis_restart' (opt-in) checks what a Redis without "
-                     "persistence does to it")
-    inv.add_argument("--seed", type=opt_int("--seed", 0, (1 << 31) - 1), default=None, metavar="S",
-                     help="the run's seed (printed; default: random): each trial's texts derive from it")
-    inv.add_argument("--replay", default=None, metavar="TRIAL_ID",
-                     help="run one trial's experiment again with its seed (--runs times) and say which "
-                     "diagnoses it reproduces, e.g. --seed 42 --replay e3-down-settled-01 (the replay "
-                     "line of a run prints the whole command)")
-    inv.add_argument("--runs", type=opt_int("--runs", 1, 1000), default=5, metavar="R",
-                     help="with --replay: how many times (default: 5)")
-    inv.add_argument("--concurrency", type=opt_int("--concurrency", 1, 32), default=None, metavar="C",
-                     help="trials at once, each in its own browser context (default 6); fault-free experiments "
-                     "run side by side, one with a fault has the Redis link to itself")
-    inv.add_argument("--reports", default="reports", metavar="DIR", help="where run folders go")
+    inv = sub.add_parser(
+        "investigate",
+        help="point the lab at any Redis-backed chat backend (a black box)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=INVESTIGATE_HELP,
+        epilog=INVESTIGATE_EPILOG,
+    )
+    inv.add_argument(
+        "--target", required=True, metavar="FILE", help="the target spec (TOML), e.g. examples/chat-service.toml"
+    )
+    inv.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        dest="sets",
+        help="override a spec field, e.g. --set start.env.CHAT_DEFECTS=ttl_set_once "
+        "or --set http.port=18190 (repeatable)",
+    )
+    inv.add_argument(
+        "--trials",
+        type=opt_int("--trials", 1, 1000),
+        default=None,
+        metavar="N",
+        help="trials per experiment (default 3; more trials = tighter bounds)",
+    )
+    inv.add_argument(
+        "--turns", type=opt_int("--turns", 2, 100), default=None, metavar="N", help="turns per conversation (default 3)"
+    )
+    inv.add_argument(
+        "--only",
+        default="",
+        metavar="EXPERIMENTS",
+        help="only experiments with these faults or refresh points, '|'-separated, e.g. "
+        "'down|mid_stream'; 'redis_restart' (opt-in) checks what a Redis without "
+        "persistence does to it",
+    )
+    _run_options(inv)
     inv.set_defaults(func=run, long_running=True)
+
+
+def _run_options(inv: argparse.ArgumentParser) -> None:
+    """Seed, replay, concurrency, reports: how the run is made (the options above choose what)."""
+    inv.add_argument(
+        "--seed",
+        type=opt_int("--seed", 0, (1 << 31) - 1),
+        default=None,
+        metavar="S",
+        help="the run's seed (printed; default: random): each trial's texts derive from it",
+    )
+    inv.add_argument(
+        "--replay",
+        default=None,
+        metavar="TRIAL_ID",
+        help="run one trial's experiment again with its seed (--runs times) and say which "
+        "diagnoses it reproduces, e.g. --seed 42 --replay e3-down-settled-01 (the replay "
+        "line of a run prints the whole command)",
+    )
+    inv.add_argument(
+        "--runs",
+        type=opt_int("--runs", 1, 1000),
+        default=5,
+        metavar="R",
+        help="with --replay: how many times (default: 5)",
+    )
+    inv.add_argument(
+        "--concurrency",
+        type=opt_int("--concurrency", 1, 32),
+        default=None,
+        metavar="C",
+        help="trials at once, each in its own browser context (default 6); fault-free experiments "
+        "run side by side, one with a fault has the Redis link to itself",
+    )
+    inv.add_argument("--reports", default="reports", metavar="DIR", help="where run folders go")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -85,6 +130,16 @@ def run(args: argparse.Namespace) -> int:
 
     spec = spec_mod.load(Path(args.target), args.sets)  # bad spec: exit 2, nothing started
     only = investigation.only_filter(spec, args.only, args.target)  # bad --only: exit 2 too
-    return investigation.run(spec, LabConfig.from_env(), args.trials or 3, args.turns or 3, Path(args.reports),
-                             only, seed=args.seed, sets=args.sets, replay=args.replay, runs=args.runs,
-                             concurrency=args.concurrency or investigation.DEFAULT_CONCURRENCY)
+    return investigation.run(
+        spec,
+        LabConfig.from_env(),
+        args.trials or 3,
+        args.turns or 3,
+        Path(args.reports),
+        only,
+        seed=args.seed,
+        sets=args.sets,
+        replay=args.replay,
+        runs=args.runs,
+        concurrency=args.concurrency or investigation.DEFAULT_CONCURRENCY,
+    )

@@ -12,29 +12,60 @@ from lab.config import ROOT
 
 
 def add(sub: Any) -> None:
-    le = sub.add_parser("lesson", help="lessons on async pitfalls: list, run, --check, --reset",
-                        description="Without N: list the lessons. With N: the story, an experiment "
-                        "on the real stack with its table, what to look for, the mechanism and its "
-                        "code. --check loads your exercise into the backend and runs the lesson's "
-                        "cell (>= 20 trials) under its fault: pass/fail with rates and intervals.")
+    le = sub.add_parser(
+        "lesson",
+        help="lessons on async pitfalls: list, run, --check, --reset",
+        description="Without N: list the lessons. With N: the story, an experiment "
+        "on the real stack with its table, what to look for, the mechanism and its "
+        "code. --check loads your exercise into the backend and runs the lesson's "
+        "cell (>= 20 trials) under its fault: pass/fail with rates and intervals.",
+    )
     le.add_argument("number", nargs="?", default=None, metavar="N", help="lesson number or slug")
     what = le.add_mutually_exclusive_group()
     what.add_argument("--check", action="store_true", help="check your exercise under the fault")
     what.add_argument("--reset", action="store_true", help="restore the exercise to its original")
     what.add_argument("--text", action="store_true", help="print the lesson without the experiment")
-    what.add_argument("--replay", type=opt_int("--replay", 0, 2**31 - 1), default=None, metavar="SEED",
-                      help="re-run one trial of the check (from a failing check's replay line)")
-    le.add_argument("--exercise", default=None, metavar="PATH",
-                    help="the exercise file to check (default: lessons/NN_<slug>/exercise.py)")
-    le.add_argument("--trials", type=opt_int("--trials", 1, 1000), default=None, metavar="N",
-                    help="trials per cell (default: 20 for --check -- a pass needs 20 -- and 5 "
-                    "for the experiment)")
-    le.add_argument("--seed", type=opt_int("--seed", 0, 2**31 - 1), default=None, metavar="S",
-                    help="seed of the trials (default: random, printed)")
-    le.add_argument("--fault-turn", type=opt_int("--fault-turn", 1, 99), default=None, metavar="T",
-                    help="with --replay: the turn a one-send fault is armed before")
-    le.add_argument("--runs", type=opt_int("--runs", 1, 1000), default=5, metavar="R",
-                    help="with --replay: how many times to run the trial (default: 5)")
+    what.add_argument(
+        "--replay",
+        type=opt_int("--replay", 0, 2**31 - 1),
+        default=None,
+        metavar="SEED",
+        help="re-run one trial of the check (from a failing check's replay line)",
+    )
+    le.add_argument(
+        "--exercise",
+        default=None,
+        metavar="PATH",
+        help="the exercise file to check (default: lessons/NN_<slug>/exercise.py)",
+    )
+    le.add_argument(
+        "--trials",
+        type=opt_int("--trials", 1, 1000),
+        default=None,
+        metavar="N",
+        help="trials per cell (default: 20 for --check -- a pass needs 20 -- and 5 for the experiment)",
+    )
+    le.add_argument(
+        "--seed",
+        type=opt_int("--seed", 0, 2**31 - 1),
+        default=None,
+        metavar="S",
+        help="seed of the trials (default: random, printed)",
+    )
+    le.add_argument(
+        "--fault-turn",
+        type=opt_int("--fault-turn", 1, 99),
+        default=None,
+        metavar="T",
+        help="with --replay: the turn a one-send fault is armed before",
+    )
+    le.add_argument(
+        "--runs",
+        type=opt_int("--runs", 1, 1000),
+        default=5,
+        metavar="R",
+        help="with --replay: how many times to run the trial (default: 5)",
+    )
     le.add_argument("--reports", default="reports", metavar="DIR", help="where run folders go")
     le.set_defaults(func=run, long_running=True)
 
@@ -45,8 +76,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.number is None:
         print("\n".join(lessons.catalogue()))
-        print("\nlab lesson N: run one; lab lesson N --check: check your exercise; "
-              "lab lesson N --reset: start over")
+        print("\nlab lesson N: run one; lab lesson N --check: check your exercise; lab lesson N --reset: start over")
         return 0
     lesson = lessons.get(args.number)  # unknown: exit 2, listing the lessons
     given = Path(args.exercise) if args.exercise else None

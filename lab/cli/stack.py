@@ -11,15 +11,23 @@ from lab.cli.common import add_mode, print_endpoints
 
 
 def add(sub: Any) -> None:
-    up = sub.add_parser("up", help="start the stack and wait until every service is ready",
-                        description="Start Redis, Toxiproxy and the chat backend, wait for each "
-                        "(Redis PING through Toxiproxy, Toxiproxy /version, backend /healthz), "
-                        "print the endpoints and return; the services keep running. "
-                        "A stack already up in the same run folder is reused.")
+    up = sub.add_parser(
+        "up",
+        help="start the stack and wait until every service is ready",
+        description="Start Redis, Toxiproxy and the chat backend, wait for each "
+        "(Redis PING through Toxiproxy, Toxiproxy /version, backend /healthz), "
+        "print the endpoints and return; the services keep running. "
+        "A stack already up in the same run folder is reused.",
+    )
     add_mode(up)
     up.add_argument("--json", action="store_true", help="print the state as JSON")
-    up.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
-                    help="deadline for each service to become ready (default: 30)")
+    up.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="deadline for each service to become ready (default: 30)",
+    )
     up.set_defaults(func=run_up, long_running=True)
 
     down = sub.add_parser("down", help="stop and reap everything the lab started")
@@ -58,6 +66,7 @@ def run_down(args: argparse.Namespace) -> int:
     if args.mode == "native":
         # Also what a killed `lab investigate` left (its own run folder: target, Redis, Toxiproxy).
         from lab.investigate.run import link_for
+
         report += [f"investigate: {r}" for r in link_for(stack.cfg).down()]
     print("lab down: " + ("; ".join(report) if report else "nothing was running"))
     return 0

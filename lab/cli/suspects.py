@@ -35,9 +35,13 @@ exist or a file that does not parse; non-Python files are skipped and counted.
 
 
 def add(sub: Any) -> None:
-    sus = sub.add_parser("suspects", help="static suspects: lines of a Python backend that may lose the "
-                         "conversation, each with the diagnosis that would prove it",
-                         formatter_class=argparse.RawDescriptionHelpFormatter, description=SUSPECTS_HELP)
+    sus = sub.add_parser(
+        "suspects",
+        help="static suspects: lines of a Python backend that may lose the "
+        "conversation, each with the diagnosis that would prove it",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=SUSPECTS_HELP,
+    )
     sus.add_argument("paths", nargs="+", metavar="PATH", help="files or folders of the backend's Python source")
     sus.add_argument("--json", action="store_true", help="print JSON (suspects and the checks' catalogue)")
     sus.add_argument("--no-ruff", action="store_true", help="the lab's own checks only (skip ruff's RUF006/ASYNC)")

@@ -22,10 +22,10 @@ from lab.stats import wilson
 @dataclass
 class Diagnosis:
     code: str
-    cause: str                     # what points at the cause, in words
-    evidence: str                  # numbers and trial ids
-    k: int                         # trials showing it
-    n: int                         # trials that could show it
+    cause: str  # what points at the cause, in words
+    evidence: str  # numbers and trial ids
+    k: int  # trials showing it
+    n: int  # trials that could show it
     trials: list[str] = field(default_factory=list)
     # Trials outside its own evidence whose loss the same cause explains (e.g. a capped history
     # under a fault): acked_lost does not claim them, and they do not count in k/n.
@@ -33,9 +33,16 @@ class Diagnosis:
 
     def as_json(self) -> dict[str, Any]:
         lo, hi = wilson(self.k, self.n)
-        return {"code": self.code, "cause": self.cause, "evidence": self.evidence, "k": self.k,
-                "n": self.n, "ci95": [round(lo, 4), round(hi, 4)], "trials": self.trials,
-                "also_explains": self.also}
+        return {
+            "code": self.code,
+            "cause": self.cause,
+            "evidence": self.evidence,
+            "k": self.k,
+            "n": self.n,
+            "ci95": [round(lo, 4), round(hi, 4)],
+            "trials": self.trials,
+            "also_explains": self.also,
+        }
 
     def sentence(self) -> str:
         lo, hi = wilson(self.k, self.n)
@@ -115,17 +122,22 @@ class Entry:
     code: str
     fn: Callable[[Evidence], "Diagnosis | list[Diagnosis] | None"]
     needs: tuple[str, ...]
-    explains_loss: bool        # its trials' loss has a cause: acked_lost does not claim them
-    last: bool                 # runs after the others (reads what they found)
-    after: tuple[str, ...]     # runs after these (reads what they found)
+    explains_loss: bool  # its trials' loss has a cause: acked_lost does not claim them
+    last: bool  # runs after the others (reads what they found)
+    after: tuple[str, ...]  # runs after these (reads what they found)
 
 
 REGISTRY: dict[str, Entry] = {}
 
 
-def register(code: str, *, needs: tuple[str, ...] = (), explains_loss: bool = False,
-             last: bool = False, after: tuple[str, ...] = ()
-             ) -> Callable[[Callable[[Evidence], Any]], Callable[[Evidence], Any]]:
+def register(
+    code: str,
+    *,
+    needs: tuple[str, ...] = (),
+    explains_loss: bool = False,
+    last: bool = False,
+    after: tuple[str, ...] = (),
+) -> Callable[[Callable[[Evidence], Any]], Callable[[Evidence], Any]]:
     for n in needs:
         if n not in EVIDENCE:
             raise ValueError(f"diagnosis {code}: unknown evidence {n!r}; known: {', '.join(EVIDENCE)}")
@@ -133,6 +145,7 @@ def register(code: str, *, needs: tuple[str, ...] = (), explains_loss: bool = Fa
     def wrap(fn: Callable[[Evidence], Any]) -> Callable[[Evidence], Any]:
         REGISTRY[code] = Entry(code, fn, needs, explains_loss, last, after)
         return fn
+
     return wrap
 
 
@@ -169,6 +182,7 @@ def judge(trials: list[Trial]) -> list[Judged]:
 def judged_by(trials: list[Trial]) -> Callable[[Entry], bool]:
     def ok(e: Entry) -> bool:
         return any(all(EVIDENCE[n](t) for n in e.needs) for t in trials)
+
     return ok
 
 
@@ -205,11 +219,15 @@ def few(names: list[str]) -> str:
     return ", ".join(names[:4]) + (f" (+{len(names) - 4})" if len(names) > 4 else "")
 
 
-ANOMALY_WORDS = {"lost": "acknowledged turns lost", "duplicated": "duplicates",
-                 "reordered": "turns stored out of order",
-                 "phantom_fail": "errors whose write was applied", "amnesia": "amnesia after the refresh",
-                 "history_failed": "history reads failed after the refresh",
-                 "stale": "stale reads"}
+ANOMALY_WORDS = {
+    "lost": "acknowledged turns lost",
+    "duplicated": "duplicates",
+    "reordered": "turns stored out of order",
+    "phantom_fail": "errors whose write was applied",
+    "amnesia": "amnesia after the refresh",
+    "history_failed": "history reads failed after the refresh",
+    "stale": "stale reads",
+}
 
 
 def bounds(judged: list[Judged]) -> dict[str, tuple[int, int, float]]:
@@ -224,5 +242,4 @@ def bounds(judged: list[Judged]) -> dict[str, tuple[int, int, float]]:
 def pools(judged: list[Judged]) -> dict[str, int]:
     """Per diagnosis, how many judged trials held all the evidence it needs (its chances)."""
     _load()
-    return {e.code: sum(1 for j in judged if all(EVIDENCE[n](j.trial) for n in e.needs))
-            for e in REGISTRY.values()}
+    return {e.code: sum(1 for j in judged if all(EVIDENCE[n](j.trial) for n in e.needs)) for e in REGISTRY.values()}

@@ -9,14 +9,14 @@ from dataclasses import dataclass
 
 from lab.history import Send, Trial, TtlObs
 
-TTL_SLACK_MS = 5   # PTTL is read over a separate connection: a few ms of jitter are not evidence
+TTL_SLACK_MS = 5  # PTTL is read over a separate connection: a few ms of jitter are not evidence
 
 
 @dataclass(frozen=True)
 class Pair:
     a: TtlObs
     b: TtlObs
-    between: tuple[Send, ...]    # the sends after a's turn, up to b's
+    between: tuple[Send, ...]  # the sends after a's turn, up to b's
 
     @property
     def elapsed_ms(self) -> float:
@@ -37,8 +37,7 @@ class Pair:
         # time between the writes before each read, about `elapsed`). Told apart only when the
         # elapsed time dwarfs the tolerance (slow reads on a busy machine would otherwise pass a
         # renewal within one short turn for "not renewed").
-        return (self.a.pttl_ms >= 0 and self.b.pttl_ms >= 0 and self.grew
-                and self.elapsed_ms >= 4 * self.tolerance_ms)
+        return self.a.pttl_ms >= 0 and self.b.pttl_ms >= 0 and self.grew and self.elapsed_ms >= 4 * self.tolerance_ms
 
     @property
     def decayed_only(self) -> bool:
@@ -54,12 +53,13 @@ class Pair:
         return bool(self.between) and all(s.outcome == "ok" for s in self.between)
 
     def text(self, trial_id: str) -> str:
-        return (f"trial {trial_id}: PTTL {self.a.pttl_ms} ms after turn {self.a.turn}, {self.b.pttl_ms} ms "
-                f"after turn {self.b.turn} {self.elapsed_ms:.0f} ms later (the key grew "
-                f"{self.a.length} -> {self.b.length})")
+        return (
+            f"trial {trial_id}: PTTL {self.a.pttl_ms} ms after turn {self.a.turn}, {self.b.pttl_ms} ms "
+            f"after turn {self.b.turn} {self.elapsed_ms:.0f} ms later (the key grew "
+            f"{self.a.length} -> {self.b.length})"
+        )
 
 
 def pairs(t: Trial) -> list[Pair]:
     obs = [o for o in t.ttl if o.settled and o.pttl_ms != -2]
-    return [Pair(a, b, tuple(s for s in t.sends if a.turn < s.turn <= b.turn))
-            for a, b in zip(obs, obs[1:])]
+    return [Pair(a, b, tuple(s for s in t.sends if a.turn < s.turn <= b.turn)) for a, b in zip(obs, obs[1:])]

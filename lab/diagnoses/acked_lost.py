@@ -12,6 +12,11 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
     if not hit:
         return None
     return Diagnosis(
-        "acked_lost", "acknowledged messages lost (no more specific cause identified)",
+        "acked_lost",
+        "acknowledged messages lost (no more specific cause identified)",
         f"in {len(hit)}/{len(ev.judged)} trials, e.g. trial {hit[0].id} ({hit[0].trial.fault} / "
-        f"{hit[0].trial.refresh}) turns {hit[0].lost_user}", len(hit), len(ev.judged), ids(hit))
+        f"{hit[0].trial.refresh}) turns {hit[0].lost_user}",
+        len(hit),
+        len(ev.judged),
+        ids(hit),
+    )

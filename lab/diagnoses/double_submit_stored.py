@@ -12,8 +12,11 @@ from lab.diagnoses import Diagnosis, Evidence, few, ids, register
 
 @register("double_submit_stored", needs=("double_submit",))
 def diagnose(ev: Evidence) -> Diagnosis | None:
-    pool = [j for j in ev.judged if j.trial.refresh == "double_submit" and j.trial.concurrent
-            and j.trial.concurrent.get("in_flight_together")]
+    pool = [
+        j
+        for j in ev.judged
+        if j.trial.refresh == "double_submit" and j.trial.concurrent and j.trial.concurrent.get("in_flight_together")
+    ]
     last = {j.id: {s.id for s in j.trial.sends if s.turn == j.trial.turns} for j in pool}
     hit = [j for j in pool if last[j.id] & set(j.result.duplicated_ids)]
     if not hit:
@@ -30,4 +33,7 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
         f"{j.trial.turns} answered ({', '.join(str(s.status) for s in sends)}), starts "
         f"{c.get('spread_ms')} ms apart ({c.get('where')} view), "
         f"its rows stored twice (trials {few(ids(hit))})",
-        len(hit), len(pool), ids(hit))
+        len(hit),
+        len(pool),
+        ids(hit),
+    )

@@ -14,7 +14,11 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
     if not hit:
         return None
     return Diagnosis(
-        "duplicates", "messages stored more than once without a connection drop",
+        "duplicates",
+        "messages stored more than once without a connection drop",
         f"duplicated turns in {len(hit)}/{len(other)} trials, e.g. trial {hit[0].id} turns "
         f"{hit[0].turns(hit[0].result.duplicated_ids)} (trials {few(ids(hit))})",
-        len(hit), len(other), ids(hit))
+        len(hit),
+        len(other),
+        ids(hit),
+    )

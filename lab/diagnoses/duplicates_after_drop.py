@@ -17,4 +17,7 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
         "(blindly) when the reply to an applied write is lost",
         f"turns stored more than once in {len(hit)}/{len(drop)} trials with a one-shot connection "
         f"reset on the Redis link, e.g. trial {hit[0].id} turns {hit[0].turns(hit[0].result.duplicated_ids)}",
-        len(hit), len(drop), ids(hit))
+        len(hit),
+        len(drop),
+        ids(hit),
+    )

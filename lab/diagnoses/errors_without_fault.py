@@ -17,5 +17,8 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
         "errors_without_fault",
         "requests fail intermittently with no fault injected: the app breaks by itself "
         "(e.g. a Redis client bound to another event loop)",
-        f"{bad} of {total} sends answered 5xx or nothing with the Redis link healthy "
-        f"(trials {few(ids(hit))})", len(hit), len(pool), ids(hit))
+        f"{bad} of {total} sends answered 5xx or nothing with the Redis link healthy (trials {few(ids(hit))})",
+        len(hit),
+        len(pool),
+        ids(hit),
+    )

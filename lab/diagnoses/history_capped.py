@@ -23,16 +23,29 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
     shortest = min(j.trial.turns for j in hit)
     intact = [j for j in pool if j not in hit]
     # The same cap under a fault: only the oldest turns missing and exactly `cap` rows stored.
-    also = [j for j in ev.judged if j.trial.fault != "none" and j.lost_user and not j.cut
-            and j.lost_user == list(range(1, len(j.lost_user) + 1))
-            and len(j.trial.final_rows or []) == cap]
+    also = [
+        j
+        for j in ev.judged
+        if j.trial.fault != "none"
+        and j.lost_user
+        and not j.cut
+        and j.lost_user == list(range(1, len(j.lost_user) + 1))
+        and len(j.trial.final_rows or []) == cap
+    ]
     return Diagnosis(
         "history_capped",
         f"loss only beyond a conversation length, with no fault at all: the history is capped at {cap} rows",
         f"in {len(hit)}/{len(pool)} fault-free trials of {shortest}+ turns only the oldest turns are "
         f"missing and the stored history has exactly {cap} rows (trials {few(ids(hit))})"
-        + (f"; the {len(intact)} shorter conversations ({', '.join(sorted({str(j.trial.turns) for j in intact}))} "
-           f"turns) kept every turn" if intact else "")
-        + (f"; the same cap explains the loss in {len(also)} trials under a fault ({few(ids(also))})"
-           if also else ""),
-        len(hit), len(pool), ids(hit), also=ids(also))
+        + (
+            f"; the {len(intact)} shorter conversations ({', '.join(sorted({str(j.trial.turns) for j in intact}))} "
+            f"turns) kept every turn"
+            if intact
+            else ""
+        )
+        + (f"; the same cap explains the loss in {len(also)} trials under a fault ({few(ids(also))})" if also else ""),
+        len(hit),
+        len(pool),
+        ids(hit),
+        also=ids(also),
+    )

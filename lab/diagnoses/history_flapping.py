@@ -19,4 +19,8 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
         f"e.g. trial {hit[0].trial_id}: after the last send, {f.get('reads')} 2xx reads switched contents "
         f"{f.get('changes')} times, {f.get('returns')} times back to contents read before (row counts "
         f"seen: {f.get('rows')}); in {len(hit)}/{len(pool)} trials (those trials are unknown for loss: "
-        f"there is no settled history to judge)", len(hit), len(pool), ids(hit))
+        f"there is no settled history to judge)",
+        len(hit),
+        len(pool),
+        ids(hit),
+    )

@@ -22,4 +22,7 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
         "(a capped or filtered read, a wrong key) hides them",
         f"e.g. trial {j0.id}: turns {h0} absent from GET history but present in "
         f"{(j0.trial.redis_final or {}).get('key')}; in {len(hit)}/{len(ev.judged)} trials",
-        len(hit), len(ev.judged), [j.id for j, _ in hit])
+        len(hit),
+        len(ev.judged),
+        [j.id for j, _ in hit],
+    )

@@ -24,4 +24,8 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
         "history (amnesia) although the conversation is stored",
         f"{len(bad)} of {reads} GETs of the history failed ({', '.join(sorted({str(s) for s in bad}))}); "
         f"the page after a refresh showed nothing in {len(amnesia)} trials whose history was intact "
-        f"(trials {few(ids(hit))})", len(hit), len(pool), ids(hit))
+        f"(trials {few(ids(hit))})",
+        len(hit),
+        len(pool),
+        ids(hit),
+    )

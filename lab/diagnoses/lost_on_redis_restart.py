@@ -14,5 +14,8 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
     return Diagnosis(
         "lost_on_redis_restart",
         "the conversation is lost when Redis restarts: Redis runs without persistence (environment)",
-        f"every turn before the restart missing afterwards in {len(hit)}/{len(pool)} trials "
-        f"(trials {few(ids(hit))})", len(hit), len(pool), ids(hit))
+        f"every turn before the restart missing afterwards in {len(hit)}/{len(pool)} trials (trials {few(ids(hit))})",
+        len(hit),
+        len(pool),
+        ids(hit),
+    )

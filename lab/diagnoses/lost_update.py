@@ -19,8 +19,13 @@ def _confined(j: Judged) -> bool:
 
 @register("lost_update", needs=("concurrent",), explains_loss=True)
 def diagnose(ev: Evidence) -> Diagnosis | None:
-    pool = [j for j in ev.judged if j.trial.concurrent and j.trial.concurrent.get("in_flight_together")
-            and len({s.id for s in j.trial.sends if s.outcome == "ok" and s.turn == j.trial.turns}) == 2]
+    pool = [
+        j
+        for j in ev.judged
+        if j.trial.concurrent
+        and j.trial.concurrent.get("in_flight_together")
+        and len({s.id for s in j.trial.sends if s.outcome == "ok" and s.turn == j.trial.turns}) == 2
+    ]
     hit = [j for j in pool if _confined(j)]
     if not hit:
         return None
@@ -29,11 +34,12 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
     lost = set(j.result.lost_update)
     spreads = [float(x.trial.concurrent["spread_ms"]) for x in hit if x.trial.concurrent]
     stored = [s for s in last if s.id not in lost]
-    sends = " and ".join(f"{s.text!r} ({s.status}" + (f" in {s.ms:.0f} ms" if s.ms else "") + ")"
-                         for s in last)
-    kept = (f"the stored history holds {stored[0].text!r} whole and lacks rows of the other"
-            if stored else "the stored history lacks a row of each, while the other tab's row of "
-            "the same role is there")
+    sends = " and ".join(f"{s.text!r} ({s.status}" + (f" in {s.ms:.0f} ms" if s.ms else "") + ")" for s in last)
+    kept = (
+        f"the stored history holds {stored[0].text!r} whole and lacks rows of the other"
+        if stored
+        else "the stored history lacks a row of each, while the other tab's row of the same role is there"
+    )
     return Diagnosis(
         "lost_update",
         "turns sent at once from two tabs overwrite each other: the history is read, appended to "
@@ -42,4 +48,7 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
         f"in {len(hit)}/{len(pool)} trials with both tabs' sends acknowledged and in flight together "
         f"(starts {min(spreads):.1f}-{max(spreads):.1f} ms apart, {(j.trial.concurrent or {}).get('where')} view), "
         f"e.g. trial {j.id}: {sends}; {kept} (trials {few(ids(hit))})",
-        len(hit), len(pool), ids(hit))
+        len(hit),
+        len(pool),
+        ids(hit),
+    )

@@ -14,7 +14,11 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
     if not hit:
         return None
     return Diagnosis(
-        "no_ttl", "conversation keys left with no TTL at all (never expire, or a TTL step was skipped)",
+        "no_ttl",
+        "conversation keys left with no TTL at all (never expire, or a TTL step was skipped)",
         f"PTTL -1 on the settled conversation key {(hit[0].trial.redis_final or {}).get('key')} in "
-        f"{len(hit)}/{len(pool)} trials (trials {few([j.id for j in hit])})", len(hit), len(pool),
-        [j.id for j in hit])
+        f"{len(hit)}/{len(pool)} trials (trials {few([j.id for j in hit])})",
+        len(hit),
+        len(pool),
+        [j.id for j in hit],
+    )

@@ -10,8 +10,7 @@ def _phantom(j: Judged) -> list[int]:
     # write was applied is the honest "unknown outcome", not a defect.
     if j.trial.fault not in ("none", "latency"):
         return []
-    return [t for t in j.turns(j.result.phantom_fail)
-            if not any(s.under_fault for s in j.trial.sends if s.turn == t)]
+    return [t for t in j.turns(j.result.phantom_fail) if not any(s.under_fault for s in j.trial.sends if s.turn == t)]
 
 
 @register("phantom_failures")
@@ -26,7 +25,11 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
     return Diagnosis(
         "phantom_failures",
         "requests answered with an error although their write was applied (the user sees "
-        "\"failed\", a retry would store it twice)",
-        f"{len(sends)} sends answered {', '.join(statuses)}" + (f" ({html} as HTML error pages)" if html else "")
+        '"failed", a retry would store it twice)',
+        f"{len(sends)} sends answered {', '.join(statuses)}"
+        + (f" ({html} as HTML error pages)" if html else "")
         + f" and their message is in the final history (trials {few(ids(hit))})",
-        len(hit), len(pool), ids(hit))
+        len(hit),
+        len(pool),
+        ids(hit),
+    )

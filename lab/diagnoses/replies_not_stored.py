@@ -22,4 +22,7 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
         "awaited (scheduled and dropped, e.g. an un-awaited create_task) or fails silently",
         f"{missing} of {acked} acknowledged replies missing from the healed, settled history while "
         f"their user messages are there (trials {few(ids(hit))})",
-        len(hit), len(ev.judged), ids(hit))
+        len(hit),
+        len(ev.judged),
+        ids(hit),
+    )

@@ -24,10 +24,12 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
     what = "the user message and the reply" if lost0[0] in j0.lost_user else "the reply"
     return Diagnosis(
         "saved_at_stream_end",
-        "a streamed turn is stored only when its stream completes: a refresh or a closed tab "
-        "mid-reply loses it",
+        "a streamed turn is stored only when its stream completes: a refresh or a closed tab mid-reply loses it",
         f"e.g. trial {j0.id}: turn {lost0[0]} acknowledged by its first chunk after "
         f"{(cut0.ms if cut0 and cut0.ms else 0):.0f} ms, cut there, and {what} missing from the settled "
         f"history, while the {len(kept0)} replies streamed to their end (about "
         f"{max(s.ms or 0 for s in kept0):.0f} ms) were stored; in {len(hit)}/{len(pool)} trials with a cut stream",
-        len(hit), len(pool), [j.id for j, *_ in hit])
+        len(hit),
+        len(pool),
+        [j.id for j, *_ in hit],
+    )

@@ -9,8 +9,11 @@ from lab.diagnoses import Diagnosis, Evidence, few, ids, register
 def diagnose(ev: Evidence) -> Diagnosis | None:
     pool = [j for j in ev.judged if j.trial.refresh == "browser_restart"]
     # Evidence of the cookie, not of loss: the old session still holds the conversation.
-    hit = [j for j in pool if j.result.amnesia and not j.result.page_failed
-           and j.trial.cookie_persistent is False and not j.lost_user]
+    hit = [
+        j
+        for j in pool
+        if j.result.amnesia and not j.result.page_failed and j.trial.cookie_persistent is False and not j.lost_user
+    ]
     if not hit:
         return None
     return Diagnosis(
@@ -19,4 +22,8 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
         "comes back to an empty conversation",
         f"after a browser restart the page showed none of the acknowledged turns in {len(hit)}/{len(pool)} "
         f"trials; the cookie was a session cookie, and the conversation is still stored under the old "
-        f"one (trials {few(ids(hit))})", len(hit), len(pool), ids(hit))
+        f"one (trials {few(ids(hit))})",
+        len(hit),
+        len(pool),
+        ids(hit),
+    )

@@ -31,4 +31,8 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
         "that the settled history has",
         f"in {len(hit)}/{len(ev.judged)} trials, e.g. trial {j0.id} turns {_stale(j0)}"
         f"{' (the whole history: the page showed none of them)' if every else ''} "
-        f"({j0.trial.fault} / {j0.trial.refresh})", len(hit), len(ev.judged), ids(hit))
+        f"({j0.trial.fault} / {j0.trial.refresh})",
+        len(hit),
+        len(ev.judged),
+        ids(hit),
+    )

@@ -27,4 +27,7 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
         "the conversation's TTL is not renewed by writes: set once, it expires a fixed time "
         "after the first message however active the conversation",
         f"{example}, every send in between acknowledged; in {len(hit)}/{len(pool)} trials",
-        len(hit), len(pool), [j.id for j in hit])
+        len(hit),
+        len(pool),
+        [j.id for j in hit],
+    )

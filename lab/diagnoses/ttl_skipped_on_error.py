@@ -14,9 +14,13 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
     pool, hit, example = [], [], ""
     for j in ev.judged:
         ps = pairs(j.trial)
-        failed = [p for p in ps if p.grew and any(s.outcome != "ok" for s in p.between)
-                  and (p.b.pttl_ms == -1 or (p.a.pttl_ms >= 0 and p.decayed_only
-                                              and p.elapsed_ms >= 4 * p.tolerance_ms))]
+        failed = [
+            p
+            for p in ps
+            if p.grew
+            and any(s.outcome != "ok" for s in p.between)
+            and (p.b.pttl_ms == -1 or (p.a.pttl_ms >= 0 and p.decayed_only and p.elapsed_ms >= 4 * p.tolerance_ms))
+        ]
         renewed = [p for p in ps if p.acked_only and p.judgeable and p.renewed]
         if any(s.outcome != "ok" for s in j.trial.sends) and renewed:
             pool.append(j)
@@ -24,9 +28,11 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
             hit.append(j)
             if not example:
                 p, s = failed[0], next(s for s in failed[0].between if s.outcome != "ok")
-                example = (f"{p.text(j.id)}: turn {s.turn} failed ({s.status or s.reason}) after its "
-                           f"write landed and the TTL was {'removed' if p.b.pttl_ms == -1 else 'not renewed'}"
-                           f"; acknowledged writes renewed it (e.g. after turn {renewed[0].b.turn})")
+                example = (
+                    f"{p.text(j.id)}: turn {s.turn} failed ({s.status or s.reason}) after its "
+                    f"write landed and the TTL was {'removed' if p.b.pttl_ms == -1 else 'not renewed'}"
+                    f"; acknowledged writes renewed it (e.g. after turn {renewed[0].b.turn})"
+                )
     if not hit:
         return None
     return Diagnosis(
@@ -34,5 +40,8 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
         "the append and its TTL are two commands: a request that fails between them stores the "
         "message without renewing the TTL (the next successful write renews it); make them one "
         "MULTI/EXEC or script",
-        f"{example}; in {len(hit)}/{len(pool)} trials with a failed send", len(hit), len(pool),
-        [j.id for j in hit])
+        f"{example}; in {len(hit)}/{len(pool)} trials with a failed send",
+        len(hit),
+        len(pool),
+        [j.id for j in hit],
+    )

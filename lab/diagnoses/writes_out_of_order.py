@@ -14,15 +14,21 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
     j0 = hit[0]
     t0 = j0.turns(j0.result.reordered)
     above = [t for t in t0 if _reply_above(j0, t)]
-    shape = (f"the reply of turn {above[0]} stored above its question" if above
-             else f"turns {t0} stored out of the order they were sent in")
+    shape = (
+        f"the reply of turn {above[0]} stored above its question"
+        if above
+        else f"turns {t0} stored out of the order they were sent in"
+    )
     return Diagnosis(
         "writes_out_of_order",
         "writes stored out of the order they were made: the question and reply writes (or two turns' "
         "writes) run concurrently with nothing ordering them -- e.g. un-awaited or gathered writes on "
         "one event loop; after a refresh the user sees answers above their questions",
-        f"e.g. trial {j0.id}: {shape}; in {len(hit)}/{len(ev.judged)} trials "
-        f"(trials {few(ids(hit))})", len(hit), len(ev.judged), ids(hit))
+        f"e.g. trial {j0.id}: {shape}; in {len(hit)}/{len(ev.judged)} trials (trials {few(ids(hit))})",
+        len(hit),
+        len(ev.judged),
+        ids(hit),
+    )
 
 
 def _reply_above(j: Judged, turn: int) -> bool:

@@ -12,12 +12,22 @@ every trial of the cell: the group runs in lockstep, and the fault is armed once
 them around that turn and healed once they have all settled it (lab.runner.Lockstep).
 """
 
-from lab.faults.base import (REGISTRY, Fault, FaultNotConfirmed, Targets, ToxicFault, check_mode,
-                             make, register)
+from lab.faults.base import REGISTRY, Fault, FaultNotConfirmed, Targets, ToxicFault, check_mode, make, register
 from lab.faults import (  # noqa: F401  (modules register themselves)
-    none, latency, drop, blackhole, down, bandwidth, slicer, slow_close, ttl_elapse,
-    redis_pause, redis_restart, backend_restart, ack_lost, redis_net_disconnect,
+    none,
+    latency,
+    drop,
+    blackhole,
+    down,
+    bandwidth,
+    slicer,
+    slow_close,
+    ttl_elapse,
+    redis_pause,
+    redis_restart,
+    backend_restart,
+    ack_lost,
+    redis_net_disconnect,
 )
 
-__all__ = ["REGISTRY", "Fault", "FaultNotConfirmed", "Targets", "ToxicFault", "check_mode", "make",
-           "register"]
+__all__ = ["REGISTRY", "Fault", "FaultNotConfirmed", "Targets", "ToxicFault", "check_mode", "make", "register"]

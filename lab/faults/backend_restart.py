@@ -12,7 +12,7 @@ from lab.faults.base import Fault, FaultNotConfirmed, Targets, register
 @register("backend_restart")
 @dataclass
 class BackendRestart(Fault):
-    modes = ("native", "compose")   # the external mode owns no process to pause or restart
+    modes = ("native", "compose")  # the external mode owns no process to pause or restart
     summary = "restart the chat backend (process / container)"
     window = "send"  # applied just before one send
 

@@ -41,8 +41,9 @@ class Paced(Protocol):
 
     name: ClassVar[str]
 
-    def check_pacing(self, write_times_s: list[float], expired_at_s: float | None = None,
-                     read_at_s: float | None = None) -> str | None: ...
+    def check_pacing(
+        self, write_times_s: list[float], expired_at_s: float | None = None, read_at_s: float | None = None
+    ) -> str | None: ...
 
 
 @dataclass
@@ -128,12 +129,12 @@ class ToxicFault(Fault):
 
     def check(self) -> None:
         from lab.toxiproxy import check_toxic
+
         check_toxic(self.toxic_type, self._stream(), self.attributes(), 1.0)
 
     def apply(self, t: Targets) -> None:
         self._toxic_name = f"lab-{self.name}-{uuid.uuid4().hex[:8]}"
-        t.toxiproxy.add_toxic(self._proxy(), self._toxic_name, self.toxic_type, self._stream(),
-                              self.attributes())
+        t.toxiproxy.add_toxic(self._proxy(), self._toxic_name, self.toxic_type, self._stream(), self.attributes())
 
     def remove(self, t: Targets) -> None:
         name: str | None = getattr(self, "_toxic_name", None)
@@ -149,8 +150,9 @@ class ToxicFault(Fault):
     def confirm(self, t: Targets) -> str:
         listed = t.toxiproxy.toxic(self._proxy(), self._toxic_name)
         if listed is None or listed.get("attributes") != self.attributes():
-            raise FaultNotConfirmed(f"{self.describe()}: toxic not listed as sent on proxy "
-                                    f"{self._proxy()!r} (got {listed!r})")
+            raise FaultNotConfirmed(
+                f"{self.describe()}: toxic not listed as sent on proxy {self._proxy()!r} (got {listed!r})"
+            )
         return f"toxic {self.toxic_type} {self._stream()} {listed['attributes']} listed on {self._proxy()}"
 
 
@@ -176,6 +178,7 @@ def register(name: str) -> Callable[[F], F]:
         cls.name = name
         REGISTRY[name] = cls
         return cls
+
     return deco
 
 
@@ -187,8 +190,9 @@ def make(name: str, **params: Any) -> Fault:
     fields = {f.name: f for f in dataclasses.fields(cls)}
     unknown = sorted(set(params) - set(fields))
     if unknown:
-        raise UsageError(f"fault {name!r} has no parameter {', '.join(unknown)}",
-                         f"its parameters: {', '.join(fields) or '(none)'}")
+        raise UsageError(
+            f"fault {name!r} has no parameter {', '.join(unknown)}", f"its parameters: {', '.join(fields) or '(none)'}"
+        )
     for key, value in params.items():
         want = fields[key].type
         if want in ("int", int) and not (isinstance(value, int) and not isinstance(value, bool)):

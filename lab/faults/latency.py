@@ -30,8 +30,10 @@ class Latency(ToxicFault):
         # The backend's Redis timeouts are sized above this bound (services/chat/config.py):
         # more latency would turn every correct request into a timeout, not a test of memory.
         if self.latency_ms + self.jitter_ms > MAX_INJECTED_LATENCY_MS:
-            raise UsageError(f"latency_ms + jitter_ms = {self.latency_ms + self.jitter_ms} is over "
-                             f"{MAX_INJECTED_LATENCY_MS} ms, the most the backend's timeouts allow for")
+            raise UsageError(
+                f"latency_ms + jitter_ms = {self.latency_ms + self.jitter_ms} is over "
+                f"{MAX_INJECTED_LATENCY_MS} ms, the most the backend's timeouts allow for"
+            )
 
     def confirm(self, t: Targets) -> str:
         listed = super().confirm(t)

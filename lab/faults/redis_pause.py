@@ -12,7 +12,7 @@ from lab.wait import wait_until
 @register("redis_pause")
 @dataclass
 class RedisPause(Fault):
-    modes = ("native", "compose")   # the external mode owns no process to pause or restart
+    modes = ("native", "compose")  # the external mode owns no process to pause or restart
     summary = "freeze Redis (SIGSTOP / docker pause) until removed"
     window = "send"
 

@@ -19,7 +19,7 @@ from lab.wait import wait_until
 @register("redis_restart")
 @dataclass
 class RedisRestart(Fault):
-    modes = ("native", "compose")   # the external mode owns no process to pause or restart
+    modes = ("native", "compose")  # the external mode owns no process to pause or restart
     summary = "SIGKILL + start Redis (process / container); durable=true keeps data (AOF, appendfsync always)"
     window = "send"  # applied just before one send
     earliest_turn = 2  # a restart before any write loses nothing: it would exercise nothing
@@ -29,8 +29,10 @@ class RedisRestart(Fault):
         try:
             self._apply(t)
         except redis.RedisError as exc:  # a LabError: the cell is unexercised, the run goes on
-            raise FaultNotConfirmed(f"redis_restart: redis-server unreachable before the restart: "
-                                    f"{exc}", f"see {t.stack.run_dir / 'redis.log'}") from exc
+            raise FaultNotConfirmed(
+                f"redis_restart: redis-server unreachable before the restart: {exc}",
+                f"see {t.stack.run_dir / 'redis.log'}",
+            ) from exc
 
     def _apply(self, t: Targets) -> None:
         r = redis.Redis.from_url(t.stack.cfg.redis_url, socket_timeout=10)
@@ -40,9 +42,17 @@ class RedisRestart(Fault):
             if self.durable:
                 r.config_set("appendfsync", "always")
                 r.config_set("appendonly", "yes")  # rewrites the current data into the AOF
-                wait_until(lambda: (lambda i: i["aof_enabled"] == 1 and i["aof_rewrite_in_progress"] == 0
-                                    and i["aof_rewrite_scheduled"] == 0)(r.info("persistence")),
-                           what="AOF rewrite finished", timeout_s=30)
+                wait_until(
+                    lambda: (
+                        lambda i: (
+                            i["aof_enabled"] == 1
+                            and i["aof_rewrite_in_progress"] == 0
+                            and i["aof_rewrite_scheduled"] == 0
+                        )
+                    )(r.info("persistence")),
+                    what="AOF rewrite finished",
+                    timeout_s=30,
+                )
         finally:
             r.close()
         t.stack.restart_redis(durable=self.durable)
@@ -63,5 +73,4 @@ class RedisRestart(Fault):
         if aof != int(self.durable):
             # The durable variant is only exercised if the new server really reloaded with AOF.
             raise FaultNotConfirmed(f"restarted Redis has aof_enabled={aof}, expected {int(self.durable)}")
-        return (f"Redis restarted: {self._before} -> {now} (run_id {str(info['run_id'])[:8]}, "
-                f"aof_enabled={aof})")
+        return f"Redis restarted: {self._before} -> {now} (run_id {str(info['run_id'])[:8]}, aof_enabled={aof})"

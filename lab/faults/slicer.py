@@ -20,5 +20,4 @@ class Slicer(ToxicFault):
     proxy: str = "redis"
 
     def attributes(self) -> dict[str, int]:
-        return {"average_size": self.average_size, "size_variation": self.size_variation,
-                "delay": self.delay_us}
+        return {"average_size": self.average_size, "size_variation": self.size_variation, "delay": self.delay_us}

@@ -32,8 +32,9 @@ class TtlElapse(Fault):
     def min_duration_ms(self) -> int:
         return 2 * self.ttl_ms + self.ttl_ms // 4
 
-    def check_pacing(self, write_times_s: list[float], expired_at_s: float | None = None,
-                     read_at_s: float | None = None) -> str | None:
+    def check_pacing(
+        self, write_times_s: list[float], expired_at_s: float | None = None, read_at_s: float | None = None
+    ) -> str | None:
         """The experiment's precondition, from the backend's timestamps around each write: the
         conversation -- its first write to the lab's final read of the key -- spans 2 x TTL and
         no gap between writes reaches TTL/2. On a loaded machine a turn can take longer than
@@ -53,8 +54,10 @@ class TtlElapse(Fault):
         # seconds): no evidence either way. A TTL set once expires ~1 TTL *before* the last
         # write; TTL/2 after it is far from both.
         if expired_at_s is not None and (expired_at_s - times[-1]) * 1000 >= self.ttl_ms / 2:
-            return (f"the key expired {(expired_at_s - times[-1]) * 1000:.0f} ms after the last "
-                    f"write, before the final read: a renewed TTL explains it")
+            return (
+                f"the key expired {(expired_at_s - times[-1]) * 1000:.0f} ms after the last "
+                f"write, before the final read: a renewed TTL explains it"
+            )
         return None
 
     def headers(self) -> dict[str, str]:

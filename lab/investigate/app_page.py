@@ -15,9 +15,9 @@ from urllib.parse import urlsplit
 
 from playwright.async_api import Error as PlaywrightError, Page, Response, TimeoutError as PlaywrightTimeout
 
-from lab.investigate.spec import Spec
+from lab.investigate.spec import PageSpec, Spec
 
-SELECTOR_TIMEOUT_MS = 5_000   # the page is up: an element that is not there by now is not coming
+SELECTOR_TIMEOUT_MS = 5_000  # the page is up: an element that is not there by now is not coming
 
 
 def _matches(path: str, method: str) -> Callable[[Response], bool]:
@@ -35,11 +35,21 @@ async def load(page: Page, spec: Spec, navigate: Callable[[], Awaitable[Any]]) -
         resp = await info.value
         status = resp.status
         if not 200 <= status < 300:
-            return {"status": status, "type": resp.headers.get("content-type", ""),
-                    "body": (await resp.text())[:400], "error": None, "rows": None}
+            return {
+                "status": status,
+                "type": resp.headers.get("content-type", ""),
+                "body": (await resp.text())[:400],
+                "error": None,
+                "rows": None,
+            }
     except PlaywrightTimeout:
-        return {"status": None, "type": "", "body": "", "rows": None,
-                "error": f"page: {pg.path} made no GET {spec.history.path} within {spec.chat.timeout_s:g} s"}
+        return {
+            "status": None,
+            "type": "",
+            "body": "",
+            "rows": None,
+            "error": f"page: {pg.path} made no GET {spec.history.path} within {spec.chat.timeout_s:g} s",
+        }
     try:
         if pg.ready:
             await page.wait_for_selector(pg.ready, state="attached", timeout=timeout_ms)
@@ -47,13 +57,24 @@ async def load(page: Page, spec: Spec, navigate: Callable[[], Awaitable[Any]]) -
             # Rendering follows the fetch within a task or two.
             await page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
         rows = await page.eval_on_selector_all(
-            pg.message, "(els, a) => els.map(e => [e.getAttribute(a) || '', e.innerText])", pg.role_attribute)
+            pg.message, "(els, a) => els.map(e => [e.getAttribute(a) || '', e.innerText])", pg.role_attribute
+        )
     except PlaywrightTimeout:
-        return {"status": status, "type": "", "body": "", "rows": None,
-                "error": f"page: page.ready = {pg.ready!r} never appeared after the history loaded"}
+        return {
+            "status": status,
+            "type": "",
+            "body": "",
+            "rows": None,
+            "error": f"page: page.ready = {pg.ready!r} never appeared after the history loaded",
+        }
     parsed = [(str(role).strip(), str(text)) for role, text in rows]
-    return {"status": status, "type": "", "body": "", "error": None,
-            "rows": parsed[::-1] if pg.order == "newest_first" else parsed}
+    return {
+        "status": status,
+        "type": "",
+        "body": "",
+        "error": None,
+        "rows": parsed[::-1] if pg.order == "newest_first" else parsed,
+    }
 
 
 # Type and send in the page itself, as one task: for a tab in the background, where Playwright's
@@ -83,28 +104,22 @@ async def send(page: Page, spec: Spec, text: str, cut: bool, in_page: bool = Fal
     t0 = time.monotonic()
     try:
         async with page.expect_response(_matches(spec.chat.path, "POST"), timeout=timeout_ms) as info:
-            if in_page:
-                if not await page.evaluate(_SUBMIT_JS, [pg.input, pg.send, text]):
-                    raise PlaywrightTimeout(f"waiting for locator {pg.input!r} / {pg.send!r}")
-            else:
-                await page.fill(pg.input, text, timeout=SELECTOR_TIMEOUT_MS)
-                if pg.send:
-                    await page.click(pg.send, timeout=SELECTOR_TIMEOUT_MS)
-                else:
-                    await page.press(pg.input, "Enter", timeout=SELECTOR_TIMEOUT_MS)
+            await _type_and_send(page, pg, text, in_page)
         resp = await info.value
     except PlaywrightTimeout as exc:
-        what = "no element" if "waiting for" in str(exc) and "locator" in str(exc) else "no answer"
-        if what == "no element":
-            return _failed(t0, f"page: no element for page.input = {pg.input!r}"
-                           + (f" / page.send = {pg.send!r}" if pg.send else "") + " (or it stayed disabled)")
-        return _failed(t0, f"no POST {spec.chat.path} answered within {spec.chat.timeout_s:g} s "
-                       "(if the page never sent one: check page.input / page.send)")
+        return _no_answer(t0, spec, exc)
     timing = resp.request.timing
     ms = timing["responseStart"] if timing.get("responseStart", -1) >= 0 else (time.monotonic() - t0) * 1000
     start = timing["startTime"] / 1000 if timing.get("startTime", -1) > 0 else None
-    out: dict[str, Any] = {"status": resp.status, "type": resp.headers.get("content-type", ""),
-                           "body": "", "ms": ms, "error": None, "cut": None, "start": start}
+    out: dict[str, Any] = {
+        "status": resp.status,
+        "type": resp.headers.get("content-type", ""),
+        "body": "",
+        "ms": ms,
+        "error": None,
+        "cut": None,
+        "start": start,
+    }
     if cut:
         # The answer has started: refresh now, as the user who does not wait for the reply.
         out["cut"] = True
@@ -124,6 +139,35 @@ async def send(page: Page, spec: Spec, text: str, cut: bool, in_page: bool = Fal
     return out
 
 
+async def _type_and_send(page: Page, pg: PageSpec, text: str, in_page: bool) -> None:
+    if in_page:
+        if not await page.evaluate(_SUBMIT_JS, [pg.input, pg.send, text]):
+            raise PlaywrightTimeout(f"waiting for locator {pg.input!r} / {pg.send!r}")
+        return
+    await page.fill(pg.input, text, timeout=SELECTOR_TIMEOUT_MS)
+    if pg.send:
+        await page.click(pg.send, timeout=SELECTOR_TIMEOUT_MS)
+    else:
+        await page.press(pg.input, "Enter", timeout=SELECTOR_TIMEOUT_MS)
+
+
+def _no_answer(t0: float, spec: Spec, exc: Exception) -> dict[str, Any]:
+    """No POST answered: the page's selectors found nothing (the spec is wrong), or no answer came."""
+    pg = spec.page
+    assert pg is not None
+    if "waiting for" in str(exc) and "locator" in str(exc):
+        return _failed(
+            t0,
+            f"page: no element for page.input = {pg.input!r}"
+            + (f" / page.send = {pg.send!r}" if pg.send else "")
+            + " (or it stayed disabled)",
+        )
+    return _failed(
+        t0,
+        f"no POST {spec.chat.path} answered within {spec.chat.timeout_s:g} s "
+        "(if the page never sent one: check page.input / page.send)",
+    )
+
+
 def _failed(t0: float, error: str) -> dict[str, Any]:
-    return {"status": None, "type": "", "body": "", "ms": (time.monotonic() - t0) * 1000, "error": error,
-            "cut": None}
+    return {"status": None, "type": "", "body": "", "ms": (time.monotonic() - t0) * 1000, "error": error, "cut": None}

@@ -28,7 +28,7 @@ from lab.investigate.keys import KeyReader
 from lab.investigate.pages import Pages, Read
 from lab.schedule import CONCURRENT_POINTS
 
-QUIET_S = 0.5          # the history must stay the same this long to count as settled
+QUIET_S = 0.5  # the history must stay the same this long to count as settled
 QUIESCENCE_DEADLINE_S = 15.0
 
 
@@ -41,7 +41,7 @@ class Prober:
     spec: Spec
     browser: Browser
     fault_targets: faults.Targets
-    redis_url: str                         # the lab's Redis, direct (not through Toxiproxy)
+    redis_url: str  # the lab's Redis, direct (not through Toxiproxy)
     keys: KeyReader = field(init=False)
     pages: Pages = field(init=False)
 
@@ -59,12 +59,13 @@ class Prober:
     async def trial(self, exp: Experiment, trial_id: str, seed: int, step: Lockstep | None = None) -> Trial:
         """One trial. ``step`` arms the experiment's fault for the group this trial belongs to
         (None: no fault). A failure of the browser makes the trial unknown, never a pass."""
-        t = Trial(trial_id, fault=exp.fault, fault_params=dict(exp.params), refresh=exp.refresh,
-                  turns=exp.turns, seed=seed)
+        t = Trial(
+            trial_id, fault=exp.fault, fault_params=dict(exp.params), refresh=exp.refresh, turns=exp.turns, seed=seed
+        )
         one_shot = exp.fault != "none" and faults.make(exp.fault, **dict(exp.params)).window == "send"
         windowed = exp.fault != "none" and not one_shot
         t.fault_turn = min(2, exp.turns) if one_shot else None
-        nonce = f"{random.Random(seed).randrange(16 ** 6):06x}"
+        nonce = f"{random.Random(seed).randrange(16**6):06x}"
         t0 = time.monotonic()
         self._phase(t, "start")
         ctx, page = await self.pages.slot()
@@ -109,8 +110,9 @@ class Prober:
             t.seconds = round(time.monotonic() - t0, 3)
         return t
 
-    async def _turn(self, ctx: BrowserContext, page: Page, exp: Experiment, t: Trial, turn: int,
-                    nonce: str, step: Lockstep | None) -> bool:
+    async def _turn(
+        self, ctx: BrowserContext, page: Page, exp: Experiment, t: Trial, turn: int, nonce: str, step: Lockstep | None
+    ) -> bool:
         """One turn (``step``: a one-send fault, armed around the fault turn). False: stop here."""
         armed = step is not None and turn == t.fault_turn
         if armed:
@@ -126,8 +128,11 @@ class Prober:
         cut = exp.refresh == "mid_stream" and turn == exp.turns
         together = exp.refresh in CONCURRENT_POINTS and turn >= exp.turns - TWO_TAB_ROUNDS[exp.refresh] + 1
         try:
-            sent = (await self._send_together(ctx, page, exp.refresh, t.trial_id, turn, nonce)
-                    if together else [await self._send(page, t.trial_id, turn, nonce, streamed, cut)])
+            sent = (
+                await self._send_together(ctx, page, exp.refresh, t.trial_id, turn, nonce)
+                if together
+                else [await self._send(page, t.trial_id, turn, nonce, streamed, cut)]
+            )
         finally:
             if armed:
                 assert step is not None
@@ -165,8 +170,9 @@ class Prober:
             if last.outcome != "ok":
                 t.unknown = f"the last send, to be cut mid-stream, failed ({last.status}): nothing cut"
             elif not last.cut:
-                t.unknown = (f"the last reply came whole in its first chunk ({last.ms or 0:.0f} ms): "
-                             "nothing was cut mid-stream")
+                t.unknown = (
+                    f"the last reply came whole in its first chunk ({last.ms or 0:.0f} ms): nothing was cut mid-stream"
+                )
 
     @staticmethod
     def _phase(t: Trial, name: str) -> None:
@@ -186,13 +192,17 @@ class Prober:
     def _as_rows(self, raw: dict[str, Any], t: Trial) -> Read:
         read = self.pages.rows(raw)
         t.history_reads.append(raw["status"])
-        if read.error and read.error not in t.errors and (
-                read.error.startswith("page: ") or read.error.startswith("history outside the spec")):
+        if (
+            read.error
+            and read.error not in t.errors
+            and (read.error.startswith("page: ") or read.error.startswith("history outside the spec"))
+        ):
             t.errors.append(read.error)  # the spec's contract, not the app's behaviour: preflight reads it
         return read
 
-    async def _send_together(self, ctx: BrowserContext, page: Page, pattern: str, trial_id: str,
-                             turn: int, nonce: str) -> list[Send]:
+    async def _send_together(
+        self, ctx: BrowserContext, page: Page, pattern: str, trial_id: str, turn: int, nonce: str
+    ) -> list[Send]:
         """The last turn sent twice at nearly the same moment: from a second tab of the same
         context (two_tabs: another message), or the same message under the same id twice from
         the lab's page (double_submit: a double click; the plan has it only where the API takes
@@ -201,13 +211,26 @@ class Prober:
             return list(await asyncio.gather(*(self._send(page, trial_id, turn, nonce) for _ in range(2))))
         tab, _ = await self.pages.open(ctx)
         try:
-            return list(await asyncio.gather(self._send(page, trial_id, turn, nonce, in_page=True),
-                                             self._send(tab, trial_id, turn, nonce, tab="b", in_page=True)))
+            return list(
+                await asyncio.gather(
+                    self._send(page, trial_id, turn, nonce, in_page=True),
+                    self._send(tab, trial_id, turn, nonce, tab="b", in_page=True),
+                )
+            )
         finally:
             await tab.close()
 
-    async def _send(self, page: Page, trial_id: str, turn: int, nonce: str, streamed: bool = False,
-                    cut: bool = False, tab: str = "", in_page: bool = False) -> Send:
+    async def _send(
+        self,
+        page: Page,
+        trial_id: str,
+        turn: int,
+        nonce: str,
+        streamed: bool = False,
+        cut: bool = False,
+        tab: str = "",
+        in_page: bool = False,
+    ) -> Send:
         # Unique text per message: where rows carry no ids the lab matches them by text. A
         # second tab's message is another message (its own text and id).
         text = f"chaoslab probe {trial_id} turn {turn}{tab} {nonce}"
@@ -216,8 +239,9 @@ class Prober:
         if self.spec.page is not None:
             raw = await app_page.send(page, self.spec, text, cut, in_page)
         else:
-            raw = await page.evaluate("([t, i, s, m]) => labSend(t, i, s, m)",
-                                      [text, mid, streamed, "cut" if cut else "read"])
+            raw = await page.evaluate(
+                "([t, i, s, m]) => labSend(t, i, s, m)", [text, mid, streamed, "cut" if cut else "read"]
+            )
         return answer(self.spec, raw, mid or f"t{turn}{tab}", text, turn, streamed, cut, t_invoke)
 
     async def _observe_ttl(self, ctx: BrowserContext, t: Trial, turn: int) -> None:
@@ -235,11 +259,17 @@ class Prober:
         pttl, kind, values = self.keys.read(key)
         t1 = time.time()
         raw = b"\n".join(values)
-        t.redis_final = {"key": key, "type": kind, "pttl_ms": pttl, "values": len(values),
-                         "stored_turns": [s.turn for s in t.sends if s.text.encode() in raw]}
+        t.redis_final = {
+            "key": key,
+            "type": kind,
+            "pttl_ms": pttl,
+            "values": len(values),
+            "stored_turns": [s.turn for s in t.sends if s.text.encode() in raw],
+        }
         if t.sends and pttl != -2:
-            t.ttl.append(TtlObs(max(s.turn for s in t.sends), (t0 + t1) / 2, pttl, len(values),
-                                round((t1 - t0) * 1000, 2)))
+            t.ttl.append(
+                TtlObs(max(s.turn for s in t.sends), (t0 + t1) / 2, pttl, len(values), round((t1 - t0) * 1000, 2))
+            )
 
     async def _final_read(self, ctx: BrowserContext, t: Trial) -> list[Row] | None:
         """Read the history (same cookies) until it stays the same for QUIET_S; None if it never
@@ -247,11 +277,14 @@ class Prober:
         deadline = time.monotonic() + QUIESCENCE_DEADLINE_S
         last: Read | None = None
         since = time.monotonic()
-        seen: list[list[Row]] = []     # distinct contents, in order of first sight
+        seen: list[list[Row]] = []  # distinct contents, in order of first sight
         ok_reads = changes = returns = 0
         while time.monotonic() < deadline:
-            resp = await ctx.request.get(self.spec.url(self.spec.history.path),
-                                         timeout=self.spec.chat.timeout_s * 1000, fail_on_status_code=False)
+            resp = await ctx.request.get(
+                self.spec.url(self.spec.history.path),
+                timeout=self.spec.chat.timeout_s * 1000,
+                fail_on_status_code=False,
+            )
             raw = {"status": resp.status, "body": await resp.text(), "error": None}
             read = self._as_rows(raw, t)
             if not read.ok:
@@ -273,11 +306,12 @@ class Prober:
             # A polling interval bounded by the deadline, not a guess at how long a write takes.
             await asyncio.sleep(0.05)
         if returns >= 2:
-            t.flapping = {"reads": ok_reads, "changes": changes, "returns": returns,
-                          "rows": [len(x) for x in seen[:6]]}
-        t.unknown = t.unknown or ("the history never settled (no 2xx read of the spec's form "
-                                  f"stable for {QUIET_S} s within {QUIESCENCE_DEADLINE_S:g} s)"
-                                  + (f"; {returns} reads went back to earlier contents" if returns >= 2 else ""))
+            t.flapping = {"reads": ok_reads, "changes": changes, "returns": returns, "rows": [len(x) for x in seen[:6]]}
+        t.unknown = t.unknown or (
+            "the history never settled (no 2xx read of the spec's form "
+            f"stable for {QUIET_S} s within {QUIESCENCE_DEADLINE_S:g} s)"
+            + (f"; {returns} reads went back to earlier contents" if returns >= 2 else "")
+        )
         return None
 
     def close(self) -> None:

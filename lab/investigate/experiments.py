@@ -37,10 +37,68 @@ class Experiment:
 def optional_plan(turns: int) -> list[Experiment]:
     """Opt-in (--only): these test the environment as much as the app."""
     return [
-        Experiment("redis_restart", (("durable", False),), "settled", turns,
-                   "Redis killed and restarted before one send: loss when Redis has no persistence "
-                   "(the lab's Redis has none: this checks what the app does about it)"),
+        Experiment(
+            "redis_restart",
+            (("durable", False),),
+            "settled",
+            turns,
+            "Redis killed and restarted before one send: loss when Redis has no persistence "
+            "(the lab's Redis has none: this checks what the app does about it)",
+        )
     ]
+
+
+# The default plan, in order (a trial id's experiment number indexes it): (fault, its
+# parameters, refresh point, "long" for a long conversation, what the spec must have, why).
+DEFAULT = (
+    ("none", (), "settled", "", "", "control: replies not stored, 5xx with writes applied, failing history reads, TTL"),
+    (
+        "latency",
+        (("latency_ms", 300),),
+        "after_ack",
+        "",
+        "",
+        "acknowledged before the write could complete; stale reads right after the ack",
+    ),
+    (
+        "drop",
+        (("one_shot", True), ("stream", "downstream")),
+        "settled",
+        "",
+        "",
+        "a Redis reply lost after the write: duplicates from a blind retry",
+    ),
+    ("down", (), "settled", "", "", "Redis unreachable for one send: acknowledged but never stored (swallowed errors)"),
+    ("none", (), "browser_restart", "", "", "a session cookie that does not survive a browser restart"),
+    (
+        "none",
+        (),
+        "mid_stream",
+        "",
+        "streams",
+        "every reply streamed, the last one cut after its first chunk (the connection closed as by a "
+        "refresh or a closed tab): a turn stored only when its stream completes",
+    ),
+    ("none", (), "settled", "long", "", "a long conversation, no fault: loss only beyond a length (a capped history)"),
+    (
+        "latency",
+        (("latency_ms", 100),),
+        "two_tabs",
+        "",
+        "",
+        "two tabs of one conversation send at once while Redis is slow: a history read, appended to and "
+        "written back whole loses one tab's turn (a lost update)",
+    ),
+    (
+        "none",
+        (),
+        "double_submit",
+        "",
+        "ids",
+        "a double click: the last message sent twice at once under its id; an append not idempotent by id "
+        "stores it twice",
+    ),
+)
 
 
 def default_plan(turns: int, streams: bool = False, ids: bool = False) -> list[Experiment]:
@@ -48,31 +106,12 @@ def default_plan(turns: int, streams: bool = False, ids: bool = False) -> list[E
     spec has a [stream] section, so a reply can be cut mid-stream. ``ids``: the API takes a
     message id and the lab's page drives it, so a double submit is one message sent twice (an
     app with no ids cannot tell a double click from two equal messages: not judged there)."""
-    double_submit = [Experiment("none", (), "double_submit", turns,
-                                "a double click: the last message sent twice at once under its id; "
-                                "an append not idempotent by id stores it twice")] if ids else []
-    mid_stream = [Experiment("none", (), "mid_stream", turns,
-                             "every reply streamed, the last one cut after its first chunk (the "
-                             "connection closed as by a refresh or a closed tab): a turn stored only "
-                             "when its stream completes")] if streams else []
+    has = {"": True, "streams": streams, "ids": ids}
     return [
-        Experiment("none", (), "settled", turns,
-                   "control: replies not stored, 5xx with writes applied, failing history reads, TTL"),
-        Experiment("latency", (("latency_ms", 300),), "after_ack", turns,
-                   "acknowledged before the write could complete; stale reads right after the ack"),
-        Experiment("drop", (("one_shot", True), ("stream", "downstream")), "settled", turns,
-                   "a Redis reply lost after the write: duplicates from a blind retry"),
-        Experiment("down", (), "settled", turns,
-                   "Redis unreachable for one send: acknowledged but never stored (swallowed errors)"),
-        Experiment("none", (), "browser_restart", turns,
-                   "a session cookie that does not survive a browser restart"),
-    ] + mid_stream + [
-        Experiment("none", (), "settled", long_turns(turns),
-                   "a long conversation, no fault: loss only beyond a length (a capped history)"),
-        Experiment("latency", (("latency_ms", 100),), "two_tabs", turns,
-                   "two tabs of one conversation send at once while Redis is slow: a history read, "
-                   "appended to and written back whole loses one tab's turn (a lost update)"),
-    ] + double_submit
+        Experiment(fault, params, refresh, long_turns(turns) if length == "long" else turns, why)
+        for fault, params, refresh, length, needs, why in DEFAULT
+        if has[needs]
+    ]
 
 
 def long_turns(turns: int) -> int:

@@ -17,7 +17,7 @@ import redis
 
 from lab.history import TtlObs
 
-TTL_SETTLE_S = 0.05    # a TTL read counts once the key stayed as read this long after it
+TTL_SETTLE_S = 0.05  # a TTL read counts once the key stayed as read this long after it
 TTL_SETTLE_DEADLINE_S = 1.0
 T = TypeVar("T")
 
@@ -46,6 +46,7 @@ class KeyReader:
 
     def read(self, key: str) -> tuple[int, str, list[bytes]]:
         """(PTTL, type, raw values) of ``key``."""
+
         def read(r: redis.Redis) -> tuple[int, str, list[bytes]]:
             pttl = int(r.pttl(key))
             kind = r.type(key)
@@ -65,6 +66,7 @@ class KeyReader:
                 got = [repr(e) for e in r.xrange(key) or []]
             # The client answers bytes (no decode_responses): text is encoded alike for the search.
             return pttl, kind, [v if isinstance(v, bytes) else str(v).encode() for v in got]
+
         return self._call(read)
 
     def snapshot(self, key: str) -> tuple[float, float, int, int, int]:
@@ -83,8 +85,11 @@ class KeyReader:
             await asyncio.sleep(TTL_SETTLE_S)
             cur = self.snapshot(key)
             tol_ms = 5 + (prev[1] + cur[1]) / 2
-            same = cur[3:] == prev[3:] and (cur[2] == prev[2] == -1 or cur[2] == prev[2] == -2 or (
-                cur[2] >= 0 and prev[2] >= 0 and cur[2] <= prev[2] + tol_ms))
+            same = cur[3:] == prev[3:] and (
+                cur[2] == prev[2] == -1
+                or cur[2] == prev[2] == -2
+                or (cur[2] >= 0 and prev[2] >= 0 and cur[2] <= prev[2] + tol_ms)
+            )
             if same or time.monotonic() > deadline:
                 return TtlObs(turn, prev[0], prev[2], prev[3], round(prev[1], 2), settled=same)
             prev = cur

@@ -74,10 +74,15 @@ window.labLoaded = labHistory().then(r => {
 
 
 def html(spec: Spec) -> str:
-    cfg = {"message_field": spec.chat.message_field, "id_field": spec.chat.id_field,
-           "chat_path": spec.chat.path, "history_path": spec.history.path,
-           "timeout_ms": int(spec.chat.timeout_s * 1000),
-           "stream_request": spec.stream.request if spec.stream else {}}
+    cfg = {
+        "message_field": spec.chat.message_field,
+        "id_field": spec.chat.id_field,
+        "chat_path": spec.chat.path,
+        "history_path": spec.history.path,
+        "timeout_ms": int(spec.chat.timeout_s * 1000),
+        "stream_request": spec.stream.request if spec.stream else {},
+    }
     # </ cannot close the script: JSON of the spec's strings is inert inside it.
-    return (_HTML.replace("__CFG__", json.dumps(cfg).replace("</", "<\\/"))
-            .replace("__NAME__", spec.name.replace("<", "&lt;")))
+    return _HTML.replace("__CFG__", json.dumps(cfg).replace("</", "<\\/")).replace(
+        "__NAME__", spec.name.replace("<", "&lt;")
+    )

@@ -111,8 +111,9 @@ class Pages:
             await fresh.close()
 
     async def cookie(self, ctx: BrowserContext) -> dict[str, Any] | None:
-        return next((dict(c) for c in await ctx.cookies(self.spec.http.base_url)
-                     if c["name"] == self.spec.http.cookie), None)
+        return next(
+            (dict(c) for c in await ctx.cookies(self.spec.http.base_url) if c["name"] == self.spec.http.cookie), None
+        )
 
     async def cookie_persistent(self, ctx: BrowserContext) -> bool | None:
         c = await self.cookie(ctx)
@@ -146,6 +147,7 @@ async def chromium() -> AsyncIterator[Browser]:
     from playwright.async_api import async_playwright
 
     from lab.browser import executable
+
     async with async_playwright() as pw:
         browser = await pw.chromium.launch(executable_path=executable())
         try:

@@ -36,26 +36,37 @@ class Investigation(Protocol):
     def replay_command(self, trial_id: str, runs: int = 5) -> str: ...
 
 
-def report(inv: "Investigation", done: list[TrialOutcome], out_dir: Path, seconds: float,
-           interrupted: BaseException | None) -> int:
+def report(
+    inv: "Investigation", done: list[TrialOutcome], out_dir: Path, seconds: float, interrupted: BaseException | None
+) -> int:
     """Judge, diagnose, write results.json / trials.json / junit.xml / report.html, print."""
     trials = [o.trial for o in done]
     found, not_judged = dg.run(trials)
     stats, decision, results, bounds = _results(inv, done, out_dir, seconds, interrupted, found, not_judged)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "trials.json").write_text(json.dumps([t.as_json() for t in trials], indent=1) + "\n")
-    write_run(out_dir, results, junit_xml(stats, decision, f"chaoslab.investigate.{inv.spec.name}",
-                                          results["diagnoses"]),
-              inv.reports_root, latest_name="latest-investigate")
+    write_run(
+        out_dir,
+        results,
+        junit_xml(stats, decision, f"chaoslab.investigate.{inv.spec.name}", results["diagnoses"]),
+        inv.reports_root,
+        latest_name="latest-investigate",
+    )
     if inv.replay_of:
         return _replayed(inv, found, len(done), out_dir)
     _say_summary(inv, stats, decision, results, bounds, found, not_judged, out_dir, seconds, len(done))
     return exit_code(interrupted) if interrupted is not None else decision.exit_code
 
 
-def _results(inv: "Investigation", done: list[TrialOutcome], out_dir: Path, seconds: float,
-         interrupted: BaseException | None, found: list[dg.Diagnosis],
-         not_judged: dict[str, str]) -> tuple[list[CellStats], RunDecision, dict[str, Any], dict[str, Any]]:
+def _results(
+    inv: "Investigation",
+    done: list[TrialOutcome],
+    out_dir: Path,
+    seconds: float,
+    interrupted: BaseException | None,
+    found: list[dg.Diagnosis],
+    not_judged: dict[str, str],
+) -> tuple[list[CellStats], RunDecision, dict[str, Any], dict[str, Any]]:
     cells = []
     for no, exp in inv.plan:
         cell = exp.cell(inv.spec.name)
@@ -68,11 +79,27 @@ def _results(inv: "Investigation", done: list[TrialOutcome], out_dir: Path, seco
     # Each trial was checked once, as it finished: the bounds reuse those results.
     judged = [dg.Judged(o.trial, o.result) for o in done if o.result.validity != "unknown"]
     bounds = dg.bounds(judged)
-    results = results_json(out_dir.name, inv.seed, "investigate", stats, [], cells, decision, {
-        "target": inv.spec.name, "spec": str(inv.spec.file), "page": "app" if inv.spec.page else "lab",
-        "roles": [inv.spec.history.user_role, inv.spec.history.assistant_role],
-        "trials_per_cell": inv.trials, "turns": inv.turns, "seconds": round(seconds, 1),
-        "interrupted": interrupted is not None, "verdict": decision.verdict, "replay_of": inv.replay_of})
+    results = results_json(
+        out_dir.name,
+        inv.seed,
+        "investigate",
+        stats,
+        [],
+        cells,
+        decision,
+        {
+            "target": inv.spec.name,
+            "spec": str(inv.spec.file),
+            "page": "app" if inv.spec.page else "lab",
+            "roles": [inv.spec.history.user_role, inv.spec.history.assistant_role],
+            "trials_per_cell": inv.trials,
+            "turns": inv.turns,
+            "seconds": round(seconds, 1),
+            "interrupted": interrupted is not None,
+            "verdict": decision.verdict,
+            "replay_of": inv.replay_of,
+        },
+    )
     results["diagnoses"] = [d.as_json() for d in found]
     results["not_judged"] = not_judged
     results["bounds"] = {name: {"k": k, "n": n, "upper95": round(u, 4)} for name, (k, n, u) in bounds.items()}
@@ -85,30 +112,57 @@ def _results(inv: "Investigation", done: list[TrialOutcome], out_dir: Path, seco
     return stats, decision, results, bounds
 
 
-def _say_summary(inv: "Investigation", stats: list[CellStats], decision: RunDecision, results: dict[str, Any],
-                 bounds: dict[str, Any], found: list[dg.Diagnosis], not_judged: dict[str, str], out_dir: Path,
-                 seconds: float, n: int) -> None:
+def _say_summary(
+    inv: "Investigation",
+    stats: list[CellStats],
+    decision: RunDecision,
+    results: dict[str, Any],
+    bounds: dict[str, Any],
+    found: list[dg.Diagnosis],
+    not_judged: dict[str, str],
+    out_dir: Path,
+    seconds: float,
+    n: int,
+) -> None:
     first = next((d.trials[0] for d in found if d.trials), None)
     lines = None
     if "suspects" in results:
         from lab.suspects import verdict
 
-        lines = verdict.lines_text(results["suspects"], ", ".join(
-            str(p.relative_to(inv.spec.start.cwd)) if p.is_relative_to(inv.spec.start.cwd) else str(p)
-            for p in inv.spec.source))
-    inv.say(summary(stats, decision, out_dir, seconds, n, diagnoses=found, bounds=bounds,
-                     replay=inv.replay_command(first) if first else None, seed=inv.seed,
-                     lines_after=lines))
+        lines = verdict.lines_text(
+            results["suspects"],
+            ", ".join(
+                str(p.relative_to(inv.spec.start.cwd)) if p.is_relative_to(inv.spec.start.cwd) else str(p)
+                for p in inv.spec.source
+            ),
+        )
+    inv.say(
+        summary(
+            stats,
+            decision,
+            out_dir,
+            seconds,
+            n,
+            diagnoses=found,
+            bounds=bounds,
+            replay=inv.replay_command(first) if first else None,
+            seed=inv.seed,
+            lines_after=lines,
+        )
+    )
     if not_judged and not found:
-        inv.say("Not judged (no trial had their evidence): "
-                 + "; ".join(f"{c} ({why})" for c, why in not_judged.items()))
+        inv.say(
+            "Not judged (no trial had their evidence): " + "; ".join(f"{c} ({why})" for c, why in not_judged.items())
+        )
 
 
 def _replayed(inv: "Investigation", found: list[dg.Diagnosis], runs: int, out_dir: Path) -> int:
     """`--replay`: how many of the runs each diagnosis was drawn from."""
     if not found:
-        inv.say(f"{inv.replay_of}, seed {inv.seed}: reproduced 0/{runs} (no diagnosis drawn); "
-                 f"results: {out_dir}/results.json")
+        inv.say(
+            f"{inv.replay_of}, seed {inv.seed}: reproduced 0/{runs} (no diagnosis drawn); "
+            f"results: {out_dir}/results.json"
+        )
         return 1
     for d in found:
         inv.say(f"{inv.replay_of}, seed {inv.seed}: {d.code} reproduced {d.k}/{runs}: {d.evidence}")

@@ -50,12 +50,14 @@ def _items(spec: History, body: str) -> list[tuple[str, str, str]]:
         mid = ""
         if spec.format == "strings":
             if not isinstance(it, str) or spec.separator not in it:
-                raise ValueError(f"item {i} = {it!r}: expected a \"role{spec.separator}content\" string")
+                raise ValueError(f'item {i} = {it!r}: expected a "role{spec.separator}content" string')
             role, _, content = it.partition(spec.separator)
         else:
             if not isinstance(it, dict) or spec.role_field not in it or spec.content_field not in it:
-                raise ValueError(f"item {i} = {str(it)[:80]!r}: expected an object with "
-                                 f"{spec.role_field!r} and {spec.content_field!r}")
+                raise ValueError(
+                    f"item {i} = {str(it)[:80]!r}: expected an object with "
+                    f"{spec.role_field!r} and {spec.content_field!r}"
+                )
             role, content = str(it[spec.role_field]), str(it[spec.content_field])
             if spec.id_field:
                 mid = str(it.get(spec.id_field) or "")
@@ -63,8 +65,9 @@ def _items(spec: History, body: str) -> list[tuple[str, str, str]]:
     return rows[::-1] if spec.order == "newest_first" else rows
 
 
-def answer(spec: Spec, raw: dict[str, Any], mid: str, text: str, turn: int, streamed: bool, cut: bool,
-           t_invoke: float) -> Send:
+def answer(
+    spec: Spec, raw: dict[str, Any], mid: str, text: str, turn: int, streamed: bool, cut: bool, t_invoke: float
+) -> Send:
     """A send's raw answer (status, body, timing) as the lab's Send: ok (2xx in the spec's form),
     fail (4xx), info (5xx, timeout, a 2xx outside the spec: it may have landed)."""
     status = raw["status"]
@@ -86,12 +89,19 @@ def answer(spec: Spec, raw: dict[str, Any], mid: str, text: str, turn: int, stre
         outcome = "info"  # 5xx: the write may or may not have been applied
     if status is not None and status >= 400 and error is None:
         error = raw["body"][:160]
-    s = Send(mid, text, turn, reply=reply, ms=round(raw["ms"], 1),
-             html="text/html" in raw["type"], streamed=streamed, cut=raw["cut"] if cut else None,
-             t_invoke=t_invoke)
+    s = Send(
+        mid,
+        text,
+        turn,
+        reply=reply,
+        ms=round(raw["ms"], 1),
+        html="text/html" in raw["type"],
+        streamed=streamed,
+        cut=raw["cut"] if cut else None,
+        t_invoke=t_invoke,
+    )
     # The request's own times where the page knows them (two sends "at once" are judged by
     # when they really left and ended), else as this side saw them.
     s.t_invoke = raw.get("start") or t_invoke
-    s.complete(outcome, status, error or (f"HTTP {status}" if status else ""),
-               raw.get("end") or time.time())
+    s.complete(outcome, status, error or (f"HTTP {status}" if status else ""), raw.get("end") or time.time())
     return s

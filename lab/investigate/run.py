@@ -40,7 +40,7 @@ from lab.locks import exclusive
 from lab.suspects import Scan
 
 __all__ = ["EXIT_CLEAN", "EXIT_FOUND", "EXIT_INCONCLUSIVE", "Investigation", "run", "link_for"]
-DEFAULT_CONCURRENCY = 6   # trials at once (each its own pooled browser context)
+DEFAULT_CONCURRENCY = 6  # trials at once (each its own pooled browser context)
 
 
 def link_for(cfg: LabConfig) -> NativeStack:
@@ -68,13 +68,16 @@ def only_filter(spec: Spec, text: str, where: str) -> Callable[[Experiment], boo
     plan = experiments.default_plan(3, streams=True, ids=True) + experiments.optional_plan(3)
     known = {e.fault for e in plan} | {e.refresh for e in plan}
     if wanted - known:
-        raise UsageError(f"--only {text!r}: unknown experiment(s) {', '.join(sorted(wanted - known))}",
-                         f"valid: faults {', '.join(sorted({e.fault for e in plan}))}; refresh points "
-                         f"{', '.join(sorted({e.refresh for e in plan}))}")
+        raise UsageError(
+            f"--only {text!r}: unknown experiment(s) {', '.join(sorted(wanted - known))}",
+            f"valid: faults {', '.join(sorted({e.fault for e in plan}))}; refresh points "
+            f"{', '.join(sorted({e.refresh for e in plan}))}",
+        )
     if "mid_stream" in wanted and spec.stream is None:
-        raise UsageError(f"--only {text!r}: mid_stream needs a [stream] section in {where}",
-                         "add [stream] with the request fields that make the answer stream, e.g. "
-                         "request = { stream = true }")
+        raise UsageError(
+            f"--only {text!r}: mid_stream needs a [stream] section in {where}",
+            "add [stream] with the request fields that make the answer stream, e.g. request = { stream = true }",
+        )
     return lambda e: e.fault in wanted or e.refresh in wanted
 
 
@@ -87,16 +90,16 @@ def trial_seed(seed: int, exp_no: int, k: int) -> int:
 class Investigation:
     spec: Spec
     cfg: LabConfig
-    plan: list[tuple[int, Experiment]]     # (number in full_plan, experiment)
+    plan: list[tuple[int, Experiment]]  # (number in full_plan, experiment)
     trials: int
     reports_root: Path
     seed: int
     turns: int = 3
     sets: list[str] = field(default_factory=list)
     concurrency: int = DEFAULT_CONCURRENCY
-    replay_of: str | None = None           # replay: every trial runs this trial's seed
+    replay_of: str | None = None  # replay: every trial runs this trial's seed
     out: TextIO = sys.stdout
-    scan: Scan | None = None               # the spec's [source], scanned before anything starts
+    scan: Scan | None = None  # the spec's [source], scanned before anything starts
 
     def say(self, msg: str) -> None:
         print(msg, file=self.out, flush=True)
@@ -114,8 +117,10 @@ class Investigation:
         # SIGTERM / SIGHUP unwind like Ctrl-C: the target, Redis and Toxiproxy are stopped.
         # One investigation per run folder: a second one would stop the first one's Redis and
         # Toxiproxy as "leftovers" when it starts.
-        busy = UsageError(f"another lab investigate is running on {link.run_dir}",
-                          "wait for it, or give this one its own LAB_RUN_DIR and LAB_*_PORT values")
+        busy = UsageError(
+            f"another lab investigate is running on {link.run_dir}",
+            "wait for it, or give this one its own LAB_RUN_DIR and LAB_*_PORT values",
+        )
         with exclusive(link.run_dir / "investigate.lock", busy), interrupt_on((signal.SIGTERM, signal.SIGHUP)):
             return self._run(link, out_dir)
 
@@ -123,8 +128,10 @@ class Investigation:
         t0 = time.monotonic()
         done: list[TrialOutcome] = []
         interrupted: BaseException | None = None
-        self.say(f"lab investigate: {self.spec.name}, seed {self.seed}"
-                 + (f" (replay of {self.replay_of})" if self.replay_of else ""))
+        self.say(
+            f"lab investigate: {self.spec.name}, seed {self.seed}"
+            + (f" (replay of {self.replay_of})" if self.replay_of else "")
+        )
         with link, self._keeping_the_log(link, out_dir):
             host, port = self.cfg.host, self.cfg.ports["redis_proxy"]
             argv = [fill(a, target.placeholders(self.spec, host, port)) for a in self.spec.start.command]
@@ -132,8 +139,11 @@ class Investigation:
             with target.running(self.spec, link.run_dir, host, port) as proc:
                 self.say(f"  target ready (pid {proc.pid}, log {link.run_dir / 'target.log'})")
                 pg = self.spec.page
-                self.say(f"  driving the app's own page {pg.path} by its selectors" if pg else
-                         "  driving the API from the lab's page on the target's origin")
+                self.say(
+                    f"  driving the app's own page {pg.path} by its selectors"
+                    if pg
+                    else "  driving the API from the lab's page on the target's origin"
+                )
                 try:
                     run_async(self._browse(Targets.of(link), done))
                 except KeyboardInterrupt as exc:  # a signal (lab.signals): the report covers what finished
@@ -170,14 +180,17 @@ class Investigation:
                 # can fail its next requests, and that must not be charged to the next experiment
                 # (measured: 4 of 5 two_tabs trials after `down` got a 500 ConnectionError).
                 faulted = [(no, e) for no, e in self.plan if e.fault != "none"]
-                for no, exp in sorted(faulted, key=lambda x: faults.make(x[1].fault, **dict(x[1].params)).window == "send"):
+                for no, exp in sorted(
+                    faulted, key=lambda x: faults.make(x[1].fault, **dict(x[1].params)).window == "send"
+                ):
                     await self._experiment(prober, no, exp, done)
             finally:
                 prober.close()
                 await prober.close_pool()
 
-    async def _experiment(self, prober: Prober, no: int, exp: Experiment, done: list[TrialOutcome],
-                          sem: asyncio.Semaphore | None = None) -> None:
+    async def _experiment(
+        self, prober: Prober, no: int, exp: Experiment, done: list[TrialOutcome], sem: asyncio.Semaphore | None = None
+    ) -> None:
         """One experiment's trials, ``concurrency`` at a time; under a fault each group shares it
         through one Lockstep. ``sem``: fault-free experiments running side by side share it."""
         fault = faults.make(exp.fault, **dict(exp.params))
@@ -192,7 +205,7 @@ class Investigation:
                 return await prober.trial(exp, tid, self._seed(no, k), step)
 
         for i in range(0, len(ids), self.concurrency):
-            group = ids[i:i + self.concurrency]
+            group = ids[i : i + self.concurrency]
             step = Lockstep(len(group), fault, prober.fault_targets) if exp.fault != "none" else None
             try:
                 got = await asyncio.gather(*(one(tid, k, step) for tid, k in group))
@@ -204,9 +217,14 @@ class Investigation:
                 mine.append(o)
                 done.append(o)  # as soon as known: an interrupted run reports it
         unknown = [o for o in mine if o.result.validity == "unknown"]
-        self.say(f"  {exp.label}: {len(mine)} trials in {time.monotonic() - t0:.1f} s"
-                 + (f", {len(unknown)} unknown ({unknown[-1].result.reasons[0] if unknown[-1].result.reasons else ''})"
-                    if unknown else ""))
+        self.say(
+            f"  {exp.label}: {len(mine)} trials in {time.monotonic() - t0:.1f} s"
+            + (
+                f", {len(unknown)} unknown ({unknown[-1].result.reasons[0] if unknown[-1].result.reasons else ''})"
+                if unknown
+                else ""
+            )
+        )
 
     def _seed(self, no: int, k: int) -> int:
         if self.replay_of:
@@ -216,18 +234,34 @@ class Investigation:
 
     def replay_command(self, trial_id: str, runs: int = 5) -> str:
         sets = [x for s in self.sets for x in ("--set", s)]
-        return shlex.join([".venv/bin/lab", "investigate", "--target", str(self.spec.file), *sets,
-                           "--turns", str(self.turns), "--seed", str(self.seed), "--replay", trial_id,
-                           "--runs", str(runs)])
+        return shlex.join(
+            [
+                ".venv/bin/lab",
+                "investigate",
+                "--target",
+                str(self.spec.file),
+                *sets,
+                "--turns",
+                str(self.turns),
+                "--seed",
+                str(self.seed),
+                "--replay",
+                trial_id,
+                "--runs",
+                str(runs),
+            ]
+        )
 
     def _check_alive(self, proc: Any, link: NativeStack) -> None:
         if not proc.alive():
-            self.say(f"  warning: the target exited during the run; last lines:\n"
-                     f"{target.tail(link.run_dir / 'target.log')}")
+            self.say(
+                f"  warning: the target exited during the run; last lines:\n{target.tail(link.run_dir / 'target.log')}"
+            )
 
     # ------------------------------------------------------------------ reports
-    def _report(self, done: list[TrialOutcome], out_dir: Path, seconds: float,
-                interrupted: BaseException | None) -> int:
+    def _report(
+        self, done: list[TrialOutcome], out_dir: Path, seconds: float, interrupted: BaseException | None
+    ) -> int:
         return reporting.report(self, done, out_dir, seconds, interrupted)
 
 
@@ -237,26 +271,40 @@ def parse_trial_id(trial_id: str) -> tuple[int, int]:
     try:
         return int(head[1:]), int(tail.rsplit("-", 1)[1])
     except (ValueError, IndexError):
-        raise UsageError(f"--replay {trial_id!r} is not a trial id of lab investigate",
-                         "copy it from results.json (e.g. e3-down-settled-01) or the replay line of a run") from None
+        raise UsageError(
+            f"--replay {trial_id!r} is not a trial id of lab investigate",
+            "copy it from results.json (e.g. e3-down-settled-01) or the replay line of a run",
+        ) from None
 
 
-def run(spec: Spec, cfg: LabConfig, trials: int, turns: int, reports_root: Path,
-        only: Callable[[Experiment], bool] | None = None, seed: int | None = None,
-        sets: list[str] | None = None, replay: str | None = None, runs: int = 5,
-        concurrency: int = DEFAULT_CONCURRENCY) -> int:
+def run(
+    spec: Spec,
+    cfg: LabConfig,
+    trials: int,
+    turns: int,
+    reports_root: Path,
+    only: Callable[[Experiment], bool] | None = None,
+    seed: int | None = None,
+    sets: list[str] | None = None,
+    replay: str | None = None,
+    runs: int = 5,
+    concurrency: int = DEFAULT_CONCURRENCY,
+) -> int:
     everything = list(enumerate(full_plan(spec, turns)))
     seed = seed if seed is not None else random.SystemRandom().randrange(1 << 31)
     if replay is not None:
         no, _k = parse_trial_id(replay)
         if not 0 <= no < len(everything):
-            raise UsageError(f"--replay {replay!r}: no experiment e{no} with --turns {turns}",
-                             f"experiments are e0..e{len(everything) - 1}; use the replay line as printed")
+            raise UsageError(
+                f"--replay {replay!r}: no experiment e{no} with --turns {turns}",
+                f"experiments are e0..e{len(everything) - 1}; use the replay line as printed",
+            )
         plan, trials = [everything[no]], runs
     elif only is None:
         n = len(experiments.default_plan(turns, spec.stream is not None, uses_ids(spec)))
         plan = everything[:n]
     else:
         plan = [(i, e) for i, e in everything if only(e)]
-    return Investigation(spec, cfg, plan, trials, reports_root, seed, turns, sets or [],
-                         max(1, min(concurrency, trials)), replay).run()
+    return Investigation(
+        spec, cfg, plan, trials, reports_root, seed, turns, sets or [], max(1, min(concurrency, trials)), replay
+    ).run()

@@ -25,8 +25,10 @@ _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 
 
 def _bad(field_name: str, value: object, expected: str) -> UsageError:
-    return UsageError(f"target spec: {field_name} = {value!r} is not valid; expected {expected}",
-                      "fix the spec (format: README, 'lab investigate: the target spec')")
+    return UsageError(
+        f"target spec: {field_name} = {value!r} is not valid; expected {expected}",
+        "fix the spec (format: README, 'lab investigate: the target spec')",
+    )
 
 
 def _table(data: dict[str, Any], name: str, required: bool = True) -> dict[str, Any]:
@@ -40,8 +42,15 @@ def _table(data: dict[str, Any], name: str, required: bool = True) -> dict[str, 
     return value
 
 
-def _str(t: dict[str, Any], section: str, key: str, default: str | None = None,
-         required: bool = False, pattern: re.Pattern[str] | None = None, expected: str = "a string") -> Any:
+def _str(
+    t: dict[str, Any],
+    section: str,
+    key: str,
+    default: str | None = None,
+    required: bool = False,
+    pattern: re.Pattern[str] | None = None,
+    expected: str = "a string",
+) -> Any:
     if key not in t:
         if required:
             raise _bad(f"{section}.{key}", None, expected + " (required)")
@@ -90,8 +99,10 @@ def load(path: Path, sets: list[str] | None = None) -> Spec:
     try:
         text = path.read_text()
     except OSError as exc:
-        raise UsageError(f"cannot read target spec {path}: {exc.strerror}",
-                         "give a TOML file, e.g. --target examples/chat-service.toml") from None
+        raise UsageError(
+            f"cannot read target spec {path}: {exc.strerror}",
+            "give a TOML file, e.g. --target examples/chat-service.toml",
+        ) from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -110,11 +121,25 @@ def parse(data: dict[str, Any], path: Path) -> Spec:
     name = _str(data, "", "name", default=path.stem, expected="a string")
     start = _start(_table(data, "start"), path.resolve().parent)
     r = _table(data, "redis", required=False)
-    key = _str(r, "redis", "key", pattern=re.compile(r"^[^\s{}]*\{session\}[^\s{}]*$"),
-               expected="a key pattern containing {session}, e.g. chat:{session}")
-    return Spec(name, path, start, _http(_table(data, "http")), _chat(_table(data, "chat")),
-                _history(_table(data, "history")), RedisKey(key), _stream(data), _page(data),
-                _source(data, start.cwd))
+    key = _str(
+        r,
+        "redis",
+        "key",
+        pattern=re.compile(r"^[^\s{}]*\{session\}[^\s{}]*$"),
+        expected="a key pattern containing {session}, e.g. chat:{session}",
+    )
+    return Spec(
+        name,
+        path,
+        start,
+        _http(_table(data, "http")),
+        _chat(_table(data, "chat")),
+        _history(_table(data, "history")),
+        RedisKey(key),
+        _stream(data),
+        _page(data),
+        _source(data, start.cwd),
+    )
 
 
 def _start(st: dict[str, Any], spec_dir: Path) -> Start:
@@ -131,9 +156,8 @@ def _start(st: dict[str, Any], spec_dir: Path) -> Start:
     if not cwd.is_dir():
         raise _bad("start.cwd", st.get("cwd"), f"an existing folder (resolved to {cwd})")
     env = st.get("env", {})
-    if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, (str, int))
-                                            for k, v in env.items()):
-        raise _bad("start.env", env, "a table of NAME = \"value\" strings")
+    if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, (str, int)) for k, v in env.items()):
+        raise _bad("start.env", env, 'a table of NAME = "value" strings')
     env = {k: str(v) for k, v in env.items()}
     for k, v in env.items():
         _check_placeholders(f"start.env.{k}", v)
@@ -145,22 +169,37 @@ def _http(h: dict[str, Any]) -> Http:
     if isinstance(port, bool) or not isinstance(port, int) or not 1024 <= port <= 65535:
         raise _bad("http.port", port, "the port the target listens on, an integer in [1024, 65535]")
     from lab.config import CHROMIUM_UNSAFE_PORTS
+
     if port in CHROMIUM_UNSAFE_PORTS:
         raise _bad("http.port", port, "a port Chromium accepts (this one is ERR_UNSAFE_PORT)")
-    base = _str(h, "http", "base_url", default="http://127.0.0.1:{port}",
-                pattern=re.compile(r"^https?://[^/\s]+/?$"), expected="http://HOST:PORT (no path)")
+    base = _str(
+        h,
+        "http",
+        "base_url",
+        default="http://127.0.0.1:{port}",
+        pattern=re.compile(r"^https?://[^/\s]+/?$"),
+        expected="http://HOST:PORT (no path)",
+    )
     ready_path = _str(h, "http", "ready_path", pattern=_PATH_RE, expected="a path starting with /")
-    cookie = _str(h, "http", "cookie", required=True, pattern=re.compile(r"^[!#-+\-.0-9A-Z^-z|~]+$"),
-                  expected="the session cookie's name")
+    cookie = _str(
+        h,
+        "http",
+        "cookie",
+        required=True,
+        pattern=re.compile(r"^[!#-+\-.0-9A-Z^-z|~]+$"),
+        expected="the session cookie's name",
+    )
     return Http(str(base).replace("{port}", str(port)), port, ready_path, cookie)
 
 
 def _chat(c: dict[str, Any]) -> Chat:
-    return Chat(_str(c, "chat", "path", required=True, pattern=_PATH_RE, expected="a path starting with /"),
-                _str(c, "chat", "message_field", default="message", expected="a JSON field name"),
-                _str(c, "chat", "id_field", expected="a JSON field name (omit it if the API has no message id)"),
-                _str(c, "chat", "reply_path", pattern=_PATH, expected="a JSON path like $.reply"),
-                _num(c, "chat", "timeout_s", 30, 1, 300))
+    return Chat(
+        _str(c, "chat", "path", required=True, pattern=_PATH_RE, expected="a path starting with /"),
+        _str(c, "chat", "message_field", default="message", expected="a JSON field name"),
+        _str(c, "chat", "id_field", expected="a JSON field name (omit it if the API has no message id)"),
+        _str(c, "chat", "reply_path", pattern=_PATH, expected="a JSON path like $.reply"),
+        _num(c, "chat", "timeout_s", 30, 1, 300),
+    )
 
 
 def _history(hi: dict[str, Any]) -> History:
@@ -172,18 +211,21 @@ def _history(hi: dict[str, Any]) -> History:
         raise _bad("history.order", order, f"one of {', '.join(ORDERS)}")
     sep = _str(hi, "history", "separator", default=":", expected="a non-empty string")
     if not sep:
-        raise _bad("history.separator", sep, "a non-empty string, e.g. \":\"")
+        raise _bad("history.separator", sep, 'a non-empty string, e.g. ":"')
     history = History(
         _str(hi, "history", "path", required=True, pattern=_PATH_RE, expected="a path starting with /"),
-        fmt, _str(hi, "history", "items", default="$", pattern=_PATH, expected="a JSON path like $ or $.messages"),
+        fmt,
+        _str(hi, "history", "items", default="$", pattern=_PATH, expected="a JSON path like $ or $.messages"),
         _str(hi, "history", "role_field", default="role", expected="a JSON field name"),
         _str(hi, "history", "content_field", default="content", expected="a JSON field name"),
-        sep, order,
+        sep,
+        order,
         _str(hi, "history", "user_role", default="user", expected="a string"),
         _str(hi, "history", "assistant_role", default="assistant", expected="a string"),
-        _str(hi, "history", "id_field", expected="a JSON field name (omit it if the rows carry no id)"))
+        _str(hi, "history", "id_field", expected="a JSON field name (omit it if the rows carry no id)"),
+    )
     if history.id_field and fmt != "objects":
-        raise _bad("history.id_field", history.id_field, "no id_field with format = \"strings\" (ids need objects)")
+        raise _bad("history.id_field", history.id_field, 'no id_field with format = "strings" (ids need objects)')
     return history
 
 
@@ -192,8 +234,12 @@ def _stream(data: dict[str, Any]) -> Stream | None:
         return None
     request = _table(data, "stream").get("request", {})
     if not isinstance(request, dict) or not all(isinstance(k, str) for k in request):
-        raise _bad("stream.request", request, "a table of JSON fields that ask for a streamed "
-                   "answer, e.g. { stream = true } ({} if every answer streams)")
+        raise _bad(
+            "stream.request",
+            request,
+            "a table of JSON fields that ask for a streamed "
+            "answer, e.g. { stream = true } ({} if every answer streams)",
+        )
     return Stream(dict(request))
 
 
@@ -205,15 +251,22 @@ def _page(data: dict[str, Any]) -> PageSpec | None:
     order = _str(pg, "page", "order", default="oldest_first", expected=f"one of {', '.join(ORDERS)}")
     if order not in ORDERS:
         raise _bad("page.order", order, f"one of {', '.join(ORDERS)}")
-    page = PageSpec(_str(pg, "page", "path", default="/", pattern=_PATH_RE, expected="a path starting with /"),
-                    _str(pg, "page", "input", required=True, expected=sel + " for the message box"),
-                    _str(pg, "page", "send", expected=sel + " for the send button (omit: Enter sends)"),
-                    _str(pg, "page", "message", required=True, expected=sel + " matching each rendered message"),
-                    _str(pg, "page", "role_attribute", default="data-role",
-                         expected="the attribute of a message element holding its role"),
-                    order,
-                    _str(pg, "page", "ready", expected=sel + " present once the history is rendered"),
-                    _str(pg, "page", "idle", expected=sel + " present once a send is finished"))
+    page = PageSpec(
+        _str(pg, "page", "path", default="/", pattern=_PATH_RE, expected="a path starting with /"),
+        _str(pg, "page", "input", required=True, expected=sel + " for the message box"),
+        _str(pg, "page", "send", expected=sel + " for the send button (omit: Enter sends)"),
+        _str(pg, "page", "message", required=True, expected=sel + " matching each rendered message"),
+        _str(
+            pg,
+            "page",
+            "role_attribute",
+            default="data-role",
+            expected="the attribute of a message element holding its role",
+        ),
+        order,
+        _str(pg, "page", "ready", expected=sel + " present once the history is rendered"),
+        _str(pg, "page", "idle", expected=sel + " present once a send is finished"),
+    )
     for k in ("input", "send", "message", "ready", "idle"):
         v = getattr(page, k)
         if v is not None and not v.strip():
@@ -227,8 +280,11 @@ def _source(data: dict[str, Any], cwd: Path) -> tuple[Path, ...]:
         return ()
     paths = _table(data, "source").get("paths")
     if not isinstance(paths, list) or not paths or not all(isinstance(p, str) and p.strip() for p in paths):
-        raise _bad("source.paths", paths, "a non-empty list of files or folders of the app's Python "
-                   "source, relative to start.cwd")
+        raise _bad(
+            "source.paths",
+            paths,
+            "a non-empty list of files or folders of the app's Python source, relative to start.cwd",
+        )
     out = []
     for p in paths:
         full = (cwd / p).resolve()

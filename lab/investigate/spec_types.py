@@ -44,7 +44,7 @@ class History:
     order: str
     user_role: str
     assistant_role: str
-    id_field: str | None = None   # objects only: the message id the chat request took ([chat] id_field)
+    id_field: str | None = None  # objects only: the message id the chat request took ([chat] id_field)
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ class Stream:
     """The chat answer can stream (any chunked body: NDJSON, SSE, plain text). A streamed send
     counts as acknowledged at its first chunk, as the user sees the reply begin."""
 
-    request: dict[str, Any]   # fields merged into the chat body to ask for a stream ({}: always streams)
+    request: dict[str, Any]  # fields merged into the chat body to ask for a stream ({}: always streams)
 
 
 @dataclass(frozen=True)
@@ -61,18 +61,18 @@ class PageSpec:
     the statuses of the page's own requests from the network, and the history from the DOM."""
 
     path: str
-    input: str                 # the message box
-    send: str | None           # the send button; None: Enter in the message box
-    message: str               # one element per rendered message
-    role_attribute: str        # the attribute on a message element that holds its role
-    order: str                 # oldest_first | newest_first, as rendered
-    ready: str | None          # present once the page rendered its history (else: its GET + 2 frames)
-    idle: str | None           # present once a send is finished (else: the answer's body read)
+    input: str  # the message box
+    send: str | None  # the send button; None: Enter in the message box
+    message: str  # one element per rendered message
+    role_attribute: str  # the attribute on a message element that holds its role
+    order: str  # oldest_first | newest_first, as rendered
+    ready: str | None  # present once the page rendered its history (else: its GET + 2 frames)
+    idle: str | None  # present once a send is finished (else: the answer's body read)
 
 
 @dataclass(frozen=True)
 class RedisKey:
-    key: str | None   # e.g. "chat:{session}": the conversation's key, {session} = the cookie value
+    key: str | None  # e.g. "chat:{session}": the conversation's key, {session} = the cookie value
 
 
 @dataclass(frozen=True)

@@ -37,10 +37,15 @@ def tail(path: Path, lines: int = TAIL_LINES) -> str:
 
 
 def placeholders(spec: Spec, redis_host: str, redis_port: int) -> dict[str, str]:
-    return {"redis_host": redis_host, "redis_port": str(redis_port),
-            "redis_url": f"redis://{redis_host}:{redis_port}/0", "port": str(spec.http.port),
-            "python": sys.executable, "spec_dir": str(spec.file.resolve().parent),
-            "cwd": str(spec.start.cwd)}
+    return {
+        "redis_host": redis_host,
+        "redis_port": str(redis_port),
+        "redis_url": f"redis://{redis_host}:{redis_port}/0",
+        "port": str(spec.http.port),
+        "python": sys.executable,
+        "spec_dir": str(spec.file.resolve().parent),
+        "cwd": str(spec.start.cwd),
+    }
 
 
 def _get(url: str) -> int:
@@ -70,13 +75,16 @@ def running(spec: Spec, run_dir: Path, redis_host: str, redis_port: int) -> Iter
     log = run_dir / f"{NAME}.log"
     log.unlink(missing_ok=True)
     if _port_taken(host, spec.http.port):
-        raise TargetError(f"port {spec.http.port} (http.port) is already in use before the target starts",
-                          "stop what holds it, or choose another: --set http.port=NNNNN")
+        raise TargetError(
+            f"port {spec.http.port} (http.port) is already in use before the target starts",
+            "stop what holds it, or choose another: --set http.port=NNNNN",
+        )
     try:
         info = procs.spawn(NAME, argv, run_dir, env=env, cwd=spec.start.cwd)
     except OSError as exc:
-        raise TargetError(f"cannot start the target: {argv[0]!r}: {exc.strerror}",
-                          "check start.command and start.cwd in the spec") from None
+        raise TargetError(
+            f"cannot start the target: {argv[0]!r}: {exc.strerror}", "check start.command and start.cwd in the spec"
+        ) from None
     try:
         _wait_ready(spec, info, host, log)
         yield info
@@ -112,10 +120,17 @@ def _wait_ready(spec: Spec, info: procs.ProcInfo, host: str, log: Path) -> None:
         return "the target exited during start-up"
 
     try:
-        wait_until(check, what=f"target {spec.name} ({expected})", timeout_s=spec.start.ready_timeout_s,
-                   interval_s=0.1, abort=exited)
+        wait_until(
+            check,
+            what=f"target {spec.name} ({expected})",
+            timeout_s=spec.start.ready_timeout_s,
+            interval_s=0.1,
+            abort=exited,
+        )
     except NotReady as exc:
-        raise TargetError(f"{exc.message}\nexpected: {expected} within {spec.start.ready_timeout_s:g} s "
-                          f"(start.ready_timeout_s)\ncommand: {' '.join(info.argv)}\n"
-                          f"last lines of its output ({log}):\n{tail(log)}",
-                          "run the command by hand from start.cwd to see why; nothing was left running") from None
+        raise TargetError(
+            f"{exc.message}\nexpected: {expected} within {spec.start.ready_timeout_s:g} s "
+            f"(start.ready_timeout_s)\ncommand: {' '.join(info.argv)}\n"
+            f"last lines of its output ({log}):\n{tail(log)}",
+            "run the command by hand from start.cwd to see why; nothing was left running",
+        ) from None

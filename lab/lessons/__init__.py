@@ -13,6 +13,12 @@ from lab.lessons.base import MIN_TRIALS, Lesson  # noqa: F401  (named: for type 
 
 # Lesson modules register themselves, in number order.
 from lab.lessons import (  # noqa: E402,F401
-    l01_create_task, l02_ttl_set_once, l03_loop_client, l04_idempotency, l05_ack_durable,
-    l06_mid_stream, l07_redis_restart, l08_two_tabs,
+    l01_create_task,
+    l02_ttl_set_once,
+    l03_loop_client,
+    l04_idempotency,
+    l05_ack_durable,
+    l06_mid_stream,
+    l07_redis_restart,
+    l08_two_tabs,
 )

@@ -1,6 +1,5 @@
 """The lesson model and its registry (the lesson modules register here; see lab/lessons)."""
 
-
 from __future__ import annotations
 
 import shutil
@@ -22,10 +21,10 @@ MIN_TRIALS = 20
 class Excerpt:
     """The few lines of a real file that matter, found by a marker (never by line number)."""
 
-    path: str          # relative to the repository root
-    marker: str        # text of the first line shown
+    path: str  # relative to the repository root
+    marker: str  # text of the first line shown
     lines: int = 6
-    before: int = 0    # lines shown above the marker
+    before: int = 0  # lines shown above the marker
 
     def read(self) -> tuple[int, list[str]]:
         """(first line number, lines); UsageError when the marker is gone (the lesson drifted)."""
@@ -33,9 +32,11 @@ class Excerpt:
         for i, line in enumerate(text):
             if self.marker in line:
                 start = max(0, i - self.before)
-                return start + 1, text[start:i + self.lines]
-        raise UsageError(f"{self.path} no longer contains {self.marker!r}",
-                         "the lesson's excerpt drifted from the code: update its marker")
+                return start + 1, text[start : i + self.lines]
+        raise UsageError(
+            f"{self.path} no longer contains {self.marker!r}",
+            "the lesson's excerpt drifted from the code: update its marker",
+        )
 
     def render(self) -> str:
         first, lines = self.read()
@@ -50,7 +51,7 @@ class Lesson:
     slug: str
     title: str
     story: str
-    defect: str | None              # the defect module it is about (None: configuration)
+    defect: str | None  # the defect module it is about (None: configuration)
     fault: str
     refresh: str
     turns: int
@@ -58,10 +59,10 @@ class Lesson:
     mechanism: str
     excerpts: tuple[Excerpt, ...]
     fault_params: tuple[tuple[str, Any], ...] = ()
-    forbid: tuple[str, ...] = ALWAYS_FORBIDDEN   # "5xx" also counts sends answered 5xx
+    forbid: tuple[str, ...] = ALWAYS_FORBIDDEN  # "5xx" also counts sends answered 5xx
     kind: Literal["behaviour", "config"] = "behaviour"
     fix_hint: str = ""
-    fault_turn: int | None = None   # a one-send fault armed before this turn (None: seeded choice)
+    fault_turn: int | None = None  # a one-send fault armed before this turn (None: seeded choice)
 
     @property
     def name(self) -> str:
@@ -120,8 +121,9 @@ def get(key: str | int) -> Lesson:
         if text in (str(lesson.number), f"{lesson.number:02d}", lesson.slug, lesson.name):
             return lesson
     valid = "\n".join(catalogue())
-    raise UsageError(f"unknown lesson {text!r}; the lessons are:\n{valid}",
-                     "run `lab lesson N` with one of these numbers")
+    raise UsageError(
+        f"unknown lesson {text!r}; the lessons are:\n{valid}", "run `lab lesson N` with one of these numbers"
+    )
 
 
 def reset(lesson: Lesson, target: Path | None = None) -> Path:
@@ -134,20 +136,40 @@ def reset(lesson: Lesson, target: Path | None = None) -> Path:
 
 def intro(lesson: Lesson) -> str:
     """The story and the defect: printed before the experiment runs."""
-    what = (f"the defect: {lesson.defect} (services/chat/defects/{lesson.defect}.py)"
-            if lesson.defect else "the defect: none in the code -- it is in how Redis is run")
-    return "\n".join([f"Lesson {lesson.number}: {lesson.title}", "", lesson.story, "", what,
-                      f"exposed by: fault {lesson.fault}, refresh {lesson.refresh}, "
-                      f"{lesson.turns} turns per conversation"])
+    what = (
+        f"the defect: {lesson.defect} (services/chat/defects/{lesson.defect}.py)"
+        if lesson.defect
+        else "the defect: none in the code -- it is in how Redis is run"
+    )
+    return "\n".join(
+        [
+            f"Lesson {lesson.number}: {lesson.title}",
+            "",
+            lesson.story,
+            "",
+            what,
+            f"exposed by: fault {lesson.fault}, refresh {lesson.refresh}, {lesson.turns} turns per conversation",
+        ]
+    )
 
 
 def outro(lesson: Lesson) -> str:
     """What to look for, the mechanism with its code, and the exercise."""
     rel = lesson.exercise.relative_to(ROOT)
-    return "\n".join([
-        "", "What to look for (the table above; reports/ holds each failing trial's artifacts):",
-        lesson.look_for, "", "The mechanism:", lesson.mechanism, "", "The code concerned:",
-        *(e.render() for e in lesson.excerpts), "",
-        f"Your turn: in {rel}, {lesson.fix_hint}; then",
-        f"  lab lesson {lesson.number} --check     (>= {MIN_TRIALS} trials under the fault: pass/fail)",
-        f"  lab lesson {lesson.number} --reset     (start over from the original exercise)"])
+    return "\n".join(
+        [
+            "",
+            "What to look for (the table above; reports/ holds each failing trial's artifacts):",
+            lesson.look_for,
+            "",
+            "The mechanism:",
+            lesson.mechanism,
+            "",
+            "The code concerned:",
+            *(e.render() for e in lesson.excerpts),
+            "",
+            f"Your turn: in {rel}, {lesson.fix_hint}; then",
+            f"  lab lesson {lesson.number} --check     (>= {MIN_TRIALS} trials under the fault: pass/fail)",
+            f"  lab lesson {lesson.number} --reset     (start over from the original exercise)",
+        ]
+    )

@@ -32,7 +32,8 @@ from lab.schedule import Cell, TrialPlan, fault_text, plan_cell, plan_trial
 from lab.signals import interrupt_on
 from lab.stack.native import NativeStack
 
-PORT_OFFSET = 200           # lesson stacks default to the lab's ports + 200
+PORT_OFFSET = 200  # lesson stacks default to the lab's ports + 200
+
 
 def lesson_config(env: dict[str, str] | None = None) -> LabConfig:
     """Ports from LAB_*_PORT when set, else the defaults + 200; run folder LAB_LESSON_RUN_DIR."""
@@ -88,7 +89,7 @@ def exercise_error(log: Path, offset: int, exercise: Path) -> str | None:
     for i, line in enumerate(lines):
         m = re.search(r'File "(.+?)", line (\d+)', line)
         if m and Path(m.group(1)).resolve() == exercise.resolve():
-            error = next((x for x in lines[i + 1:] if x and not x.startswith(" ")), "?")
+            error = next((x for x in lines[i + 1 :] if x and not x.startswith(" ")), "?")
             found = f"{exercise}:{m.group(2)}: {error}"
     return found
 
@@ -118,16 +119,24 @@ def exercise_file(lesson: Lesson, given: Path | None) -> tuple[Path, dict[str, A
     return path, validate(lesson.kind, path, lesson.number)
 
 
-def run_check(lesson: Lesson, given: Path | None, trials: int, seed: int, reports: Path,
-              out: TextIO = sys.stdout) -> int:
+def run_check(
+    lesson: Lesson, given: Path | None, trials: int, seed: int, reports: Path, out: TextIO = sys.stdout
+) -> int:
     path, probe = exercise_file(lesson, given)
     cell = lesson.check_cell(durable=probe.get("durable"))
-    print(f"lab lesson {lesson.number} --check: {_shown(path)}\n"
-          f"  cell {fault_text(cell.fault, cell.params)} / {cell.refresh} / {cell.turns} turns, "
-          f"{trials} trials, seed {seed}", file=out, flush=True)
+    print(
+        f"lab lesson {lesson.number} --check: {_shown(path)}\n"
+        f"  cell {fault_text(cell.fault, cell.params)} / {cell.refresh} / {cell.turns} turns, "
+        f"{trials} trials, seed {seed}",
+        file=out,
+        flush=True,
+    )
     if lesson.kind == "config":
-        print(f"  DURABLE = {probe['durable']}: redis_restart with durable={str(probe['durable']).lower()}",
-              file=out, flush=True)
+        print(
+            f"  DURABLE = {probe['durable']}: redis_restart with durable={str(probe['durable']).lower()}",
+            file=out,
+            flush=True,
+        )
     out_dir = _out_dir(reports, lesson, "check")
     with lesson_stack(path if lesson.kind == "behaviour" else None) as stack:
         offset = _log_size(stack)
@@ -137,9 +146,11 @@ def run_check(lesson: Lesson, given: Path | None, trials: int, seed: int, report
     st = cell_stats(outcome)
     lines = ["", table([st]), "", *j.lines[:1], *(f"  {x}" for x in j.lines[1:])]
     if j.example is not None:
-        lines += [f"  example: {describe(j.example)}",
-                  f"  artifacts: {_shown(j.example.artifacts) if j.example.artifacts else '(none)'}",
-                  f"  replay: {replay_command(lesson, j.example, path)}"]
+        lines += [
+            f"  example: {describe(j.example)}",
+            f"  artifacts: {_shown(j.example.artifacts) if j.example.artifacts else '(none)'}",
+            f"  replay: {replay_command(lesson, j.example, path)}",
+        ]
     if crash:
         lines.append(f"  the backend raised in your exercise: {crash}")
     from lab.lessons import lines as suspect_lines
@@ -148,9 +159,18 @@ def run_check(lesson: Lesson, given: Path | None, trials: int, seed: int, report
     if not j.passed and lesson.fix_hint:
         lines.append(f"  next: {lesson.fix_hint} in {_shown(path)}; the story: lab lesson {lesson.number}")
     print("\n".join(lines), file=out)
-    _write(out_dir, lesson, [st], {"exercise": str(path), "seed": seed, "passed": j.passed,
-                                   "judgement": j.lines,
-                                   "replay": replay_command(lesson, j.example, path) if j.example else None})
+    _write(
+        out_dir,
+        lesson,
+        [st],
+        {
+            "exercise": str(path),
+            "seed": seed,
+            "passed": j.passed,
+            "judgement": j.lines,
+            "replay": replay_command(lesson, j.example, path) if j.example else None,
+        },
+    )
     return 0 if j.passed else 1
 
 
@@ -159,12 +179,10 @@ def plans_for(lesson: Lesson, cell: Cell, n: int, seed: int, prefix: str) -> lis
     if lesson.fault_turn is None:
         return plan_cell(cell, n, seed, prefix=prefix)
     rng = random.Random(seed)
-    return [plan_trial(cell, rng.randrange(1 << 31), f"{prefix}{i:03d}", lesson.fault_turn)
-            for i in range(n)]
+    return [plan_trial(cell, rng.randrange(1 << 31), f"{prefix}{i:03d}", lesson.fault_turn) for i in range(n)]
 
 
-def _sample(lesson: Lesson, stack: NativeStack, cell: Cell, trials: int, seed: int,
-            out_dir: Path) -> CellOutcome:
+def _sample(lesson: Lesson, stack: NativeStack, cell: Cell, trials: int, seed: int, out_dir: Path) -> CellOutcome:
     """``trials`` trials with a verdict: trials left unknown (a precondition not met on a loaded
     machine) are replaced, up to twice as many in all; a forbidden anomaly ends it at once."""
     rng = random.Random(seed)
@@ -185,29 +203,40 @@ def _sample(lesson: Lesson, stack: NativeStack, cell: Cell, trials: int, seed: i
 def run_demo(lesson: Lesson, trials: int, seed: int, reports: Path, out: TextIO = sys.stdout) -> int:
     cells = lesson.demo_cells()
     rng = random.Random(seed)
-    print(f"\nThe experiment: {trials} trials per profile on the real stack, seed {seed} ...",
-          file=out, flush=True)
+    print(f"\nThe experiment: {trials} trials per profile on the real stack, seed {seed} ...", file=out, flush=True)
     out_dir = _out_dir(reports, lesson, "demo")
     with lesson_stack(None) as stack:
-        outcomes = _run(stack, [(c, plans_for(lesson, c, trials, rng.randrange(1 << 31), prefix=f"d{i}-"))
-                                for i, c in enumerate(cells)], out_dir)
+        outcomes = _run(
+            stack,
+            [(c, plans_for(lesson, c, trials, rng.randrange(1 << 31), prefix=f"d{i}-")) for i, c in enumerate(cells)],
+            out_dir,
+        )
     stats = [cell_stats(o) for o in outcomes]
     print("\n" + table(stats), file=out)
     failing = [t for o in outcomes for t in o.trials if t.failed]
     if failing:
-        print(f"\nA failing trial: {describe(failing[0])}\n  artifacts: "
-              f"{_shown(failing[0].artifacts) if failing[0].artifacts else '(none)'}\n"
-              f"  replay: {failing[0].replay_command()}", file=out)
+        print(
+            f"\nA failing trial: {describe(failing[0])}\n  artifacts: "
+            f"{_shown(failing[0].artifacts) if failing[0].artifacts else '(none)'}\n"
+            f"  replay: {failing[0].replay_command()}",
+            file=out,
+        )
     _write(out_dir, lesson, stats, {"seed": seed})
     return 0
 
 
-def run_replay(lesson: Lesson, given: Path | None, seed: int, fault_turn: int | None, runs: int,
-               reports: Path, out: TextIO = sys.stdout) -> int:
+def run_replay(
+    lesson: Lesson,
+    given: Path | None,
+    seed: int,
+    fault_turn: int | None,
+    runs: int,
+    reports: Path,
+    out: TextIO = sys.stdout,
+) -> int:
     path, probe = exercise_file(lesson, given)
     cell = lesson.check_cell(durable=probe.get("durable"))
-    plans = [plan_trial(cell, seed, f"replay-{i:02d}", fault_turn or lesson.fault_turn)
-             for i in range(runs)]
+    plans = [plan_trial(cell, seed, f"replay-{i:02d}", fault_turn or lesson.fault_turn) for i in range(runs)]
     with lesson_stack(path if lesson.kind == "behaviour" else None) as stack:
         outcome = _run(stack, [(cell, plans)], _out_dir(reports, lesson, "replay"))[0]
     bad = [t for t in outcome.trials if problems(lesson, t)]
@@ -219,6 +248,9 @@ def run_replay(lesson: Lesson, given: Path | None, seed: int, fault_turn: int | 
 
 def _write(out_dir: Path, lesson: Lesson, stats: list[CellStats], extra: dict[str, Any]) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "results.json").write_text(json.dumps(
-        {"lesson": lesson.number, "slug": lesson.slug, **extra,
-         "cells": [s.as_json() for s in stats]}, indent=2) + "\n")
+    (out_dir / "results.json").write_text(
+        json.dumps(
+            {"lesson": lesson.number, "slug": lesson.slug, **extra, "cells": [s.as_json() for s in stats]}, indent=2
+        )
+        + "\n"
+    )

@@ -11,10 +11,15 @@ from lab.lessons import MIN_TRIALS, Lesson
 from lab.outcome import CellOutcome, TrialOutcome
 from lab.stats import fmt_rate, wilson
 
-MIN_ACK_RATIO = 0.8         # a fix that refuses the writes loses nothing and proves nothing
-METRIC_WORDS = {"lost": "acknowledged turns lost", "duplicated": "rows stored twice",
-                "expired": "conversation lost to its TTL", "amnesia": "empty history after the refresh",
-                "phantom_fail": "answered as failed although stored", "5xx": "requests answered 5xx"}
+MIN_ACK_RATIO = 0.8  # a fix that refuses the writes loses nothing and proves nothing
+METRIC_WORDS = {
+    "lost": "acknowledged turns lost",
+    "duplicated": "rows stored twice",
+    "expired": "conversation lost to its TTL",
+    "amnesia": "empty history after the refresh",
+    "phantom_fail": "answered as failed although stored",
+    "5xx": "requests answered 5xx",
+}
 
 
 def problems(lesson: Lesson, t: TrialOutcome) -> list[str]:
@@ -42,16 +47,20 @@ def judge(lesson: Lesson, outcome: CellOutcome, required: int = MIN_TRIALS) -> J
     known = [t for t in outcome.trials if t.result.validity != "unknown"]
     bad = [t for t in known if problems(lesson, t)]
     n = len(known)
-    rates = [f"{m:<12} {fmt_rate(sum(m in problems(lesson, t) for t in known), n)}   "
-             f"({METRIC_WORDS.get(m, m)})" for m in lesson.forbid]
+    rates = [
+        f"{m:<12} {fmt_rate(sum(m in problems(lesson, t) for t in known), n)}   ({METRIC_WORDS.get(m, m)})"
+        for m in lesson.forbid
+    ]
     acked = f"{st.acked_sends}/{st.sends} sends acknowledged"
     evidence = f"fault: {outcome.fault_evidence or outcome.fault_error or 'none needed'}"
     if bad:
         k = len(bad)
         lo, hi = wilson(k, n)
-        head = (f"FAIL: the defect is still there: {k}/{n} trials show "
-                f"{', '.join(sorted({p for t in bad for p in problems(lesson, t)}))} "
-                f"(rate {k / n:.2f}, 95% CI [{lo:.2f}, {hi:.2f}])")
+        head = (
+            f"FAIL: the defect is still there: {k}/{n} trials show "
+            f"{', '.join(sorted({p for t in bad for p in problems(lesson, t)}))} "
+            f"(rate {k / n:.2f}, 95% CI [{lo:.2f}, {hi:.2f}])"
+        )
         return Judgement(False, [head, *rates, acked, evidence], bad[0])
     reasons = []
     unknown = ""
@@ -66,12 +75,27 @@ def judge(lesson: Lesson, outcome: CellOutcome, required: int = MIN_TRIALS) -> J
     if st.sends and st.acked_sends / st.sends < MIN_ACK_RATIO:
         reasons.append(f"only {acked}, under {MIN_ACK_RATIO:.0%}: refusing writes is not a fix")
     if reasons:
-        return Judgement(False, ["FAIL: not exercised, so not a pass: " + "; ".join(reasons),
-                                 *rates, acked, evidence, *filter(None, [unknown])])
+        return Judgement(
+            False,
+            [
+                "FAIL: not exercised, so not a pass: " + "; ".join(reasons),
+                *rates,
+                acked,
+                evidence,
+                *filter(None, [unknown]),
+            ],
+        )
     hi = wilson(0, n)[1]
-    return Judgement(True, [f"PASS: none of {', '.join(lesson.forbid)} in {n} trials "
-                            f"(each rate 0/{n}, below {hi:.2f} at 95%)", *rates, acked, evidence,
-                            *filter(None, [unknown])])
+    return Judgement(
+        True,
+        [
+            f"PASS: none of {', '.join(lesson.forbid)} in {n} trials (each rate 0/{n}, below {hi:.2f} at 95%)",
+            *rates,
+            acked,
+            evidence,
+            *filter(None, [unknown]),
+        ],
+    )
 
 
 def describe(t: TrialOutcome) -> str:
@@ -80,8 +104,10 @@ def describe(t: TrialOutcome) -> str:
     parts = [f"trial {t.trial_id} (seed {t.plan.seed})"]
     if r.lost["user"] or r.lost["assistant"]:
         ids = (r.lost["user"] or r.lost["assistant"])[0][:8]
-        parts.append(f"lost {len(r.lost['user'])} user row(s) and {len(r.lost['assistant'])} "
-                     f"reply row(s) of acknowledged turns (e.g. message {ids}...)")
+        parts.append(
+            f"lost {len(r.lost['user'])} user row(s) and {len(r.lost['assistant'])} "
+            f"reply row(s) of acknowledged turns (e.g. message {ids}...)"
+        )
     if r.duplicated:
         parts.append(f"stored twice: {r.duplicated}")
     if r.expired:

@@ -14,7 +14,7 @@ def suspects_in(exercise: Path) -> list[Suspect]:
     """The exercise scanned with the service it plugs into (a Flask app: per-request loops)."""
     target = exercise.resolve()
     found = scan([target, ROOT / "services" / "chat"], root=ROOT).suspects
-    return [s for s in found if (ROOT / s.path).resolve() == target]   # s.path: under ROOT, or absolute
+    return [s for s in found if (ROOT / s.path).resolve() == target]  # s.path: under ROOT, or absolute
 
 
 def _show(s: Suspect) -> str:
@@ -27,10 +27,13 @@ def before(lesson: Lesson) -> str:
         return "The suspect line: none -- a server's configuration is outside the static checks."
     found = suspects_in(lesson.exercise)
     if not found:
-        return (f"The suspect line: none in {lesson.exercise.relative_to(ROOT)} "
-                "(already fixed? lab lesson N --reset restores the exercise)")
-    return ("The suspect line of the exercise (lab suspects; a suspect, until the experiment proves it):\n"
-            + "\n".join(_show(s) for s in found))
+        return (
+            f"The suspect line: none in {lesson.exercise.relative_to(ROOT)} "
+            "(already fixed? lab lesson N --reset restores the exercise)"
+        )
+    return "The suspect line of the exercise (lab suspects; a suspect, until the experiment proves it):\n" + "\n".join(
+        _show(s) for s in found
+    )
 
 
 def after_check(lesson: Lesson, exercise: Path, passed: bool, trials: int) -> list[str]:
@@ -39,11 +42,17 @@ def after_check(lesson: Lesson, exercise: Path, passed: bool, trials: int) -> li
         return []
     found = suspects_in(exercise)
     if not passed:
-        return (["  proven: the failing trials show the mechanism of these lines:"] + [_show(s) for s in found]
-                if found else ["  no suspect line in the exercise: the static checks miss this version"])
+        return (
+            ["  proven: the failing trials show the mechanism of these lines:"] + [_show(s) for s in found]
+            if found
+            else ["  no suspect line in the exercise: the static checks miss this version"]
+        )
     hi = wilson(0, trials)[1]
     if not found:
-        return [f"  cleared: no suspect line left in the exercise, and 0/{trials} trials lost anything "
-                f"(rate < {hi:.0%} at 95%)"]
+        return [
+            f"  cleared: no suspect line left in the exercise, and 0/{trials} trials lost anything "
+            f"(rate < {hi:.0%} at 95%)"
+        ]
     return [f"  not proven: still a suspect line, but {trials} trials drew nothing (rate < {hi:.0%} at 95%):"] + [
-        _show(s) for s in found]
+        _show(s) for s in found
+    ]

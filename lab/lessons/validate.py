@@ -35,8 +35,11 @@ def _probe(kind: str, path: Path) -> dict[str, Any]:
             exec(compile(source, str(path), "exec"), namespace)
             durable = namespace.get("DURABLE")
             if not isinstance(durable, bool):
-                return {"ok": False, "line": _line_of(source, "DURABLE"),
-                        "error": f"DURABLE must be True or False, got {durable!r}"}
+                return {
+                    "ok": False,
+                    "line": _line_of(source, "DURABLE"),
+                    "error": f"DURABLE must be True or False, got {durable!r}",
+                }
             return {"ok": True, "durable": durable}
         from services.chat import exercise
         from services.chat.defects import CORRECT, Behaviour
@@ -44,8 +47,11 @@ def _probe(kind: str, path: Path) -> dict[str, Any]:
         module = exercise.load(path)
         b = module.apply(CORRECT)
         if not isinstance(b, Behaviour):
-            return {"ok": False, "line": _line_of(source, "def apply"),
-                    "error": f"apply() must return a Behaviour, got {type(b).__name__}"}
+            return {
+                "ok": False,
+                "line": _line_of(source, "def apply"),
+                "error": f"apply() must return a Behaviour, got {type(b).__name__}",
+            }
         return {"ok": True}
     except Exception as exc:  # the trainee's code: any error is reported, with its line
         return {"ok": False, "line": _frame_line(exc, path), "error": f"{type(exc).__name__}: {exc}"}
@@ -67,23 +73,33 @@ def _line_of(source: str, text: str) -> int:
 def validate(kind: str, path: Path, lesson: int | str = "N") -> dict[str, Any]:
     """Run the probe in a child process; UsageError "file:line: error" when it fails."""
     if not path.is_file():
-        raise UsageError(f"no exercise file at {path}",
-                         f"restore it with `lab lesson {lesson} --reset`, or pass --exercise PATH")
+        raise UsageError(
+            f"no exercise file at {path}", f"restore it with `lab lesson {lesson} --reset`, or pass --exercise PATH"
+        )
     try:
-        res = subprocess.run([sys.executable, "-m", "lab.lessons.validate", kind, str(path)],
-                             capture_output=True, text=True, timeout=TIMEOUT_S, cwd=ROOT)
+        res = subprocess.run(
+            [sys.executable, "-m", "lab.lessons.validate", kind, str(path)],
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_S,
+            cwd=ROOT,
+        )
     except subprocess.TimeoutExpired:
-        raise UsageError(f"{path}: importing it did not finish within {TIMEOUT_S:.0f} s",
-                         "does its top level wait for something? Only define functions there") from None
+        raise UsageError(
+            f"{path}: importing it did not finish within {TIMEOUT_S:.0f} s",
+            "does its top level wait for something? Only define functions there",
+        ) from None
     try:
         out: dict[str, Any] = json.loads(res.stdout.strip().splitlines()[-1])
     except (IndexError, ValueError):
-        raise UsageError(f"{path}: could not be checked (exit {res.returncode}): "
-                         f"{(res.stderr or res.stdout).strip()[-500:]}") from None
+        raise UsageError(
+            f"{path}: could not be checked (exit {res.returncode}): {(res.stderr or res.stdout).strip()[-500:]}"
+        ) from None
     if not out["ok"]:
-        raise UsageError(f"{path}:{out['line']}: {out['error']}",
-                         "fix that line and run the check again, or start over with "
-                         f"`lab lesson {lesson} --reset`")
+        raise UsageError(
+            f"{path}:{out['line']}: {out['error']}",
+            f"fix that line and run the check again, or start over with `lab lesson {lesson} --reset`",
+        )
     return out
 
 

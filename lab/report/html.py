@@ -16,8 +16,12 @@ from typing import Any
 
 from lab.report.timeline import trial_section
 
-METRIC_WORDS = {"lost": "loses acknowledged turns", "expired": "loses the conversation to its TTL",
-                "duplicated": "duplicates messages", "amnesia": "shows an empty history after the refresh"}
+METRIC_WORDS = {
+    "lost": "loses acknowledged turns",
+    "expired": "loses the conversation to its TTL",
+    "duplicated": "duplicates messages",
+    "amnesia": "shows an empty history after the refresh",
+}
 
 
 def column(cell: dict[str, Any]) -> str:
@@ -25,7 +29,8 @@ def column(cell: dict[str, Any]) -> str:
     from lab.schedule import fault_text
 
     return f"{fault_text(cell['fault'], cell.get('fault_params', {}))}/{cell['refresh']}" + (
-        f"/t{cell['turns']}" if cell["turns"] != 5 else "")
+        f"/t{cell['turns']}" if cell["turns"] != 5 else ""
+    )
 
 
 def _color(rate: float) -> str:
@@ -71,15 +76,19 @@ def heatmap(cells: list[dict[str, Any]]) -> str:
             unex = c["status"] == "unexercised"
             worst, wk = _worst(c)
             style = "" if unex else f' style="background:{_color(wk / n if n else 0.0)}"'
-            title = (f"{c['cell_id']}: lost in {k}/{n} trials, 95% CI {_pct(lo)}-{_pct(hi)}; "
-                     f"anomalies {json.dumps(c['anomalies'])}; {c['unknown']} unknown"
-                     + (f"; unexercised: {c['reason']}" if unex else ""))
+            title = (
+                f"{c['cell_id']}: lost in {k}/{n} trials, 95% CI {_pct(lo)}-{_pct(hi)}; "
+                f"anomalies {json.dumps(c['anomalies'])}; {c['unknown']} unknown"
+                + (f"; unexercised: {c['reason']}" if unex else "")
+            )
             other = f" {worst} {wk}/{n}" if worst != "lost" and wk else ""
             text = "unexercised" if unex else f"{_pct(c['loss_rate'])}<small>{k}/{n}{escape(other)}</small>"
-            out.append(f'<td class="hm{" unex" if unex else ""}" data-cell="{escape(c["cell_id"])}" '
-                       f'data-rate="{c["loss_rate"]}" data-anomaly="{worst}" '
-                       f'data-anomaly-rate="{wk / n if n else 0.0}" data-k="{k}" data-n="{n}"{style} '
-                       f'title="{escape(title)}"><a href="#cell-{escape(c["cell_id"])}">{text}</a></td>')
+            out.append(
+                f'<td class="hm{" unex" if unex else ""}" data-cell="{escape(c["cell_id"])}" '
+                f'data-rate="{c["loss_rate"]}" data-anomaly="{worst}" '
+                f'data-anomaly-rate="{wk / n if n else 0.0}" data-k="{k}" data-n="{n}"{style} '
+                f'title="{escape(title)}"><a href="#cell-{escape(c["cell_id"])}">{text}</a></td>'
+            )
         out.append("</tr>")
     out.append("</tbody></table>")
     return "".join(out)
@@ -92,14 +101,18 @@ def intervals(cells: list[dict[str, Any]]) -> str:
     for c in cells:
         lo, hi = c["ci95"]
         k, n = c["rates"]["lost"]["k"], c["rates"]["lost"]["n"]
-        svg = (f'<svg width="{w}" height="{h}" role="img" aria-label="{_pct(lo)} to {_pct(hi)}">'
-               f'<rect x="0" y="6" width="{w}" height="2" fill="#ddd"/>'
-               f'<rect x="{lo * w:.1f}" y="2" width="{max(1.0, (hi - lo) * w):.1f}" height="10" fill="#7f8c8d" opacity=".5"/>'
-               f'<rect x="{c["loss_rate"] * w - 1:.1f}" y="0" width="3" height="{h}" fill="#c0392b"/></svg>')
-        out.append(f'<tr data-cell="{escape(c["cell_id"])}"><th>{escape(c["profile"])}</th>'
-                   f"<td>{escape(column(c))}</td><td>{svg}</td>"
-                   f"<td>{k}/{n} = {_pct(c['loss_rate'])} [{_pct(lo)}, {_pct(hi)}]"
-                   f"{' unexercised' if c['status'] == 'unexercised' else ''}</td></tr>")
+        svg = (
+            f'<svg width="{w}" height="{h}" role="img" aria-label="{_pct(lo)} to {_pct(hi)}">'
+            f'<rect x="0" y="6" width="{w}" height="2" fill="#ddd"/>'
+            f'<rect x="{lo * w:.1f}" y="2" width="{max(1.0, (hi - lo) * w):.1f}" height="10" fill="#7f8c8d" opacity=".5"/>'
+            f'<rect x="{c["loss_rate"] * w - 1:.1f}" y="0" width="3" height="{h}" fill="#c0392b"/></svg>'
+        )
+        out.append(
+            f'<tr data-cell="{escape(c["cell_id"])}"><th>{escape(c["profile"])}</th>'
+            f"<td>{escape(column(c))}</td><td>{svg}</td>"
+            f"<td>{k}/{n} = {_pct(c['loss_rate'])} [{_pct(lo)}, {_pct(hi)}]"
+            f"{' unexercised' if c['status'] == 'unexercised' else ''}</td></tr>"
+        )
     out.append("</tbody></table>")
     return "".join(out)
 
@@ -137,16 +150,21 @@ def render(results: dict[str, Any], run_dir: Path) -> str:
     reasons = results.get("exit", {}).get("reasons", [])
     verdicts = results.get("verdicts", [])
     causes = [v for v in verdicts if v["verdict"] == "causes"]
-    parts = [f"<!doctype html><html><head><meta charset='utf-8'>"
-             f"<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; style-src 'unsafe-inline'\">"
-             f"<title>chaoslab run {escape(str(results.get('run_id', '')))}</title><style>{CSS}</style></head><body>",
-             f"<h1>chaoslab run {escape(str(results.get('run_id', '')))}</h1>",
-             f"<p>mode {escape(str(results.get('mode')))} &middot; "
-             + (f"seed {results.get('seed')} &middot; " if results.get("seed") is not None else "")
-             + (f"driven through {'the app' if results.get('page') == 'app' else 'the lab'}'s page &middot; "
-                if "page" in results else "")
-             + f"{len(cells)} cells, {sum(c['trials'] + c['unknown'] for c in cells)} trials &middot; "
-             f"<span class='exit{0 if code == 0 else 1}'>exit {code}</span></p>"]
+    parts = [
+        f"<!doctype html><html><head><meta charset='utf-8'>"
+        f"<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; style-src 'unsafe-inline'\">"
+        f"<title>chaoslab run {escape(str(results.get('run_id', '')))}</title><style>{CSS}</style></head><body>",
+        f"<h1>chaoslab run {escape(str(results.get('run_id', '')))}</h1>",
+        f"<p>mode {escape(str(results.get('mode')))} &middot; "
+        + (f"seed {results.get('seed')} &middot; " if results.get("seed") is not None else "")
+        + (
+            f"driven through {'the app' if results.get('page') == 'app' else 'the lab'}'s page &middot; "
+            if "page" in results
+            else ""
+        )
+        + f"{len(cells)} cells, {sum(c['trials'] + c['unknown'] for c in cells)} trials &middot; "
+        f"<span class='exit{0 if code == 0 else 1}'>exit {code}</span></p>",
+    ]
     if reasons:
         parts.append("<ul>" + "".join(f"<li>{escape(r)}</li>" for r in reasons) + "</ul>")
     if "diagnoses" in results:  # lab investigate: a black box, diagnosed from outside
@@ -158,26 +176,43 @@ def render(results: dict[str, Any], run_dir: Path) -> str:
         parts.append(evidence_section(results, run_dir))
     else:
         parts.append("<h2>Verdicts</h2>")
-        parts.append("<ul class='verdicts'>" + "".join(f"<li>{verdict_sentence(v)}</li>" for v in causes)
-                     + "</ul>" if causes else "<p>No defect was shown to cause an anomaly.</p>")
+        parts.append(
+            "<ul class='verdicts'>" + "".join(f"<li>{verdict_sentence(v)}</li>" for v in causes) + "</ul>"
+            if causes
+            else "<p>No defect was shown to cause an anomaly.</p>"
+        )
     other = [v for v in verdicts if v["verdict"] != "causes"]
     if other:
-        parts.append(f"<details><summary>{len(other)} inconclusive</summary><ul>"
-                     + "".join(f"<li>{verdict_sentence(v)}</li>" for v in other) + "</ul></details>")
-    parts.append("<h2>Anomalies per cell: the colour is the most frequent anomaly's rate, "
-                 "the number the loss rate</h2>" + heatmap(cells))
+        parts.append(
+            f"<details><summary>{len(other)} inconclusive</summary><ul>"
+            + "".join(f"<li>{verdict_sentence(v)}</li>" for v in other)
+            + "</ul></details>"
+        )
+    parts.append(
+        "<h2>Anomalies per cell: the colour is the most frequent anomaly's rate, "
+        "the number the loss rate</h2>" + heatmap(cells)
+    )
     parts.append("<h2>95% intervals (Wilson) of the loss rate</h2>" + intervals(cells))
+    parts += failing_sections(results, cells, run_dir)
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def failing_sections(results: dict[str, Any], cells: list[dict[str, Any]], run_dir: Path) -> list[str]:
+    """Per cell, its failing trials that kept artifacts: timeline, trace, files, replay."""
+    parts: list[str] = []
     replay = results.get("replay", {})
     with_artifacts = [c for c in cells if any((run_dir / "trials" / t).is_dir() for t in c.get("failing_trials", []))]
     if with_artifacts or "diagnoses" not in results:
         parts.append("<h2>Failing trials</h2>")
     for c in with_artifacts:
         failing = [t for t in c.get("failing_trials", []) if (run_dir / "trials" / t).is_dir()]
-        parts.append(f'<h3 id="cell-{escape(c["cell_id"])}">{escape(c["profile"])} &middot; '
-                     f'{escape(column(c))} -- {len(failing)} failing</h3>')
+        parts.append(
+            f'<h3 id="cell-{escape(c["cell_id"])}">{escape(c["profile"])} &middot; '
+            f"{escape(column(c))} -- {len(failing)} failing</h3>"
+        )
         parts += [trial_section(run_dir, t, replay.get(t, ""), i == 0) for i, t in enumerate(failing)]
-    parts.append("</body></html>")
-    return "\n".join(parts)
+    return parts
 
 
 def diagnoses_section(results: dict[str, Any]) -> str:
@@ -185,18 +220,29 @@ def diagnoses_section(results: dict[str, Any]) -> str:
     ds = results.get("diagnoses", [])
     out = [f"<h2>Diagnoses of {escape(str(results.get('target', '')))}: {escape(str(results.get('verdict', '')))}</h2>"]
     if ds:
-        out.append("<ul class='verdicts'>" + "".join(
-            f"<li data-diagnosis='{escape(d['code'])}'><b>{escape(d['code'])}</b>: {escape(d['cause'])}. "
-            f"{d['k']}/{d['n']} trials [{_pct(d['ci95'][0])}, {_pct(d['ci95'][1])}]. "
-            f"Evidence: {escape(d['evidence'])}</li>" for d in ds) + "</ul>")
+        out.append(
+            "<ul class='verdicts'>"
+            + "".join(
+                f"<li data-diagnosis='{escape(d['code'])}'><b>{escape(d['code'])}</b>: {escape(d['cause'])}. "
+                f"{d['k']}/{d['n']} trials [{_pct(d['ci95'][0])}, {_pct(d['ci95'][1])}]. "
+                f"Evidence: {escape(d['evidence'])}</li>"
+                for d in ds
+            )
+            + "</ul>"
+        )
     else:
-        out.append("<ul>" + "".join(
-            f"<li>{escape(name)}: {b['k']}/{b['n']} trials, rate below {_pct(b['upper95'])} at 95%</li>"
-            for name, b in results.get("bounds", {}).items()) + "</ul>")
+        out.append(
+            "<ul>"
+            + "".join(
+                f"<li>{escape(name)}: {b['k']}/{b['n']} trials, rate below {_pct(b['upper95'])} at 95%</li>"
+                for name, b in results.get("bounds", {}).items()
+            )
+            + "</ul>"
+        )
     return "".join(out)
 
 
-EVIDENCE_TRIALS = 3   # per diagnosis: enough to see the pattern, few enough to read
+EVIDENCE_TRIALS = 3  # per diagnosis: enough to see the pattern, few enough to read
 
 
 def evidence_section(results: dict[str, Any], run_dir: Path) -> str:
@@ -227,17 +273,20 @@ def evidence_section(results: dict[str, Any], run_dir: Path) -> str:
             rows = []
             for s in t.sends:
                 cls = "ok" if s.outcome == "ok" else "bad"
-                answer = f"{s.status or 'no answer'} in {s.ms or 0:.0f} ms" + (" (HTML)" if s.html else "") + (
-                    " under the fault" if s.under_fault else "") + (
-                    " -- cut after the first chunk" if s.cut else "")
-                page = (_yes(shown[s.id]) if shown and s.id in shown
-                        else escape(t.page_error or "-"))
+                answer = (
+                    f"{s.status or 'no answer'} in {s.ms or 0:.0f} ms"
+                    + (" (HTML)" if s.html else "")
+                    + (" under the fault" if s.under_fault else "")
+                    + (" -- cut after the first chunk" if s.cut else "")
+                )
+                page = _yes(shown[s.id]) if shown and s.id in shown else escape(t.page_error or "-")
                 rows.append(
                     f"<tr><td>{s.turn}</td><td class='{cls}'>{escape(answer)}</td><td>{page}</td>"
                     f"<td class='{'lost' if s.id in lost else ''}'>"
                     f"{_yes(kept[s.id]) if kept and s.id in kept else 'never settled'}</td>"
                     f"<td>{'yes' if s.turn in stored else ('no' if t.redis_final else '-')}</td>"
-                    f"<td>{escape(ttl.get(s.turn, '-'))}</td></tr>")
+                    f"<td>{escape(ttl.get(s.turn, '-'))}</td></tr>"
+                )
             flap = f"<p>reads never settled: {escape(json.dumps(t.flapping))}</p>" if t.flapping else ""
             out.append(
                 f"<details class='trial' data-trial='{escape(tid)}'{' open' if i == 0 else ''}><summary>"
@@ -246,7 +295,8 @@ def evidence_section(results: dict[str, Any], run_dir: Path) -> str:
                 f"</summary><table class='intervals'><tr><th>turn</th><th>answer</th>"
                 f"<th>page after the refresh (user/reply rows)</th><th>settled history (user/reply rows; "
                 f"positions)</th><th>text in the Redis key</th><th>PTTL after it (ms)</th></tr>{''.join(rows)}"
-                f"</table>{flap}</details>")
+                f"</table>{flap}</details>"
+            )
     return "".join(out) if len(out) > 1 else ""
 
 

@@ -21,7 +21,7 @@ class Stack(Protocol):
     cfg: LabConfig
     run_dir: Path
 
-    keep: bool     # ``with stack:`` leaves a stack it started running (lab.stack.lifecycle)
+    keep: bool  # ``with stack:`` leaves a stack it started running (lab.stack.lifecycle)
 
     def up(self, timeout_s: float = ...) -> dict[str, Any]: ...
     def down(self) -> list[str]: ...
@@ -46,9 +46,12 @@ def for_mode(mode: str, cfg: LabConfig | None = None) -> Stack:
     cfg = cfg or LabConfig.from_env()
     if mode == "native":
         from lab.stack.native import NativeStack
+
         return NativeStack(cfg)
     if mode == "external":
         from lab.stack.external import ExternalStack
+
         return ExternalStack(cfg)
     from lab.stack.compose import ComposeStack
+
     return ComposeStack(cfg)

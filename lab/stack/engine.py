@@ -18,8 +18,7 @@ from lab.wait import wait_until
 
 DOCKER = "/usr/bin/docker" if Path("/usr/bin/docker").exists() else (shutil.which("docker") or "docker")
 # The engine's own processes: what a killed run can leave holding our exec root and socket.
-ENGINE_PROGRAMS = frozenset({"dockerd", "containerd", "containerd-shim", "containerd-shim-runc-v2",
-                             "docker-proxy"})
+ENGINE_PROGRAMS = frozenset({"dockerd", "containerd", "containerd-shim", "containerd-shim-runc-v2", "docker-proxy"})
 
 
 def cmdlines() -> list[tuple[int, list[str]]]:
@@ -39,8 +38,13 @@ def cmdlines() -> list[tuple[int, list[str]]]:
 
 def reachable(host: str) -> bool:
     try:
-        res = subprocess.run([DOCKER, "version", "--format", "{{.Server.Version}}"], timeout=10,
-                             capture_output=True, text=True, env={**os.environ, "DOCKER_HOST": host})
+        res = subprocess.run(
+            [DOCKER, "version", "--format", "{{.Server.Version}}"],
+            timeout=10,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "DOCKER_HOST": host},
+        )
     except (OSError, subprocess.TimeoutExpired):
         return False
     return res.returncode == 0 and bool(res.stdout.strip())
@@ -56,8 +60,7 @@ class Engine:
 
     def find(self) -> str | None:
         """The engine to use if one is reachable: DOCKER_HOST, our private one, the system one."""
-        for host in filter(None, (os.environ.get("DOCKER_HOST"), self.private_host,
-                                  "unix:///var/run/docker.sock")):
+        for host in filter(None, (os.environ.get("DOCKER_HOST"), self.private_host, "unix:///var/run/docker.sock")):
             if host == self.private_host and procs.read(self.run_dir, "dockerd") is None:
                 continue
             if reachable(host):
@@ -71,28 +74,53 @@ class Engine:
             return found
         dockerd = shutil.which("dockerd") or "/usr/sbin/dockerd"
         if os.geteuid() != 0:
-            raise LabError("no Docker engine is reachable and starting one needs root",
-                           "start Docker (or set DOCKER_HOST), or use native mode: lab up")
+            raise LabError(
+                "no Docker engine is reachable and starting one needs root",
+                "start Docker (or set DOCKER_HOST), or use native mode: lab up",
+            )
         if not Path(dockerd).exists():
-            raise LabError("no Docker engine is reachable and dockerd is not installed",
-                           "run `make setup` as root (installs docker.io), or use native mode")
+            raise LabError(
+                "no Docker engine is reachable and dockerd is not installed",
+                "run `make setup` as root (installs docker.io), or use native mode",
+            )
         self.stop_stale()  # its socket and exec root are the ones we are about to use
         self.exec_root.mkdir(parents=True, exist_ok=True)
         self.data_root.mkdir(parents=True, exist_ok=True)
-        info = procs.spawn("dockerd", [
-            # --bridge=none: compose uses its own networks; the default docker0 bridge would be
-            # left behind on this host when the engine stops.
-            dockerd, "--storage-driver=vfs", "--iptables=false", "--bridge=none",
-            "--data-root", str(self.data_root), "--exec-root", str(self.exec_root / "exec"),
-            "--pidfile", str(self.exec_root / "docker.pid"), "-H", self.private_host,
-        ], self.run_dir)
-        wait_until(lambda: reachable(self.private_host), what=f"private dockerd (pid {info.pid})",
-                   timeout_s=timeout_s, interval_s=0.2,
-                   abort=lambda: None if info.alive() else "dockerd exited; see dockerd.log")
+        info = procs.spawn(
+            "dockerd",
+            [
+                # --bridge=none: compose uses its own networks; the default docker0 bridge would be
+                # left behind on this host when the engine stops.
+                dockerd,
+                "--storage-driver=vfs",
+                "--iptables=false",
+                "--bridge=none",
+                "--data-root",
+                str(self.data_root),
+                "--exec-root",
+                str(self.exec_root / "exec"),
+                "--pidfile",
+                str(self.exec_root / "docker.pid"),
+                "-H",
+                self.private_host,
+            ],
+            self.run_dir,
+        )
+        wait_until(
+            lambda: reachable(self.private_host),
+            what=f"private dockerd (pid {info.pid})",
+            timeout_s=timeout_s,
+            interval_s=0.2,
+            abort=lambda: None if info.alive() else "dockerd exited; see dockerd.log",
+        )
         # Networks an earlier engine on this data root could not remove (it was killed) would
         # come back as bridges on the host: drop every unused one now.
-        subprocess.run([DOCKER, "network", "prune", "-f"], capture_output=True, timeout=60,
-                       env={**os.environ, "DOCKER_HOST": self.private_host})
+        subprocess.run(
+            [DOCKER, "network", "prune", "-f"],
+            capture_output=True,
+            timeout=60,
+            env={**os.environ, "DOCKER_HOST": self.private_host},
+        )
         return self.private_host
 
     def stale(self) -> list[tuple[int, list[str]]]:
@@ -116,8 +144,12 @@ class Engine:
         and unmount what it left under our roots."""
         report = []
         for pid, argv in self.stale():
-            print(f"lab: a Docker engine left by an earlier run holds {self.exec_root}: "
-                  f"pid {pid} ({' '.join(argv)[:200]}); stopping it", file=sys.stderr, flush=True)
+            print(
+                f"lab: a Docker engine left by an earlier run holds {self.exec_root}: "
+                f"pid {pid} ({' '.join(argv)[:200]}); stopping it",
+                file=sys.stderr,
+                flush=True,
+            )
             report.append(_terminate(pid, timeout_s))
         if report:
             procs.pidfile(self.run_dir, "dockerd").unlink(missing_ok=True)
@@ -151,6 +183,7 @@ class Engine:
 def _terminate(pid: int, timeout_s: float) -> str:
     """SIGTERM ``pid`` (dockerd stops its containerd itself), SIGKILL if it outlives the
     deadline; "stopped" / "killed" / "already gone"."""
+
     def gone() -> bool:
         return procs.state(pid) in (None, "Z", "X")
 

@@ -54,12 +54,15 @@ class BackendEvents:
 
     async def wait_until(self, cond: Callable[[], bool], timeout_s: float) -> bool:
         """Until ``cond()`` holds (re-checked each time the log grows); False at the deadline."""
+
         def check() -> bool:
             self.poll()
             return cond()
+
         try:
-            await wait_until_async(check, what="backend events", timeout_s=timeout_s, transient=(),
-                                   wake=self._next_change)
+            await wait_until_async(
+                check, what="backend events", timeout_s=timeout_s, transient=(), wake=self._next_change
+            )
         except NotReady:
             return False
         return True

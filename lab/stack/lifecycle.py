@@ -29,7 +29,7 @@ S = TypeVar("S", bound=_UpDown)
 class Lifecycle:
     """Mixed into the stacks: their own ``up()`` / ``down()``, and ``with`` from here."""
 
-    keep: bool = False          # leave a stack this started running (pytest --lab-keep-stack)
+    keep: bool = False  # leave a stack this started running (pytest --lab-keep-stack)
     _started: bool = False
 
     def __enter__(self: S) -> S:

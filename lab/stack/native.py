@@ -36,15 +36,15 @@ STATE_FILE = "stack.json"
 
 
 # The ports each service needs free before it starts.
-SERVICE_PORTS = {"redis": ("redis",), "toxiproxy": ("toxiproxy", "redis_proxy", "chat_proxy"),
-                 "backend": ("backend",)}
+SERVICE_PORTS = {"redis": ("redis",), "toxiproxy": ("toxiproxy", "redis_proxy", "chat_proxy"), "backend": ("backend",)}
 
 
 class NativeStack(Lifecycle, ProcessFaults):
     mode = "native"
 
-    def __init__(self, cfg: LabConfig, backend_env: dict[str, str] | None = None,
-                 services: tuple[str, ...] = SERVICES) -> None:
+    def __init__(
+        self, cfg: LabConfig, backend_env: dict[str, str] | None = None, services: tuple[str, ...] = SERVICES
+    ) -> None:
         """``services``: all three, or ("redis", "toxiproxy") -- Redis behind its proxy and no
         backend, the half a foreign target is plugged into (lab investigate's link)."""
         unknown = set(services) - set(SERVICES)
@@ -107,12 +107,16 @@ class NativeStack(Lifecycle, ProcessFaults):
         recorded = {p.name: p for p in procs.recorded(self.run_dir)}
         for name in self.services:
             info = recorded.get(name)
-            services[name] = {"pid": info.pid if info else None,
-                              "alive": bool(info and info.alive())}
+            services[name] = {"pid": info.pid if info else None, "alive": bool(info and info.alive())}
         up = all(s["alive"] for s in services.values())
-        return {"mode": self.mode, "up": up, "healthy": up and self._healthy(),
-                "run_dir": str(self.run_dir), "services": services,
-                "endpoints": self.cfg.endpoints()}
+        return {
+            "mode": self.mode,
+            "up": up,
+            "healthy": up and self._healthy(),
+            "run_dir": str(self.run_dir),
+            "services": services,
+            "endpoints": self.cfg.endpoints(),
+        }
 
     def backend_events(self, name: str | None = None, **match: object) -> list[dict[str, object]]:
         """The backend's JSON events (services/chat/views.py ``event``) so far, oldest first."""
@@ -120,36 +124,43 @@ class NativeStack(Lifecycle, ProcessFaults):
 
         events = BackendEvents(self.run_dir / "backend.log", from_start=True)
         events.poll()
-        return [e for e in events.all if (name is None or e.get("event") == name)
-                and all(e.get(k) == v for k, v in match.items())]
+        return [
+            e
+            for e in events.all
+            if (name is None or e.get("event") == name) and all(e.get(k) == v for k, v in match.items())
+        ]
 
     # ----------------------------------------------------------------- start-up
     def _preflight(self) -> None:
         if not self.cfg.toxiproxy_server.is_file():
-            raise UsageError(f"no Toxiproxy server at {self.cfg.toxiproxy_server}",
-                             "run `make setup` (builds it with go install); without Go, use compose mode")
+            raise UsageError(
+                f"no Toxiproxy server at {self.cfg.toxiproxy_server}",
+                "run `make setup` (builds it with go install); without Go, use compose mode",
+            )
         if shutil.which("redis-server") is None:
-            raise UsageError("redis-server is not installed",
-                             "run `make setup` as root, or: apt-get install -y redis-server")
+            raise UsageError(
+                "redis-server is not installed", "run `make setup` as root, or: apt-get install -y redis-server"
+            )
         if not self.with_backend:
             return
         try:
             import gunicorn  # noqa: F401
             import services.chat  # noqa: F401
         except ImportError as exc:
-            raise UsageError(f"the backend cannot be imported ({exc})",
-                             "run `make setup` and use the lab from .venv (make up)") from None
+            raise UsageError(
+                f"the backend cannot be imported ({exc})", "run `make setup` and use the lab from .venv (make up)"
+            ) from None
 
     def _check_ports_free(self) -> None:
         # Without the backend, the chat proxy is not started: its port need not be free either.
-        needed = {n for s in self.services for n in SERVICE_PORTS[s]} - (
-            set() if self.with_backend else {"chat_proxy"})
+        needed = {n for s in self.services for n in SERVICE_PORTS[s]} - (set() if self.with_backend else {"chat_proxy"})
         for name, port in self.cfg.ports.items():
             if name in needed and not ports.is_free(self.cfg.host, port):
                 who = ports.holder(port)
                 raise UsageError(
                     f"port {port} ({PORT_ENV[name]}) is in use" + (f" by {who}" if who else ""),
-                    f"stop what holds it, or choose another port: {PORT_ENV[name]}=NNNNN lab up")
+                    f"stop what holds it, or choose another port: {PORT_ENV[name]}=NNNNN lab up",
+                )
 
     def _start(self, proxies: list[topology.Proxy], timeout_s: float) -> None:
         if not self.with_backend:  # no backend: no chat proxy in front of it
@@ -157,62 +168,99 @@ class NativeStack(Lifecycle, ProcessFaults):
         rendered = self.run_dir / "toxiproxy.json"
         topology.write(proxies, rendered)
         self._start_redis(timeout_s)
-        toxi = procs.spawn("toxiproxy", [
-            str(self.cfg.toxiproxy_server), "-host", self.cfg.host,
-            "-port", str(self.cfg.ports["toxiproxy"]), "-config", str(rendered),
-        ], self.run_dir)
+        toxi = procs.spawn(
+            "toxiproxy",
+            [
+                str(self.cfg.toxiproxy_server),
+                "-host",
+                self.cfg.host,
+                "-port",
+                str(self.cfg.ports["toxiproxy"]),
+                "-config",
+                str(rendered),
+            ],
+            self.run_dir,
+        )
         self._wait("toxiproxy", toxi, self._toxiproxy_ready, timeout_s)
         self._confirm_proxies(proxies)
-        self._wait("redis through toxiproxy", toxi,
-                   lambda: self._redis(self.cfg.redis_proxy_url).ping(), timeout_s)
+        self._wait("redis through toxiproxy", toxi, lambda: self._redis(self.cfg.redis_proxy_url).ping(), timeout_s)
         if self.with_backend:
             self._start_backend(timeout_s)
 
     def _start_redis(self, timeout_s: float, durable: bool = False) -> procs.ProcInfo:
         # Persistence off by default: a restart loses everything. The durable variant (AOF,
         # fsync on every write) survives a SIGKILL. --dir keeps any file in the run folder.
-        persistence = ["--appendonly", "yes", "--appendfsync", "always"] if durable else \
-            ["--appendonly", "no"]
-        proc = procs.spawn("redis", [
-            shutil.which("redis-server") or "redis-server",
-            "--bind", self.cfg.host, "--port", str(self.cfg.ports["redis"]),
-            "--save", "", *persistence, "--dir", str(self.run_dir),
-            "--daemonize", "no", "--protected-mode", "yes",
-            # Expiry events are the checker's evidence for "expired".
-            "--notify-keyspace-events", "Ex",
-        ], self.run_dir)
+        persistence = ["--appendonly", "yes", "--appendfsync", "always"] if durable else ["--appendonly", "no"]
+        proc = procs.spawn(
+            "redis",
+            [
+                shutil.which("redis-server") or "redis-server",
+                "--bind",
+                self.cfg.host,
+                "--port",
+                str(self.cfg.ports["redis"]),
+                "--save",
+                "",
+                *persistence,
+                "--dir",
+                str(self.run_dir),
+                "--daemonize",
+                "no",
+                "--protected-mode",
+                "yes",
+                # Expiry events are the checker's evidence for "expired".
+                "--notify-keyspace-events",
+                "Ex",
+            ],
+            self.run_dir,
+        )
         self._wait("redis", proc, lambda: self._redis(self.cfg.redis_url).ping(), timeout_s)
         return proc
 
     def _start_backend(self, timeout_s: float) -> procs.ProcInfo:
         cfg = self.cfg
         env = dict(os.environ)
-        env.update({
-            # The backend is given only the Toxiproxy address for Redis.
-            "CHAT_REDIS_URL": cfg.redis_proxy_url,
-            "CHAT_LAB_MODE": "1",
-            "PYTHONPATH": str(cfg.root) + os.pathsep + env.get("PYTHONPATH", ""),
-            "PYTHONUNBUFFERED": "1",
-            **self.backend_env,
-        })
-        backend = procs.spawn("backend", [
-            sys.executable, "-m", "gunicorn", "--config", str(GUNICORN_CONF),
-            "--bind", f"{cfg.host}:{cfg.ports['backend']}", "services.chat.wsgi:app",
-        ], self.run_dir, env=env, cwd=cfg.root)
-        self._wait("backend", backend, lambda: http_get(cfg.backend_url + "/healthz")[0] == 200,
-                   timeout_s)
-        self._wait("backend through toxiproxy", backend,
-                   lambda: http_get(cfg.chat_url + "/healthz")[0] == 200, timeout_s)
+        env.update(
+            {
+                # The backend is given only the Toxiproxy address for Redis.
+                "CHAT_REDIS_URL": cfg.redis_proxy_url,
+                "CHAT_LAB_MODE": "1",
+                "PYTHONPATH": str(cfg.root) + os.pathsep + env.get("PYTHONPATH", ""),
+                "PYTHONUNBUFFERED": "1",
+                **self.backend_env,
+            }
+        )
+        backend = procs.spawn(
+            "backend",
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "--config",
+                str(GUNICORN_CONF),
+                "--bind",
+                f"{cfg.host}:{cfg.ports['backend']}",
+                "services.chat.wsgi:app",
+            ],
+            self.run_dir,
+            env=env,
+            cwd=cfg.root,
+        )
+        self._wait("backend", backend, lambda: http_get(cfg.backend_url + "/healthz")[0] == 200, timeout_s)
+        self._wait(
+            "backend through toxiproxy", backend, lambda: http_get(cfg.chat_url + "/healthz")[0] == 200, timeout_s
+        )
         return backend
 
     def _wait(self, what: str, proc: procs.ProcInfo, check: Callable[[], object], timeout_s: float) -> None:
         log = self.run_dir / f"{proc.name}.log"
 
         def exited() -> str | None:
-            return None if proc.alive() else f"{proc.name} exited during start-up; log tail:\n{_tail(log)}"
+            return None if proc.alive() else f"{proc.name} exited during start-up; log tail:\n{procs.log_tail(log)}"
 
-        wait_until(check, what=f"{what} ({proc.name} pid {proc.pid})", timeout_s=timeout_s,
-                   abort=exited, hint=f"see {log}")
+        wait_until(
+            check, what=f"{what} ({proc.name} pid {proc.pid})", timeout_s=timeout_s, abort=exited, hint=f"see {log}"
+        )
 
     def _toxiproxy_ready(self) -> bool:
         status, body = http_get(self.cfg.toxiproxy_url + "/version")
@@ -220,8 +268,10 @@ class NativeStack(Lifecycle, ProcessFaults):
             return False
         version = json.loads(body).get("version")
         if version != TOXIPROXY_VERSION:
-            raise LabError(f"toxiproxy-server reports version {version!r}, expected {TOXIPROXY_VERSION}",
-                           "rebuild it: rm -rf .lab/bin && make setup")
+            raise LabError(
+                f"toxiproxy-server reports version {version!r}, expected {TOXIPROXY_VERSION}",
+                "rebuild it: rm -rf .lab/bin && make setup",
+            )
         return True
 
     def _confirm_proxies(self, proxies: list[topology.Proxy]) -> None:
@@ -231,25 +281,31 @@ class NativeStack(Lifecycle, ProcessFaults):
         for p in proxies:
             got = have.get(p.name)
             if got is None or got.get("listen") != p.listen or got.get("upstream") != p.upstream:
-                raise LabError(f"toxiproxy did not create proxy {p.name} ({p.listen} -> {p.upstream}); "
-                               f"log tail:\n{_tail(self.run_dir / 'toxiproxy.log')}")
+                raise LabError(
+                    f"toxiproxy did not create proxy {p.name} ({p.listen} -> {p.upstream}); "
+                    f"log tail:\n{procs.log_tail(self.run_dir / 'toxiproxy.log')}"
+                )
 
     def _redis(self, url: str) -> "redis.Redis":
-        return redis.Redis.from_url(url, socket_timeout=1.0, socket_connect_timeout=1.0,
-                                    retry=None)
+        return redis.Redis.from_url(url, socket_timeout=1.0, socket_connect_timeout=1.0, retry=None)
 
     # ----------------------------------------------------------------- health, state, stop
     def _healthy(self) -> bool:
         try:
             return bool(self._redis(self.cfg.redis_proxy_url).ping()) and (
-                not self.with_backend or http_get(self.cfg.chat_url + "/healthz")[0] == 200)
+                not self.with_backend or http_get(self.cfg.chat_url + "/healthz")[0] == 200
+            )
         except Exception:
             return False
 
     def _state(self) -> dict[str, object]:
-        return {"mode": self.mode, "run_dir": str(self.run_dir), "endpoints": self.cfg.endpoints(),
-                "pids": {p.name: p.pid for p in procs.recorded(self.run_dir)},
-                "code": self._fingerprint()}
+        return {
+            "mode": self.mode,
+            "run_dir": str(self.run_dir),
+            "endpoints": self.cfg.endpoints(),
+            "pids": {p.name: p.pid for p in procs.recorded(self.run_dir)},
+            "code": self._fingerprint(),
+        }
 
     def _fingerprint(self) -> str:
         """The code the backend runs: the checkout's, plus any extra settings and the exercise
@@ -274,8 +330,7 @@ class NativeStack(Lifecycle, ProcessFaults):
     def _stop_all(self) -> list[str]:
         report = []
         recorded = {p.name: p for p in procs.recorded(self.run_dir)}
-        order = [n for n in reversed(self.services) if n in recorded] + \
-                [n for n in recorded if n not in self.services]
+        order = [n for n in reversed(self.services) if n in recorded] + [n for n in recorded if n not in self.services]
         for name in order:
             outcome = procs.stop(recorded[name], self.run_dir)
             report.append(f"{name} (pid {recorded[name].pid}): {outcome}")
@@ -283,12 +338,9 @@ class NativeStack(Lifecycle, ProcessFaults):
         return report
 
     def _lock(self) -> AbstractContextManager[None]:
-        return exclusive(self.run_dir / "lock", LabError(f"another lab up/down is running on {self.run_dir}",
-                                                         "wait for it to finish, or use another LAB_RUN_DIR"))
-
-
-def _tail(path: Path, lines: int = 15) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return "(no log)"
+        return exclusive(
+            self.run_dir / "lock",
+            LabError(
+                f"another lab up/down is running on {self.run_dir}", "wait for it to finish, or use another LAB_RUN_DIR"
+            ),
+        )

@@ -72,8 +72,12 @@ class ProcessFaults:
             # the peer acknowledges): a restart in that moment fails with "Address already in
             # use" (seen in 1 of 3 to 5 restarts with an idle client connected).
             host, port = self.cfg.host, self.cfg.ports["redis"]
-            wait_until(lambda: ports.is_free(host, port), what=f"port {port} bindable after the kill",
-                       timeout_s=10.0, interval_s=0.01)
+            wait_until(
+                lambda: ports.is_free(host, port),
+                what=f"port {port} bindable after the kill",
+                timeout_s=10.0,
+                interval_s=0.01,
+            )
             self._start_redis(timeout_s, durable=durable)
         return self.instance("redis")
 

@@ -38,7 +38,7 @@ def _stat_fields(pid: int) -> list[str] | None:
     except (FileNotFoundError, ProcessLookupError, PermissionError):
         return None
     # comm may contain spaces and parentheses: split after the last ')'.
-    return raw[raw.rindex(")") + 2:].split()
+    return raw[raw.rindex(")") + 2 :].split()
 
 
 def _start_ticks(pid: int) -> int | None:
@@ -59,13 +59,21 @@ def pidfile(run_dir: Path, name: str) -> Path:
     return run_dir / f"{name}.pid"
 
 
-def spawn(name: str, argv: list[str], run_dir: Path, env: dict[str, str] | None = None,
-          cwd: Path | None = None) -> ProcInfo:
+def spawn(
+    name: str, argv: list[str], run_dir: Path, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> ProcInfo:
     """Start a service detached (own session, stdin closed, output to <name>.log) and record it."""
     log = open(run_dir / f"{name}.log", "ab")
     try:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                start_new_session=True, env=env, cwd=cwd or run_dir)
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env=env,
+            cwd=cwd or run_dir,
+        )
     finally:
         log.close()
     ticks = _start_ticks(proc.pid)
@@ -104,12 +112,10 @@ def stop(info: ProcInfo, run_dir: Path, timeout_s: float = 10.0) -> str:
         outcome = "stopped"
         _signal_group(info.pid, signal.SIGTERM)
         try:
-            wait_until(lambda: not info.alive(), what=f"{info.name} exit", timeout_s=timeout_s,
-                       interval_s=0.02)
+            wait_until(lambda: not info.alive(), what=f"{info.name} exit", timeout_s=timeout_s, interval_s=0.02)
         except NotReady:
             _signal_group(info.pid, signal.SIGKILL)
-            wait_until(lambda: not info.alive(), what=f"{info.name} exit after SIGKILL",
-                       timeout_s=5.0, interval_s=0.02)
+            wait_until(lambda: not info.alive(), what=f"{info.name} exit after SIGKILL", timeout_s=5.0, interval_s=0.02)
             outcome = "killed"
     # The group may outlive its leader (an orphaned worker): make sure nothing is left in it.
     for pid in group_members(info.pid):
@@ -124,8 +130,12 @@ def stop(info: ProcInfo, run_dir: Path, timeout_s: float = 10.0) -> str:
 def kill_now(info: ProcInfo, run_dir: Path) -> None:
     """SIGKILL the service's group at once (a crash, not a shutdown) and wait until it is gone."""
     _signal_group(info.pid, signal.SIGKILL)
-    wait_until(lambda: not info.alive() and not group_members(info.pid),
-               what=f"{info.name} gone after SIGKILL", timeout_s=10.0, interval_s=0.01)
+    wait_until(
+        lambda: not info.alive() and not group_members(info.pid),
+        what=f"{info.name} gone after SIGKILL",
+        timeout_s=10.0,
+        interval_s=0.01,
+    )
     pidfile(run_dir, info.name).unlink(missing_ok=True)
 
 
@@ -152,3 +162,11 @@ def group_members(pgid: int) -> list[int]:
         if fields and fields[0] not in ("Z", "X") and int(fields[2]) == pgid:
             out.append(int(entry.name))
     return out
+
+
+def log_tail(path: Path, lines: int = 15) -> str:
+    """The last lines of a service's log, for an error that says why it did not start."""
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"

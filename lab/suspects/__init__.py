@@ -22,22 +22,30 @@ from lab.errors import UsageError
 
 @dataclass(frozen=True)
 class Suspect:
-    check: str                    # the registered check's name
-    path: str                     # as shown: relative to the folder the scan was asked about
+    check: str  # the registered check's name
+    path: str  # as shown: relative to the folder the scan was asked about
     line: int
-    mechanism: str                # what the code does, in words
-    diagnoses: tuple[str, ...]    # the diagnoses of lab investigate that would prove it
-    detail: str                   # why this line, in words
-    code: str                     # the line itself, stripped
-    by: str = "lab"               # "lab" (its AST checks) or "ruff RUF006" etc.
+    mechanism: str  # what the code does, in words
+    diagnoses: tuple[str, ...]  # the diagnoses of lab investigate that would prove it
+    detail: str  # why this line, in words
+    code: str  # the line itself, stripped
+    by: str = "lab"  # "lab" (its AST checks) or "ruff RUF006" etc.
 
     @property
     def where(self) -> str:
         return f"{self.path}:{self.line}"
 
     def as_json(self) -> dict[str, Any]:
-        return {"check": self.check, "path": self.path, "line": self.line, "mechanism": self.mechanism,
-                "diagnoses": list(self.diagnoses), "detail": self.detail, "code": self.code, "by": self.by}
+        return {
+            "check": self.check,
+            "path": self.path,
+            "line": self.line,
+            "mechanism": self.mechanism,
+            "diagnoses": list(self.diagnoses),
+            "detail": self.detail,
+            "code": self.code,
+            "by": self.by,
+        }
 
 
 @dataclass
@@ -46,7 +54,7 @@ class Module:
     rel: str
     text: str
     tree: ast.Module
-    imports: set[str] = field(default_factory=set)     # names bound by import statements
+    imports: set[str] = field(default_factory=set)  # names bound by import statements
 
     def line(self, n: int) -> str:
         lines = self.text.splitlines()
@@ -63,9 +71,9 @@ class Source:
     """Everything scanned, parsed once, with facts the checks share."""
 
     modules: list[Module]
-    skipped: int = 0                               # files that are not Python
-    ruff: list[dict[str, Any]] = field(default_factory=list)    # ruff's findings (JSON objects)
-    loop_per_request: bool = False                 # Flask async views: a new event loop per request
+    skipped: int = 0  # files that are not Python
+    ruff: list[dict[str, Any]] = field(default_factory=list)  # ruff's findings (JSON objects)
+    loop_per_request: bool = False  # Flask async views: a new event loop per request
     writers: set[str] = field(default_factory=set)  # functions that write to Redis (by name)
 
     def suspect(self, check: str, m: Module, node: ast.AST | int, detail: str, by: str = "lab") -> Suspect:
@@ -85,19 +93,21 @@ class Check:
 REGISTRY: dict[str, Check] = {}
 
 
-def register(name: str, *, mechanism: str, diagnoses: tuple[str, ...]
-             ) -> Callable[[Callable[[Source], list[Suspect]]], Callable[[Source], list[Suspect]]]:
+def register(
+    name: str, *, mechanism: str, diagnoses: tuple[str, ...]
+) -> Callable[[Callable[[Source], list[Suspect]]], Callable[[Source], list[Suspect]]]:
     def wrap(fn: Callable[[Source], list[Suspect]]) -> Callable[[Source], list[Suspect]]:
         if name in REGISTRY:
             raise ValueError(f"suspect check {name!r} registered twice")
         REGISTRY[name] = Check(name, mechanism, diagnoses, fn)
         return fn
+
     return wrap
 
 
 def _load() -> None:
     for mod in pkgutil.iter_modules(__path__):
-        if not mod.name.startswith("_"):   # verdict, show, ruff register nothing: harmless
+        if not mod.name.startswith("_"):  # verdict, show, ruff register nothing: harmless
             importlib.import_module(f"{__name__}.{mod.name}")
 
 
@@ -109,8 +119,12 @@ class Scan:
     ruff_error: str | None = None
 
     def as_json(self) -> dict[str, Any]:
-        return {"files": self.files, "skipped_non_python": self.skipped, "ruff_error": self.ruff_error,
-                "suspects": [s.as_json() for s in self.suspects]}
+        return {
+            "files": self.files,
+            "skipped_non_python": self.skipped,
+            "ruff_error": self.ruff_error,
+            "suspects": [s.as_json() for s in self.suspects],
+        }
 
 
 def _files(paths: Sequence[Path], root: Path) -> tuple[list[tuple[Path, str]], int]:
@@ -123,8 +137,9 @@ def _files(paths: Sequence[Path], root: Path) -> tuple[list[tuple[Path, str]], i
             raise UsageError(f"{p}: no such file or directory", "name the backend's source files or folders")
         found = sorted(x for x in p.rglob("*") if x.is_file()) if p.is_dir() else [p]
         for f in found:
-            if p.is_dir() and any(part in ("__pycache__", "node_modules") or part.startswith(".")
-                                  for part in f.relative_to(p).parts[:-1]):
+            if p.is_dir() and any(
+                part in ("__pycache__", "node_modules") or part.startswith(".") for part in f.relative_to(p).parts[:-1]
+            ):
                 continue
             if f.suffix != ".py":
                 skipped += 1
@@ -146,8 +161,10 @@ def parse(paths: Sequence[Path], root: Path | None = None) -> Source:
             text = f.read_text(encoding="utf-8")
             tree = ast.parse(text, filename=str(f))
         except SyntaxError as exc:
-            raise UsageError(f"{f}:{exc.lineno}: does not parse: {exc.msg}",
-                             "lab suspects reads Python 3 source; fix the file or leave it out") from None
+            raise UsageError(
+                f"{f}:{exc.lineno}: does not parse: {exc.msg}",
+                "lab suspects reads Python 3 source; fix the file or leave it out",
+            ) from None
         except (UnicodeDecodeError, OSError) as exc:
             raise UsageError(f"{f}: cannot be read: {exc}", "name readable UTF-8 Python files") from None
         modules.append(Module(f, shown, text, tree, _facts.imported_names(tree)))

@@ -15,15 +15,48 @@ class Module(Protocol):
     text: str
     imports: set[str]
 
+
 # Redis commands that change a conversation (method names of redis-py clients and pipelines).
 # `append` and argument-less `set` are left out: list.append and Event.set are far commoner.
-WRITES = {"rpush", "lpush", "rpushx", "lpushx", "linsert", "lset", "setex", "psetex", "setnx",
-          "hset", "hmset", "hsetnx", "xadd", "zadd", "sadd", "execute", "eval", "evalsha", "fcall",
-          "json_set", "mset"}
+WRITES = {
+    "rpush",
+    "lpush",
+    "rpushx",
+    "lpushx",
+    "linsert",
+    "lset",
+    "setex",
+    "psetex",
+    "setnx",
+    "hset",
+    "hmset",
+    "hsetnx",
+    "xadd",
+    "zadd",
+    "sadd",
+    "execute",
+    "eval",
+    "evalsha",
+    "fcall",
+    "json_set",
+    "mset",
+}
 EXPIRES = {"expire", "pexpire", "expireat", "pexpireat"}
-READS = {"lrange", "get", "mget", "hgetall", "hget", "hmget", "zrange", "xrange", "xrevrange",
-         "smembers", "llen", "json_get"}
-APPENDS = {"rpush", "lpush", "rpushx", "lpushx", "xadd"}   # append a row: not idempotent by itself
+READS = {
+    "lrange",
+    "get",
+    "mget",
+    "hgetall",
+    "hget",
+    "hmget",
+    "zrange",
+    "xrange",
+    "xrevrange",
+    "smembers",
+    "llen",
+    "json_get",
+}
+APPENDS = {"rpush", "lpush", "rpushx", "lpushx", "xadd"}  # append a row: not idempotent by itself
 SCHEDULE = {"create_task", "ensure_future", "run_coroutine_threadsafe", "submit", "run_in_executor"}
 ROUTES = {"route", "get", "post", "put", "patch", "delete"}
 
@@ -72,7 +105,7 @@ def redis_write(call: ast.Call) -> bool:
     if not is_method(call):
         return False
     if t == "set":
-        return len(call.args) >= 2   # r.set(key, value): a write; event.set(): not
+        return len(call.args) >= 2  # r.set(key, value): a write; event.set(): not
     return t in WRITES or t in EXPIRES
 
 
@@ -84,8 +117,9 @@ def writes(call: ast.Call, writers: set[str], imports: set[str]) -> bool:
     f = call.func
     if isinstance(f, ast.Name):
         return f.id in writers
-    return (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in imports
-            and f.attr in writers)
+    return (
+        isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in imports and f.attr in writers
+    )
 
 
 def imported_names(tree: ast.Module) -> set[str]:
@@ -103,8 +137,7 @@ def writers(modules: Sequence[Module]) -> set[str]:
     funcs = [(m, f) for m in modules for f in functions(m.tree)]
     out: set[str] = set()
     while True:
-        more = {f.name for m, f in funcs if f.name not in out
-                and any(writes(c, out, m.imports) for c in calls(f))}
+        more = {f.name for m, f in funcs if f.name not in out and any(writes(c, out, m.imports) for c in calls(f))}
         if not more:
             return out
         out |= more
@@ -117,7 +150,8 @@ def loop_per_request(modules: Sequence[Module]) -> bool:
             continue
         for f in functions(m.tree):
             if isinstance(f, ast.AsyncFunctionDef) and any(
-                    isinstance(d, ast.Call) and tail(d) in ROUTES for d in f.decorator_list):
+                isinstance(d, ast.Call) and tail(d) in ROUTES for d in f.decorator_list
+            ):
                 return True
     return False
 
@@ -142,8 +176,11 @@ def pipelines(f: ast.AST) -> set[str]:
     for n in ast.walk(f):
         if isinstance(n, (ast.With, ast.AsyncWith)):
             for item in n.items:
-                if isinstance(item.context_expr, ast.Call) and tail(item.context_expr) == "pipeline" \
-                        and isinstance(item.optional_vars, ast.Name):
+                if (
+                    isinstance(item.context_expr, ast.Call)
+                    and tail(item.context_expr) == "pipeline"
+                    and isinstance(item.optional_vars, ast.Name)
+                ):
                     out.add(item.optional_vars.id)
         elif isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and tail(n.value) == "pipeline":
             out |= {t.id for t in n.targets if isinstance(t, ast.Name)}

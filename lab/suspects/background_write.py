@@ -29,8 +29,11 @@ def _waited(f: ast.AST, call: ast.Call, up: dict[ast.AST, ast.AST]) -> bool:
         return isinstance(parent, ast.Await)
     name = parent.targets[0].id
     for n in ast.walk(f):
-        if isinstance(n, ast.Call) and _facts.tail(n) in ("join", "result", "wait", "gather", "as_completed") and (
-                _facts.receiver(n) == name or any(isinstance(a, ast.Name) and a.id == name for a in n.args)):
+        if (
+            isinstance(n, ast.Call)
+            and _facts.tail(n) in ("join", "result", "wait", "gather", "as_completed")
+            and (_facts.receiver(n) == name or any(isinstance(a, ast.Name) and a.id == name for a in n.args))
+        ):
             return True
         if isinstance(n, ast.Await) and isinstance(n.value, ast.Name) and n.value.id == name:
             return True
@@ -48,9 +51,19 @@ def _unwaited(m: Module, src: Source) -> list[tuple[ast.Call, str]]:
     return out
 
 
-@register("background_write", diagnoses=("acked_too_fast", "replies_not_stored"),
-          mechanism="the write handed to a thread or executor that the answer does not wait for")
+@register(
+    "background_write",
+    diagnoses=("acked_too_fast", "replies_not_stored"),
+    mechanism="the write handed to a thread or executor that the answer does not wait for",
+)
 def check(src: Source) -> list[Suspect]:
-    return [src.suspect("background_write", m, c, f"`{name}` writes in the background: the answer can leave "
-                        "before the write is done, or when it failed")
-            for m in src.modules for c, name in _unwaited(m, src)]
+    return [
+        src.suspect(
+            "background_write",
+            m,
+            c,
+            f"`{name}` writes in the background: the answer can leave before the write is done, or when it failed",
+        )
+        for m in src.modules
+        for c, name in _unwaited(m, src)
+    ]

@@ -19,25 +19,44 @@ def _unkept(f: ast.AST) -> list[ast.stmt]:
     for n in ast.walk(f):
         if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call) and _facts.tail(n.value) in TASKS:
             out.append(n)
-        elif (isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and _facts.tail(n.value) in TASKS
-              and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) and not used.get(n.targets[0].id)):
+        elif (
+            isinstance(n, ast.Assign)
+            and isinstance(n.value, ast.Call)
+            and _facts.tail(n.value) in TASKS
+            and len(n.targets) == 1
+            and isinstance(n.targets[0], ast.Name)
+            and not used.get(n.targets[0].id)
+        ):
             out.append(n)
     return out
 
 
-@register("dangling_task", diagnoses=("replies_not_stored", "acked_too_fast"),
-          mechanism="a write scheduled as a task nobody awaits")
+@register(
+    "dangling_task",
+    diagnoses=("replies_not_stored", "acked_too_fast"),
+    mechanism="a write scheduled as a task nobody awaits",
+)
 def check(src: Source) -> list[Suspect]:
-    where = ("Flask runs each async view in asyncio.run: the tasks still pending when it returns "
-             "are cancelled, so the write may never run" if src.loop_per_request else
-             "the loop keeps only a weak reference: the task can vanish mid-write, its errors unseen")
+    where = (
+        "Flask runs each async view in asyncio.run: the tasks still pending when it returns "
+        "are cancelled, so the write may never run"
+        if src.loop_per_request
+        else "the loop keeps only a weak reference: the task can vanish mid-write, its errors unseen"
+    )
     by_file = {m.path.resolve(): m for m in src.modules}
     out = []
     for f in src.ruff:
         m = by_file.get(Path(str(f.get("filename", ""))).resolve())
         if m is not None and f.get("code") == "RUF006":
-            out.append(src.suspect("dangling_task", m, int(f["location"]["row"]),
-                                   f"the task's result is not kept (ruff RUF006); {where}", by="ruff RUF006"))
+            out.append(
+                src.suspect(
+                    "dangling_task",
+                    m,
+                    int(f["location"]["row"]),
+                    f"the task's result is not kept (ruff RUF006); {where}",
+                    by="ruff RUF006",
+                )
+            )
     for m in src.modules:
         for fn in _facts.functions(m.tree):
             for n in _unkept(fn):

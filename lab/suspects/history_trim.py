@@ -9,8 +9,11 @@ from lab.suspects import Source, Suspect, _facts, register
 TRIMS = {"ltrim", "xtrim"}
 
 
-@register("history_trim", diagnoses=("history_capped",),
-          mechanism="the stored history trimmed to a cap (LTRIM/XTRIM, XADD maxlen)")
+@register(
+    "history_trim",
+    diagnoses=("history_capped",),
+    mechanism="the stored history trimmed to a cap (LTRIM/XTRIM, XADD maxlen)",
+)
 def check(src: Source) -> list[Suspect]:
     out = []
     for m in src.modules:
@@ -19,6 +22,12 @@ def check(src: Source) -> list[Suspect]:
                 continue
             t = _facts.tail(n)
             if t in TRIMS or (t == "xadd" and any(k.arg == "maxlen" for k in n.keywords)):
-                out.append(src.suspect("history_trim", m, n, f"{t.upper()} on the stored history: turns "
-                                       "beyond the cap are deleted for good"))
+                out.append(
+                    src.suspect(
+                        "history_trim",
+                        m,
+                        n,
+                        f"{t.upper()} on the stored history: turns beyond the cap are deleted for good",
+                    )
+                )
     return out

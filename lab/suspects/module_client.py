@@ -17,8 +17,10 @@ def _factories(src: Source) -> set[str]:
             continue
         for f in _facts.functions(m.tree):
             ann = ast.unparse(f.returns) if f.returns is not None else ""
-            returns_client = any(isinstance(n, ast.Return) and isinstance(n.value, ast.Call)
-                                 and _facts.tail(n.value) in CONSTRUCTORS for n in ast.walk(f))
+            returns_client = any(
+                isinstance(n, ast.Return) and isinstance(n.value, ast.Call) and _facts.tail(n.value) in CONSTRUCTORS
+                for n in ast.walk(f)
+            )
             if "Redis" in ann or returns_client:
                 out.add(f.name)
     return out
@@ -46,20 +48,30 @@ def _global_stores(m: Module, factories: set[str]) -> list[ast.AST]:
                 continue
             for t in node.targets:
                 if (isinstance(t, ast.Name) and t.id in declared) or (
-                        isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id in module_level):
+                    isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id in module_level
+                ):
                     out.append(node)
                     break
     return out
 
 
-@register("module_client", diagnoses=("errors_without_fault", "phantom_failures", "history_reads_failing",
-                                      "history_flapping"),
-          mechanism="one module-global redis.asyncio client shared across per-request event loops")
+@register(
+    "module_client",
+    diagnoses=("errors_without_fault", "phantom_failures", "history_reads_failing", "history_flapping"),
+    mechanism="one module-global redis.asyncio client shared across per-request event loops",
+)
 def check(src: Source) -> list[Suspect]:
     if not src.loop_per_request:
-        return []   # one long-lived loop (Quart, an asyncio server): a shared client is fine
+        return []  # one long-lived loop (Quart, an asyncio server): a shared client is fine
     factories = _factories(src)
-    return [src.suspect("module_client", m, n,
-                        "its connections belong to the loop of the request that opened them; later "
-                        "requests, each on a new loop (Flask async views), fail or read another's reply")
-            for m in src.modules for n in _global_stores(m, factories)]
+    return [
+        src.suspect(
+            "module_client",
+            m,
+            n,
+            "its connections belong to the loop of the request that opened them; later "
+            "requests, each on a new loop (Flask async views), fail or read another's reply",
+        )
+        for m in src.modules
+        for n in _global_stores(m, factories)
+    ]

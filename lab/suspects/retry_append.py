@@ -36,8 +36,11 @@ def _policies(m: Module) -> list[tuple[int, str]]:
     return out
 
 
-@register("retry_append", diagnoses=("duplicates_after_drop",),
-          mechanism="a non-idempotent append sent by a client that retries on connection errors")
+@register(
+    "retry_append",
+    diagnoses=("duplicates_after_drop",),
+    mechanism="a non-idempotent append sent by a client that retries on connection errors",
+)
 def check(src: Source) -> list[Suspect]:
     policies = [(m, line, what) for m in src.modules for line, what in _policies(m)]
     if not policies:
@@ -47,8 +50,13 @@ def check(src: Source) -> list[Suspect]:
     for m in src.modules:
         for n in ast.walk(m.tree):
             if isinstance(n, ast.Call) and _facts.is_method(n) and _facts.tail(n) in _facts.APPENDS:
-                out.append(src.suspect(
-                    "retry_append", m, n,
-                    f"{_facts.tail(n).upper()} has no message id to absorb a repeat, and {pm.rel}:{pline} "
-                    f"retries ({pwhat}): a reply lost after Redis applied it makes the retry append again"))
+                out.append(
+                    src.suspect(
+                        "retry_append",
+                        m,
+                        n,
+                        f"{_facts.tail(n).upper()} has no message id to absorb a repeat, and {pm.rel}:{pline} "
+                        f"retries ({pwhat}): a reply lost after Redis applied it makes the retry append again",
+                    )
+                )
     return out

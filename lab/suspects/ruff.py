@@ -25,9 +25,23 @@ def run(files: list[Path]) -> tuple[list[dict[str, Any]], str | None]:
     if exe is None:
         return [], "ruff not found (make setup installs it into .venv)"
     try:
-        res = subprocess.run([exe, "check", "--isolated", "--no-cache", "--select", SELECT,
-                              "--output-format", "json", "--exit-zero", *map(str, files)],
-                             capture_output=True, text=True, timeout=120)
+        res = subprocess.run(
+            [
+                exe,
+                "check",
+                "--isolated",
+                "--no-cache",
+                "--select",
+                SELECT,
+                "--output-format",
+                "json",
+                "--exit-zero",
+                *map(str, files),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return [], f"ruff did not run: {exc}"
     if res.returncode != 0:

@@ -16,8 +16,11 @@ def _yields(node: ast.AST) -> bool:
 def _is_save(stmt: ast.stmt, src: Source, m: Module) -> ast.Call | None:
     for c in _facts.calls(stmt):
         t = _facts.tail(c).lower()
-        if _facts.writes(c, src.writers, m.imports) or any(w in t for w in _SAVE_WORDS) \
-                or _facts.dotted(c.func) == "asyncio.run":
+        if (
+            _facts.writes(c, src.writers, m.imports)
+            or any(w in t for w in _SAVE_WORDS)
+            or _facts.dotted(c.func) == "asyncio.run"
+        ):
             return c
     return None
 
@@ -36,8 +39,11 @@ def _after_loop(body: list[ast.stmt], src: Source, m: Module) -> list[tuple[ast.
     return out
 
 
-@register("stream_end_save", diagnoses=("saved_at_stream_end",),
-          mechanism="a streamed turn stored only after the stream's last token")
+@register(
+    "stream_end_save",
+    diagnoses=("saved_at_stream_end",),
+    mechanism="a streamed turn stored only after the stream's last token",
+)
 def check(src: Source) -> list[Suspect]:
     out = []
     for m in src.modules:
@@ -45,9 +51,14 @@ def check(src: Source) -> list[Suspect]:
             if not _yields(f):
                 continue
             for _stmt, call in _after_loop(f.body, src, m):
-                out.append(src.suspect(
-                    "stream_end_save", m, call,
-                    f"`{ast.unparse(call)[:50]}` comes after the generator's token loop: when the client "
-                    "leaves mid-stream the generator is closed at its next yield and this never runs, "
-                    "though the first token already acknowledged the turn"))
+                out.append(
+                    src.suspect(
+                        "stream_end_save",
+                        m,
+                        call,
+                        f"`{ast.unparse(call)[:50]}` comes after the generator's token loop: when the client "
+                        "leaves mid-stream the generator is closed at its next yield and this never runs, "
+                        "though the first token already acknowledged the turn",
+                    )
+                )
     return out

@@ -24,10 +24,16 @@ def _handlers(m: Module, src: Source) -> list[ast.ExceptHandler]:
         if not any(_facts.writes(c, src.writers, m.imports) for s in t.body for c in _facts.calls(s)):
             continue
         for h in t.handlers:
-            names = {x.split(".")[-1] for x in (ast.unparse(h.type).strip("()").split(", ") if h.type else ["BaseException"])}
+            names = {
+                x.split(".")[-1] for x in (ast.unparse(h.type).strip("()").split(", ") if h.type else ["BaseException"])
+            }
             handed_on = h.name is not None and any(
-                isinstance(a, ast.Name) and a.id == h.name for s in h.body for c in _facts.calls(s) for a in c.args
-                if _facts.tail(c) not in _LOGS)
+                isinstance(a, ast.Name) and a.id == h.name
+                for s in h.body
+                for c in _facts.calls(s)
+                for a in c.args
+                if _facts.tail(c) not in _LOGS
+            )
             returns = any(isinstance(n, ast.Return) for s in h.body for n in ast.walk(s))
             if names & BROAD and not _raises(h.body) and not handed_on and not returns:
                 out.append(h)
@@ -42,19 +48,37 @@ def _error_callbacks(m: Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
         if not any(a.split(".")[-1] in ("BaseException", "Exception") for a in anns):
             continue
         logs = any(_facts.tail(c) in _LOGS for c in _facts.calls(f))
-        if logs and not _raises(f.body) and not any(isinstance(n, ast.Return) and n.value is not None
-                                                    for n in ast.walk(f)):
+        if (
+            logs
+            and not _raises(f.body)
+            and not any(isinstance(n, ast.Return) and n.value is not None for n in ast.walk(f))
+        ):
             out.append(f)
     return out
 
 
-@register("swallowed_error", diagnoses=("acked_while_unreachable",),
-          mechanism="a failed store step logged and ignored, the request answered 2xx")
+@register(
+    "swallowed_error",
+    diagnoses=("acked_while_unreachable",),
+    mechanism="a failed store step logged and ignored, the request answered 2xx",
+)
 def check(src: Source) -> list[Suspect]:
     out = []
     for m in src.modules:
-        out += [src.suspect("swallowed_error", m, h, "the write's error is caught and dropped here: the "
-                            "answer still says it worked") for h in _handlers(m, src)]
-        out += [src.suspect("swallowed_error", m, f, f"`{f.name}` receives the store's error and only logs "
-                            "it: nothing tells the user the turn was not saved") for f in _error_callbacks(m)]
+        out += [
+            src.suspect(
+                "swallowed_error", m, h, "the write's error is caught and dropped here: the answer still says it worked"
+            )
+            for h in _handlers(m, src)
+        ]
+        out += [
+            src.suspect(
+                "swallowed_error",
+                m,
+                f,
+                f"`{f.name}` receives the store's error and only logs "
+                "it: nothing tells the user the turn was not saved",
+            )
+            for f in _error_callbacks(m)
+        ]
     return out

@@ -7,8 +7,11 @@ import ast
 from lab.suspects import Source, Suspect, _facts, register
 
 
-@register("ttl_conditional", diagnoses=("ttl_not_renewed", "no_ttl"),
-          mechanism="the TTL set only on some writes (EXPIRE under an if)")
+@register(
+    "ttl_conditional",
+    diagnoses=("ttl_not_renewed", "no_ttl"),
+    mechanism="the TTL set only on some writes (EXPIRE under an if)",
+)
 def check(src: Source) -> list[Suspect]:
     out = []
     for m in src.modules:
@@ -20,11 +23,16 @@ def check(src: Source) -> list[Suspect]:
             while node in up and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
                 parent = up[node]
                 if isinstance(parent, ast.If) and node is not parent.test:
-                    out.append(src.suspect(
-                        "ttl_conditional", m, n,
-                        f"{_facts.tail(n).upper()} only when `{ast.unparse(parent.test)[:60]}`: the other "
-                        "writes leave the TTL where it was (set once: it runs out however active the "
-                        "conversation) or never set"))
+                    out.append(
+                        src.suspect(
+                            "ttl_conditional",
+                            m,
+                            n,
+                            f"{_facts.tail(n).upper()} only when `{ast.unparse(parent.test)[:60]}`: the other "
+                            "writes leave the TTL where it was (set once: it runs out however active the "
+                            "conversation) or never set",
+                        )
+                    )
                     break
                 node = parent
     return out

@@ -20,8 +20,7 @@ def judge(scan: Scan, drawn: Iterable[tuple[str, int, int]], chances: dict[str, 
     got = {code: (k, n) for code, k, n in drawn}
     lines = [_line(s, got, chances) for s in scan.suspects]
     pointed = {d for s in scan.suspects for d in s.diagnoses}
-    return {**scan.as_json(), "suspects": lines,
-            "without_suspect": sorted(code for code in got if code not in pointed)}
+    return {**scan.as_json(), "suspects": lines, "without_suspect": sorted(code for code in got if code not in pointed)}
 
 
 def _line(s: Suspect, got: dict[str, tuple[int, int]], chances: dict[str, int]) -> dict[str, Any]:
@@ -29,25 +28,44 @@ def _line(s: Suspect, got: dict[str, tuple[int, int]], chances: dict[str, int]) 
     proof = [d for d in s.diagnoses if d in got]
     if proof:
         k, n = got[proof[0]]
-        return {**out, "status": PROVEN, "by": proof[0], "k": k, "n": n,
-                "evidence": f"{proof[0]} drawn in {k}/{n} trials"}
+        return {
+            **out,
+            "status": PROVEN,
+            "by": proof[0],
+            "k": k,
+            "n": n,
+            "evidence": f"{proof[0]} drawn in {k}/{n} trials",
+        }
     tried = [(chances[d], d) for d in s.diagnoses if chances.get(d, 0) > 0]
     if tried:
         n, d = max(tried)
         hi = wilson(0, n)[1]
-        return {**out, "status": NOT_PROVEN, "by": d, "k": 0, "n": n, "upper95": round(hi, 4),
-                "evidence": f"{d} could have been drawn in {n} trials and was not: rate < {hi:.0%} at 95%"}
-    return {**out, "status": NOT_EXERCISED, "by": None,
-            "evidence": f"no trial held the evidence of {' or '.join(s.diagnoses) or 'any diagnosis'}"}
+        return {
+            **out,
+            "status": NOT_PROVEN,
+            "by": d,
+            "k": 0,
+            "n": n,
+            "upper95": round(hi, 4),
+            "evidence": f"{d} could have been drawn in {n} trials and was not: rate < {hi:.0%} at 95%",
+        }
+    return {
+        **out,
+        "status": NOT_EXERCISED,
+        "by": None,
+        "evidence": f"no trial held the evidence of {' or '.join(s.diagnoses) or 'any diagnosis'}",
+    }
 
 
 def lines_text(section: dict[str, Any], source: str) -> str:
     """The terminal's view: proven lines beside their diagnosis, then the lines the run cleared
     or could not test. Never a bare list of suspects."""
     sus = section["suspects"]
-    head = (f"The lines ([source] {source}: {section['files']} Python files"
-            + (f", {section['skipped_non_python']} other files skipped" if section["skipped_non_python"] else "")
-            + f", {len(sus)} suspect lines):")
+    head = (
+        f"The lines ([source] {source}: {section['files']} Python files"
+        + (f", {section['skipped_non_python']} other files skipped" if section["skipped_non_python"] else "")
+        + f", {len(sus)} suspect lines):"
+    )
     out = [head]
     for status in (PROVEN, NOT_PROVEN, NOT_EXERCISED):
         mine = [x for x in sus if x["status"] == status]
@@ -60,8 +78,10 @@ def lines_text(section: dict[str, Any], source: str) -> str:
     if not any(x["status"] == PROVEN for x in sus):
         out.append("  proven: none (no diagnosis of this run points at a suspect line)")
     for code in section["without_suspect"]:
-        out.append(f"  {code}: drawn, with no suspect line in the source (a mechanism the static "
-                   "checks do not know, or code outside [source] paths)")
+        out.append(
+            f"  {code}: drawn, with no suspect line in the source (a mechanism the static "
+            "checks do not know, or code outside [source] paths)"
+        )
     if section.get("ruff_error"):
         out.append(f"  (ruff: {section['ruff_error']}; the lab's own checks ran)")
     return "\n".join(out)
@@ -78,11 +98,16 @@ def lines_html(section: dict[str, Any]) -> str:
         f"<tr class='{cls[x['status']]}' data-suspect='{escape(x['check'])}' data-status='{escape(x['status'])}'>"
         f"<td>{escape(x['status'])}</td><td><code>{escape(x['path'])}:{x['line']}</code></td>"
         f"<td><code>{escape(x['code'][:100])}</code></td><td>{escape(x['mechanism'])}</td>"
-        f"<td>{escape(x['evidence'])}</td></tr>" for x in rows)
-    extra = "".join(f"<li>{escape(c)}: drawn, with no suspect line in the source</li>"
-                    for c in section["without_suspect"])
-    return ("<h2>The lines: suspects proven or cleared by the experiments</h2>"
-            f"<p>{section['files']} Python files scanned ({section['skipped_non_python']} other files skipped). "
-            "A suspect is a line that may cause a mechanism; only a diagnosis drawn by this run proves it.</p>"
-            "<table class='suspects'><tr><th>status</th><th>line</th><th>code</th><th>mechanism</th>"
-            f"<th>evidence</th></tr>{body}</table>" + (f"<ul>{extra}</ul>" if extra else ""))
+        f"<td>{escape(x['evidence'])}</td></tr>"
+        for x in rows
+    )
+    extra = "".join(
+        f"<li>{escape(c)}: drawn, with no suspect line in the source</li>" for c in section["without_suspect"]
+    )
+    return (
+        "<h2>The lines: suspects proven or cleared by the experiments</h2>"
+        f"<p>{section['files']} Python files scanned ({section['skipped_non_python']} other files skipped). "
+        "A suspect is a line that may cause a mechanism; only a diagnosis drawn by this run proves it.</p>"
+        "<table class='suspects'><tr><th>status</th><th>line</th><th>code</th><th>mechanism</th>"
+        f"<th>evidence</th></tr>{body}</table>" + (f"<ul>{extra}</ul>" if extra else "")
+    )

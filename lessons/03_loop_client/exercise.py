@@ -15,7 +15,7 @@ from redis.asyncio.retry import Retry
 from services.chat import store
 from services.chat.defects import Behaviour
 
-_client: aredis.Redis | None = None   # "connections are expensive: make one and share it"
+_client: aredis.Redis | None = None  # "connections are expensive: make one and share it"
 
 
 def client(url: str, retry: Retry | None) -> tuple[aredis.Redis, bool]:

@@ -33,5 +33,7 @@ def _check_defects(value: object) -> None:
 
     unknown = sorted(profile.parse_defects(str(value or "")) - defects.REGISTRY.keys())
     if unknown:
-        raise SystemExit(f"CHAT_DEFECTS={value!r}: unknown defect(s) {', '.join(unknown)}; "
-                         f"valid: incident (all of them), {', '.join(defects.REGISTRY)}")
+        raise SystemExit(
+            f"CHAT_DEFECTS={value!r}: unknown defect(s) {', '.join(unknown)}; "
+            f"valid: incident (all of them), {', '.join(defects.REGISTRY)}"
+        )

@@ -8,7 +8,7 @@ DAY_MS = 24 * 3600 * 1000
 # more). The client's socket timeout must exceed it, or the correct profile would fail every
 # request under the latency fault and look "unexercised" instead of correct.
 MAX_INJECTED_LATENCY_MS = 2000
-REDIS_SOCKET_TIMEOUT_S = 5.0         # > MAX_INJECTED_LATENCY_MS per round trip, with margin
+REDIS_SOCKET_TIMEOUT_S = 5.0  # > MAX_INJECTED_LATENCY_MS per round trip, with margin
 REDIS_CONNECT_TIMEOUT_S = 3.0
 assert REDIS_SOCKET_TIMEOUT_S * 1000 > MAX_INJECTED_LATENCY_MS
 # Every Redis operation of a request ends by this deadline, whatever it waits on. Socket timeouts
@@ -18,18 +18,18 @@ assert REDIS_SOCKET_TIMEOUT_S * 1000 > MAX_INJECTED_LATENCY_MS
 STORE_OP_DEADLINE_S = 2 * (REDIS_CONNECT_TIMEOUT_S + REDIS_SOCKET_TIMEOUT_S) - 1.0
 
 DEFAULTS: dict[str, object] = {
-    "REDIS_URL": "redis://127.0.0.1:16380/0",   # always a Toxiproxy address in the lab
-    "LAB_MODE": False,                          # honour X-Lab-* headers (profiles, TTL, latency)
-    "LAB_EXERCISE": "",                         # lab mode: a lesson's exercise file (services/chat/exercise.py)
-    "TTL_MS": 7 * DAY_MS,                       # conversation TTL, renewed on every write
+    "REDIS_URL": "redis://127.0.0.1:16380/0",  # always a Toxiproxy address in the lab
+    "LAB_MODE": False,  # honour X-Lab-* headers (profiles, TTL, latency)
+    "LAB_EXERCISE": "",  # lab mode: a lesson's exercise file (services/chat/exercise.py)
+    "TTL_MS": 7 * DAY_MS,  # conversation TTL, renewed on every write
     "COOKIE_MAX_AGE_S": 30 * 24 * 3600,
-    "LLM_LATENCY_MS": 30,                       # fake LLM "thinking" time before the reply
-    "TOKEN_DELAY_MS": 25,                       # pause between streamed tokens
-    "MAX_MESSAGE_BYTES": 8 * 1024,              # larger messages get 413
-    "MAX_CONTENT_LENGTH": 64 * 1024,            # whole request body (Flask/Werkzeug enforce it)
+    "LLM_LATENCY_MS": 30,  # fake LLM "thinking" time before the reply
+    "TOKEN_DELAY_MS": 25,  # pause between streamed tokens
+    "MAX_MESSAGE_BYTES": 8 * 1024,  # larger messages get 413
+    "MAX_CONTENT_LENGTH": 64 * 1024,  # whole request body (Flask/Werkzeug enforce it)
     "STORE_ATTEMPTS": 2,
     # Default defect profile when a request carries no X-Lab-Defects header ("" = correct).
     # Server configuration, not a request header: lets `lab investigate` switch a defect on in a
     # backend it treats as a black box (examples/chat-service.toml).
-    "DEFECTS": "",                        # explicit retries of the idempotent append
+    "DEFECTS": "",  # explicit retries of the idempotent append
 }

@@ -17,7 +17,7 @@ from flask import Flask
 
 from services.chat.defects import Behaviour
 
-NAME = "exercise"            # the profile name a request uses to apply it
+NAME = "exercise"  # the profile name a request uses to apply it
 _EXTENSION = "chat_exercise"
 
 

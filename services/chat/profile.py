@@ -17,11 +17,11 @@ from services.chat import defects
 from services.chat.defects import Behaviour
 from services.chat.errors import ApiError
 
-H_DEFECTS = "X-Lab-Defects"          # comma-separated defect names; empty = correct profile
-H_TTL_MS = "X-Lab-Ttl-Ms"            # conversation TTL in ms (a TTL experiment takes a second)
+H_DEFECTS = "X-Lab-Defects"  # comma-separated defect names; empty = correct profile
+H_TTL_MS = "X-Lab-Ttl-Ms"  # conversation TTL in ms (a TTL experiment takes a second)
 H_LLM_LATENCY_MS = "X-Lab-Llm-Latency-Ms"
 H_TOKEN_DELAY_MS = "X-Lab-Token-Delay-Ms"
-H_TRIAL = "X-Lab-Trial"              # trial id, for log correlation only
+H_TRIAL = "X-Lab-Trial"  # trial id, for log correlation only
 HEADERS = (H_DEFECTS, H_TTL_MS, H_LLM_LATENCY_MS, H_TOKEN_DELAY_MS, H_TRIAL)
 
 
@@ -63,28 +63,38 @@ def parse_defects(text: str) -> frozenset[str]:
     return names
 
 
-def from_request(req: Request, config: Mapping[str, Any],
-                 exercise: Callable[[Behaviour], Behaviour] | None = None) -> Profile:
+def from_request(
+    req: Request, config: Mapping[str, Any], exercise: Callable[[Behaviour], Behaviour] | None = None
+) -> Profile:
     """The request's profile; ``exercise`` is the loaded exercise's step, if the backend has one."""
     present = [h for h in HEADERS if h in req.headers]
     if present and not config["LAB_MODE"]:
-        raise ApiError(403, "lab_mode_off",
-                       f"{', '.join(present)} honoured only when the service runs in lab mode "
-                       "(CHAT_LAB_MODE=1)")
+        raise ApiError(
+            403,
+            "lab_mode_off",
+            f"{', '.join(present)} honoured only when the service runs in lab mode (CHAT_LAB_MODE=1)",
+        )
     # Without the header, the service's configured default (CHAT_DEFECTS, validated at start-up)
     # applies: a black-box investigation (lab investigate) sends no lab headers at all.
     raw = req.headers.get(H_DEFECTS)
     names = parse_defects(str(config.get("DEFECTS", "")) if raw is None else raw)
     use_exercise = "exercise" in names
     if use_exercise and exercise is None:
-        raise ApiError(400, "no_exercise", "X-Lab-Defects names 'exercise' but this backend was "
-                       "started without one (CHAT_LAB_EXERCISE=<file>; `lab lesson N --check` sets it)")
+        raise ApiError(
+            400,
+            "no_exercise",
+            "X-Lab-Defects names 'exercise' but this backend was "
+            "started without one (CHAT_LAB_EXERCISE=<file>; `lab lesson N --check` sets it)",
+        )
     names -= {"exercise"}
     unknown = sorted(names - defects.REGISTRY.keys())
     if unknown:
-        raise ApiError(400, "unknown_defect",
-                       f"unknown defect(s) {', '.join(unknown)}; valid: {', '.join(defects.REGISTRY)}",
-                       valid=list(defects.REGISTRY))
+        raise ApiError(
+            400,
+            "unknown_defect",
+            f"unknown defect(s) {', '.join(unknown)}; valid: {', '.join(defects.REGISTRY)}",
+            valid=list(defects.REGISTRY),
+        )
     day_ms = 24 * 3600 * 1000
     return Profile(
         defects=names,

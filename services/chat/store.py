@@ -32,8 +32,8 @@ TRANSIENT_ERRORS = (RedisConnectionError, RedisTimeoutError)
 
 @dataclass(frozen=True)
 class Row:
-    id: str        # the client's message id; the user row and its reply share it
-    role: str      # "user" | "assistant"
+    id: str  # the client's message id; the user row and its reply share it
+    role: str  # "user" | "assistant"
     content: str
 
     @property
@@ -41,8 +41,7 @@ class Row:
         return f"{self.id}:{self.role}"
 
     def encode(self) -> str:
-        return json.dumps({"id": self.id, "role": self.role, "content": self.content},
-                          separators=(",", ":"))
+        return json.dumps({"id": self.id, "role": self.role, "content": self.content}, separators=(",", ":"))
 
     @classmethod
     def decode(cls, raw: bytes | str) -> "Row | None":
@@ -95,8 +94,9 @@ return {added, redis.call('LLEN', KEYS[1])}
 """
 
 
-async def append_idempotent(r: aredis.Redis, sid: str, rows: list[Row], ttl_ms: int,
-                            attempts: int = 2) -> tuple[int, int]:
+async def append_idempotent(
+    r: aredis.Redis, sid: str, rows: list[Row], ttl_ms: int, attempts: int = 2
+) -> tuple[int, int]:
     """Correct append: exactly once per row id, TTL renewed on every write, in one script.
     ``ttl_ms`` 0 leaves the TTL alone. Returns (rows added, list length).
 
@@ -108,8 +108,7 @@ async def append_idempotent(r: aredis.Redis, sid: str, rows: list[Row], ttl_ms: 
         args += [row.row_id, row.encode()]
     for attempt in range(1, attempts + 1):
         try:
-            added, length = await r.eval(_APPEND_IDEMPOTENT, 2, session.key(sid),
-                                         session.ids_key(sid), *args)
+            added, length = await r.eval(_APPEND_IDEMPOTENT, 2, session.key(sid), session.ids_key(sid), *args)
             return int(added), int(length)
         except TRANSIENT_ERRORS:
             if attempt == attempts:
@@ -141,9 +140,9 @@ class Stored:
     """What Redis holds for a conversation, as the lab reads it at the end of a trial."""
 
     key: str
-    layout: str                  # "list" | "document" | "none" (no key)
+    layout: str  # "list" | "document" | "none" (no key)
     pttl_ms: int
-    raw: list[str]               # the stored values as text (a document: one value)
+    raw: list[str]  # the stored values as text (a document: one value)
     rows: list[Row]
 
 

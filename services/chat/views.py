@@ -55,8 +55,9 @@ async def history() -> Response:
 
 def _parse_chat_body() -> tuple[str, str | None, bool]:
     if not request.is_json:
-        raise ApiError(415, "unsupported_media_type",
-                       f"Content-Type must be application/json, got {request.mimetype or 'none'!r}")
+        raise ApiError(
+            415, "unsupported_media_type", f"Content-Type must be application/json, got {request.mimetype or 'none'!r}"
+        )
     body = request.get_json(silent=True)
     if body is None:
         raise ApiError(400, "bad_json", "the body is not valid JSON")
@@ -85,8 +86,14 @@ async def chat() -> Response:
     mid = g.mid = mid or session.new_id()
     sid, _new = session.resolve(request.cookies.get(session.COOKIE))
     g.sid, g.behaviour = sid, b
-    event("chat.received", sid=sid, id=mid, trial=prof.trial, defects=sorted(prof.defects) + (["exercise"] if prof.exercise else []),
-          stream=stream)
+    event(
+        "chat.received",
+        sid=sid,
+        id=mid,
+        trial=prof.trial,
+        defects=sorted(prof.defects) + (["exercise"] if prof.exercise else []),
+        stream=stream,
+    )
     url = current_app.config["REDIS_URL"]
     r, owned = b.client(url, b.retry)
     outcome = "error"
@@ -111,14 +118,17 @@ async def chat() -> Response:
         return _with_session(jsonify({"reply": reply.content, **head}), sid, b)
     save: Callable[[], None] | None = None
     if streamed_at_end:
+
         def save() -> None:
             # Flask streams with a sync generator that runs after the view's loop has closed: a
             # new loop and a client for it are the only way to reach Redis from there.
             asyncio.run(_store_in_new_loop(b, url, sid, [user, reply], prof.ttl_ms))
             event("chat.saved_at_stream_end", sid=sid, id=user.id)
+
     body = _stream(head, reply.content, prof.token_delay_ms / 1000, b, sid, save)
-    resp = Response(body, mimetype="application/x-ndjson",
-                    headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+    resp = Response(
+        body, mimetype="application/x-ndjson", headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+    )
     return _with_session(resp, sid, b)
 
 
@@ -129,8 +139,9 @@ def _tokens(text: str, delay_s: float) -> Iterator[bytes]:
         yield _line({"type": "token", "text": tok})
 
 
-def _stream(head: dict[str, str], text: str, delay_s: float, b: Behaviour, sid: str,
-            save: Callable[[], None] | None) -> Iterator[bytes]:
+def _stream(
+    head: dict[str, str], text: str, delay_s: float, b: Behaviour, sid: str, save: Callable[[], None] | None
+) -> Iterator[bytes]:
     """NDJSON: a start line, one line per token, an end line. With ``save`` the stream stores
     the turn itself, as ``b.stream_save`` says (save_at_stream_end: after the last token)."""
     completed = False
@@ -159,8 +170,7 @@ def _line(obj: dict[str, Any]) -> bytes:
     return (json.dumps(obj) + "\n").encode()
 
 
-async def _store(b: Behaviour, r: aredis.Redis, sid: str, rows: list[Row], ttl_ms: int,
-                 what: str) -> None:
+async def _store(b: Behaviour, r: aredis.Redis, sid: str, rows: list[Row], ttl_ms: int, what: str) -> None:
     try:
         await asyncio.wait_for(b.append(r, sid, rows, ttl_ms), config.STORE_OP_DEADLINE_S)
     except STORE_ERRORS as exc:  # TimeoutError (the deadline) is an OSError
@@ -193,10 +203,16 @@ def _log_request(resp: Response) -> Response:
     """One ``http`` event per API request: the backend lane of the lab's trial timelines."""
     if request.path in ("/chat", "/history", "/"):
         t0 = g.get("t0", time.time())
-        event("http", method=request.method, path=request.path, status=resp.status_code,
-              ms=round((time.time() - t0) * 1000, 1), t0=round(t0, 6),
-              sid=g.get("sid") or request.cookies.get(session.COOKIE),
-              **({"id": g.mid} if g.get("mid") else {}))
+        event(
+            "http",
+            method=request.method,
+            path=request.path,
+            status=resp.status_code,
+            ms=round((time.time() - t0) * 1000, 1),
+            t0=round(t0, 6),
+            sid=g.get("sid") or request.cookies.get(session.COOKIE),
+            **({"id": g.mid} if g.get("mid") else {}),
+        )
     return resp
 
 

@@ -72,10 +72,10 @@ def _cell(profile: str, fault: str, refresh: str = "settled", turns: int = 5) ->
 
 
 SLOW_LINK = ("latency:latency_ms=300", "after_ack")
-ATTRIBUTION = [_cell(p, *SLOW_LINK) for p in
-               ("fire_and_forget", "correct", "incident", "incident-fire_and_forget")]
-CONTAINER_CELLS = [_cell("correct", f) for f in
-                   ("redis_pause", "redis_restart", "redis_restart:durable=true", "backend_restart")]
+ATTRIBUTION = [_cell(p, *SLOW_LINK) for p in ("fire_and_forget", "correct", "incident", "incident-fire_and_forget")]
+CONTAINER_CELLS = [
+    _cell("correct", f) for f in ("redis_pause", "redis_restart", "redis_restart:durable=true", "backend_restart")
+]
 
 
 @pytest.fixture(scope="module")
@@ -83,14 +83,17 @@ def grid(stack: ComposeStack, tmp_path_factory: pytest.TempPathFactory) -> dict[
     plans = [(c, plan_cell(c, K, 2000 + i, prefix=f"k{i:02d}-")) for i, c in enumerate(ATTRIBUTION)]
     # Container faults at turn 3 of 5: two acknowledged turns before it (what a restart can
     # lose), two after it (what must work again once it is healed).
-    plans += [(c, [plan_trial(c, 3000 + 10 * i + j, f"f{i:02d}-{j:03d}", FAULT_TURN) for j in range(K)])
-              for i, c in enumerate(CONTAINER_CELLS)]
+    plans += [
+        (c, [plan_trial(c, 3000 + 10 * i + j, f"f{i:02d}-{j:03d}", FAULT_TURN) for j in range(K)])
+        for i, c in enumerate(CONTAINER_CELLS)
+    ]
     return run_grid(stack, plans, tmp_path_factory.mktemp("grid"))
 
 
 # ----------------------------------------------------------------- the faults themselves
 def test_redis_pause_is_the_engines_paused_state_and_the_backend_answers_503(
-        targets: Targets, stack: ComposeStack) -> None:
+    targets: Targets, stack: ComposeStack
+) -> None:
     s = requests.Session()
     before = s.post(stack.cfg.chat_url + "/chat", json={"message": "my name is Ada"}, timeout=30)
     assert before.status_code == 200
@@ -113,10 +116,10 @@ def test_redis_pause_is_the_engines_paused_state_and_the_backend_answers_503(
     assert [(x["id"], x["role"]) for x in rows[:2]] == [(acked, "user"), (acked, "assistant")]
 
 
-@pytest.mark.parametrize("durable, survives", [(False, False), (True, True)],
-                         ids=["no-persistence", "aof-always"])
-def test_redis_restart_kills_and_starts_the_same_container(targets: Targets, stack: ComposeStack,
-                                                           durable: bool, survives: bool) -> None:
+@pytest.mark.parametrize("durable, survives", [(False, False), (True, True)], ids=["no-persistence", "aof-always"])
+def test_redis_restart_kills_and_starts_the_same_container(
+    targets: Targets, stack: ComposeStack, durable: bool, survives: bool
+) -> None:
     r = redis.Redis.from_url(stack.cfg.redis_url, socket_timeout=5)
     r.rpush("lab:restart", "kept?")
     before = stack.instance("redis")
@@ -130,19 +133,21 @@ def test_redis_restart_kills_and_starts_the_same_container(targets: Targets, sta
     r.close()
 
 
-def test_backend_restart_keeps_the_conversation_and_the_event_log(targets: Targets,
-                                                                  stack: ComposeStack) -> None:
+def test_backend_restart_keeps_the_conversation_and_the_event_log(targets: Targets, stack: ComposeStack) -> None:
     s = requests.Session()
     s.post(stack.cfg.chat_url + "/chat", json={"message": "my name is Ivy"}, timeout=30)
     with make("backend_restart").on(targets) as evidence:
         assert "backend restarted" in evidence
-    resp = s.post(stack.cfg.chat_url + "/chat", json={"message": "what is my name?", "id": "after-restart"},
-                  timeout=30)
+    resp = s.post(stack.cfg.chat_url + "/chat", json={"message": "what is my name?", "id": "after-restart"}, timeout=30)
     assert resp.json()["reply"] == "Your name is Ivy."
     # The restarted container's log is followed again (the runner's triggers read it).
     from lab.wait import wait_until
-    wait_until(lambda: '"id": "after-restart"' in stack.backend_log.read_text(),
-               what="event of the restarted backend in the followed log", timeout_s=30)
+
+    wait_until(
+        lambda: '"id": "after-restart"' in stack.backend_log.read_text(),
+        what="event of the restarted backend in the followed log",
+        timeout_s=30,
+    )
 
 
 def test_redis_net_disconnect_cuts_redis_off_until_removed(targets: Targets, stack: ComposeStack) -> None:
@@ -155,20 +160,43 @@ def test_redis_net_disconnect_cuts_redis_off_until_removed(targets: Targets, sta
     assert resp.status_code == 200
 
 
-def test_ctrl_c_during_a_container_fault_leaves_redis_running(stack: ComposeStack,
-                                                              compose_env: dict[str, str],
-                                                              tmp_path: Path) -> None:
+def test_ctrl_c_during_a_container_fault_leaves_redis_running(
+    stack: ComposeStack, compose_env: dict[str, str], tmp_path: Path
+) -> None:
     """`lab chaos --mode compose` interrupted while Redis is paused: exit 130, a partial
     report, and the container unpaused (the stack itself, reused, stays up)."""
     from lab.wait import wait_until
 
-    proc = subprocess.Popen([sys.executable, "-m", "lab", "chaos", "--mode", "compose", "--only",
-                             "profile=correct;fault=redis_pause", "--trials", "4", "--seed", "7",
-                             "--reports", str(tmp_path)], env=compose_env, cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "lab",
+            "chaos",
+            "--mode",
+            "compose",
+            "--only",
+            "profile=correct;fault=redis_pause",
+            "--trials",
+            "4",
+            "--seed",
+            "7",
+            "--reports",
+            str(tmp_path),
+        ],
+        env=compose_env,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
-        wait_until(lambda: stack.redis_paused() or proc.poll() is not None,
-                   what="the chaos run pausing Redis", timeout_s=180, interval_s=0.1)
+        wait_until(
+            lambda: stack.redis_paused() or proc.poll() is not None,
+            what="the chaos run pausing Redis",
+            timeout_s=180,
+            interval_s=0.1,
+        )
         assert proc.poll() is None, "the run must still be going when Ctrl-C arrives"
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=180)
@@ -185,8 +213,9 @@ def test_ctrl_c_during_a_container_fault_leaves_redis_running(stack: ComposeStac
 
 
 # ----------------------------------------------------------------- cells: the same outcomes as native
-def test_fire_and_forget_causes_the_loss_under_a_slow_link(grid: dict[str, CellOutcome],
-                                                          request: pytest.FixtureRequest) -> None:
+def test_fire_and_forget_causes_the_loss_under_a_slow_link(
+    grid: dict[str, CellOutcome], request: pytest.FixtureRequest
+) -> None:
     """A Toxiproxy fault, unchanged on compose: fire_and_forget and the incident lose
     acknowledged replies in every trial, the correct profile and the incident without
     fire_and_forget in none, and the attribution rule names fire_and_forget."""
@@ -201,15 +230,18 @@ def test_fire_and_forget_causes_the_loss_under_a_slow_link(grid: dict[str, CellO
 
 
 def test_paused_redis_makes_the_correct_profile_answer_503_and_lose_nothing(
-        grid: dict[str, CellOutcome], request: pytest.FixtureRequest) -> None:
+    grid: dict[str, CellOutcome], request: pytest.FixtureRequest
+) -> None:
     o = grid[_cell("correct", "redis_pause").cell_id]
     assert_cell(o, request.node.nodeid, lost=0, duplicated=0)
-    assert all(any(s.status == 503 for s in t.trial.sends) for t in o.trials), \
-        [[s.status for s in t.trial.sends] for t in o.trials]
+    assert all(any(s.status == 503 for s in t.trial.sends) for t in o.trials), [
+        [s.status for s in t.trial.sends] for t in o.trials
+    ]
 
 
 def test_redis_restart_without_persistence_loses_the_conversation(
-        grid: dict[str, CellOutcome], request: pytest.FixtureRequest) -> None:
+    grid: dict[str, CellOutcome], request: pytest.FixtureRequest
+) -> None:
     o = grid[_cell("correct", "redis_restart").cell_id]
     assert_cell(o, request.node.nodeid, lost=K)
     # Everything acknowledged before the restart is gone, not just one turn.
@@ -219,7 +251,7 @@ def test_redis_restart_without_persistence_loses_the_conversation(
 
 
 @pytest.mark.parametrize("fault", ["redis_restart:durable=true", "backend_restart"])
-def test_durable_restart_and_backend_restart_lose_nothing(grid: dict[str, CellOutcome], fault: str,
-                                                          request: pytest.FixtureRequest) -> None:
-    assert_cell(grid[_cell("correct", fault).cell_id], request.node.nodeid,
-                lost=0, duplicated=0, min_ack_ratio=0.8)
+def test_durable_restart_and_backend_restart_lose_nothing(
+    grid: dict[str, CellOutcome], fault: str, request: pytest.FixtureRequest
+) -> None:
+    assert_cell(grid[_cell("correct", fault).cell_id], request.node.nodeid, lost=0, duplicated=0, min_ack_ratio=0.8)

@@ -79,14 +79,21 @@ def test_redis_is_unreachable_from_the_backends_network(compose_env: dict[str, s
     only way to Redis is the toxiproxy service."""
     state = json.loads((Path(compose_env["LAB_RUN_DIR"]) / "stack.json").read_text())
     env = {**compose_env, "DOCKER_HOST": state["docker_host"], "COMPOSE_PROJECT_NAME": state["project"]}
-    probe = ("import socket,sys\n"
-             "def ok(h,p):\n"
-             "    try: socket.create_connection((h,p),timeout=3).close(); return True\n"
-             "    except OSError: return False\n"
-             "sys.exit(0 if (not ok('redis',6379)) and ok('toxiproxy',16380) else 1)")
-    res = subprocess.run(["docker-compose", "-f", str(ROOT / "compose.yaml"), "exec", "-T", "chat",
-                          "/opt/venv/bin/python", "-c", probe], env=env, capture_output=True,
-                         text=True, timeout=120, cwd=ROOT)
+    probe = (
+        "import socket,sys\n"
+        "def ok(h,p):\n"
+        "    try: socket.create_connection((h,p),timeout=3).close(); return True\n"
+        "    except OSError: return False\n"
+        "sys.exit(0 if (not ok('redis',6379)) and ok('toxiproxy',16380) else 1)"
+    )
+    res = subprocess.run(
+        ["docker-compose", "-f", str(ROOT / "compose.yaml"), "exec", "-T", "chat", "/opt/venv/bin/python", "-c", probe],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
     assert res.returncode == 0, res.stdout + res.stderr
 
 
@@ -107,6 +114,7 @@ def test_backend_events_are_followed_into_the_run_folder(compose_env: dict[str, 
     log = Path(compose_env["LAB_RUN_DIR"]) / "backend-log.log"
     requests.post(_url(compose_env, "chat_proxy") + "/chat", json={"message": "hi", "id": "follow-1"}, timeout=30)
     from lab.wait import wait_until
+
     wait_until(lambda: '"id": "follow-1"' in log.read_text(), what="event in the followed log", timeout_s=30)
 
 
@@ -119,13 +127,18 @@ def test_down_leaves_no_engine_container_or_bridge(compose_env: dict[str, str]) 
     assert down.returncode == 0 and "compose project" in down.stdout, down.stderr
     if pid is not None:  # we started a private engine: it must be gone
         from lab.wait import wait_until
-        wait_until(lambda: not Path(f"/proc/{pid}").exists() or
-                   Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] == "Z",
-                   what="private dockerd gone", timeout_s=30)
+
+        wait_until(
+            lambda: not Path(f"/proc/{pid}").exists() or Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] == "Z",
+            what="private dockerd gone",
+            timeout_s=30,
+        )
         assert not pidfile.exists()
+
     # Interfaces the run created must be gone (compare names with those before it).
     def names(text: str) -> set[str]:
         return {line.split(": ")[1].split("@")[0] for line in text.splitlines() if ": " in line}
+
     links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
     assert names(links) - names(compose_env["_LINKS_BEFORE"]) == set()
     assert not list(Path("/run").glob("chaoslab-*"))
@@ -139,13 +152,21 @@ def test_a_signal_during_compose_up_leaves_nothing(tmp_path: Path, sig: signal.S
     stopped, no pidfile, no network interface left that the run created."""
     env = _env(tmp_path / "run")
     before = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
-    proc = subprocess.Popen([sys.executable, "-m", "lab", "up", "--mode", "compose"], env=env,
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lab", "up", "--mode", "compose"],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     from lab.wait import wait_until
+
     pidfile = tmp_path / "run" / "dockerd.pid"
     try:
-        wait_until(lambda: pidfile.exists() or proc.poll() is not None,
-                   what="the private engine started", timeout_s=120)
+        wait_until(
+            lambda: pidfile.exists() or proc.poll() is not None, what="the private engine started", timeout_s=120
+        )
         assert proc.poll() is None, "start-up must still be running when the signal is sent"
         pid = json.loads(pidfile.read_text())["pid"]
         proc.send_signal(sig)
@@ -156,15 +177,18 @@ def test_a_signal_during_compose_up_leaves_nothing(tmp_path: Path, sig: signal.S
             proc.communicate()
     assert proc.returncode == 128 + sig, err
     assert f"{sig.name} during start-up" in err
-    wait_until(lambda: not Path(f"/proc/{pid}").exists() or
-               Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] == "Z",
-               what="private dockerd gone", timeout_s=60)
+    wait_until(
+        lambda: not Path(f"/proc/{pid}").exists() or Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] == "Z",
+        what="private dockerd gone",
+        timeout_s=60,
+    )
     assert not list((tmp_path / "run").glob("*.pid"))
     mounts = Path("/proc/mounts").read_text()
     assert str(ROOT / ".lab" / "docker-tests") not in mounts and "/run/chaoslab-" not in mounts
 
     def names(text: str) -> set[str]:
         return {line.split(": ")[1].split("@")[0] for line in text.splitlines() if ": " in line}
+
     after = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
     assert names(after) - names(before) == set()
 

@@ -58,18 +58,40 @@ def test_chaos_writes_the_contract_and_its_replay_reproduces(env: dict[str, str]
 
 def test_ctrl_c_writes_a_partial_report_and_leaves_nothing(env: dict[str, str], tmp_path: Path) -> None:
     reports = tmp_path / "reports"
-    proc = subprocess.Popen([sys.executable, "-m", "lab", "chaos", "--trials", "20", "--seed", "6",
-                             "--only", SMALL, "--reports", str(reports)], env=env, cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "lab",
+            "chaos",
+            "--trials",
+            "20",
+            "--seed",
+            "6",
+            "--only",
+            SMALL,
+            "--reports",
+            str(reports),
+        ],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     run_dir = Path(env["LAB_RUN_DIR"])
     try:
-        infos = wait_until(lambda: (lambda r: r if len(r) == 3 else None)(procs.recorded(run_dir)),
-                           what="the stack started", timeout_s=120)
+        infos = wait_until(
+            lambda: (lambda r: r if len(r) == 3 else None)(procs.recorded(run_dir)),
+            what="the stack started",
+            timeout_s=120,
+        )
         backend_log = run_dir / "backend.log"
         # At most 4 trials run at once, 5 turns each: 40 answered turns mean at least 4 trials
         # have finished their conversation.
-        wait_until(lambda: backend_log.read_text().count('"chat.done"') >= 40,
-                   what="some trials finished", timeout_s=300)
+        wait_until(
+            lambda: backend_log.read_text().count('"chat.done"') >= 40, what="some trials finished", timeout_s=300
+        )
         browsers = _descendants(proc.pid)
         assert browsers, "the run must have a browser to leave behind"
         proc.send_signal(signal.SIGINT)
@@ -85,8 +107,7 @@ def test_ctrl_c_writes_a_partial_report_and_leaves_nothing(env: dict[str, str], 
     for info in infos:
         wait_until(lambda: not info.alive(), what=f"{info.name} stopped", timeout_s=30)
     for pid in browsers:
-        wait_until(lambda: procs.state(pid) in (None, "Z"), what=f"browser process {pid} gone",
-                   timeout_s=30)
+        wait_until(lambda: procs.state(pid) in (None, "Z"), what=f"browser process {pid} gone", timeout_s=30)
 
 
 def _descendants(root: int) -> list[int]:

@@ -26,12 +26,11 @@ def _say(page: Page, text: str) -> None:
 
 
 def _last_reply(page: Page) -> str:
-    return page.locator('[data-testid=message][data-role=assistant] [data-testid=message-text]').last.inner_text()
+    return page.locator("[data-testid=message][data-role=assistant] [data-testid=message-text]").last.inner_text()
 
 
 def _context(browser: Browser, stack: NativeStack, *defects: str) -> BrowserContext:
-    return browser.new_context(base_url=stack.cfg.chat_url,
-                               extra_http_headers={"X-Lab-Defects": ",".join(defects)})
+    return browser.new_context(base_url=stack.cfg.chat_url, extra_http_headers={"X-Lab-Defects": ",".join(defects)})
 
 
 def test_the_page_remembers_across_a_refresh(browser: Browser, lab_stack: NativeStack) -> None:
@@ -53,8 +52,7 @@ def test_the_page_remembers_across_a_refresh(browser: Browser, lab_stack: Native
     ctx.close()
 
 
-def test_session_cookie_defect_forgets_after_a_browser_restart(browser: Browser,
-                                                                lab_stack: NativeStack) -> None:
+def test_session_cookie_defect_forgets_after_a_browser_restart(browser: Browser, lab_stack: NativeStack) -> None:
     """A browser restart keeps only persistent cookies: without Max-Age the session is gone and
     the bot greets the user as a stranger."""
     ctx = _context(browser, lab_stack, "session_cookie")
@@ -76,9 +74,9 @@ def test_session_cookie_defect_forgets_after_a_browser_restart(browser: Browser,
     restarted.close()
 
 
-def test_not_saved_message_is_retried_with_the_same_id(browser: Browser, lab_stack: NativeStack,
-                                                       toxi: Toxiproxy,
-                                                       redis_direct: "redis.Redis[bytes]") -> None:
+def test_not_saved_message_is_retried_with_the_same_id(
+    browser: Browser, lab_stack: NativeStack, toxi: Toxiproxy, redis_direct: "redis.Redis[bytes]"
+) -> None:
     ctx = _context(browser, lab_stack)
     page = ctx.new_page()
     page.goto("/")
@@ -86,14 +84,15 @@ def test_not_saved_message_is_retried_with_the_same_id(browser: Browser, lab_sta
     toxi.set_enabled("redis", False)
     page.get_by_test_id("composer-input").fill("second")
     page.get_by_test_id("composer-input").press("Enter")
-    failed = page.locator('[data-testid=message][data-state=not-saved]')
+    failed = page.locator("[data-testid=message][data-state=not-saved]")
     expect(failed).to_have_count(1)
     expect(failed.get_by_test_id("message-state")).to_contain_text("not saved (store_unavailable)")
     mid = failed.get_attribute("data-id")
     toxi.set_enabled("redis", True)
     failed.get_by_test_id("retry-button").click()
-    expect(page.locator(f'[data-testid=message][data-id="{mid}"][data-role=assistant]')) \
-        .to_have_attribute("data-state", "saved")
+    expect(page.locator(f'[data-testid=message][data-id="{mid}"][data-role=assistant]')).to_have_attribute(
+        "data-state", "saved"
+    )
     sid = next(c["value"] for c in ctx.cookies() if c["name"] == "session_id")
     rows = [json.loads(x) for x in redis_direct.lrange(f"chat:{sid}", 0, -1)]
     assert [(r["role"]) for r in rows if r["id"] == mid] == ["user", "assistant"]
@@ -101,13 +100,12 @@ def test_not_saved_message_is_retried_with_the_same_id(browser: Browser, lab_sta
 
 
 def test_streamed_reply_renders_as_it_arrives(browser: Browser, lab_stack: NativeStack) -> None:
-    ctx = browser.new_context(base_url=lab_stack.cfg.chat_url,
-                              extra_http_headers={"X-Lab-Token-Delay-Ms": "60"})
+    ctx = browser.new_context(base_url=lab_stack.cfg.chat_url, extra_http_headers={"X-Lab-Token-Delay-Ms": "60"})
     page = ctx.new_page()
     page.goto("/?stream=1")
     page.get_by_test_id("composer-input").fill("my name is Streamy")
     page.get_by_test_id("composer-input").press("Enter")
-    reply = page.locator('[data-testid=message][data-role=assistant]')
+    reply = page.locator("[data-testid=message][data-role=assistant]")
     expect(reply).to_have_attribute("data-state", "streaming")  # seen mid-stream
     partial = reply.get_by_test_id("message-text").inner_text()
     expect(reply).to_have_attribute("data-state", "saved")

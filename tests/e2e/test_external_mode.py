@@ -14,17 +14,30 @@ from tests.helpers import run_lab
 
 def _env(stack: NativeStack, tmp: str) -> dict[str, str]:
     env = dict(os.environ)
-    env["LAB_RUN_DIR"] = tmp                                   # the runner's own folder ...
-    env["LAB_BACKEND_LOG"] = str(stack.backend_log)            # ... the backend's output elsewhere
+    env["LAB_RUN_DIR"] = tmp  # the runner's own folder ...
+    env["LAB_BACKEND_LOG"] = str(stack.backend_log)  # ... the backend's output elsewhere
     return env
 
 
 def test_chaos_runs_on_services_it_did_not_start(lab_stack: NativeStack, tmp_path) -> None:  # type: ignore[no-untyped-def]
     before = lab_stack.status()
-    p = run_lab(_env(lab_stack, str(tmp_path / "run")), "chaos", "--mode", "external",
-                "--only", "profile=correct|swallowed_errors;fault=down;refresh=settled",
-                "--trials", "3", "--max-trials", "3", "--seed", "11", "--reports", str(tmp_path / "reports"),
-                timeout=300)
+    p = run_lab(
+        _env(lab_stack, str(tmp_path / "run")),
+        "chaos",
+        "--mode",
+        "external",
+        "--only",
+        "profile=correct|swallowed_errors;fault=down;refresh=settled",
+        "--trials",
+        "3",
+        "--max-trials",
+        "3",
+        "--seed",
+        "11",
+        "--reports",
+        str(tmp_path / "reports"),
+        timeout=300,
+    )
     out = p.stdout + p.stderr
     assert p.returncode == 0, out
     results = json.loads(next((tmp_path / "reports").glob("*/results.json")).read_text())
@@ -39,8 +52,17 @@ def test_chaos_runs_on_services_it_did_not_start(lab_stack: NativeStack, tmp_pat
 
 
 def test_process_faults_are_refused_before_anything_runs(lab_stack: NativeStack, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    p = run_lab(_env(lab_stack, str(tmp_path / "run")), "chaos", "--mode", "external",
-                "--only", "fault=redis_pause", "--reports", str(tmp_path / "reports"), timeout=60)
+    p = run_lab(
+        _env(lab_stack, str(tmp_path / "run")),
+        "chaos",
+        "--mode",
+        "external",
+        "--only",
+        "fault=redis_pause",
+        "--reports",
+        str(tmp_path / "reports"),
+        timeout=60,
+    )
     assert p.returncode == 2, p.stdout + p.stderr
     assert "fault 'redis_pause' needs the native or compose stack; the external stack cannot do it" in p.stderr
     assert not (tmp_path / "reports").exists()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-INNER = '''
+INNER = """
 from pathlib import Path
 
 from lab.expect import assert_cell
@@ -17,7 +17,7 @@ def test_wrong_expectation(lab_stack, request, tmp_path):
     cell = Cell(("fire_and_forget",), "none", "after_ack")
     [outcome] = Runner(lab_stack, tmp_path).run([(cell, plan_cell(cell, 1, 5))])
     assert_cell(outcome, request.node.nodeid, lost=0)   # wrong: fire_and_forget loses replies
-'''
+"""
 
 
 def test_wrong_expectation_leaves_artifacts_and_a_replay_line(pytester: pytest.Pytester) -> None:
@@ -30,6 +30,13 @@ def test_wrong_expectation_leaves_artifacts_and_a_replay_line(pytester: pytest.P
     assert replay and "--profile fire_and_forget --fault none --refresh after_ack" in replay[0]
     folder = pytester.path / "test-results" / "test_inner.py-test_wrong_expectation"
     trial = folder / "000"
-    for name in ("trial.json", "screenshot.png", "trace-1.zip", "network.jsonl",
-                 "backend-events.jsonl", "redis.json", "toxics.json"):
+    for name in (
+        "trial.json",
+        "screenshot.png",
+        "trace-1.zip",
+        "network.jsonl",
+        "backend-events.jsonl",
+        "redis.json",
+        "toxics.json",
+    ):
         assert (trial / name).is_file(), f"missing artifact {name} in {trial}"

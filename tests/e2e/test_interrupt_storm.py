@@ -47,12 +47,13 @@ STORM_N = int(os.environ.get("STORM_N", "10"))
 class Interruption:
     kind: str
     phase: str
-    turn: int                 # for mid-trial: after which chat.received (1..TRIALS * TURNS)
+    turn: int  # for mid-trial: after which chat.received (1..TRIALS * TURNS)
 
     @property
     def sig(self) -> signal.Signals:
-        return {"INT": signal.SIGINT, "TERM": signal.SIGTERM, "HUP": signal.SIGHUP,
-                "KILL": signal.SIGKILL}[self.kind.split("-")[0]]
+        return {"INT": signal.SIGINT, "TERM": signal.SIGTERM, "HUP": signal.SIGHUP, "KILL": signal.SIGKILL}[
+            self.kind.split("-")[0]
+        ]
 
     @property
     def to_group(self) -> bool:
@@ -114,8 +115,7 @@ def _wait_for_phase(it: Interruption, proc: subprocess.Popen[str], run_dir: Path
         ready = lambda: count("chat.received") >= it.turn  # noqa: E731
     else:
         ready = lambda: count("chat.done") >= TRIALS * TURNS  # noqa: E731
-    wait_until(lambda: ready() or proc.poll() is not None, what=f"{it.phase} of run",
-               timeout_s=120, interval_s=0.01)
+    wait_until(lambda: ready() or proc.poll() is not None, what=f"{it.phase} of run", timeout_s=120, interval_s=0.01)
     return proc.poll() is None
 
 
@@ -138,10 +138,30 @@ def test_interrupt_storm(tmp_path: Path) -> None:
         (run_dir / "backend.log").unlink(missing_ok=True)  # phases are read from this run's log
         reports = tmp_path / f"reports-{i:03d}"
         proc = subprocess.Popen(
-            [sys.executable, "-m", "lab", "chaos", "--trials", "1", "--seed", str(seed + i),
-             "--only", ONLY, "--concurrency", "2", "--reports", str(reports)],
-            env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            start_new_session=True, preexec_fn=_default_dispositions)
+            [
+                sys.executable,
+                "-m",
+                "lab",
+                "chaos",
+                "--trials",
+                "1",
+                "--seed",
+                str(seed + i),
+                "--only",
+                ONLY,
+                "--concurrency",
+                "2",
+                "--reports",
+                str(reports),
+            ],
+            env=env,
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+            preexec_fn=_default_dispositions,
+        )
         try:
             hit = _wait_for_phase(it, proc, run_dir)
             if hit:
@@ -160,23 +180,37 @@ def test_interrupt_storm(tmp_path: Path) -> None:
             assert down.returncode == 0, down.stderr
         # Chromium and Playwright's driver notice their parent's end by themselves: wait for it.
         try:
-            wait_until(lambda: not _leftovers(run_dir, ports, proc.pid, tmp), what="nothing left",
-                       timeout_s=30, interval_s=0.05)
+            wait_until(
+                lambda: not _leftovers(run_dir, ports, proc.pid, tmp),
+                what="nothing left",
+                timeout_s=30,
+                interval_s=0.05,
+            )
         except Exception:
             pass
         left = _leftovers(run_dir, ports, proc.pid, tmp)
         leftovers_total += len(left)
         results = sorted(reports.glob("*/results.json"))
         partial = json.loads(results[-1].read_text()) if results else None
-        row = {"i": i, "kind": it.kind, "phase": it.phase, "turn": it.turn, "hit": hit,
-               "exit": code, "interrupted": partial and partial.get("interrupted"),
-               "leftovers": left}
+        row = {
+            "i": i,
+            "kind": it.kind,
+            "phase": it.phase,
+            "turn": it.turn,
+            "hit": hit,
+            "exit": code,
+            "interrupted": partial and partial.get("interrupted"),
+            "leftovers": left,
+        }
         rows.append(row)
-        print(f"  #{i:03d} {it.kind:<10} at {it.phase:<11}"
-              + (f" (chat.received {it.turn})" if it.phase == "mid-trial" else " " * 19)
-              + f" -> exit {code}, report {'interrupted' if row['interrupted'] else 'whole' if partial else 'none'}"
-              + (", MISSED (the run had ended)" if not hit else "")
-              + (f", LEFT: {left}" if left else ""), flush=True)
+        print(
+            f"  #{i:03d} {it.kind:<10} at {it.phase:<11}"
+            + (f" (chat.received {it.turn})" if it.phase == "mid-trial" else " " * 19)
+            + f" -> exit {code}, report {'interrupted' if row['interrupted'] else 'whole' if partial else 'none'}"
+            + (", MISSED (the run had ended)" if not hit else "")
+            + (f", LEFT: {left}" if left else ""),
+            flush=True,
+        )
         assert not left, f"#{i} {it}: left behind {left}\n{out}"
         if not hit:
             missed += 1
@@ -193,16 +227,24 @@ def test_interrupt_storm(tmp_path: Path) -> None:
             assert partial["signal"] == it.sig.name, partial
         elif partial is not None and partial["interrupted"]:
             assert partial["signal"] == it.sig.name, partial
-    summary = {"seed": seed, "runs": n, "missed": missed, "leftovers": leftovers_total,
-               "exit_codes": {k: dict(c) for k, c in codes.items()}, "rows": rows}
+    summary = {
+        "seed": seed,
+        "runs": n,
+        "missed": missed,
+        "leftovers": leftovers_total,
+        "exit_codes": {k: dict(c) for k, c in codes.items()},
+        "rows": rows,
+    }
     (tmp_path / "storm.json").write_text(json.dumps(summary, indent=2) + "\n")
-    print(f"interrupt storm: {n} runs, {missed} missed (ended before the signal), leftovers "
-          f"{leftovers_total}; exit codes: "
-          + ", ".join(f"{k} {dict(c)}" for k, c in codes.items()) + f"; {tmp_path / 'storm.json'}")
+    print(
+        f"interrupt storm: {n} runs, {missed} missed (ended before the signal), leftovers "
+        f"{leftovers_total}; exit codes: "
+        + ", ".join(f"{k} {dict(c)}" for k, c in codes.items())
+        + f"; {tmp_path / 'storm.json'}"
+    )
     # The next run starts cleanly after the last interruption too.
     up = run_lab(env, "up")
     assert up.returncode == 0, up.stderr
     assert run_lab(env, "down").returncode == 0
     assert not _leftovers(run_dir, ports, None)
     assert missed <= n // 2, "most interruptions must land while the run is running"
-

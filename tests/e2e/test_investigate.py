@@ -42,7 +42,7 @@ def api_spec(tmp_path: Path) -> Path:
     """The foreign spec without [page]: the lab drives the app's API from its own page."""
     text = FOREIGN.read_text()
     path = tmp_path / "foreign-api.toml"
-    text = text[:text.index("\n[page]")] + text[text.index("\n[source]"):]  # [source] kept
+    text = text[: text.index("\n[page]")] + text[text.index("\n[source]") :]  # [source] kept
     path.write_text(text.replace('cwd = ".."', f'cwd = "{FOREIGN.parent.parent}"'))
     return path
 
@@ -59,8 +59,18 @@ def _env(tmp_path: Path) -> tuple[dict[str, str], int]:
 def _investigate(tmp_path: Path, *args: str, spec: Path = EXAMPLE) -> tuple[int, str, dict]:  # type: ignore[type-arg]
     env, target_port = _env(tmp_path)
     reports = tmp_path / "reports"
-    p = run_lab(env, "investigate", "--target", str(spec), "--set", f"http.port={target_port}",
-                "--reports", str(reports), *args, timeout=600)
+    p = run_lab(
+        env,
+        "investigate",
+        "--target",
+        str(spec),
+        "--set",
+        f"http.port={target_port}",
+        "--reports",
+        str(reports),
+        *args,
+        timeout=600,
+    )
     out = p.stdout + p.stderr
     _assert_nothing_left(tmp_path / "run-investigate", out)
     results_files = sorted(reports.glob("*/results.json"))
@@ -110,8 +120,7 @@ def results_files(tmp_path: Path) -> list[Path]:
 
 @pytest.mark.parametrize("defect", list(EXPECTED), ids=list(EXPECTED))
 def test_single_defect_is_diagnosed(tmp_path: Path, defect: str) -> None:
-    code, out, results = _investigate(tmp_path, "--trials", "1",
-                                      "--set", f"start.env.CHAT_DEFECTS={defect}")
+    code, out, results = _investigate(tmp_path, "--trials", "1", "--set", f"start.env.CHAT_DEFECTS={defect}")
     assert code == 1, out
     found = {d["code"]: d for d in results["diagnoses"]}
     assert EXPECTED[defect] in found, out
@@ -166,18 +175,36 @@ def test_target_answering_outside_its_spec(tmp_path: Path) -> None:
     assert results == {}
 
 
-@pytest.mark.parametrize("sig,group", [(signal.SIGINT, True), (signal.SIGTERM, False)],
-                         ids=["ctrl-c-to-the-group", "SIGTERM"])
+@pytest.mark.parametrize(
+    "sig,group", [(signal.SIGINT, True), (signal.SIGTERM, False)], ids=["ctrl-c-to-the-group", "SIGTERM"]
+)
 def test_interrupted_run_leaves_nothing_running(tmp_path: Path, sig: signal.Signals, group: bool) -> None:
     """A signal once the target is up and trials run: the partial report is written and the
     target, Redis and Toxiproxy are stopped. Ctrl-C in a terminal reaches the whole process
     group (the lab and Playwright's driver and Chromium), SIGTERM only the lab."""
     env, target_port = _env(tmp_path)
-    proc = subprocess.Popen([sys.executable, "-m", "lab", "investigate", "--target", str(EXAMPLE),
-                             "--set", f"http.port={target_port}", "--trials", "5",
-                             "--reports", str(tmp_path / "reports")],
-                            env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "lab",
+            "investigate",
+            "--target",
+            str(EXAMPLE),
+            "--set",
+            f"http.port={target_port}",
+            "--trials",
+            "5",
+            "--reports",
+            str(tmp_path / "reports"),
+        ],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     lines = []
     try:
         assert proc.stdout is not None
@@ -213,9 +240,25 @@ def test_lab_down_cleans_up_after_a_killed_investigation(tmp_path: Path) -> None
     """SIGKILL gives the lab no chance to clean up: `lab down` stops what it left (the target,
     Redis and Toxiproxy, recorded by pidfiles in the investigation's run folder)."""
     env, target_port = _env(tmp_path)
-    proc = subprocess.Popen([sys.executable, "-m", "lab", "investigate", "--target", str(EXAMPLE),
-                             "--set", f"http.port={target_port}", "--reports", str(tmp_path / "reports")],
-                            env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "lab",
+            "investigate",
+            "--target",
+            str(EXAMPLE),
+            "--set",
+            f"http.port={target_port}",
+            "--reports",
+            str(tmp_path / "reports"),
+        ],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     lines = []
     assert proc.stdout is not None
     for line in proc.stdout:

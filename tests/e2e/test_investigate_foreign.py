@@ -33,14 +33,16 @@ from tests.helpers import free_ports
 
 # bug -> (the diagnosis that must name it, the narrowest experiments that show it)
 BUGS = {
-    "ack_early": ("acked_too_fast", "latency"),      # a reply faster than the 300 ms Redis latency
-    "cap_history": ("history_capped", "none"),      # 3 turns = 6 rows, capped at 4: in every trial
-    "stale_cache": ("stale_reads", "latency"),      # the reload right after the last ack
+    "ack_early": ("acked_too_fast", "latency"),  # a reply faster than the 300 ms Redis latency
+    "cap_history": ("history_capped", "none"),  # 3 turns = 6 rows, capped at 4: in every trial
+    "stale_cache": ("stale_reads", "latency"),  # the reload right after the last ack
     "no_ttl": ("no_ttl", "none"),
 }
 
 
-def _diagnosed(tmp_path: Path, code: str, *args: str, spec: Path = FOREIGN) -> tuple[dict[str, Any], dict[str, Any], str]:
+def _diagnosed(
+    tmp_path: Path, code: str, *args: str, spec: Path = FOREIGN
+) -> tuple[dict[str, Any], dict[str, Any], str]:
     """Run, and check the diagnosis is raised truthfully: exit 1, k >= 1 of n, its trials listed
     (real trial ids of this run) and named in its evidence."""
     exit_code, out, results = _investigate(tmp_path, "--trials", "1", *args, spec=spec)
@@ -58,9 +60,15 @@ def _diagnosed(tmp_path: Path, code: str, *args: str, spec: Path = FOREIGN) -> t
 
 
 # diagnosis -> the static check whose line at the bug it proves (lab/suspects; [source] in the spec)
-PROVES = {"acked_too_fast": "background_write", "history_capped": "history_trim", "stale_reads": "history_cache",
-          "no_ttl": "ttl_conditional", "writes_out_of_order": "concurrent_writes",
-          "ttl_skipped_on_error": "ttl_two_commands", "lost_update": "read_modify_write"}
+PROVES = {
+    "acked_too_fast": "background_write",
+    "history_capped": "history_trim",
+    "stale_reads": "history_cache",
+    "no_ttl": "ttl_conditional",
+    "writes_out_of_order": "concurrent_writes",
+    "ttl_skipped_on_error": "ttl_two_commands",
+    "lost_update": "read_modify_write",
+}
 
 
 def _assert_proven_at_the_bug(results: dict[str, Any], code: str, out: str) -> None:
@@ -90,7 +98,7 @@ def test_foreign_bug_is_diagnosed(tmp_path: Path, bug: str) -> None:
         assert "history_hides_stored" not in found and "acked_lost" not in found, out
     elif bug == "stale_cache":
         assert "turns [3]" in d["evidence"], d  # the last turn, missing right after its ack
-        assert "acked_lost" not in found, out   # ... and there once the cache is refreshed
+        assert "acked_lost" not in found, out  # ... and there once the cache is refreshed
     elif bug == "no_ttl":
         assert "PTTL -1" in d["evidence"] and d["k"] == d["n"] == 3, d
 
@@ -101,10 +109,19 @@ def test_stale_cache_of_the_whole_history(tmp_path: Path) -> None:
     the settled history has them all -- a stale read of the whole history, not "no anomaly".
     Through the lab's page (the API spec): the app's own page reads the history after every
     send, which refreshes the cache."""
-    found, d, out = _diagnosed(tmp_path, "stale_reads", "--only", "latency",
-                               "--set", "start.env.FOREIGN_BUGS=stale_cache",
-                               "--set", "start.env.FOREIGN_CACHE_SEND_FILLS=0",
-                               "--set", "start.env.FOREIGN_CACHE_MS=10000", spec=api_spec(tmp_path))
+    found, d, out = _diagnosed(
+        tmp_path,
+        "stale_reads",
+        "--only",
+        "latency",
+        "--set",
+        "start.env.FOREIGN_BUGS=stale_cache",
+        "--set",
+        "start.env.FOREIGN_CACHE_SEND_FILLS=0",
+        "--set",
+        "start.env.FOREIGN_CACHE_MS=10000",
+        spec=api_spec(tmp_path),
+    )
     assert "turns [1, 2, 3] (the whole history" in d["evidence"], d
     assert "acked_lost" not in found and "session_cookie" not in found, out
 
@@ -125,8 +142,9 @@ def test_out_of_order_writes_are_diagnosed_as_order_only(tmp_path: Path) -> None
     questions (measured directly: in most conversations). Every row lands, each with its TTL,
     once: the order is the only anomaly. The fault-free experiments suffice (3 conversations:
     3, 3 and 12 turns)."""
-    found, d, out = _diagnosed(tmp_path, "writes_out_of_order", "--only", "none",
-                               "--set", "start.env.FOREIGN_BUGS=out_of_order")
+    found, d, out = _diagnosed(
+        tmp_path, "writes_out_of_order", "--only", "none", "--set", "start.env.FOREIGN_BUGS=out_of_order"
+    )
     assert set(found) == {"writes_out_of_order"}, out
 
 
@@ -135,8 +153,9 @@ def test_repeated_reply_texts_are_no_anomaly(tmp_path: Path) -> None:
     otherwise correct -- equal replies are neither duplicates nor each other's stored copies.
     The fault-free experiments and the one-shot drop (a failed turn stores nothing, while its
     reply's text is stored by the other turns)."""
-    exit_code, out, results = _investigate(tmp_path, "--trials", "1", "--only", "none|drop",
-                                           "--set", "start.env.FOREIGN_BUGS=repeat_replies", spec=FOREIGN)
+    exit_code, out, results = _investigate(
+        tmp_path, "--trials", "1", "--only", "none|drop", "--set", "start.env.FOREIGN_BUGS=repeat_replies", spec=FOREIGN
+    )
     assert exit_code == 0, out
     assert results["diagnoses"] == [] and results["verdict"] == "no anomaly found", out
 
@@ -146,8 +165,9 @@ def test_ttl_in_a_second_command_is_skipped_on_error(tmp_path: Path) -> None:
     LPUSH's reply (the turn is stored, the send answers 500) and the EXPIRE is never sent; the
     next acknowledged write renews the TTL. A milder finding than a TTL writes do not renew,
     and the key has a TTL."""
-    found, d, out = _diagnosed(tmp_path, "ttl_skipped_on_error", "--only", "drop",
-                               "--set", "start.env.FOREIGN_BUGS=ttl_two_commands")
+    found, d, out = _diagnosed(
+        tmp_path, "ttl_skipped_on_error", "--only", "drop", "--set", "start.env.FOREIGN_BUGS=ttl_two_commands"
+    )
     assert "ttl_not_renewed" not in found and "no_ttl" not in found, out
 
 
@@ -190,7 +210,7 @@ def test_own_page_sends_and_renders_oldest_first(foreign_app: str, browser: Brow
         assert _rendered(page) == [] and page.locator("#error").is_hidden()
 
         page.locator("#msg").fill("first message")
-        page.locator("#send").click()   # the click starts the send: data-idle is removed at once
+        page.locator("#send").click()  # the click starts the send: data-idle is removed at once
         expect(page.locator("body")).to_have_attribute("data-idle", "1")
         expect(page.locator("#messages li.msg")).to_have_count(2)
         expect(page.locator("#msg")).to_have_value("")
@@ -200,8 +220,12 @@ def test_own_page_sends_and_renders_oldest_first(foreign_app: str, browser: Brow
         expect(page.locator("body")).to_have_attribute("data-idle", "1")
         expect(page.locator("#send")).to_be_enabled()
 
-        expected = [("user", "first message"), ("bot", "You said 13 characters; this is message 1."),
-                    ("user", "second message"), ("bot", "You said 14 characters; this is message 2.")]
+        expected = [
+            ("user", "first message"),
+            ("bot", "You said 13 characters; this is message 1."),
+            ("user", "second message"),
+            ("bot", "You said 14 characters; this is message 2."),
+        ]
         assert _rendered(page) == expected
         assert page.locator("#error").is_hidden()
 
@@ -215,8 +239,9 @@ def test_own_page_sends_and_renders_oldest_first(foreign_app: str, browser: Brow
 def test_app_page_of_a_streaming_app_is_cut_only_mid_stream(tmp_path: Path) -> None:
     """With [stream] and [page], only the mid_stream experiment cuts a reply: the other
     experiments read every answer to its end (no send of theirs is marked cut)."""
-    exit_code, out, results = _investigate(tmp_path, "--trials", "1", "--only", "none",
-                                           "--set", "stream.request={}", spec=FOREIGN)
+    exit_code, out, results = _investigate(
+        tmp_path, "--trials", "1", "--only", "none", "--set", "stream.request={}", spec=FOREIGN
+    )
     assert exit_code == 0, out
     trials = json.loads(next((tmp_path / "reports").glob("*/trials.json")).read_text())
     cut = {t["refresh"]: [s["cut"] for s in t["sends"]] for t in trials}

@@ -44,8 +44,19 @@ def test_exercise_fails_and_solution_passes_the_check(number: int, version: str,
     shutil.copyfile(le.pristine if version == "exercise" else le.solution, mine)
     run_dir = tmp_path / "run"
     env = _env(run_dir)
-    res = run_lab(env, "lesson", str(number), "--check", "--exercise", str(mine), "--seed", "2026",
-                  "--reports", str(tmp_path / "reports"), timeout=280)
+    res = run_lab(
+        env,
+        "lesson",
+        str(number),
+        "--check",
+        "--exercise",
+        str(mine),
+        "--seed",
+        "2026",
+        "--reports",
+        str(tmp_path / "reports"),
+        timeout=280,
+    )
     out = res.stdout + res.stderr
     assert _leftovers(run_dir, env) == [], "the check left services running"
     if version == "exercise":
@@ -68,8 +79,19 @@ def test_a_runtime_error_in_the_exercise_fails_the_check_at_its_line(tmp_path: P
     line = next(i for i, t in enumerate(mine.read_text().splitlines(), 1) if "await kroutine" in t)
     run_dir = tmp_path / "run"
     env = _env(run_dir)
-    res = run_lab(env, "lesson", "1", "--check", "--exercise", str(mine), "--trials", "2",
-                  "--reports", str(tmp_path / "reports"), timeout=200)
+    res = run_lab(
+        env,
+        "lesson",
+        "1",
+        "--check",
+        "--exercise",
+        str(mine),
+        "--trials",
+        "2",
+        "--reports",
+        str(tmp_path / "reports"),
+        timeout=200,
+    )
     out = res.stdout + res.stderr
     assert res.returncode == 1, out
     assert f"the backend raised in your exercise: {mine}:{line}: NameError" in out
@@ -86,9 +108,25 @@ def test_sigterm_during_a_check_stops_everything(tmp_path: Path) -> None:
 
     run_dir = tmp_path / "run"
     env = _env(run_dir)
-    proc = subprocess.Popen([sys.executable, "-m", "lab", "lesson", "1", "--check", "--exercise",
-                             str(lessons.REGISTRY[1].pristine), "--reports", str(tmp_path / "reports")],
-                            env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "lab",
+            "lesson",
+            "1",
+            "--check",
+            "--exercise",
+            str(lessons.REGISTRY[1].pristine),
+            "--reports",
+            str(tmp_path / "reports"),
+        ],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         # The stack is up once its state file exists: the trials start right after.
         wait_until(lambda: (run_dir / "stack.json").exists(), what="the lesson stack up", timeout_s=120)

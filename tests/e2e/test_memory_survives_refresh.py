@@ -41,9 +41,16 @@ def _grid() -> list[Cell]:
     cells = []
     for defect, (fault, refresh) in DEFECT_CELLS.items():
         cells += [_cell(defect, fault, refresh), _cell("correct", fault, refresh)]
-    cells += [_cell(p, "none", "after_ack") for p in
-              ("incident", "incident-fire_and_forget", "incident-ttl_set_once",
-               "incident-shared_loop_client", "incident-session_cookie")]
+    cells += [
+        _cell(p, "none", "after_ack")
+        for p in (
+            "incident",
+            "incident-fire_and_forget",
+            "incident-ttl_set_once",
+            "incident-shared_loop_client",
+            "incident-session_cookie",
+        )
+    ]
     cells += [_cell(p, "none", "after_ack", 15) for p in ("incident", "incident-fire_and_forget")]
     cells += [_cell("correct", "none", r) for r in ("in_flight", "reopen")]
     cells += [_cell("fire_and_forget", "none", "in_flight")]
@@ -66,13 +73,21 @@ def _get(grid: dict[str, CellOutcome], profile: str, fault: str, refresh: str, t
 
 
 @pytest.mark.parametrize("defect", list(DEFECT_CELLS))
-def test_correct_profile_survives_the_exposing_cell(grid: dict[str, CellOutcome], defect: str,
-                                                    request: pytest.FixtureRequest) -> None:
+def test_correct_profile_survives_the_exposing_cell(
+    grid: dict[str, CellOutcome], defect: str, request: pytest.FixtureRequest
+) -> None:
     """Control: nothing acknowledged is lost, duplicated or expired, and at least 80 % of the
     sends were acknowledged (otherwise the cell exercised nothing)."""
     fault, refresh = DEFECT_CELLS[defect]
-    assert_cell(_get(grid, "correct", fault, refresh), request.node.nodeid,
-                lost=0, duplicated=0, expired=0, amnesia=0, min_ack_ratio=0.8)
+    assert_cell(
+        _get(grid, "correct", fault, refresh),
+        request.node.nodeid,
+        lost=0,
+        duplicated=0,
+        expired=0,
+        amnesia=0,
+        min_ack_ratio=0.8,
+    )
 
 
 def test_fire_and_forget_loses_every_reply(grid: dict[str, CellOutcome], request: pytest.FixtureRequest) -> None:
@@ -86,12 +101,12 @@ def test_fire_and_forget_loses_every_reply(grid: dict[str, CellOutcome], request
 def test_ttl_set_once_expires_the_conversation(grid: dict[str, CellOutcome], request: pytest.FixtureRequest) -> None:
     """The conversation outlives 2 x TTL with gaps under TTL/2: a TTL set once expires in
     every trial (K of K), with the expiry event as evidence."""
-    assert_cell(_get(grid, "ttl_set_once", "ttl_elapse:ttl_ms=4000", "settled"), request.node.nodeid,
-                lost=K, expired=K)
+    assert_cell(_get(grid, "ttl_set_once", "ttl_elapse:ttl_ms=4000", "settled"), request.node.nodeid, lost=K, expired=K)
 
 
-def test_shared_loop_client_fails_requests_whose_writes_landed(grid: dict[str, CellOutcome],
-                                                                request: pytest.FixtureRequest) -> None:
+def test_shared_loop_client_fails_requests_whose_writes_landed(
+    grid: dict[str, CellOutcome], request: pytest.FixtureRequest
+) -> None:
     """Requests meet a client bound to another request's closed loop: most trials see 5xx
     answers (4 of 4 in most runs; 3 of 4 once -- a trial whose requests all found a usable
     connection), and in some of them one had already stored its message (phantom_fail; which
@@ -99,82 +114,90 @@ def test_shared_loop_client_fails_requests_whose_writes_landed(grid: dict[str, C
     send met the broken client (seen once in a CI run: 5 of 5 sends 5xx) acknowledged nothing and
     is unknown -- the defect at its strongest, tolerated for one trial, judged for nothing."""
     o = _get(grid, "shared_loop_client", "none", "settled")
-    assert_cell(o, request.node.nodeid, phantom_fail=(1, K), lost=0,
-                unknown_ok=("no send was acknowledged", 1))
+    assert_cell(o, request.node.nodeid, phantom_fail=(1, K), lost=0, unknown_ok=("no send was acknowledged", 1))
     with_5xx = sum(any(s.status and s.status >= 500 for s in t.trial.sends) for t in o.trials)
     assert 2 * with_5xx >= len(o.trials) > 0, f"5xx in {with_5xx} of {len(o.trials)} trials"
 
 
-def test_blind_retry_duplicates_under_a_one_shot_drop(grid: dict[str, CellOutcome],
-                                                      request: pytest.FixtureRequest) -> None:
+def test_blind_retry_duplicates_under_a_one_shot_drop(
+    grid: dict[str, CellOutcome], request: pytest.FixtureRequest
+) -> None:
     """Each reply eaten after the append ran, then retried blindly: K of K trials duplicate."""
-    assert_cell(_get(grid, "blind_retry", "drop:stream=downstream,one_shot=true", "settled"),
-                request.node.nodeid, duplicated=K, lost=0)
+    assert_cell(
+        _get(grid, "blind_retry", "drop:stream=downstream,one_shot=true", "settled"),
+        request.node.nodeid,
+        duplicated=K,
+        lost=0,
+    )
 
 
-def test_swallowed_errors_acknowledge_unsaved_turns(grid: dict[str, CellOutcome],
-                                                    request: pytest.FixtureRequest) -> None:
+def test_swallowed_errors_acknowledge_unsaved_turns(
+    grid: dict[str, CellOutcome], request: pytest.FixtureRequest
+) -> None:
     """The Redis link is down for one turn; the reply still says 200: K of K trials lose it."""
     assert_cell(_get(grid, "swallowed_errors", "down", "settled"), request.node.nodeid, lost=K)
 
 
-def test_save_at_stream_end_loses_turns_cut_mid_stream(grid: dict[str, CellOutcome],
-                                                       request: pytest.FixtureRequest) -> None:
+def test_save_at_stream_end_loses_turns_cut_mid_stream(
+    grid: dict[str, CellOutcome], request: pytest.FixtureRequest
+) -> None:
     """A refresh at the first token: the server sees the disconnect before the last token and
     never saves the turn -- K of K. (The last reply streams for ~6 s: Chromium drains a
     cancelled body for up to 5 s to reuse the socket, which let faster streams complete.)"""
-    assert_cell(_get(grid, "save_at_stream_end", "none", "mid_stream"), request.node.nodeid,
-                lost=K, duplicated=0)
+    assert_cell(_get(grid, "save_at_stream_end", "none", "mid_stream"), request.node.nodeid, lost=K, duplicated=0)
 
 
-def test_session_cookie_forgets_at_browser_restart(grid: dict[str, CellOutcome],
-                                                   request: pytest.FixtureRequest) -> None:
+def test_session_cookie_forgets_at_browser_restart(
+    grid: dict[str, CellOutcome], request: pytest.FixtureRequest
+) -> None:
     """Without Max-Age the cookie dies with the browser: K of K trials show an empty history;
     Redis still holds every turn (nothing lost, only unreachable)."""
-    assert_cell(_get(grid, "session_cookie", "none", "browser_restart"), request.node.nodeid,
-                amnesia=K, lost=0)
+    assert_cell(_get(grid, "session_cookie", "none", "browser_restart"), request.node.nodeid, amnesia=K, lost=0)
 
 
 @pytest.mark.parametrize("turns", [5, 15])
-def test_incident_loses_replies_and_fire_and_forget_is_why(grid: dict[str, CellOutcome], turns: int,
-                                                           request: pytest.FixtureRequest) -> None:
+def test_incident_loses_replies_and_fire_and_forget_is_why(
+    grid: dict[str, CellOutcome], turns: int, request: pytest.FixtureRequest
+) -> None:
     """The incident loses acknowledged replies in every trial, at 5 turns as at 15 -- the loss
     does not need a long conversation. Without fire_and_forget nothing acknowledged is lost
     (the shared client's 5xx are not acknowledgements; their user retries may duplicate)."""
     assert_cell(_get(grid, "incident", "none", "after_ack", turns), request.node.nodeid, lost=K)
-    assert_cell(_get(grid, "incident-fire_and_forget", "none", "after_ack", turns),
-                request.node.nodeid, lost=0)
+    assert_cell(_get(grid, "incident-fire_and_forget", "none", "after_ack", turns), request.node.nodeid, lost=0)
 
 
 @pytest.mark.parametrize("without", ["ttl_set_once", "shared_loop_client", "session_cookie"])
-def test_incident_without_another_defect_still_loses(grid: dict[str, CellOutcome], without: str,
-                                                     request: pytest.FixtureRequest) -> None:
+def test_incident_without_another_defect_still_loses(
+    grid: dict[str, CellOutcome], without: str, request: pytest.FixtureRequest
+) -> None:
     """Removing any defect but fire_and_forget leaves the loss in place (K of K)."""
     assert_cell(_get(grid, f"incident-{without}", "none", "after_ack"), request.node.nodeid, lost=K)
 
 
 @pytest.mark.parametrize("refresh", ["in_flight", "reopen"])
 def test_other_refresh_points_are_reached_and_the_correct_profile_survives(
-        grid: dict[str, CellOutcome], refresh: str, request: pytest.FixtureRequest) -> None:
+    grid: dict[str, CellOutcome], refresh: str, request: pytest.FixtureRequest
+) -> None:
     """in_flight refreshes once the backend logged receipt and before the reply; reopen opens a
     new page in the same context. Every trial must reach its trigger (unknown fails)."""
     o = _get(grid, "correct", "none", refresh)
     assert_cell(o, request.node.nodeid, lost=0, duplicated=0, amnesia=0)
     if refresh == "in_flight":
         last = [t.trial.sends[-1] for t in o.trials]
-        assert all(s.outcome == "info" and s.reason == "net::ERR_ABORTED" for s in last), \
+        assert all(s.outcome == "info" and s.reason == "net::ERR_ABORTED" for s in last), (
             "the refresh must abort the last send in flight"
+        )
 
 
 def test_fire_and_forget_loses_earlier_replies_even_when_the_last_send_is_aborted(
-        grid: dict[str, CellOutcome], request: pytest.FixtureRequest) -> None:
+    grid: dict[str, CellOutcome], request: pytest.FixtureRequest
+) -> None:
     """in_flight aborts the last send (info: allowed either way); the four acknowledged turns
     before it still lose their replies in every trial."""
     assert_cell(_get(grid, "fire_and_forget", "none", "in_flight"), request.node.nodeid, lost=K)
 
 
-def test_read_modify_write_loses_one_tabs_turn(grid: dict[str, CellOutcome],
-                                                request: pytest.FixtureRequest) -> None:
+def test_read_modify_write_loses_one_tabs_turn(grid: dict[str, CellOutcome], request: pytest.FixtureRequest) -> None:
     """Two tabs send the last turn at once while Redis answers 100 ms late: both GET the same
     document, the later SET drops the other's rows -- K of K trials lose an acknowledged turn,
     classed as a lost update; the earlier turns, sent one at a time, are all kept. Every trial's
@@ -191,7 +214,8 @@ def test_read_modify_write_loses_one_tabs_turn(grid: dict[str, CellOutcome],
 
 
 def test_double_submit_with_an_id_is_absorbed_by_the_correct_profile(
-        grid: dict[str, CellOutcome], request: pytest.FixtureRequest) -> None:
+    grid: dict[str, CellOutcome], request: pytest.FixtureRequest
+) -> None:
     """A double click sends one message id twice, both requests in flight together: the correct
     append (idempotent by id) stores it once; blind_retry's plain RPUSH stores it twice."""
     ok = _get(grid, "correct", "none", "double_submit")

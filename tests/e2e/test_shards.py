@@ -41,10 +41,34 @@ def _shards(tmp: Path, n: int) -> list[Path]:
     """N shard processes at once; each one's run folder."""
     env = _env(tmp)
     reports = tmp / f"reports-{n}"
-    procs = [subprocess.Popen([sys.executable, "-m", "lab", "chaos", "--only", ONLY, "--trials", str(TRIALS),
-                               "--max-trials", str(TRIALS), "--seed", str(SEED), "--shard", f"{k}/{n}",
-                               "--reports", str(reports)], env=env, cwd=ROOT, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True) for k in range(1, n + 1)]
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "lab",
+                "chaos",
+                "--only",
+                ONLY,
+                "--trials",
+                str(TRIALS),
+                "--max-trials",
+                str(TRIALS),
+                "--seed",
+                str(SEED),
+                "--shard",
+                f"{k}/{n}",
+                "--reports",
+                str(reports),
+            ],
+            env=env,
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for k in range(1, n + 1)
+    ]
     outs = [p.communicate(timeout=400)[0] for p in procs]
     for k, (p, out) in enumerate(zip(procs, outs), 1):
         assert p.returncode == 0, f"shard {k}/{n}:\n{out}"
@@ -60,6 +84,7 @@ def _union_verdicts(folders: list[Path]) -> list[dict[str, Any]]:
     for f in folders:
         for c in json.loads((f / "results.json").read_text())["cells"]:
             from lab.merge import _cell
+
             cells[c["cell_id"]] = CellOutcome(_cell(c))
         for rec in json.loads((f / "trials.json").read_text()):
             t = Trial.from_json(rec["trial"])
@@ -78,26 +103,31 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[int, list[Path]]:
 
 
 @pytest.mark.parametrize("n", [2, 3])
-def test_merged_shards_are_the_unsharded_plan_and_verdicts(runs: dict[int, list[Path]], n: int,
-                                                           tmp_path: Path) -> None:
+def test_merged_shards_are_the_unsharded_plan_and_verdicts(runs: dict[int, list[Path]], n: int, tmp_path: Path) -> None:
     folders = runs[n]
     p = _merge(folders, tmp_path / "merged")
     assert p.returncode == 0, p.stdout + p.stderr
     merged = json.loads((tmp_path / "merged" / "results.json").read_text())
     plan = ChaosRun(None, build_matrix(parse_only(ONLY)), TRIALS, SEED, tmp_path).plans()  # type: ignore[arg-type]
     assert {c["cell_id"]: c["trials"] + c["unknown"] for c in merged["cells"]} == {
-        c.cell_id: len(plans) for c, plans in plan}
+        c.cell_id: len(plans) for c, plans in plan
+    }
     # The very trials the unsharded run plans (ids), and nothing else.
     ran = sorted(t for c in merged["cells"] for t in c["trial_ids"])
     assert ran == sorted(p.trial_id for _, plans in plan for p in plans)
     assert merged["verdicts"] == _union_verdicts(folders)
-    assert [v["defect"] for v in merged["verdicts"] if v["verdict"] == "causes"] == ["swallowed_errors"], merged["verdicts"]
+    assert [v["defect"] for v in merged["verdicts"] if v["verdict"] == "causes"] == ["swallowed_errors"], merged[
+        "verdicts"
+    ]
     assert [m["k"] for m in merged["merged_from"]] == list(range(1, n + 1))
     assert (tmp_path / "merged" / "report.html").is_file() and (tmp_path / "merged" / "junit.xml").is_file()
     # Failing trials' artifacts: linked from their shard folders.
     failing = [t for c in merged["cells"] for t in c["failing_trials"]]
-    assert failing and all((tmp_path / "merged" / "trials" / t).resolve().is_relative_to(
-        folders[0].parent) for t in failing if (tmp_path / "merged" / "trials" / t).exists())
+    assert failing and all(
+        (tmp_path / "merged" / "trials" / t).resolve().is_relative_to(folders[0].parent)
+        for t in failing
+        if (tmp_path / "merged" / "trials" / t).exists()
+    )
 
 
 def _copy(src: Path, dst: Path, **changes: Any) -> Path:

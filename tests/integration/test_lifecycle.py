@@ -83,16 +83,25 @@ def _stalled_topology(tmp: Path) -> Path:
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
-def test_signal_during_start_up_leaves_no_process(env: dict[str, str], tmp_path: Path,
-                                                  sig: signal.Signals) -> None:
+def test_signal_during_start_up_leaves_no_process(env: dict[str, str], tmp_path: Path, sig: signal.Signals) -> None:
     env["LAB_TOPOLOGY"] = str(_stalled_topology(tmp_path))
     run_dir = Path(env["LAB_RUN_DIR"])
-    proc = subprocess.Popen([sys.executable, "-m", "lab", "up", "--timeout", "120"], env=env,
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lab", "up", "--timeout", "120"],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
-        infos = wait_until(lambda: (lambda d: list(d.values()) if len(d) == 3 and
-                                    all(i.alive() for i in d.values()) else None)(_pids(run_dir)),
-                           what="all three services started", timeout_s=60)
+        infos = wait_until(
+            lambda: (lambda d: list(d.values()) if len(d) == 3 and all(i.alive() for i in d.values()) else None)(
+                _pids(run_dir)
+            ),
+            what="all three services started",
+            timeout_s=60,
+        )
         proc.send_signal(sig)
         _out, err = proc.communicate(timeout=60)
     finally:
@@ -108,11 +117,20 @@ def test_signal_during_start_up_leaves_no_process(env: dict[str, str], tmp_path:
 def test_down_cleans_up_after_a_killed_lab(env: dict[str, str], tmp_path: Path) -> None:
     env["LAB_TOPOLOGY"] = str(_stalled_topology(tmp_path))
     run_dir = Path(env["LAB_RUN_DIR"])
-    proc = subprocess.Popen([sys.executable, "-m", "lab", "up", "--timeout", "120"], env=env,
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    infos = wait_until(lambda: (lambda d: list(d.values()) if len(d) == 3 and
-                                all(i.alive() for i in d.values()) else None)(_pids(run_dir)),
-                       what="all three services started", timeout_s=60)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lab", "up", "--timeout", "120"],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    infos = wait_until(
+        lambda: (lambda d: list(d.values()) if len(d) == 3 and all(i.alive() for i in d.values()) else None)(
+            _pids(run_dir)
+        ),
+        what="all three services started",
+        timeout_s=60,
+    )
     proc.kill()  # SIGKILL: no clean-up ran
     proc.wait(timeout=30)
     assert all(i.alive() for i in infos), "the services outlive a killed lab"
@@ -133,12 +151,8 @@ def test_port_in_use_is_named(env: dict[str, str]) -> None:
     assert procs.recorded(Path(env["LAB_RUN_DIR"])) == []
 
 
-@pytest.mark.parametrize("content, fragment", [
-    ("{oops", "is not valid JSON"),
-    ("[]", "missing proxy redis, chat"),
-])
-def test_malformed_topology_starts_nothing(env: dict[str, str], tmp_path: Path, content: str,
-                                           fragment: str) -> None:
+@pytest.mark.parametrize("content, fragment", [("{oops", "is not valid JSON"), ("[]", "missing proxy redis, chat")])
+def test_malformed_topology_starts_nothing(env: dict[str, str], tmp_path: Path, content: str, fragment: str) -> None:
     bad = tmp_path / "toxiproxy.json"
     bad.write_text(content)
     env["LAB_TOPOLOGY"] = str(bad)
@@ -148,12 +162,14 @@ def test_malformed_topology_starts_nothing(env: dict[str, str], tmp_path: Path, 
     assert procs.recorded(Path(env["LAB_RUN_DIR"])) == []
 
 
-@pytest.mark.parametrize("args, fragment", [
-    (("up", "--mode", "kubernetes"), "unknown mode 'kubernetes'; valid: native, compose"),
-    (("frobnicate",), "invalid choice: 'frobnicate'"),
-])
-def test_bad_cli_input_exits_2_naming_valid_values(env: dict[str, str], args: tuple[str, ...],
-                                                   fragment: str) -> None:
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (("up", "--mode", "kubernetes"), "unknown mode 'kubernetes'; valid: native, compose"),
+        (("frobnicate",), "invalid choice: 'frobnicate'"),
+    ],
+)
+def test_bad_cli_input_exits_2_naming_valid_values(env: dict[str, str], args: tuple[str, ...], fragment: str) -> None:
     res = lab(env, *args)
     assert res.returncode == 2 and fragment in res.stderr
 

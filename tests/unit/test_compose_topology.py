@@ -50,15 +50,15 @@ def test_toxiproxy_loads_the_repository_file(compose: dict[str, Any]) -> None:
     assert tp["healthcheck"]["test"] == ["CMD", "/toxiproxy-cli", "list"]
 
 
-def test_every_proxy_upstream_is_a_service_port(compose: dict[str, Any],
-                                                proxies: dict[str, topology.Proxy]) -> None:
+def test_every_proxy_upstream_is_a_service_port(compose: dict[str, Any], proxies: dict[str, topology.Proxy]) -> None:
     for p in proxies.values():
         assert p.upstream_host in compose["services"], p
         assert p.upstream_port == SERVICE_PORTS[p.upstream_host], p
 
 
-def test_backend_gets_only_the_toxiproxy_redis_address(compose: dict[str, Any],
-                                                       proxies: dict[str, topology.Proxy]) -> None:
+def test_backend_gets_only_the_toxiproxy_redis_address(
+    compose: dict[str, Any], proxies: dict[str, topology.Proxy]
+) -> None:
     env = compose["services"]["chat"]["environment"]
     assert env["CHAT_REDIS_URL"] == f"redis://toxiproxy:{proxies['redis'].listen_port}/0"
     nets = {name: set(svc.get("networks", [])) for name, svc in compose["services"].items()}
@@ -67,7 +67,8 @@ def test_backend_gets_only_the_toxiproxy_redis_address(compose: dict[str, Any],
 
 
 def test_published_ports_match_native_defaults_on_loopback_only(
-        compose: dict[str, Any], proxies: dict[str, topology.Proxy]) -> None:
+    compose: dict[str, Any], proxies: dict[str, topology.Proxy]
+) -> None:
     published: dict[int, int] = {}
     for svc in compose["services"].values():
         for spec in svc.get("ports", []):

@@ -60,7 +60,7 @@ def test_services_are_sidecars_with_the_compose_images() -> None:
     job, cs = _pod()
     inits = {c["name"] for c in job["spec"]["template"]["spec"]["initContainers"]}
     assert inits == {"redis", "toxiproxy", "chat"}
-    assert all(cs[n]["restartPolicy"] == "Always" for n in inits)   # native sidecars
+    assert all(cs[n]["restartPolicy"] == "Always" for n in inits)  # native sidecars
     for name in inits:
         assert cs[name]["image"] == _compose_image(name), name
 
@@ -69,8 +69,8 @@ def test_ports_and_topology_are_the_native_ones() -> None:
     _, cs = _pod()
     args = cs["redis"]["args"]
     assert args[args.index("--port") + 1] == str(DEFAULT_PORTS["redis"])
-    assert args[args.index("--notify-keyspace-events") + 1] == "Ex"      # the expiry evidence
-    assert args[args.index("--save") + 1] == ""                        # no persistence, as natively
+    assert args[args.index("--notify-keyspace-events") + 1] == "Ex"  # the expiry evidence
+    assert args[args.index("--save") + 1] == ""  # no persistence, as natively
     assert f"-port={DEFAULT_PORTS['toxiproxy']}" in cs["toxiproxy"]["args"]
     assert f"--bind 127.0.0.1:{DEFAULT_PORTS['backend']}" in " ".join(cs["chat"]["command"])
     assert _env(cs["chat"])["CHAT_REDIS_URL"] == f"redis://127.0.0.1:{DEFAULT_PORTS['redis_proxy']}/0"
@@ -87,4 +87,7 @@ def test_the_backend_log_is_shared_with_the_runner() -> None:
     mounts = {c: {m["name"]: m["mountPath"] for m in cs[c]["volumeMounts"]} for c in ("chat", "runner")}
     assert mounts["chat"]["shared"] == mounts["runner"]["shared"] and log.startswith(mounts["runner"]["shared"])
     vols = {v["name"]: v for v in job["spec"]["template"]["spec"]["volumes"]}
-    assert vols["results"]["persistentVolumeClaim"]["claimName"] == _docs("results-pvc.yaml")["PersistentVolumeClaim"]["metadata"]["name"]
+    assert (
+        vols["results"]["persistentVolumeClaim"]["claimName"]
+        == _docs("results-pvc.yaml")["PersistentVolumeClaim"]["metadata"]["name"]
+    )

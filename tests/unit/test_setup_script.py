@@ -17,8 +17,14 @@ SCRIPT = ROOT / "scripts" / "setup.sh"
 
 
 def run(*args: str, env: dict[str, str] | None = None, **kw: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["bash", str(SCRIPT), *args], env={**os.environ, **(env or {})},
-                          capture_output=True, text=True, timeout=120, **kw)  # type: ignore[call-overload]
+    return subprocess.run(
+        ["bash", str(SCRIPT), *args],
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        **kw,
+    )  # type: ignore[call-overload]
 
 
 def test_without_go_it_says_so_and_points_to_compose(tmp_path: Path) -> None:
@@ -36,10 +42,17 @@ def test_not_root_prints_the_apt_line() -> None:
         script = Path(tmp) / "setup.sh"
         shutil.copy(SCRIPT, script)
         script.chmod(0o755)
-        res = subprocess.run(["bash", str(script), "system"], capture_output=True, text=True,
-                             timeout=60, cwd=tmp, user=65534, group=65534, extra_groups=[],
-                             env={"PATH": "/usr/bin:/bin",
-                                  "LAB_SYSTEM_NEEDS": "lab-absent-cmd:lab-absent-pkg"})
+        res = subprocess.run(
+            ["bash", str(script), "system"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=tmp,
+            user=65534,
+            group=65534,
+            extra_groups=[],
+            env={"PATH": "/usr/bin:/bin", "LAB_SYSTEM_NEEDS": "lab-absent-cmd:lab-absent-pkg"},
+        )
     assert res.returncode == 1
     assert "as root run: apt-get update && apt-get install -y lab-absent-pkg" in res.stderr
 
@@ -54,8 +67,9 @@ def test_satisfied_steps_are_skipped() -> None:
 
 
 def test_toxiproxy_binary_reports_the_stamped_version() -> None:
-    out = subprocess.run([str(ROOT / ".lab/bin/toxiproxy-server"), "-version"], capture_output=True,
-                         text=True, timeout=30).stdout
+    out = subprocess.run(
+        [str(ROOT / ".lab/bin/toxiproxy-server"), "-version"], capture_output=True, text=True, timeout=30
+    ).stdout
     assert "2.12.0" in out
 
 

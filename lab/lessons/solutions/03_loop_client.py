@@ -17,7 +17,7 @@ from services.chat.defects import Behaviour
 
 
 def client(url: str, retry: Retry | None) -> tuple[aredis.Redis, bool]:
-    return store.new_client(url, retry), True   # owned: the view closes it before returning
+    return store.new_client(url, retry), True  # owned: the view closes it before returning
 
 
 def apply(b: Behaviour) -> Behaviour:

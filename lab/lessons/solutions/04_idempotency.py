@@ -17,7 +17,7 @@ from services.chat import session
 from services.chat.defects import Behaviour
 from services.chat.store import Row
 
-RETRY = Retry(ExponentialBackoff(cap=0.2, base=0.01), 3)   # kept: now harmless
+RETRY = Retry(ExponentialBackoff(cap=0.2, base=0.01), 3)  # kept: now harmless
 
 APPEND_ONCE = """
 for i = 2, #ARGV, 2 do
@@ -32,7 +32,7 @@ return redis.call('LLEN', KEYS[1])
 async def append(r: aredis.Redis, sid: str, rows: list[Row], ttl_ms: int) -> object:
     args: list[str | int] = [ttl_ms]
     for row in rows:
-        args += [row.row_id, row.encode()]   # the idempotency key, then the row
+        args += [row.row_id, row.encode()]  # the idempotency key, then the row
     return await r.eval(APPEND_ONCE, 2, session.key(sid), session.ids_key(sid), *args)
 
 

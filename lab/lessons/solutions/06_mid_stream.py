@@ -14,7 +14,7 @@ from services.chat.defects import Behaviour
 
 
 def stream(tokens: Iterator[bytes], save: Callable[[], None]) -> Iterator[bytes]:
-    save()   # before the first token: the acknowledgement now means "stored"
+    save()  # before the first token: the acknowledgement now means "stored"
     yield from tokens
 
 

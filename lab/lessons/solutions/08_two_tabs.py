@@ -16,7 +16,7 @@ from services.chat import session, store
 from services.chat.defects import Behaviour
 from services.chat.store import Row
 
-ATTEMPTS = 20   # each retry means another request's write landed: contention is bounded by users
+ATTEMPTS = 20  # each retry means another request's write landed: contention is bounded by users
 
 
 async def append(r: aredis.Redis, sid: str, rows: list[Row], ttl_ms: int) -> object:
@@ -33,7 +33,7 @@ async def append(r: aredis.Redis, sid: str, rows: list[Row], ttl_ms: int) -> obj
                 await pipe.execute()
                 return len(doc)
             except WatchError:
-                continue   # another request wrote in between: read it again
+                continue  # another request wrote in between: read it again
     raise RuntimeError(f"{key}: still contended after {ATTEMPTS} attempts")
 
 

@@ -33,6 +33,7 @@ R = TypeVar("R")
 def _engine_errors(fn: Callable[P, R]) -> Callable[P, R]:
     """The docker SDK's errors as LabError (the runner reports a fault it could not apply as
     the cell's fault error, and the CLI prints it without a traceback)."""
+
     @wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         import docker.errors
@@ -41,8 +42,10 @@ def _engine_errors(fn: Callable[P, R]) -> Callable[P, R]:
         try:
             return fn(*args, **kwargs)
         except (docker.errors.DockerException, requests.RequestException) as exc:
-            raise LabError(f"{fn.__name__}: the Docker engine refused: {exc}",
-                           "is the compose stack up? lab status --mode compose") from None
+            raise LabError(
+                f"{fn.__name__}: the Docker engine refused: {exc}", "is the compose stack up? lab status --mode compose"
+            ) from None
+
     return wrapper
 
 
@@ -63,8 +66,7 @@ class Containers:
         try:
             return str(json.loads((self.run_dir / "stack.json").read_text())["docker_host"])
         except (OSError, ValueError, KeyError):
-            raise LabError(f"no compose stack is up in {self.run_dir}",
-                           "start it: lab up --mode compose") from None
+            raise LabError(f"no compose stack is up in {self.run_dir}", "start it: lab up --mode compose") from None
 
     def _client(self, host: str | None = None) -> Any:
         if self._sdk is None:
@@ -78,11 +80,15 @@ class Containers:
         name = SERVICE_OF.get(service)
         if name is None:
             raise UsageError(f"unknown service {service!r}", f"valid: {', '.join(SERVICE_OF)}")
-        found = self._client(host).containers.list(all=True, filters={"label": [
-            f"com.docker.compose.project={self.project}", f"com.docker.compose.service={name}"]})
+        found = self._client(host).containers.list(
+            all=True,
+            filters={"label": [f"com.docker.compose.project={self.project}", f"com.docker.compose.service={name}"]},
+        )
         if len(found) != 1:
-            raise LabError(f"{len(found)} {name} containers in compose project {self.project}, "
-                           "expected 1", "restart the stack: lab down --mode compose; lab up --mode compose")
+            raise LabError(
+                f"{len(found)} {name} containers in compose project {self.project}, expected 1",
+                "restart the stack: lab down --mode compose; lab up --mode compose",
+            )
         return found[0]
 
     def _state(self, service: str) -> dict[str, Any]:
@@ -103,8 +109,7 @@ class Containers:
     @_engine_errors
     def resume_redis(self) -> None:
         self._container("redis").unpause()
-        wait_until(lambda: not self._state("redis")["Paused"], what="redis container unpaused",
-                   timeout_s=10)
+        wait_until(lambda: not self._state("redis")["Paused"], what="redis container unpaused", timeout_s=10)
 
     @_engine_errors
     def redis_paused(self) -> str | None:
@@ -121,8 +126,7 @@ class Containers:
         c = self._container("redis")
         self._put_file(c, *APPENDONLY_FLAG, b"yes\n" if durable else b"no\n")
         c.kill()  # SIGKILL
-        wait_until(lambda: not self._state("redis")["Running"], what="redis container killed",
-                   timeout_s=timeout_s)
+        wait_until(lambda: not self._state("redis")["Running"], what="redis container killed", timeout_s=timeout_s)
         c.start()
         self._wait_redis(timeout_s)
         return self.instance("redis")
@@ -134,8 +138,7 @@ class Containers:
         c = self._container("chat")
         info = procs.read(self.run_dir, "backend-log")
         c.stop(timeout=10)
-        wait_until(lambda: not self._state("chat")["Running"], what="chat container stopped",
-                   timeout_s=timeout_s)
+        wait_until(lambda: not self._state("chat")["Running"], what="chat container stopped", timeout_s=timeout_s)
         if info is not None:
             procs.stop(info, self.run_dir)  # it exits with the container; reap it
         c.start()
@@ -145,10 +148,14 @@ class Containers:
 
     def _wait_backend(self, timeout_s: float) -> None:
         cfg = self.cfg
-        wait_until(lambda: http_get(cfg.backend_url + "/healthz")[0] == 200,
-                   what="backend after restart", timeout_s=timeout_s)
-        wait_until(lambda: http_get(cfg.chat_url + "/healthz")[0] == 200,
-                   what="backend through toxiproxy after restart", timeout_s=timeout_s)
+        wait_until(
+            lambda: http_get(cfg.backend_url + "/healthz")[0] == 200, what="backend after restart", timeout_s=timeout_s
+        )
+        wait_until(
+            lambda: http_get(cfg.chat_url + "/healthz")[0] == 200,
+            what="backend through toxiproxy after restart",
+            timeout_s=timeout_s,
+        )
 
     # Compose only (lab.faults.redis_net_disconnect): the native stack has no container network.
     def _store_network(self) -> str:
@@ -168,8 +175,7 @@ class Containers:
     def reconnect_redis(self, timeout_s: float = 30.0) -> None:
         if self._store_network() not in self.redis_networks():
             # The service name is a DNS alias on the network: Toxiproxy dials "redis:6379".
-            self._client().networks.get(self._store_network()).connect(
-                self._container("redis"), aliases=["redis"])
+            self._client().networks.get(self._store_network()).connect(self._container("redis"), aliases=["redis"])
         self._wait_redis(timeout_s)
 
     def close(self) -> None:
@@ -205,6 +211,7 @@ class Containers:
                 return bool(r.ping())
             finally:
                 r.close()
+
         cfg = self.cfg
         for what, url in (("redis", cfg.redis_url), ("redis through toxiproxy", cfg.redis_proxy_url)):
             wait_until(partial(ping, url), what=what, timeout_s=timeout_s)

@@ -26,10 +26,12 @@ class DockerCli:
         env.update(getattr(self, "_images", {}))  # the offline images, once chosen
         return env
 
-    def _docker(self, host: str, *args: str, timeout: float = 300, check: bool = True,
-                **kw: Any) -> subprocess.CompletedProcess[str]:
-        res = subprocess.run([DOCKER, *args], env=self._env(host), capture_output=True, text=True,
-                             timeout=timeout, **kw)
+    def _docker(
+        self, host: str, *args: str, timeout: float = 300, check: bool = True, **kw: Any
+    ) -> subprocess.CompletedProcess[str]:
+        res = subprocess.run(
+            [DOCKER, *args], env=self._env(host), capture_output=True, text=True, timeout=timeout, **kw
+        )
         if check and res.returncode != 0:
             raise LabError(f"docker {' '.join(args[:3])} failed: {res.stderr.strip()[-400:]}")
         return res
@@ -38,9 +40,14 @@ class DockerCli:
         compose = shutil.which("docker-compose")
         if compose is None:
             raise LabError("docker-compose is not installed", "run `make setup` as root")
-        res = subprocess.run([compose, "-f", str(self.cfg.root / "compose.yaml"), *args],
-                             env=self._env(host), capture_output=True, text=True, timeout=timeout,
-                             cwd=self.cfg.root)
+        res = subprocess.run(
+            [compose, "-f", str(self.cfg.root / "compose.yaml"), *args],
+            env=self._env(host),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=self.cfg.root,
+        )
         if res.returncode != 0:
             raise LabError(f"docker-compose {' '.join(args[:2])} failed: {res.stderr.strip()[-600:]}")
         return res

@@ -16,8 +16,11 @@ from pathlib import Path
 from lab.errors import LabError
 from lab.stack.compose.docker_cli import DockerCli
 
-OFFICIAL = {"redis": "redis:7.0.15", "toxiproxy": "ghcr.io/shopify/toxiproxy:2.12.0",
-            "chat_base": "python:3.11-slim-bookworm"}
+OFFICIAL = {
+    "redis": "redis:7.0.15",
+    "toxiproxy": "ghcr.io/shopify/toxiproxy:2.12.0",
+    "chat_base": "python:3.11-slim-bookworm",
+}
 BASE_IMAGE = "chaoslab/base:bookworm"
 TOXIPROXY_IMAGE = "chaoslab/toxiproxy:2.12.0"
 BASE_PACKAGES = "redis-server,python3,python3-venv,ca-certificates"
@@ -45,8 +48,12 @@ class Images(DockerCli):
         self._base_image(host)
         self._toxiproxy_image(host)
         self._wheels()
-        return {"REDIS_IMAGE": BASE_IMAGE, "TOXIPROXY_IMAGE": TOXIPROXY_IMAGE,
-                "CHAT_BASE_IMAGE": BASE_IMAGE, "CHAT_IMAGE": "chaoslab/chat:offline"}
+        return {
+            "REDIS_IMAGE": BASE_IMAGE,
+            "TOXIPROXY_IMAGE": TOXIPROXY_IMAGE,
+            "CHAT_BASE_IMAGE": BASE_IMAGE,
+            "CHAT_IMAGE": "chaoslab/chat:offline",
+        }
 
     def _base_image(self, host: str) -> None:
         if self._has_image(host, BASE_IMAGE):
@@ -56,15 +63,19 @@ class Images(DockerCli):
             self.cache.mkdir(parents=True, exist_ok=True)
             rootfs = Path(tempfile.mkdtemp(prefix="chaoslab-rootfs-"))
             try:
-                res = subprocess.run(["debootstrap", "--variant=minbase", f"--include={BASE_PACKAGES}",
-                                      "bookworm", str(rootfs)], capture_output=True, text=True,
-                                     timeout=900)
+                res = subprocess.run(
+                    ["debootstrap", "--variant=minbase", f"--include={BASE_PACKAGES}", "bookworm", str(rootfs)],
+                    capture_output=True,
+                    text=True,
+                    timeout=900,
+                )
                 if res.returncode != 0:
-                    raise LabError(f"debootstrap failed: {res.stdout[-300:]}{res.stderr[-300:]}",
-                                   "is Debian's mirror reachable? (apt-get update)")
+                    raise LabError(
+                        f"debootstrap failed: {res.stdout[-300:]}{res.stderr[-300:]}",
+                        "is Debian's mirror reachable? (apt-get update)",
+                    )
                 partial = tarball.with_suffix(".part")
-                subprocess.run(["tar", "-C", str(rootfs), "-cf", str(partial), "."], check=True,
-                               timeout=600)
+                subprocess.run(["tar", "-C", str(rootfs), "-cf", str(partial), "."], check=True, timeout=600)
                 partial.rename(tarball)  # only a complete tarball is ever cached
             finally:
                 shutil.rmtree(rootfs, ignore_errors=True)
@@ -79,12 +90,23 @@ class Images(DockerCli):
             for name in ("toxiproxy-server", "toxiproxy-cli"):
                 src = self.cfg.bin_dir / name
                 if not src.exists():
-                    raise LabError(f"no {src} to build the offline Toxiproxy image from",
-                                   "run `make setup` (builds Toxiproxy with go install)")
+                    raise LabError(
+                        f"no {src} to build the offline Toxiproxy image from",
+                        "run `make setup` (builds Toxiproxy with go install)",
+                    )
                 shutil.copy(src, ctx / name)
-            self._docker(host, "build", "-q", "-t", TOXIPROXY_IMAGE, "--build-arg",
-                         f"BASE_IMAGE={BASE_IMAGE}", "-f",
-                         str(Path(__file__).parent / "toxiproxy.Dockerfile"), str(ctx))
+            self._docker(
+                host,
+                "build",
+                "-q",
+                "-t",
+                TOXIPROXY_IMAGE,
+                "--build-arg",
+                f"BASE_IMAGE={BASE_IMAGE}",
+                "-f",
+                str(Path(__file__).parent / "toxiproxy.Dockerfile"),
+                str(ctx),
+            )
         finally:
             shutil.rmtree(ctx, ignore_errors=True)
 
@@ -96,10 +118,27 @@ class Images(DockerCli):
         want = hashlib.sha256(req.read_bytes()).hexdigest()
         if stamp.exists() and stamp.read_text() == want:
             return
-        res = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--only-binary=:all:",
-                              "--python-version", "3.11", "--platform", "manylinux2014_x86_64",
-                              "-r", str(req), "-d", str(wheels)], capture_output=True, text=True,
-                             timeout=600)
+        res = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "-q",
+                "--only-binary=:all:",
+                "--python-version",
+                "3.11",
+                "--platform",
+                "manylinux2014_x86_64",
+                "-r",
+                str(req),
+                "-d",
+                str(wheels),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         if res.returncode != 0:
             raise LabError(f"pip download of the chat image's wheels failed: {res.stderr[-300:]}")
         stamp.write_text(want)

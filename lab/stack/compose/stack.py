@@ -35,8 +35,9 @@ class ComposeStack(Lifecycle, Images, Containers):
         self.run_dir = cfg.run_dir.parent / "compose" if cfg.run_dir.name == "native" else cfg.run_dir
         self.cache = cfg.root / ".lab" / "cache"
         # LAB_DOCKER_ROOT: the private engine's data root (image cache); one engine per root.
-        self.engine = Engine(self.run_dir, docker_root or Path(os.environ.get(
-            "LAB_DOCKER_ROOT", cfg.root / ".lab" / "docker")))
+        self.engine = Engine(
+            self.run_dir, docker_root or Path(os.environ.get("LAB_DOCKER_ROOT", cfg.root / ".lab" / "docker"))
+        )
         self._sdk: Any = None
         # One compose project per run folder: test stacks never collide with a user's.
         self.project = "chaoslab" + hashlib.sha1(str(self.run_dir).encode()).hexdigest()[:6]
@@ -73,9 +74,16 @@ class ComposeStack(Lifecycle, Images, Containers):
         info = procs.read(self.run_dir, "backend-log")
         if info is None or not info.alive():
             self._follow_backend_log(host)
-        state = {"mode": self.mode, "run_dir": str(self.run_dir), "docker_host": host,
-                 "project": self.project, "endpoints": self.cfg.endpoints(),
-                 "images": self._images or OFFICIAL, "code": self._fingerprint(), "reused": False}
+        state = {
+            "mode": self.mode,
+            "run_dir": str(self.run_dir),
+            "docker_host": host,
+            "project": self.project,
+            "endpoints": self.cfg.endpoints(),
+            "images": self._images or OFFICIAL,
+            "code": self._fingerprint(),
+            "reused": False,
+        }
         (self.run_dir / "stack.json").write_text(json.dumps(state, indent=2) + "\n")
         return state
 
@@ -104,9 +112,13 @@ class ComposeStack(Lifecycle, Images, Containers):
         from the current run's start: `docker logs -f` ends when the container stops, so a
         backend restart starts a new follower, and --since keeps it from repeating old lines."""
         c = self._container("chat", host)
-        procs.spawn("backend-log", [DOCKER, "logs", "-f", "--since",
-                                    c.attrs["State"]["StartedAt"], c.id],
-                    self.run_dir, env=self._env(host), cwd=self.cfg.root)
+        procs.spawn(
+            "backend-log",
+            [DOCKER, "logs", "-f", "--since", c.attrs["State"]["StartedAt"], c.id],
+            self.run_dir,
+            env=self._env(host),
+            cwd=self.cfg.root,
+        )
 
     def _check_ports_free(self) -> None:
         from lab.config import PORT_ENV
@@ -117,9 +129,11 @@ class ComposeStack(Lifecycle, Images, Containers):
             if not ports.is_free(self.cfg.host, port):
                 who = ports.holder(port)
                 raise UsageError(
-                    f"port {port} ({PORT_ENV[name]}) is in use" + (f" by {who}" if who else "")
+                    f"port {port} ({PORT_ENV[name]}) is in use"
+                    + (f" by {who}" if who else "")
                     + ": compose cannot publish it",
-                    f"stop what holds it (a native stack? lab down), or {PORT_ENV[name]}=NNNNN")
+                    f"stop what holds it (a native stack? lab down), or {PORT_ENV[name]}=NNNNN",
+                )
 
     def _wait_healthy(self, host: str, timeout_s: float) -> None:
         ids = self._compose(host, "ps", "-q").stdout.split()
@@ -127,13 +141,21 @@ class ComposeStack(Lifecycle, Images, Containers):
         def healthy() -> bool:
             res = self._docker(host, "inspect", "-f", "{{.Name}} {{.State.Health.Status}}", *ids)
             return all(line.endswith(" healthy") for line in res.stdout.strip().splitlines())
-        wait_until(healthy, what="compose services healthy", timeout_s=timeout_s, interval_s=0.5,
-                   hint="docker-compose logs shows why")
+
+        wait_until(
+            healthy,
+            what="compose services healthy",
+            timeout_s=timeout_s,
+            interval_s=0.5,
+            hint="docker-compose logs shows why",
+        )
         cfg = self.cfg
-        wait_until(lambda: redis.Redis.from_url(cfg.redis_proxy_url, socket_timeout=2).ping(),
-                   what="redis through toxiproxy", timeout_s=30)
-        wait_until(lambda: http_get(cfg.chat_url + "/healthz")[0] == 200,
-                   what="chat through toxiproxy", timeout_s=30)
+        wait_until(
+            lambda: redis.Redis.from_url(cfg.redis_proxy_url, socket_timeout=2).ping(),
+            what="redis through toxiproxy",
+            timeout_s=30,
+        )
+        wait_until(lambda: http_get(cfg.chat_url + "/healthz")[0] == 200, what="chat through toxiproxy", timeout_s=30)
 
     def down(self) -> list[str]:
         report = []
@@ -163,6 +185,12 @@ class ComposeStack(Lifecycle, Images, Containers):
             healthy = up and http_get(self.cfg.chat_url + "/healthz")[0] == 200
         except OSError:  # nothing listening: not healthy
             healthy = False
-        return {"mode": self.mode, "up": up, "healthy": healthy, "run_dir": str(self.run_dir),
-                "services": {s: {"pid": None, "alive": up} for s in SERVICES},
-                "endpoints": self.cfg.endpoints(), **({"project": state.get("project")} if up else {})}
+        return {
+            "mode": self.mode,
+            "up": up,
+            "healthy": healthy,
+            "run_dir": str(self.run_dir),
+            "services": {s: {"pid": None, "alive": up} for s in SERVICES},
+            "endpoints": self.cfg.endpoints(),
+            **({"project": state.get("project")} if up else {}),
+        }

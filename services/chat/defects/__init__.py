@@ -54,14 +54,14 @@ def raise_unavailable(exc: BaseException, what: str) -> None:
 class Behaviour:
     run_write: RunWrite = await_write
     client: ClientSource = client_per_request
-    retry: Retry | None = None                   # client-level retries: off
+    retry: Retry | None = None  # client-level retries: off
     append: Append = append_correct
-    read: Read = store.read_history              # the conversation, oldest first
+    read: Read = store.read_history  # the conversation, oldest first
     on_store_error: OnStoreError = raise_unavailable
     # Streamed turns: None = stored by the view before the first token leaves; else the
     # stream stores the turn itself (save_at_stream_end: after its last token).
     stream_save: StreamSave | None = None
-    set_cookie: SetCookie = session.set_persistent   # survives a browser restart (Max-Age)
+    set_cookie: SetCookie = session.set_persistent  # survives a browser restart (Max-Age)
 
 
 CORRECT = Behaviour()
@@ -77,13 +77,13 @@ class Defect:
 REGISTRY: dict[str, Defect] = {}
 
 
-def register(name: str, summary: str) -> Callable[[Callable[[Behaviour], Behaviour]],
-                                                  Callable[[Behaviour], Behaviour]]:
+def register(name: str, summary: str) -> Callable[[Callable[[Behaviour], Behaviour]], Callable[[Behaviour], Behaviour]]:
     def deco(fn: Callable[[Behaviour], Behaviour]) -> Callable[[Behaviour], Behaviour]:
         if name in REGISTRY:
             raise ValueError(f"defect {name!r} registered twice")
         REGISTRY[name] = Defect(name, summary, fn)
         return fn
+
     return deco
 
 
@@ -111,6 +111,12 @@ INCIDENT = ("fire_and_forget", "ttl_set_once", "shared_loop_client", "session_co
 
 # Registration order is composition order (blind_retry before ttl_set_once: see ttl_set_once).
 from services.chat.defects import (  # noqa: E402,F401  (modules register themselves)
-    fire_and_forget, blind_retry, ttl_set_once, shared_loop_client, swallowed_errors,
-    save_at_stream_end, session_cookie, read_modify_write,
+    fire_and_forget,
+    blind_retry,
+    ttl_set_once,
+    shared_loop_client,
+    swallowed_errors,
+    save_at_stream_end,
+    session_cookie,
+    read_modify_write,
 )

@@ -15,5 +15,4 @@ def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[s
 
 @pytest.fixture(scope="session")
 def browser_context_args(browser_context_args: dict[str, Any]) -> dict[str, Any]:
-    return {**browser_context_args,
-            "extra_http_headers": {"X-Lab-Defects": os.environ.get("BENCH_DEFECTS", "")}}
+    return {**browser_context_args, "extra_http_headers": {"X-Lab-Defects": os.environ.get("BENCH_DEFECTS", "")}}

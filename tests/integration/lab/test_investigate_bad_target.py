@@ -60,18 +60,22 @@ def _assert_clean(tmp_path: Path, marker: str, out: str) -> None:
 def test_target_that_never_gets_ready(tmp_path: Path) -> None:
     # Prints, then blocks forever without listening (the target's own behaviour under test: a
     # process that never gets ready); the lab's deadline must end it. The test itself waits on nothing.
-    code, out, marker = _run(tmp_path, "import threading\nprint('booting step 1', flush=True)\n"
-                                       "print('waiting for a config that never comes', flush=True)\n"
-                                       "threading.Event().wait()")
+    code, out, marker = _run(
+        tmp_path,
+        "import threading\nprint('booting step 1', flush=True)\n"
+        "print('waiting for a config that never comes', flush=True)\n"
+        "threading.Event().wait()",
+    )
     assert code == 2, out
     assert "not ready after 3 s" in out and "expected: GET /healthz answering 2xx" in out, out
-    assert "waiting for a config that never comes" in out, out   # the last lines of its output
+    assert "waiting for a config that never comes" in out, out  # the last lines of its output
     _assert_clean(tmp_path, marker, out)
 
 
 def test_target_that_exits_at_start(tmp_path: Path) -> None:
-    code, out, marker = _run(tmp_path, "import sys\nprint('fatal: no REDIS_URL given', flush=True)\n"
-                                       "sys.exit(3)", timeout=20)
+    code, out, marker = _run(
+        tmp_path, "import sys\nprint('fatal: no REDIS_URL given', flush=True)\nsys.exit(3)", timeout=20
+    )
     assert code == 2, out
     assert "exited during start-up" in out and "fatal: no REDIS_URL given" in out, out
     _assert_clean(tmp_path, marker, out)
@@ -79,8 +83,9 @@ def test_target_that_exits_at_start(tmp_path: Path) -> None:
 
 def test_malformed_spec_names_field_value_and_form(tmp_path: Path) -> None:
     spec = tmp_path / "s.toml"
-    spec.write_text('[start]\ncommand = "x"\n[http]\nport = 80\ncookie = "s"\n[chat]\npath = "/c"\n'
-                    '[history]\npath = "/h"\n')
+    spec.write_text(
+        '[start]\ncommand = "x"\n[http]\nport = 80\ncookie = "s"\n[chat]\npath = "/c"\n[history]\npath = "/h"\n'
+    )
     p = run_lab(dict(os.environ), "investigate", "--target", str(spec), timeout=60)
     assert p.returncode == 2, p.stderr
     assert "http.port = 80 is not valid; expected the port the target listens on" in p.stderr

@@ -12,8 +12,9 @@ from lab.stack.native import NativeStack
 from lab.wait import wait_until
 
 
-def test_a_gone_key_is_known_expired_or_not_after_one_sync(lab_stack: NativeStack,
-                                                          redis_direct: "redis.Redis[bytes]") -> None:
+def test_a_gone_key_is_known_expired_or_not_after_one_sync(
+    lab_stack: NativeStack, redis_direct: "redis.Redis[bytes]"
+) -> None:
     expiring, deleted = f"chat:obs-{uuid.uuid4().hex}", f"chat:obs-{uuid.uuid4().hex}"
     with ExpiredKeys(lab_stack.cfg.redis_url) as seen:
         redis_direct.set(expiring, b"x", px=30)

@@ -53,13 +53,15 @@ def test_fault_marker_is_applied_and_removed(pytester: pytest.Pytester, lab_targ
     assert _no_toxics_left(lab_targets)
 
 
-@pytest.mark.parametrize("marker, fragment", [
-    ('fault("nope")', "unknown fault 'nope'"),
-    ('fault("latency", latencyms=5)', "fault 'latency' has no parameter latencyms"),
-    ('defects("nope")', "unknown defect(s) nope; valid: fire_and_forget"),
-])
-def test_bad_markers_fail_setup_naming_the_valid_values(pytester: pytest.Pytester, marker: str,
-                                                        fragment: str) -> None:
+@pytest.mark.parametrize(
+    "marker, fragment",
+    [
+        ('fault("nope")', "unknown fault 'nope'"),
+        ('fault("latency", latencyms=5)', "fault 'latency' has no parameter latencyms"),
+        ('defects("nope")', "unknown defect(s) nope; valid: fire_and_forget"),
+    ],
+)
+def test_bad_markers_fail_setup_naming_the_valid_values(pytester: pytest.Pytester, marker: str, fragment: str) -> None:
     pytester.makepyfile(f"""
         import pytest
 

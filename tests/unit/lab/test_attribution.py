@@ -7,27 +7,53 @@ from lab.report import decide, junit_xml, table
 from lab.schedule import Cell, parse_profile
 
 
-def stats(profile: str, lost: int, n: int = 20, fault: str = "none", refresh: str = "after_ack",
-          status: str | None = None, dup: int = 0, params: tuple = ()) -> CellStats:
+def stats(
+    profile: str,
+    lost: int,
+    n: int = 20,
+    fault: str = "none",
+    refresh: str = "after_ack",
+    status: str | None = None,
+    dup: int = 0,
+    params: tuple = (),
+) -> CellStats:
     cell = Cell(parse_profile(profile), fault, refresh, 5, params)
-    return CellStats(cell, n, 0, max(lost, dup), {"lost": lost, "expired": 0, "duplicated": dup, "amnesia": 0},
-                     {"lost": lost} if lost else {}, 5 * n, 5 * n,
-                     status or ("invalid" if lost or dup else "valid"))
+    return CellStats(
+        cell,
+        n,
+        0,
+        max(lost, dup),
+        {"lost": lost, "expired": 0, "duplicated": dup, "amnesia": 0},
+        {"lost": lost} if lost else {},
+        5 * n,
+        5 * n,
+        status or ("invalid" if lost or dup else "valid"),
+    )
 
 
 def test_fire_and_forget_causes_the_loss() -> None:
-    cells = [stats("correct", 0), stats("incident", 20), stats("fire_and_forget", 20),
-             stats("incident-fire_and_forget", 0)]
+    cells = [
+        stats("correct", 0),
+        stats("incident", 20),
+        stats("fire_and_forget", 20),
+        stats("incident-fire_and_forget", 0),
+    ]
     [v] = verdicts(cells)
     assert (v.defect, v.metric, v.causes) == ("fire_and_forget", "lost", True)
-    assert v.evidence == ("alone 20/20 [0.84, 1.00], correct 0/20 [0.00, 0.16], incident 20/20 "
-                          "[0.84, 1.00], incident without it 0/20 [0.00, 0.16]")
+    assert v.evidence == (
+        "alone 20/20 [0.84, 1.00], correct 0/20 [0.00, 0.16], incident 20/20 "
+        "[0.84, 1.00], incident without it 0/20 [0.00, 0.16]"
+    )
     assert v.sentence().startswith("fire_and_forget causes it: the chat loses acknowledged turns")
 
 
 def test_not_necessary_is_inconclusive() -> None:
-    cells = [stats("correct", 0), stats("incident", 20), stats("fire_and_forget", 20),
-             stats("incident-fire_and_forget", 18)]
+    cells = [
+        stats("correct", 0),
+        stats("incident", 20),
+        stats("fire_and_forget", 20),
+        stats("incident-fire_and_forget", 18),
+    ]
     [v] = verdicts(cells)
     assert v.causes is False and "incident without it is not clearly below incident" in v.evidence
 

@@ -6,8 +6,9 @@ from lab.checker import check, check_safe
 from lab.history import Row, Send, Trial
 
 
-def s(mid: str, outcome: str, status: int | None = 200, turn: int = 1, t: float = 1.0,
-      retry_of: str | None = None) -> Send:
+def s(
+    mid: str, outcome: str, status: int | None = 200, turn: int = 1, t: float = 1.0, retry_of: str | None = None
+) -> Send:
     send = Send(mid, f"text {mid}", turn, retry_of=retry_of, t_invoke=t - 0.1)
     send.complete(outcome, status, "", t)  # type: ignore[arg-type]
     return send
@@ -17,8 +18,7 @@ def rows(*pairs: str) -> list[Row]:
     return [Row(*p.split(":")) for p in pairs]
 
 
-def trial(sends: list[Send], final: list[Row] | None, page: list[Row] | None = None,
-          **kw: object) -> Trial:
+def trial(sends: list[Send], final: list[Row] | None, page: list[Row] | None = None, **kw: object) -> Trial:
     t = Trial("t1", sends=sends, final_rows=final, page_after_refresh=page, **kw)  # type: ignore[arg-type]
     return t
 
@@ -27,15 +27,25 @@ def test_everything_stored_is_valid() -> None:
     full = rows("a:user", "a:assistant", "b:user", "b:assistant")
     r = check(trial([s("a", "ok"), s("b", "ok", t=2)], full, page=full))
     assert r.validity == "valid"
-    assert r.anomalies() == {"lost": 0, "lost_update": 0, "lost_user": 0, "lost_assistant": 0, "stale": 0,
-                             "duplicated": 0, "reordered": 0, "unexpected": 0, "expired": 0,
-                             "amnesia": 0, "history_failed": 0, "phantom_fail": 0}
+    assert r.anomalies() == {
+        "lost": 0,
+        "lost_update": 0,
+        "lost_user": 0,
+        "lost_assistant": 0,
+        "stale": 0,
+        "duplicated": 0,
+        "reordered": 0,
+        "unexpected": 0,
+        "expired": 0,
+        "amnesia": 0,
+        "history_failed": 0,
+        "phantom_fail": 0,
+    }
     assert (r.attempted, r.acknowledged, r.sends, r.acked_sends) == (2, 2, 2, 2)
 
 
 def test_reply_row_lost_while_user_row_survived() -> None:
-    r = check(trial([s("a", "ok"), s("b", "ok", t=2)],
-                    rows("a:user", "a:assistant", "b:user")))
+    r = check(trial([s("a", "ok"), s("b", "ok", t=2)], rows("a:user", "a:assistant", "b:user")))
     assert r.validity == "invalid"
     assert r.lost == {"user": [], "assistant": ["b"]}
     assert r.anomalies()["lost"] == 1 and r.anomalies()["lost_assistant"] == 1
@@ -48,16 +58,18 @@ def test_info_send_absent_is_allowed() -> None:
 
 
 def test_info_send_present_is_allowed_but_reported_as_phantom_fail() -> None:
-    r = check(trial([s("a", "ok"), s("b", "info", status=503, t=2)],
-                    rows("a:user", "a:assistant", "b:user", "b:assistant")))
+    r = check(
+        trial([s("a", "ok"), s("b", "info", status=503, t=2)], rows("a:user", "a:assistant", "b:user", "b:assistant"))
+    )
     assert r.validity == "valid"
     assert r.phantom_fail == ["b"] and r.phantom_fail_definite == []
 
 
 def test_aborted_info_send_present_is_not_a_phantom_fail() -> None:
     """Aborted by the refresh: the page never said it failed."""
-    r = check(trial([s("a", "ok"), s("b", "info", status=None, t=2)],
-                    rows("a:user", "a:assistant", "b:user", "b:assistant")))
+    r = check(
+        trial([s("a", "ok"), s("b", "info", status=None, t=2)], rows("a:user", "a:assistant", "b:user", "b:assistant"))
+    )
     assert r.validity == "valid" and r.phantom_fail == []
 
 
@@ -78,8 +90,9 @@ def test_fail_send_present_is_invalid() -> None:
 
 
 def test_expired_key_loses_the_conversation() -> None:
-    r = check(trial([s("a", "ok"), s("b", "ok", t=2), s("c", "ok", t=3)],
-                    rows("c:user", "c:assistant"), key_expired=True))
+    r = check(
+        trial([s("a", "ok"), s("b", "ok", t=2), s("c", "ok", t=3)], rows("c:user", "c:assistant"), key_expired=True)
+    )
     assert r.validity == "invalid" and r.expired is True
     assert r.lost == {"user": ["a", "b"], "assistant": ["a", "b"]}
     assert r.reasons == ["lost", "expired"]
@@ -91,44 +104,56 @@ def test_expiry_without_loss_is_not_an_anomaly() -> None:
 
 
 def test_duplicate_after_a_user_retry() -> None:
-    r = check(trial([s("a", "info", status=503), s("a", "ok", t=2, retry_of="a")],
-                    rows("a:user", "a:user", "a:assistant")))
+    r = check(
+        trial([s("a", "info", status=503), s("a", "ok", t=2, retry_of="a")], rows("a:user", "a:user", "a:assistant"))
+    )
     assert r.validity == "invalid"
     assert r.duplicated == ["a:user"] and r.acknowledged == 1 and r.sends == 2
     assert r.reasons == ["duplicated"]
 
 
 def test_exactly_once_after_a_user_retry_is_valid() -> None:
-    r = check(trial([s("a", "info", status=503), s("a", "ok", t=2, retry_of="a")],
-                    rows("a:user", "a:assistant")))
+    r = check(trial([s("a", "info", status=503), s("a", "ok", t=2, retry_of="a")], rows("a:user", "a:assistant")))
     assert r.validity == "valid" and r.duplicated == []
 
 
 def test_amnesia_page_shows_none_of_the_acknowledged_turns() -> None:
     full = rows("a:user", "a:assistant")
-    r = check(trial([s("a", "ok")], full, page=[],
-                    events=[{"kind": "refresh", "t": 5.0}]))
+    r = check(trial([s("a", "ok")], full, page=[], events=[{"kind": "refresh", "t": 5.0}]))
     assert r.validity == "invalid" and r.amnesia is True and r.stale == []  # all of it: amnesia, not stale
     assert r.reasons == ["amnesia"]
 
 
 def test_stale_rows_missing_after_refresh_but_present_at_the_end() -> None:
     full = rows("a:user", "a:assistant", "b:user", "b:assistant")
-    r = check(trial([s("a", "ok"), s("b", "ok", t=2)], full, page=rows("a:user", "a:assistant", "b:user"),
-                    events=[{"kind": "refresh", "t": 5.0}]))
+    r = check(
+        trial(
+            [s("a", "ok"), s("b", "ok", t=2)],
+            full,
+            page=rows("a:user", "a:assistant", "b:user"),
+            events=[{"kind": "refresh", "t": 5.0}],
+        )
+    )
     assert r.validity == "valid" and r.stale == ["b"] and r.amnesia is False
 
 
 def test_turns_acknowledged_after_the_refresh_are_not_expected_on_the_page() -> None:
     full = rows("a:user", "a:assistant", "b:user", "b:assistant")
-    r = check(trial([s("a", "ok"), s("b", "ok", t=9)], full, page=rows("a:user", "a:assistant"),
-                    events=[{"kind": "refresh", "t": 5.0}]))
+    r = check(
+        trial(
+            [s("a", "ok"), s("b", "ok", t=9)],
+            full,
+            page=rows("a:user", "a:assistant"),
+            events=[{"kind": "refresh", "t": 5.0}],
+        )
+    )
     assert r.stale == [] and r.validity == "valid"
 
 
 def test_reordered_and_unexpected() -> None:
-    r = check(trial([s("a", "ok"), s("b", "ok", t=2)],
-                    rows("b:user", "b:assistant", "a:user", "a:assistant", "zz:user")))
+    r = check(
+        trial([s("a", "ok"), s("b", "ok", t=2)], rows("b:user", "b:assistant", "a:user", "a:assistant", "zz:user"))
+    )
     assert r.validity == "invalid"
     assert r.reordered == ["b"] and r.unexpected == ["zz"]  # b stored above a, sent before it
     assert r.reasons == ["reordered", "unexpected"]
@@ -143,8 +168,7 @@ def test_unknown_when_the_instrument_saw_nothing() -> None:
     inflight = Send("a", "x", 1)
     assert check(trial([inflight], rows())).validity == "unknown"
     assert check(trial([s("a", "ok")], None)).reasons == ["the final read is missing"]
-    assert check(trial([s("a", "ok")], rows("a:user", "a:assistant"),
-                       fault_confirmed=False)).validity == "unknown"
+    assert check(trial([s("a", "ok")], rows("a:user", "a:assistant"), fault_confirmed=False)).validity == "unknown"
     r = check(trial([s("a", "ok")], rows("a:user", "a:assistant"), refresh_reached=False))
     assert r.validity == "unknown" and r.reasons == ["the refresh point was not reached"]
 
@@ -157,6 +181,7 @@ def test_check_safe_turns_a_crash_into_unknown() -> None:
 
 def test_a_send_completes_once_with_a_known_outcome() -> None:
     import pytest
+
     x = Send("a", "x", 1)
     with pytest.raises(ValueError, match="outcome must be one of"):
         x.complete("maybe", None, "", 1.0)  # type: ignore[arg-type]
@@ -172,8 +197,10 @@ def test_unmet_preconditions_make_the_trial_unknown() -> None:
 
 # ---------------------------------------------------------------- rows without ids (black box)
 
-def bs(turn: int, outcome: str = "ok", reply: str | None = "", status: int | None = 200,
-       t: float | None = None) -> Send:
+
+def bs(
+    turn: int, outcome: str = "ok", reply: str | None = "", status: int | None = 200, t: float | None = None
+) -> Send:
     """A black-box send: id t<turn>, the text the lab typed, the reply text its answer carried."""
     t = float(turn) if t is None else t
     send = Send(f"t{turn}", f"probe {turn}", turn, t_invoke=t, reply=reply if reply != "" else f"answer {turn}")
@@ -207,8 +234,7 @@ def test_repeated_reply_texts_are_two_rows_not_a_duplicate_and_a_loss() -> None:
 
 def test_repeated_reply_texts_one_really_missing() -> None:
     same = "Hello!"
-    stored = tr(("user", "probe 1"), ("assistant", same), ("user", "probe 2"), ("user", "probe 3"),
-                ("assistant", same))
+    stored = tr(("user", "probe 1"), ("assistant", same), ("user", "probe 2"), ("user", "probe 3"), ("assistant", same))
     r = check(trial([bs(i, reply=same) for i in (1, 2, 3)], stored))
     assert r.lost == {"user": [], "assistant": ["t2"]} and r.duplicated == [] and r.reordered == []
 
@@ -216,7 +242,7 @@ def test_repeated_reply_texts_one_really_missing() -> None:
 def test_repeated_reply_stored_twice_is_one_duplicate() -> None:
     same = "Hello!"
     stored = conv(2, same)
-    stored.insert(2, Row("", "assistant", same))   # u1 a1 a1' u2 a2
+    stored.insert(2, Row("", "assistant", same))  # u1 a1 a1' u2 a2
     r = check(trial([bs(1, reply=same), bs(2, reply=same)], stored))
     assert r.duplicated == ["t1:assistant"] and r.lost["assistant"] == [] and r.reordered == []
 
@@ -233,8 +259,14 @@ def test_failed_send_whose_write_landed_owns_its_equal_reply() -> None:
 
 
 def test_reply_stored_before_its_question_is_reordered_not_lost_nor_duplicated() -> None:
-    stored = tr(("user", "probe 1"), ("assistant", "answer 1"), ("assistant", "answer 2"),
-                ("user", "probe 2"), ("user", "probe 3"), ("assistant", "answer 3"))
+    stored = tr(
+        ("user", "probe 1"),
+        ("assistant", "answer 1"),
+        ("assistant", "answer 2"),
+        ("user", "probe 2"),
+        ("user", "probe 3"),
+        ("assistant", "answer 3"),
+    )
     r = check(trial([bs(1), bs(2), bs(3)], stored))
     assert r.reordered == ["t2"]
     assert r.lost == {"user": [], "assistant": []} and r.duplicated == []
@@ -250,22 +282,19 @@ def test_reply_before_its_question_with_repeated_texts_is_reordered() -> None:
 
 def test_interleaved_turns_are_reordered() -> None:
     """Turn 2 was sent after turn 1 was answered, yet its question sits inside turn 1."""
-    stored = tr(("user", "probe 1"), ("user", "probe 2"), ("assistant", "answer 1"),
-                ("assistant", "answer 2"))
+    stored = tr(("user", "probe 1"), ("user", "probe 2"), ("assistant", "answer 1"), ("assistant", "answer 2"))
     r = check(trial([bs(1), bs(2)], stored))
     assert r.reordered == ["t1"] and r.lost["assistant"] == [] and r.duplicated == []
 
 
 def test_questions_out_of_send_order() -> None:
-    stored = tr(("user", "probe 2"), ("assistant", "answer 2"), ("user", "probe 1"),
-                ("assistant", "answer 1"))
+    stored = tr(("user", "probe 2"), ("assistant", "answer 2"), ("user", "probe 1"), ("assistant", "answer 1"))
     r = check(trial([bs(1), bs(2)], stored))
     assert r.reordered == ["t2"]
 
 
 def test_unknown_reply_text_matches_by_position() -> None:
-    stored = tr(("user", "probe 1"), ("assistant", "streamed a"), ("user", "probe 2"),
-                ("assistant", "streamed b"))
+    stored = tr(("user", "probe 1"), ("assistant", "streamed a"), ("user", "probe 2"), ("assistant", "streamed b"))
     r = check(trial([bs(1, reply=None), bs(2, reply=None)], stored))
     assert r.validity == "valid" and r.anomalies()["lost"] == 0
 
@@ -308,8 +337,10 @@ def test_two_tabs_interleaved_turns_are_not_reordered() -> None:
     """Two turns in flight together may interleave in any order: b's question between a's
     question and reply, and b's question stored first, are both fine."""
     a, b = sent("a", 1.0, 1.5), sent("b", 1.01, 1.4)
-    for stored in (rows("a:user", "b:user", "a:assistant", "b:assistant"),
-                   rows("b:user", "a:user", "b:assistant", "a:assistant")):
+    for stored in (
+        rows("a:user", "b:user", "a:assistant", "b:assistant"),
+        rows("b:user", "a:user", "b:assistant", "a:assistant"),
+    ):
         r = check(trial([a, b], stored))
         assert r.validity == "valid" and r.reordered == [], stored
 

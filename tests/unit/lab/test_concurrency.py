@@ -11,15 +11,17 @@ def ev(name: str, t: float) -> dict[str, object]:
 
 
 def test_overlapping_requests_are_together() -> None:
-    c = concurrency.at_backend([ev("chat.received", 1.000), ev("chat.received", 1.004),
-                                ev("chat.done", 1.050), ev("chat.done", 1.060)])
+    c = concurrency.at_backend(
+        [ev("chat.received", 1.000), ev("chat.received", 1.004), ev("chat.done", 1.050), ev("chat.done", 1.060)]
+    )
     assert c["in_flight_together"] and c["spread_ms"] == 4.0 and c["overlap_ms"] == 46.0
     assert concurrency.problem(c) is None
 
 
 def test_one_after_the_other_is_not_exercised() -> None:
-    c = concurrency.at_backend([ev("chat.received", 1.0), ev("chat.done", 1.05),
-                                ev("chat.received", 1.07), ev("chat.done", 1.1)])
+    c = concurrency.at_backend(
+        [ev("chat.received", 1.0), ev("chat.done", 1.05), ev("chat.received", 1.07), ev("chat.done", 1.1)]
+    )
     assert not c["in_flight_together"] and c["overlap_ms"] == -20.0
     assert "20.0 ms after the first had ended" in (concurrency.problem(c) or "")
 

@@ -16,13 +16,16 @@ def test_env_overrides_each_port() -> None:
     assert cfg.redis_url == "redis://127.0.0.1:17000/0"
 
 
-@pytest.mark.parametrize("value, fragment", [
-    ("abc", "is not a port number"),
-    ("80", "out of range"),
-    ("70000", "out of range"),
-    ("6000", "Chromium refuses"),
-    ("10080", "Chromium refuses"),
-])
+@pytest.mark.parametrize(
+    "value, fragment",
+    [
+        ("abc", "is not a port number"),
+        ("80", "out of range"),
+        ("70000", "out of range"),
+        ("6000", "Chromium refuses"),
+        ("10080", "Chromium refuses"),
+    ],
+)
 def test_bad_port_is_refused_naming_the_variable(value: str, fragment: str) -> None:
     with pytest.raises(UsageError) as err:
         LabConfig.from_env({"LAB_REDIS_PORT": value})
@@ -30,8 +33,10 @@ def test_bad_port_is_refused_naming_the_variable(value: str, fragment: str) -> N
 
 
 def test_two_services_on_one_port_are_refused() -> None:
-    with pytest.raises(UsageError, match="LAB_BACKEND_PORT and LAB_REDIS_PORT are both 17001|"
-                                         "LAB_REDIS_PORT and LAB_BACKEND_PORT are both 17001"):
+    with pytest.raises(
+        UsageError,
+        match="LAB_BACKEND_PORT and LAB_REDIS_PORT are both 17001|LAB_REDIS_PORT and LAB_BACKEND_PORT are both 17001",
+    ):
         LabConfig.from_env({"LAB_REDIS_PORT": "17001", "LAB_BACKEND_PORT": "17001"})
 
 

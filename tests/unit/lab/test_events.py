@@ -35,8 +35,12 @@ def test_wakes_when_the_event_is_written(tmp_path: Path) -> None:
         written = threading.Event()
         loop = asyncio.get_running_loop()
         # Written from another thread once the waiter is waiting, as the backend writes it.
-        loop.call_later(0.05, lambda: threading.Thread(
-            target=lambda: (_append(log, {"event": "chat.received", "id": "m1"}), written.set())).start())
+        loop.call_later(
+            0.05,
+            lambda: threading.Thread(
+                target=lambda: (_append(log, {"event": "chat.received", "id": "m1"}), written.set())
+            ).start(),
+        )
         t0 = time.monotonic()
         ok = await events.wait_until(lambda: events.count("chat.received", "m1") == 1, 5.0)
         return ok, time.monotonic() - t0

@@ -17,17 +17,20 @@ from lab.faults import REGISTRY, Fault, check_mode
 
 def lab(*args: str, tmp: Path) -> subprocess.CompletedProcess[str]:
     env = {"PATH": "/usr/bin:/bin", "LAB_RUN_DIR": str(tmp / "run"), "HOME": str(tmp)}
-    return subprocess.run([sys.executable, "-m", "lab", *args], capture_output=True, text=True,
-                          timeout=60, cwd=ROOT, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "lab", *args], capture_output=True, text=True, timeout=60, cwd=ROOT, env=env
+    )
 
 
-@pytest.mark.parametrize("args", [
-    ("chaos", "--mode", "native", "--only", "profile=correct;fault=redis_net_disconnect"),
-    ("replay", "--profile", "correct", "--fault", "redis_net_disconnect", "--refresh", "settled",
-     "--seed", "1"),
-], ids=["chaos", "replay"])
-def test_a_docker_only_fault_on_native_names_the_alternatives(args: tuple[str, ...],
-                                                              tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("chaos", "--mode", "native", "--only", "profile=correct;fault=redis_net_disconnect"),
+        ("replay", "--profile", "correct", "--fault", "redis_net_disconnect", "--refresh", "settled", "--seed", "1"),
+    ],
+    ids=["chaos", "replay"],
+)
+def test_a_docker_only_fault_on_native_names_the_alternatives(args: tuple[str, ...], tmp_path: Path) -> None:
     res = lab(*args, tmp=tmp_path)
     assert res.returncode == 2, res.stderr
     assert "fault 'redis_net_disconnect' needs Docker (compose mode)" in res.stderr

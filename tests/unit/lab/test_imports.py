@@ -28,8 +28,9 @@ def _graph() -> dict[str, set[str]]:
             if isinstance(node, ast.Import):
                 names = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                names = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in mods else node.module
-                         for a in node.names]
+                names = [
+                    f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in mods else node.module for a in node.names
+                ]
             graph[m] |= {n for n in names if n in mods and n != m}
     return graph
 
@@ -94,9 +95,12 @@ def test_trial_model_checker_attribution_and_diagnoses_need_no_browser() -> None
     import subprocess
     import sys
 
-    code = ("import sys, lab.history, lab.checker, lab.outcome, lab.attribution, lab.report, lab.diagnoses;"
-            "lab.diagnoses._load();"
-            "print(sorted(m for m in sys.modules if m.startswith('playwright')))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         cwd=LAB.parent).stdout.strip()
+    code = (
+        "import sys, lab.history, lab.checker, lab.outcome, lab.attribution, lab.report, lab.diagnoses;"
+        "lab.diagnoses._load();"
+        "print(sorted(m for m in sys.modules if m.startswith('playwright')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=LAB.parent
+    ).stdout.strip()
     assert out == "[]"

@@ -17,8 +17,16 @@ from lab.schedule import plan_trial
 from services.chat.defects import CORRECT, REGISTRY as DEFECTS
 
 ALL = sorted(lessons.REGISTRY)
-TOPICS = {1: "fire_and_forget", 2: "ttl_set_once", 3: "shared_loop_client", 4: "blind_retry",
-          5: "swallowed_errors", 6: "save_at_stream_end", 7: None, 8: "read_modify_write"}
+TOPICS = {
+    1: "fire_and_forget",
+    2: "ttl_set_once",
+    3: "shared_loop_client",
+    4: "blind_retry",
+    5: "swallowed_errors",
+    6: "save_at_stream_end",
+    7: None,
+    8: "read_modify_write",
+}
 
 
 def test_eight_lessons_numbered_from_one_each_on_its_pitfall() -> None:
@@ -59,8 +67,9 @@ def test_the_pristine_exercise_is_its_lessons_defect(number: int) -> None:
     mine = exercise.load(le.pristine).apply(CORRECT)
     theirs = DEFECTS[le.defect].apply(CORRECT)  # type: ignore[index]
     fields = CORRECT.__dataclass_fields__
-    assert {f for f in fields if getattr(mine, f) != getattr(CORRECT, f)} == \
-        {f for f in fields if getattr(theirs, f) != getattr(CORRECT, f)}
+    assert {f for f in fields if getattr(mine, f) != getattr(CORRECT, f)} == {
+        f for f in fields if getattr(theirs, f) != getattr(CORRECT, f)
+    }
 
 
 @pytest.mark.parametrize("number", ALL)
@@ -80,14 +89,16 @@ def test_reset_restores_the_pristine_exercise(tmp_path: Path) -> None:
     assert target.read_text() == le.pristine.read_text()
 
 
-@pytest.mark.parametrize("text, line, fragment", [
-    ("x = 1\ndef apply(b)\n    return b\n", 2, "SyntaxError"),
-    ("import no_such_module_here\n", 1, "ModuleNotFoundError"),
-    ("def apply(b):\n    return 42\n", 1, "must return a Behaviour"),
-    ("from dataclasses import replace\n\ndef apply(b):\n    return replace(b, nope=1)\n", 4, "TypeError"),
-])
-def test_a_broken_exercise_is_reported_at_its_line(tmp_path: Path, text: str, line: int,
-                                                   fragment: str) -> None:
+@pytest.mark.parametrize(
+    "text, line, fragment",
+    [
+        ("x = 1\ndef apply(b)\n    return b\n", 2, "SyntaxError"),
+        ("import no_such_module_here\n", 1, "ModuleNotFoundError"),
+        ("def apply(b):\n    return 42\n", 1, "must return a Behaviour"),
+        ("from dataclasses import replace\n\ndef apply(b):\n    return replace(b, nope=1)\n", 4, "TypeError"),
+    ],
+)
+def test_a_broken_exercise_is_reported_at_its_line(tmp_path: Path, text: str, line: int, fragment: str) -> None:
     bad = tmp_path / "exercise.py"
     bad.write_text(text)
     with pytest.raises(UsageError) as exc:
@@ -110,8 +121,9 @@ def test_lesson_stacks_keep_off_the_default_ports() -> None:
 
 
 # ------------------------------------------------------------------ judge(): pure
-def _outcome(n: int, lost: int = 0, unknown: int = 0, acked: bool = True,
-             fault_error: str | None = None) -> CellOutcome:
+def _outcome(
+    n: int, lost: int = 0, unknown: int = 0, acked: bool = True, fault_error: str | None = None
+) -> CellOutcome:
     le = lessons.get(1)
     cell = le.check_cell()
     out = CellOutcome(cell, fault_error=fault_error)
@@ -137,11 +149,15 @@ def test_one_lost_turn_fails_with_the_rate_and_an_example() -> None:
     assert not j.passed and "1/20 trials show lost" in j.lines[0] and j.example is not None
 
 
-@pytest.mark.parametrize("outcome, fragment", [
-    (_outcome(20, unknown=3), "only 17 trials gave a verdict, 20 needed"),
-    (_outcome(20, acked=False), "refusing writes is not a fix"),
-    (_outcome(20, fault_error="toxic not listed"), "fault not confirmed"),
-], ids=["unknown-trials", "nothing-acknowledged", "fault-unconfirmed"])
+@pytest.mark.parametrize(
+    "outcome, fragment",
+    [
+        (_outcome(20, unknown=3), "only 17 trials gave a verdict, 20 needed"),
+        (_outcome(20, acked=False), "refusing writes is not a fix"),
+        (_outcome(20, fault_error="toxic not listed"), "fault not confirmed"),
+    ],
+    ids=["unknown-trials", "nothing-acknowledged", "fault-unconfirmed"],
+)
 def test_an_unexercised_cell_is_not_a_pass(outcome: CellOutcome, fragment: str) -> None:
     j = judge(lessons.get(1), outcome)
     assert not j.passed and j.lines[0].startswith("FAIL: not exercised") and fragment in j.lines[0]
@@ -152,10 +168,21 @@ def test_a_runtime_error_in_the_exercise_is_found_in_the_backend_log(tmp_path: P
 
     ex = tmp_path / "exercise.py"
     log = tmp_path / "backend.log"
-    log.write_text("old run\n" + "\n".join([
-        "ERROR chat unhandled error", "Traceback (most recent call last):",
-        '  File "/srv/views.py", line 97, in chat', "    await b.run_write(...)",
-        f'  File "{ex}", line 19, in run_write', "    awiat coro",
-        "NameError: name 'awiat' is not defined", "INFO chat {}"]) + "\n")
+    log.write_text(
+        "old run\n"
+        + "\n".join(
+            [
+                "ERROR chat unhandled error",
+                "Traceback (most recent call last):",
+                '  File "/srv/views.py", line 97, in chat',
+                "    await b.run_write(...)",
+                f'  File "{ex}", line 19, in run_write',
+                "    awiat coro",
+                "NameError: name 'awiat' is not defined",
+                "INFO chat {}",
+            ]
+        )
+        + "\n"
+    )
     assert exercise_error(log, len("old run\n"), ex) == f"{ex}:19: NameError: name 'awiat' is not defined"
     assert exercise_error(log, log.stat().st_size, ex) is None

@@ -11,8 +11,9 @@ from lab.config import ROOT
 
 def lab(*args: str, tmp: Path) -> subprocess.CompletedProcess[str]:
     env = {"PATH": "/usr/bin:/bin", "LAB_LESSON_RUN_DIR": str(tmp / "run"), "HOME": str(tmp)}
-    return subprocess.run([sys.executable, "-m", "lab", "lesson", *args], capture_output=True,
-                          text=True, timeout=60, cwd=ROOT, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "lab", "lesson", *args], capture_output=True, text=True, timeout=60, cwd=ROOT, env=env
+    )
 
 
 def test_lessons_are_listed_one_per_line_numbered(tmp_path: Path) -> None:
@@ -29,8 +30,11 @@ def test_an_unknown_lesson_exits_2_listing_the_lessons(tmp_path: Path) -> None:
 
 def test_an_exercise_with_a_syntax_error_exits_2_at_its_line(tmp_path: Path) -> None:
     bad = tmp_path / "exercise.py"
-    bad.write_text((ROOT / "lab/lessons/exercises/01_create_task.py").read_text()
-                   .replace("asyncio.create_task(coro)", "await coro +"))
+    bad.write_text(
+        (ROOT / "lab/lessons/exercises/01_create_task.py")
+        .read_text()
+        .replace("asyncio.create_task(coro)", "await coro +")
+    )
     line = next(i for i, t in enumerate(bad.read_text().splitlines(), 1) if "await coro +" in t)
     res = lab("1", "--check", "--exercise", str(bad), tmp=tmp_path)
     assert res.returncode == 2, res.stderr

@@ -1,8 +1,7 @@
 import pytest
 
 from lab.errors import UsageError
-from lab.schedule import (Cell, fault_text, parse_fault, parse_profile, plan_cell, plan_trial,
-                          profile_name)
+from lab.schedule import Cell, fault_text, parse_fault, parse_profile, plan_cell, plan_trial, profile_name
 
 
 def test_same_seed_same_plan() -> None:
@@ -36,33 +35,42 @@ def test_ttl_elapse_paces_turns_under_half_the_ttl() -> None:
 
 def test_replay_command_is_self_contained() -> None:
     p = plan_trial(Cell(("blind_retry",), "drop", "settled", 5, (("one_shot", True),)), 99, "t", 2)
-    assert p.replay_command() == (".venv/bin/lab replay --profile blind_retry --fault "
-                                  "drop:one_shot=true --refresh settled --turns 5 --seed 99 "
-                                  "--fault-turn 2 --runs 5")
+    assert p.replay_command() == (
+        ".venv/bin/lab replay --profile blind_retry --fault "
+        "drop:one_shot=true --refresh settled --turns 5 --seed 99 "
+        "--fault-turn 2 --runs 5"
+    )
     # A trial run on compose replays on compose.
     assert p.replay_command(mode="compose").startswith(".venv/bin/lab replay --mode compose --profile")
 
 
-@pytest.mark.parametrize("text, names", [
-    ("correct", ()), ("incident", ("fire_and_forget", "ttl_set_once", "shared_loop_client", "session_cookie")),
-    ("incident-ttl_set_once", ("fire_and_forget", "shared_loop_client", "session_cookie")),
-    ("session_cookie,blind_retry", ("blind_retry", "session_cookie")),
-])
+@pytest.mark.parametrize(
+    "text, names",
+    [
+        ("correct", ()),
+        ("incident", ("fire_and_forget", "ttl_set_once", "shared_loop_client", "session_cookie")),
+        ("incident-ttl_set_once", ("fire_and_forget", "shared_loop_client", "session_cookie")),
+        ("session_cookie,blind_retry", ("blind_retry", "session_cookie")),
+    ],
+)
 def test_profiles_round_trip(text: str, names: tuple[str, ...]) -> None:
     assert parse_profile(text) == names
     assert parse_profile(profile_name(names)) == names
 
 
-@pytest.mark.parametrize("call, fragment", [
-    (lambda: parse_profile("nope"), "valid: fire_and_forget"),
-    (lambda: parse_profile("incident-blind_retry"), "not in the incident profile"),
-    (lambda: parse_fault("latency:latency_ms"), "is not key=value"),
-    (lambda: parse_fault("warp"), "unknown fault 'warp'"),
-    (lambda: Cell((), "none", "later"), "valid: in_flight, after_ack"),
-    (lambda: Cell((), "ttl_elapse", "settled", turns=3), "turns >= 5"),
-    (lambda: Cell((), "down", "settled", turns=1), "needs turns >= 2"),
-    (lambda: plan_trial(Cell((), "down", "settled"), 1, "t", fault_turn=5), "out of range"),
-])
+@pytest.mark.parametrize(
+    "call, fragment",
+    [
+        (lambda: parse_profile("nope"), "valid: fire_and_forget"),
+        (lambda: parse_profile("incident-blind_retry"), "not in the incident profile"),
+        (lambda: parse_fault("latency:latency_ms"), "is not key=value"),
+        (lambda: parse_fault("warp"), "unknown fault 'warp'"),
+        (lambda: Cell((), "none", "later"), "valid: in_flight, after_ack"),
+        (lambda: Cell((), "ttl_elapse", "settled", turns=3), "turns >= 5"),
+        (lambda: Cell((), "down", "settled", turns=1), "needs turns >= 2"),
+        (lambda: plan_trial(Cell((), "down", "settled"), 1, "t", fault_turn=5), "out of range"),
+    ],
+)
 def test_bad_input_names_the_valid_values(call, fragment: str) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(UsageError) as err:
         call()
@@ -82,6 +90,7 @@ def test_fault_text_round_trips() -> None:
 
 def test_ttl_elapse_pacing_check() -> None:
     from lab.faults import make
+
     f = make("ttl_elapse", ttl_ms=1000)
     assert f.check_pacing([0.0, 0.4, 0.8, 1.2, 1.6, 2.0, 2.4]) is None
     assert "reached TTL/2" in f.check_pacing([0.0, 0.4, 1.0, 2.5])
@@ -93,8 +102,7 @@ def test_ttl_elapse_pacing_check() -> None:
     # Expired during the conversation (a TTL set once): evidence. Expired a TTL after the last
     # write (renewed, read too late): no evidence either way.
     assert f.check_pacing([0.0, 0.4, 0.8, 1.2, 1.6, 2.0, 2.4], expired_at_s=1.05) is None
-    assert "a renewed TTL explains it" in f.check_pacing([0.0, 0.4, 0.8, 1.2, 1.6, 2.0, 2.4],
-                                                         expired_at_s=3.45)
+    assert "a renewed TTL explains it" in f.check_pacing([0.0, 0.4, 0.8, 1.2, 1.6, 2.0, 2.4], expired_at_s=3.45)
 
 
 def test_a_restart_is_armed_after_a_stored_turn() -> None:
@@ -104,6 +112,7 @@ def test_a_restart_is_armed_after_a_stored_turn() -> None:
 
     from lab.errors import UsageError
     from lab.schedule import Cell, plan_cell, plan_trial
+
     cell = Cell((), "redis_restart", "settled", 3)
     assert {p.fault_turn for s in range(40) for p in plan_cell(cell, 2, s)} == {2}
     with pytest.raises(UsageError, match=r"out of range \[2, 2\]"):

@@ -23,15 +23,17 @@ def test_partition_is_whole_columns_every_cell_once(n: int) -> None:
     home = {}
     for k, p in enumerate(parts):
         for i in p:
-            assert home.setdefault(shard.column(cells[i]), k) == k   # a column never splits
-    assert parts == shard.partition(cells, n)                        # deterministic
+            assert home.setdefault(shard.column(cells[i]), k) == k  # a column never splits
+    assert parts == shard.partition(cells, n)  # deterministic
     loads = [len(p) for p in parts]
     assert all(loads), loads
 
 
 def test_each_shard_plans_the_unsharded_runs_trials() -> None:
     cells = build_matrix(parse_only("profile=correct|swallowed_errors;fault=none|down;refresh=settled|after_ack"))
-    whole = {c.cell_id: [(p.trial_id, p.seed, p.messages) for p in plans] for c, plans in _run(cells, None, None).plans()}
+    whole = {
+        c.cell_id: [(p.trial_id, p.seed, p.messages) for p in plans] for c, plans in _run(cells, None, None).plans()
+    }
     for n in (2, 3):
         got: dict[str, object] = {}
         for k in range(1, n + 1):

@@ -39,8 +39,8 @@ def test_no_function_over_60_lines() -> None:
 
 def test_the_measures_catch_one_line_over(tmp_path: Path) -> None:
     ok, over = tmp_path / "ok.py", tmp_path / "over.py"
-    ok.write_text("def f():\n" + "    x = 1\n" * 59 + "x = 2\n" * 290)            # 60 / 350 lines
-    over.write_text("async def g():\n" + "    x = 1\n" * 60 + "x = 2\n" * 290)     # 61 / 351 lines
+    ok.write_text("def f():\n" + "    x = 1\n" * 59 + "x = 2\n" * 290)  # 60 / 350 lines
+    over.write_text("async def g():\n" + "    x = 1\n" * 60 + "x = 2\n" * 290)  # 61 / 351 lines
     assert long_functions([ok]) == [] and long_modules([ok]) == []
     assert long_functions([over]) == [f"{over}:1 g: 61 lines"]
     assert long_modules([over]) == [f"{over}: 351 lines"]

@@ -24,11 +24,17 @@ def test_the_matrix_is_the_correct_profile_under_every_native_fault_and_refresh_
     assert all(c.turns == 10 for c in cells if c.refresh == "in_flight" and c.make_fault().window != "trial")
 
 
-def _cell(fault: str, refresh: str, trials: int, lost: int = 0, dup: int = 0,
-          status: str = "valid") -> dict[str, Any]:
-    return {"fault": fault, "fault_params": {}, "refresh": refresh, "trials": trials, "unknown": 1,
-            "rates": {"lost": {"k": lost}, "duplicated": {"k": dup}}, "status": status,
-            "reason": "fault not confirmed" if status == "unexercised" else ""}
+def _cell(fault: str, refresh: str, trials: int, lost: int = 0, dup: int = 0, status: str = "valid") -> dict[str, Any]:
+    return {
+        "fault": fault,
+        "fault_params": {},
+        "refresh": refresh,
+        "trials": trials,
+        "unknown": 1,
+        "rates": {"lost": {"k": lost}, "duplicated": {"k": dup}},
+        "status": status,
+        "reason": "fault not confirmed" if status == "unexercised" else "",
+    }
 
 
 def test_passes_only_with_nothing_lost_or_duplicated_and_every_cell_exercised() -> None:

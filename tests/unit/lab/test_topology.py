@@ -17,8 +17,14 @@ def test_repository_file_has_the_two_proxies_in_compose_form() -> None:
 
 
 def test_native_render_substitutes_loopback_and_lab_ports() -> None:
-    cfg = LabConfig.from_env({"LAB_REDIS_PORT": "17379", "LAB_REDIS_PROXY_PORT": "17380",
-                              "LAB_BACKEND_PORT": "17081", "LAB_CHAT_PROXY_PORT": "17080"})
+    cfg = LabConfig.from_env(
+        {
+            "LAB_REDIS_PORT": "17379",
+            "LAB_REDIS_PROXY_PORT": "17380",
+            "LAB_BACKEND_PORT": "17081",
+            "LAB_CHAT_PROXY_PORT": "17080",
+        }
+    )
     rendered = {p.name: p for p in topology.render_native(topology.load(ROOT / "toxiproxy.json"), cfg)}
     assert rendered["redis"].listen == "127.0.0.1:17380"
     assert rendered["redis"].upstream == "127.0.0.1:17379"
@@ -26,16 +32,21 @@ def test_native_render_substitutes_loopback_and_lab_ports() -> None:
     assert rendered["chat"].upstream == "127.0.0.1:17081"
 
 
-@pytest.mark.parametrize("content, fragment", [
-    ("{not json", "is not valid JSON"),
-    ('{"redis": {}}', "must be a JSON array"),
-    ('[{"name": "redis", "listen": "[::]:1", "upstream": "redis:6379"}]', "out of range"),
-    ('[{"name": "redis", "listen": "nope", "upstream": "redis:6379"}]', "is not host:port"),
-    ('[{"name": "redis", "upstream": "redis:6379"}]', "lacks string field(s) listen"),
-    ('[{"name": "redis", "listen": "[::]:16380", "upstream": "redis:6379"}]', "missing proxy chat"),
-    ('[{"name": "redis", "listen": "[::]:16380", "upstream": "redis:6379", "enabled": "yes"}]',
-     "enabled must be true or false"),
-])
+@pytest.mark.parametrize(
+    "content, fragment",
+    [
+        ("{not json", "is not valid JSON"),
+        ('{"redis": {}}', "must be a JSON array"),
+        ('[{"name": "redis", "listen": "[::]:1", "upstream": "redis:6379"}]', "out of range"),
+        ('[{"name": "redis", "listen": "nope", "upstream": "redis:6379"}]', "is not host:port"),
+        ('[{"name": "redis", "upstream": "redis:6379"}]', "lacks string field(s) listen"),
+        ('[{"name": "redis", "listen": "[::]:16380", "upstream": "redis:6379"}]', "missing proxy chat"),
+        (
+            '[{"name": "redis", "listen": "[::]:16380", "upstream": "redis:6379", "enabled": "yes"}]',
+            "enabled must be true or false",
+        ),
+    ],
+)
 def test_malformed_file_is_refused_with_the_reason(tmp_path: Path, content: str, fragment: str) -> None:
     path = tmp_path / "toxiproxy.json"
     path.write_text(content)

@@ -18,7 +18,7 @@ def test_returns_the_checks_first_truthy_value(mode: str) -> None:
     def check() -> str | None:
         n = next(calls)
         if n == 2:
-            raise ConnectionError("refused")   # transient: counts as "not yet"
+            raise ConnectionError("refused")  # transient: counts as "not yet"
         return "up" if n >= 3 else None
 
     if mode == "sync":
@@ -46,6 +46,7 @@ def test_abort_stops_at_once_with_its_reason() -> None:
 
 def test_async_wait_is_woken_not_polled() -> None:
     """With ``wake``, the check runs again only when woken (here: three wake-ups)."""
+
     async def main() -> int:
         ready = asyncio.Event()
         woken = 0

@@ -16,8 +16,9 @@ def via_proxy(lab_stack: NativeStack) -> Iterator[Callable[..., "redis.Redis[byt
     made: list[redis.Redis[bytes]] = []
 
     def make(timeout_s: float = 5.0) -> "redis.Redis[bytes]":
-        r = redis.Redis.from_url(lab_stack.cfg.redis_proxy_url, socket_timeout=timeout_s,
-                                 socket_connect_timeout=timeout_s, retry=None)
+        r = redis.Redis.from_url(
+            lab_stack.cfg.redis_proxy_url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s, retry=None
+        )
         made.append(r)
         return r
 
@@ -30,5 +31,6 @@ def via_proxy(lab_stack: NativeStack) -> Iterator[Callable[..., "redis.Redis[byt
 def targets(lab_targets: Targets) -> Iterator[Targets]:
     lab_targets.toxiproxy.reset()
     yield lab_targets
-    assert all(not p["toxics"] and p["enabled"] for p in lab_targets.toxiproxy.proxies().values()), \
+    assert all(not p["toxics"] and p["enabled"] for p in lab_targets.toxiproxy.proxies().values()), (
         "a fault was left behind"
+    )

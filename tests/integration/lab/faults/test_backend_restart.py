@@ -4,8 +4,7 @@ from lab.faults import Targets, make
 from lab.stack import Stack
 
 
-def test_backend_restart_changes_nothing_a_conversation_depends_on(targets: Targets,
-                                                                   lab_stack: Stack) -> None:
+def test_backend_restart_changes_nothing_a_conversation_depends_on(targets: Targets, lab_stack: Stack) -> None:
     s = requests.Session()
     s.post(lab_stack.cfg.chat_url + "/chat", json={"message": "my name is Ivy"}, timeout=30)
     old = lab_stack.instance("backend")

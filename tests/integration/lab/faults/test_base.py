@@ -10,19 +10,36 @@ from lab.faults.latency import Latency
 
 
 def test_every_fault_module_is_registered() -> None:
-    assert sorted(REGISTRY) == sorted([
-        "none", "latency", "drop", "blackhole", "down", "bandwidth", "slicer", "slow_close",
-        "ttl_elapse", "redis_pause", "redis_restart", "backend_restart", "ack_lost",
-        "redis_net_disconnect"])
+    assert sorted(REGISTRY) == sorted(
+        [
+            "none",
+            "latency",
+            "drop",
+            "blackhole",
+            "down",
+            "bandwidth",
+            "slicer",
+            "slow_close",
+            "ttl_elapse",
+            "redis_pause",
+            "redis_restart",
+            "backend_restart",
+            "ack_lost",
+            "redis_net_disconnect",
+        ]
+    )
 
 
-@pytest.mark.parametrize("name, params, fragment", [
-    ("nope", {}, "valid faults: ack_lost"),
-    ("latency", {"latencyms": 5}, "its parameters: latency_ms, jitter_ms, stream, proxy"),
-    ("latency", {"latency_ms": "5"}, "must be an integer"),
-    ("drop", {"stream": "sideways"}, "valid: upstream, downstream"),
-    ("drop", {"one_shot": "yes"}, "must be true or false"),
-])
+@pytest.mark.parametrize(
+    "name, params, fragment",
+    [
+        ("nope", {}, "valid faults: ack_lost"),
+        ("latency", {"latencyms": 5}, "its parameters: latency_ms, jitter_ms, stream, proxy"),
+        ("latency", {"latency_ms": "5"}, "must be an integer"),
+        ("drop", {"stream": "sideways"}, "valid: upstream, downstream"),
+        ("drop", {"one_shot": "yes"}, "must be true or false"),
+    ],
+)
 def test_bad_fault_input_names_the_valid_values(name: str, params: dict, fragment: str) -> None:
     with pytest.raises(UsageError) as err:
         make(name, **params)

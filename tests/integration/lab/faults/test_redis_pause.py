@@ -6,8 +6,7 @@ from lab.faults import Targets, make
 from lab.stack import Stack
 
 
-def test_paused_redis_answers_nothing_and_the_backend_says_503(targets: Targets,
-                                                              lab_stack: Stack) -> None:
+def test_paused_redis_answers_nothing_and_the_backend_says_503(targets: Targets, lab_stack: Stack) -> None:
     with make("redis_pause").on(targets) as evidence:
         assert evidence == lab_stack.redis_paused()  # process state T / container State.Paused
         direct = redis.Redis.from_url(lab_stack.cfg.redis_url, socket_timeout=0.5, retry=None)

@@ -25,8 +25,13 @@ class Chat:
 
     def send(self, message: str, mid: str | None = None, **body: Any) -> requests.Response:
         mid = mid or uuid.uuid4().hex
-        resp = self.s.post(self.base + "/chat", json={"message": message, "id": mid, **body},
-                           headers=self.headers, timeout=60, stream=bool(body.get("stream")))
+        resp = self.s.post(
+            self.base + "/chat",
+            json={"message": message, "id": mid, **body},
+            headers=self.headers,
+            timeout=60,
+            stream=bool(body.get("stream")),
+        )
         self.sent.append((mid, resp.status_code))
         return resp
 
@@ -46,7 +51,7 @@ class Chat:
 def chat(lab_stack: NativeStack, redis_direct: "redis.Redis[bytes]") -> Callable[..., Chat]:
     def make(*defects: str, **headers: int | str) -> Chat:
         h = {"X-Lab-Defects": ",".join(defects)}
-        h.update({"X-Lab-" + k.replace("_", "-").title(): str(v)
-                  for k, v in headers.items()})
+        h.update({"X-Lab-" + k.replace("_", "-").title(): str(v) for k, v in headers.items()})
         return Chat(lab_stack.cfg.chat_url, redis_direct, h)
+
     return make

@@ -27,8 +27,7 @@ def test_fire_and_forget_loses_acknowledged_replies(chat: Callable[..., Chat], o
     """Under Flask the reply's task is cancelled with the view's loop before it runs: every
     acknowledged reply is missing (5 of 5); the user rows, awaited past a read, survive."""
     c = chat(*_profile("fire_and_forget", on))
-    acked = [mid for mid, status in
-             ((c.send(f"turn {i}, my name is Eve").json()["id"], 200) for i in range(5))]
+    acked = [mid for mid, status in ((c.send(f"turn {i}, my name is Eve").json()["id"], 200) for i in range(5))]
     assert all(status == 200 for _, status in c.sent)
     replies = c.stored_ids("assistant")
     if on:
@@ -39,8 +38,9 @@ def test_fire_and_forget_loses_acknowledged_replies(chat: Callable[..., Chat], o
 
 
 @ON_OFF
-def test_ttl_set_once_expires_an_active_conversation(chat: Callable[..., Chat], on: bool,
-                                                     redis_direct: "redis.Redis[bytes]") -> None:
+def test_ttl_set_once_expires_an_active_conversation(
+    chat: Callable[..., Chat], on: bool, redis_direct: "redis.Redis[bytes]"
+) -> None:
     """TTL 800 ms, a turn every >= 250 ms (model latency) for 8 turns: the conversation outlives
     2x its TTL with gaps under TTL/2. Renewed on every write it lives; set once it expires."""
     ttl_ms, latency_ms = 800, 250
@@ -50,8 +50,7 @@ def test_ttl_set_once_expires_an_active_conversation(chat: Callable[..., Chat], 
     try:
         acked = [c.send(f"turn {i}").json()["id"] for i in range(8)]
         key = f"chat:{c.sid}".encode()
-        expired = [m["data"] for m in iter(lambda: pubsub.get_message(timeout=0.2), None)
-                   if m["type"] == "message"]
+        expired = [m["data"] for m in iter(lambda: pubsub.get_message(timeout=0.2), None) if m["type"] == "message"]
     finally:
         pubsub.close()
     if on:
@@ -64,8 +63,7 @@ def test_ttl_set_once_expires_an_active_conversation(chat: Callable[..., Chat], 
 
 
 @ON_OFF
-def test_shared_loop_client_fails_requests_whose_writes_landed(chat: Callable[..., Chat],
-                                                                on: bool) -> None:
+def test_shared_loop_client_fails_requests_whose_writes_landed(chat: Callable[..., Chat], on: bool) -> None:
     """One client bound to the first request's loop: later requests (each on a new loop) fail
     with 5xx, and some of those failed requests had already stored their message."""
     c = chat(*_profile("shared_loop_client", on))
@@ -81,8 +79,9 @@ def test_shared_loop_client_fails_requests_whose_writes_landed(chat: Callable[..
 
 
 @ON_OFF
-def test_blind_retry_duplicates_a_write_whose_reply_was_lost(chat: Callable[..., Chat], on: bool,
-                                                             toxi: Toxiproxy) -> None:
+def test_blind_retry_duplicates_a_write_whose_reply_was_lost(
+    chat: Callable[..., Chat], on: bool, toxi: Toxiproxy
+) -> None:
     """Redis applies the append; a downstream reset_peer eats its reply. A blind retry appends
     again; the correct profile's idempotent append stores it once, even after the user retries."""
     c = chat(*_profile("blind_retry", on))
@@ -104,8 +103,7 @@ def test_blind_retry_duplicates_a_write_whose_reply_was_lost(chat: Callable[...,
 
 
 @ON_OFF
-def test_swallowed_errors_acknowledge_an_unsaved_turn(chat: Callable[..., Chat], on: bool,
-                                                      toxi: Toxiproxy) -> None:
+def test_swallowed_errors_acknowledge_an_unsaved_turn(chat: Callable[..., Chat], on: bool, toxi: Toxiproxy) -> None:
     """Redis link down: swallowed errors answer 200 (the turn is lost); correct answers 503."""
     c = chat(*_profile("swallowed_errors", on))
     assert c.send("my name is Finn").status_code == 200
@@ -122,8 +120,9 @@ def test_swallowed_errors_acknowledge_an_unsaved_turn(chat: Callable[..., Chat],
 
 
 @ON_OFF
-def test_save_at_stream_end_loses_a_turn_cut_mid_stream(chat: Callable[..., Chat], on: bool,
-                                                        lab_stack: NativeStack) -> None:
+def test_save_at_stream_end_loses_a_turn_cut_mid_stream(
+    chat: Callable[..., Chat], on: bool, lab_stack: NativeStack
+) -> None:
     """The client reads the first token (the turn is acknowledged) and goes away."""
     c = chat(*_profile("save_at_stream_end", on), token_delay_ms=50)
     resp = c.send("tell me a long story", stream=True)
@@ -134,8 +133,11 @@ def test_save_at_stream_end_loses_a_turn_cut_mid_stream(chat: Callable[..., Chat
     resp.raw._fp.fp.raw._sock.shutdown(2)  # the refresh: the browser drops the connection
     resp.close()
     mid = c.sent[-1][0]
-    closed = wait_until(lambda: lab_stack.backend_events("chat.stream_closed", id=mid),
-                        what="the backend closed the stream", timeout_s=30)
+    closed = wait_until(
+        lambda: lab_stack.backend_events("chat.stream_closed", id=mid),
+        what="the backend closed the stream",
+        timeout_s=30,
+    )
     assert closed[0]["completed"] is False, "the stream must have been cut, not completed"
     if on:
         assert c.stored() == []
@@ -158,8 +160,7 @@ def test_correct_profile_survives_a_refresh_of_every_request(chat: Callable[...,
     """Control: five turns, all acknowledged, all stored exactly once and in order."""
     c = chat()
     ids = [c.send(f"turn {i}").json()["id"] for i in range(5)]
-    assert [(r["id"], r["role"]) for r in c.stored()] == \
-        [(m, role) for m in ids for role in ("user", "assistant")]
+    assert [(r["id"], r["role"]) for r in c.stored()] == [(m, role) for m in ids for role in ("user", "assistant")]
     history = requests.get(c.base + "/history", cookies={"session_id": c.sid}, timeout=30).json()
     assert [r["id"] for r in history] == [r["id"] for r in c.stored()]
 

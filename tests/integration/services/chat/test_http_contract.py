@@ -64,11 +64,12 @@ def test_streamed_reply_arrives_token_by_token(chat: Callable[..., Chat]) -> Non
 
 
 @pytest.mark.parametrize("cookie", ["../../etc", "chat:*", "A" * 32, "0" * 31, "*"])
-def test_malformed_cookie_starts_a_new_session(lab_stack: NativeStack,
-                                               redis_direct: "redis.Redis[bytes]",
-                                               cookie: str) -> None:
-    resp = requests.post(lab_stack.cfg.chat_url + "/chat", json={"message": "hello"},
-                         cookies={"session_id": cookie}, timeout=30)
+def test_malformed_cookie_starts_a_new_session(
+    lab_stack: NativeStack, redis_direct: "redis.Redis[bytes]", cookie: str
+) -> None:
+    resp = requests.post(
+        lab_stack.cfg.chat_url + "/chat", json={"message": "hello"}, cookies={"session_id": cookie}, timeout=30
+    )
     assert resp.status_code == 200
     sid = resp.json()["session_id"]
     assert sid != cookie and re.fullmatch(r"[0-9a-f]{32}", sid)
@@ -87,8 +88,12 @@ BAD_INPUTS = [
     # (id, kwargs for requests.post, status, error code)
     ("non-json", {"data": "{not json", "headers": {"Content-Type": "application/json"}}, 400, "bad_json"),
     ("array", {"json": [1, 2]}, 400, "bad_body"),
-    ("wrong-type", {"data": "message=hi", "headers": {"Content-Type": "application/x-www-form-urlencoded"}},
-     415, "unsupported_media_type"),
+    (
+        "wrong-type",
+        {"data": "message=hi", "headers": {"Content-Type": "application/x-www-form-urlencoded"}},
+        415,
+        "unsupported_media_type",
+    ),
     ("no-type", {"data": b'{"message": "hi"}'}, 415, "unsupported_media_type"),
     ("missing", {"json": {}}, 400, "bad_message"),
     ("empty", {"json": {"message": "   "}}, 400, "bad_message"),
@@ -97,17 +102,21 @@ BAD_INPUTS = [
     ("body-too-large", {"json": {"message": "x", "pad": "y" * 70_000}}, 413, "request_entity_too_large"),
     ("bad-id", {"json": {"message": "hi", "id": "has space"}}, 400, "bad_id"),
     ("bad-stream", {"json": {"message": "hi", "stream": "yes"}}, 400, "bad_stream"),
-    ("unknown-defect", {"json": {"message": "hi"}, "headers": {"X-Lab-Defects": "fire_and_forget,nope"}},
-     400, "unknown_defect"),
+    (
+        "unknown-defect",
+        {"json": {"message": "hi"}, "headers": {"X-Lab-Defects": "fire_and_forget,nope"}},
+        400,
+        "unknown_defect",
+    ),
     ("bad-ttl", {"json": {"message": "hi"}, "headers": {"X-Lab-Ttl-Ms": "soon"}}, 400, "bad_header"),
 ]
 
 
-@pytest.mark.parametrize("kwargs, status, code", [b[1:] for b in BAD_INPUTS],
-                         ids=[b[0] for b in BAD_INPUTS])
+@pytest.mark.parametrize("kwargs, status, code", [b[1:] for b in BAD_INPUTS], ids=[b[0] for b in BAD_INPUTS])
 @pytest.mark.usefixtures("no_new_keys")
-def test_bad_input_gets_a_json_error_and_stores_nothing(lab_stack: NativeStack, kwargs: dict,
-                                                        status: int, code: str) -> None:
+def test_bad_input_gets_a_json_error_and_stores_nothing(
+    lab_stack: NativeStack, kwargs: dict, status: int, code: str
+) -> None:
     resp = requests.post(lab_stack.cfg.chat_url + "/chat", timeout=30, **kwargs)
     assert resp.status_code == status
     assert resp.headers["Content-Type"] == "application/json"
@@ -117,11 +126,19 @@ def test_bad_input_gets_a_json_error_and_stores_nothing(lab_stack: NativeStack, 
 
 
 def test_unknown_defect_lists_the_valid_ones(lab_stack: NativeStack) -> None:
-    resp = requests.post(lab_stack.cfg.chat_url + "/chat", json={"message": "hi"},
-                         headers={"X-Lab-Defects": "nope"}, timeout=30)
-    assert resp.json()["valid"] == ["fire_and_forget", "blind_retry", "ttl_set_once",
-                                    "shared_loop_client", "swallowed_errors",
-                                    "save_at_stream_end", "session_cookie", "read_modify_write"]
+    resp = requests.post(
+        lab_stack.cfg.chat_url + "/chat", json={"message": "hi"}, headers={"X-Lab-Defects": "nope"}, timeout=30
+    )
+    assert resp.json()["valid"] == [
+        "fire_and_forget",
+        "blind_retry",
+        "ttl_set_once",
+        "shared_loop_client",
+        "swallowed_errors",
+        "save_at_stream_end",
+        "session_cookie",
+        "read_modify_write",
+    ]
 
 
 @pytest.mark.parametrize("method, path, status", [("GET", "/nope", 404), ("DELETE", "/chat", 405)])
@@ -130,11 +147,12 @@ def test_unknown_routes_answer_json(lab_stack: NativeStack, method: str, path: s
     assert resp.status_code == status and resp.headers["Content-Type"] == "application/json"
 
 
-def test_redis_unreachable_is_503_json_for_chat_and_history(lab_stack: NativeStack,
-                                                            toxi: Toxiproxy) -> None:
+def test_redis_unreachable_is_503_json_for_chat_and_history(lab_stack: NativeStack, toxi: Toxiproxy) -> None:
     toxi.set_enabled("redis", False)
-    for resp in (requests.post(lab_stack.cfg.chat_url + "/chat", json={"message": "hi"}, timeout=30),
-                 requests.get(lab_stack.cfg.chat_url + "/history", timeout=30)):
+    for resp in (
+        requests.post(lab_stack.cfg.chat_url + "/chat", json={"message": "hi"}, timeout=30),
+        requests.get(lab_stack.cfg.chat_url + "/history", timeout=30),
+    ):
         assert resp.status_code == 503
         assert resp.headers["Content-Type"] == "application/json"
         assert resp.json()["error"] == "store_unavailable"

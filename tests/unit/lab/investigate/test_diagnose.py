@@ -8,26 +8,56 @@ from lab.checker import check
 from lab.history import Row, Send, Trial, TtlObs
 
 
-def _send(turn: int, outcome: str = "ok", status: int | None = 200, ms: float = 50.0,
-          under_fault: bool = False, reply: str | None = None) -> Send:
-    s = Send(f"t{turn}", f"probe t{turn} x", turn, reply=reply or f"reply {turn}", ms=ms,
-             under_fault=under_fault, t_invoke=1000.0 + turn)
+def _send(
+    turn: int,
+    outcome: str = "ok",
+    status: int | None = 200,
+    ms: float = 50.0,
+    under_fault: bool = False,
+    reply: str | None = None,
+) -> Send:
+    s = Send(
+        f"t{turn}",
+        f"probe t{turn} x",
+        turn,
+        reply=reply or f"reply {turn}",
+        ms=ms,
+        under_fault=under_fault,
+        t_invoke=1000.0 + turn,
+    )
     s.complete(outcome, status, "" if status is None or status < 400 else f"HTTP {status}", 1000.5 + turn)  # type: ignore[arg-type]
     return s
 
 
 def _rows(*spec: str) -> list[Row]:
     """'u1' = user row of turn 1, 'a1' = its reply."""
-    return [Row("", "user", f"probe t{s[1:]} x") if s[0] == "u" else Row("", "assistant", f"reply {s[1:]}")
-            for s in spec]
+    return [
+        Row("", "user", f"probe t{s[1:]} x") if s[0] == "u" else Row("", "assistant", f"reply {s[1:]}") for s in spec
+    ]
 
 
-def _trial(tid: str, rows: list[Row] | None, sends: list[Send] | None = None, fault: str = "none",
-           refresh: str = "settled", page: list[Row] | None = None, **kw: object) -> Trial:
+def _trial(
+    tid: str,
+    rows: list[Row] | None,
+    sends: list[Send] | None = None,
+    fault: str = "none",
+    refresh: str = "settled",
+    page: list[Row] | None = None,
+    **kw: object,
+) -> Trial:
     sends = sends if sends is not None else [_send(1), _send(2), _send(3)]
-    return Trial(tid, sends=sends, final_rows=rows, page_after_refresh=page if page is not None else rows,
-                 fault=fault, fault_params=dict(kw.pop("params", {})), refresh=refresh,  # type: ignore[call-overload]
-                 turns=len(sends), history_reads=[200, 200], **kw)  # type: ignore[arg-type]
+    return Trial(
+        tid,
+        sends=sends,
+        final_rows=rows,
+        page_after_refresh=page if page is not None else rows,
+        fault=fault,
+        fault_params=dict(kw.pop("params", {})),
+        refresh=refresh,  # type: ignore[call-overload]
+        turns=len(sends),
+        history_reads=[200, 200],
+        **kw,
+    )  # type: ignore[arg-type]
 
 
 FULL = _rows("u1", "a1", "u2", "a2", "u3", "a3")
@@ -94,8 +124,15 @@ def test_history_reads_failing_shows_amnesia() -> None:
 
 def test_stale_read_that_heals() -> None:
     sends = [_send(i, ms=900) for i in (1, 2, 3)]
-    r = _trial("t0", FULL, sends, fault="latency", refresh="after_ack", page=_rows("u1", "a1", "u2", "a2"),
-               params={"latency_ms": 300})
+    r = _trial(
+        "t0",
+        FULL,
+        sends,
+        fault="latency",
+        refresh="after_ack",
+        page=_rows("u1", "a1", "u2", "a2"),
+        params={"latency_ms": 300},
+    )
     ds = dg.diagnose([r])
     assert [d.code for d in ds] == ["stale_reads"] and "turns [3]" in ds[0].evidence
 
@@ -151,8 +188,11 @@ def test_random_loss_is_not_called_a_cap() -> None:
 
 
 def test_history_hides_what_redis_stores() -> None:
-    r = _trial("t0", _rows("u2", "a2", "u3", "a3"),
-               redis_final={"key": "chat:s", "type": "list", "pttl_ms": 9, "values": 6, "stored_turns": [1, 2, 3]})
+    r = _trial(
+        "t0",
+        _rows("u2", "a2", "u3", "a3"),
+        redis_final={"key": "chat:s", "type": "list", "pttl_ms": 9, "values": 6, "stored_turns": [1, 2, 3]},
+    )
     (d,) = dg.diagnose([r])
     assert d.code == "history_hides_stored" and "turns [1]" in d.evidence and "chat:s" in d.evidence
 
@@ -187,8 +227,9 @@ def _streamed(turns: int = 3, cut_ok: bool = True) -> list[Send]:
 
 
 def test_saved_at_stream_end_from_a_cut_turn_missing_while_whole_streams_are_stored() -> None:
-    r = _trial("s1", _rows("u1", "a1", "u2", "a2"), sends=_streamed(), refresh="mid_stream",
-               page=_rows("u1", "a1", "u2", "a2"))
+    r = _trial(
+        "s1", _rows("u1", "a1", "u2", "a2"), sends=_streamed(), refresh="mid_stream", page=_rows("u1", "a1", "u2", "a2")
+    )
     found = {d.code: d for d in dg.diagnose([r])}
     d = found["saved_at_stream_end"]
     assert (d.k, d.n, d.trials) == (1, 1, ["s1"])
@@ -208,8 +249,13 @@ def test_reply_only_lost_at_the_cut_names_the_reply() -> None:
 
 def test_a_cut_turn_stored_in_the_end_is_no_anomaly() -> None:
     """An app that finishes the turn after the client left (or saved it before streaming)."""
-    r = _trial("s3", _rows("u1", "a1", "u2", "a2", "u3", "a3"), sends=_streamed(), refresh="mid_stream",
-               page=_rows("u1", "a1", "u2", "a2"))
+    r = _trial(
+        "s3",
+        _rows("u1", "a1", "u2", "a2", "u3", "a3"),
+        sends=_streamed(),
+        refresh="mid_stream",
+        page=_rows("u1", "a1", "u2", "a2"),
+    )
     assert dg.diagnose([r]) == []
     c = check(r)
     assert c.validity == "valid" and c.stale == []
@@ -237,14 +283,27 @@ def test_report_shows_each_diagnosis_trial_turn_by_turn(tmp_path) -> None:  # ty
 
     from lab.report import html
 
-    r = _trial("s1", _rows("u1", "a1", "u2", "a2"), sends=_streamed(), refresh="mid_stream",
-               page=_rows("u1", "a1", "u2", "a2"), redis_final={"key": "k", "stored_turns": [1, 2]})
+    r = _trial(
+        "s1",
+        _rows("u1", "a1", "u2", "a2"),
+        sends=_streamed(),
+        refresh="mid_stream",
+        page=_rows("u1", "a1", "u2", "a2"),
+        redis_final={"key": "k", "stored_turns": [1, 2]},
+    )
     ds = dg.diagnose([r])
     (tmp_path / "trials.json").write_text(json.dumps([r.as_json()]))
-    results = {"run_id": "x", "target": "t", "verdict": "1 diagnosis", "cells": [], "exit": {"code": 1},
-               "diagnoses": [d.as_json() for d in ds], "roles": ["user", "assistant"]}
+    results = {
+        "run_id": "x",
+        "target": "t",
+        "verdict": "1 diagnosis",
+        "cells": [],
+        "exit": {"code": 1},
+        "diagnoses": [d.as_json() for d in ds],
+        "roles": ["user", "assistant"],
+    }
     page = html.render(results, tmp_path)
-    section = page[page.index("Evidence, trial by trial"):]
+    section = page[page.index("Evidence, trial by trial") :]
     assert "data-trial='s1'" in section and "saved_at_stream_end" in section
     assert "200 in 40 ms -- cut after the first chunk" in section
     # turn 3: not on the page, not in the settled history (marked lost), not in Redis
@@ -260,10 +319,13 @@ def test_history_capped_only_in_the_long_conversations() -> None:
     long = [_trial(f"l{i}", kept, sends) for i in range(2)]
     ds = dg.diagnose(short + long)
     assert [(d.code, d.trials) for d in ds] == [("history_capped", ["l0", "l1"])]
-    assert "capped at 10 rows" in ds[0].cause and "the 2 shorter conversations (3 turns) kept every turn" in ds[0].evidence
+    assert (
+        "capped at 10 rows" in ds[0].cause and "the 2 shorter conversations (3 turns) kept every turn" in ds[0].evidence
+    )
 
 
 # ------------------------------------------------- what the two-pipeline lab got wrong (#16)
+
 
 def test_interleaved_writes_are_out_of_order_not_lost_nor_duplicated() -> None:
     """Every message stored, a reply above its question: the old matcher (a reply belongs to the
@@ -283,10 +345,17 @@ def test_repeated_reply_texts_draw_nothing() -> None:
 def test_a_ttl_read_that_raced_a_write_is_not_evidence() -> None:
     """A PTTL read between an append and its EXPIRE sees no TTL, or an old one: unsettled, it
     says nothing (the prober marks it so); the settled key has its TTL."""
-    t = _trial("t0", FULL, ttl=[TtlObs(1, 10.0, 604_799_990, 2), TtlObs(2, 10.1, -1, 3, settled=False),
-                                TtlObs(3, 10.2, 604_799_890, 5, settled=False),
-                                TtlObs(3, 10.8, 604_799_400, 6)],
-               redis_final={"key": "k", "pttl_ms": 604_799_400, "stored_turns": [1, 2, 3]})
+    t = _trial(
+        "t0",
+        FULL,
+        ttl=[
+            TtlObs(1, 10.0, 604_799_990, 2),
+            TtlObs(2, 10.1, -1, 3, settled=False),
+            TtlObs(3, 10.2, 604_799_890, 5, settled=False),
+            TtlObs(3, 10.8, 604_799_400, 6),
+        ],
+        redis_final={"key": "k", "pttl_ms": 604_799_400, "stored_turns": [1, 2, 3]},
+    )
     assert dg.diagnose([t]) == []
 
 
@@ -295,10 +364,20 @@ def test_ttl_not_renewed_is_judged_only_across_acknowledged_sends() -> None:
     decayed, across the acknowledged writes it was renewed. A milder finding of its own, and
     not 'set once'."""
     sends = [_send(1), _send(2, "info", 500, under_fault=True), _send(3)]
-    obs = [TtlObs(1, 10.0, 604_799_990, 2), TtlObs(2, 10.2, 604_799_790, 4),   # not renewed
-           TtlObs(3, 10.4, 604_799_990, 6)]                                    # renewed by turn 3
-    t = _trial("t0", FULL, sends, fault="drop", ttl=obs, params={"stream": "downstream", "one_shot": True},
-               redis_final={"key": "k", "pttl_ms": 604_799_900, "stored_turns": [1, 2, 3]})
+    obs = [
+        TtlObs(1, 10.0, 604_799_990, 2),
+        TtlObs(2, 10.2, 604_799_790, 4),  # not renewed
+        TtlObs(3, 10.4, 604_799_990, 6),
+    ]  # renewed by turn 3
+    t = _trial(
+        "t0",
+        FULL,
+        sends,
+        fault="drop",
+        ttl=obs,
+        params={"stream": "downstream", "one_shot": True},
+        redis_final={"key": "k", "pttl_ms": 604_799_900, "stored_turns": [1, 2, 3]},
+    )
     found = {d.code: d for d in dg.diagnose([t])}
     assert set(found) == {"ttl_skipped_on_error"}, found
     assert "turn 2 failed (500) after its write landed" in found["ttl_skipped_on_error"].evidence
@@ -319,15 +398,26 @@ def test_a_failed_send_whose_write_skipped_the_ttl_without_renewal_elsewhere_is_
 
 
 def test_no_ttl_only_from_the_settled_key() -> None:
-    racing = _trial("t0", FULL, ttl=[TtlObs(1, 10.0, -1, 1, settled=False)],
-                    redis_final={"key": "k", "pttl_ms": 604_799_000, "stored_turns": [1, 2, 3]})
+    racing = _trial(
+        "t0",
+        FULL,
+        ttl=[TtlObs(1, 10.0, -1, 1, settled=False)],
+        redis_final={"key": "k", "pttl_ms": 604_799_000, "stored_turns": [1, 2, 3]},
+    )
     assert dg.diagnose([racing]) == []
 
 
 def test_each_diagnosis_is_a_registered_module_with_known_evidence() -> None:
     dg._load()
-    assert {"writes_out_of_order", "ttl_skipped_on_error", "ttl_not_renewed", "no_ttl",
-            "duplicates", "duplicates_after_drop", "acked_lost"} <= set(dg.REGISTRY)
+    assert {
+        "writes_out_of_order",
+        "ttl_skipped_on_error",
+        "ttl_not_renewed",
+        "no_ttl",
+        "duplicates",
+        "duplicates_after_drop",
+        "acked_lost",
+    } <= set(dg.REGISTRY)
     for e in dg.REGISTRY.values():
         assert set(e.needs) <= set(dg.EVIDENCE), e.code
 
@@ -343,8 +433,14 @@ def test_a_cap_also_explains_the_same_loss_under_a_fault() -> None:
     not an unexplained loss (measured: acked_lost 5/30 beside history_capped before this)."""
     capped = _rows("u2", "a2", "u3", "a3")
     calm = [_trial(f"n{i}", capped) for i in range(2)]
-    slow = _trial("l0", capped, [_send(i, ms=700) for i in (1, 2, 3)], fault="latency",
-                  refresh="after_ack", params={"latency_ms": 300})
+    slow = _trial(
+        "l0",
+        capped,
+        [_send(i, ms=700) for i in (1, 2, 3)],
+        fault="latency",
+        refresh="after_ack",
+        params={"latency_ms": 300},
+    )
     ds = dg.diagnose(calm + [slow])
     assert [(d.code, d.trials, d.also) for d in ds] == [("history_capped", ["n0", "n1"], ["l0"])]
     assert "explains the loss in 1 trials under a fault (l0)" in ds[0].evidence
@@ -356,8 +452,9 @@ def test_a_cap_also_explains_the_same_loss_under_a_fault() -> None:
 def test_an_early_ack_explains_acked_while_unreachable() -> None:
     """An app that answers before writing (proven under latency) also answers 200 while Redis
     is down and stores nothing: one cause, acked_too_fast, not a swallowed error as well."""
-    fast = _trial("l0", FULL, [_send(1, ms=20), _send(2, ms=20), _send(3, ms=20)], fault="latency",
-                  params={"latency_ms": 300})
+    fast = _trial(
+        "l0", FULL, [_send(1, ms=20), _send(2, ms=20), _send(3, ms=20)], fault="latency", params={"latency_ms": 300}
+    )
     down_sends = [_send(1), _send(2, under_fault=True), _send(3)]
     down = _trial("d0", _rows("u1", "a1", "u3", "a3"), down_sends, fault="down")
     ds = dg.diagnose([fast, down])
@@ -374,8 +471,7 @@ def test_diagnoses_run_after_those_they_read() -> None:
 
 def _tab(turn: int, tab: str, t0: float, t1: float, sid: str | None = None) -> Send:
     """A send of a two-tab round: in flight from t0 to t1 (the other tab's overlaps it)."""
-    s = Send(sid or f"t{turn}{tab}", f"probe t{turn}{tab} x", turn, reply=f"reply {turn}{tab}", ms=400.0,
-             t_invoke=t0)
+    s = Send(sid or f"t{turn}{tab}", f"probe t{turn}{tab} x", turn, reply=f"reply {turn}{tab}", ms=400.0, t_invoke=t0)
     s.complete("ok", 200, "", t1)
     return s
 
@@ -394,16 +490,19 @@ def _two_tabs(tid: str, rows: list[Row], concurrent: dict[str, object] | None = 
 
 def _tab_rows(*spec: str) -> list[Row]:
     """As _rows, with 'u3b' / 'a3b' for the second tab's turn."""
-    return [Row("", "user", f"probe t{s[1:]} x") if s[0] == "u" else Row("", "assistant", f"reply {s[1:]}")
-            for s in spec]
+    return [
+        Row("", "user", f"probe t{s[1:]} x") if s[0] == "u" else Row("", "assistant", f"reply {s[1:]}") for s in spec
+    ]
 
 
 def test_lost_update_from_two_tabs_and_nothing_else() -> None:
     """One tab's turn gone, the other's whole, the earlier turns all kept: lost_update only --
     not replies_not_stored, not acked_lost."""
-    recs = [_two_tabs("t0", _tab_rows("u1", "a1", "u2", "a2", "u3b", "a3b")),
-            _two_tabs("t1", _tab_rows("u1", "a1", "u2", "a2", "u3", "u3b", "a3b")),  # a reply overwritten
-            _two_tabs("t2", _tab_rows("u1", "a1", "u2", "a2", "u3", "u3b", "a3", "a3b"))]
+    recs = [
+        _two_tabs("t0", _tab_rows("u1", "a1", "u2", "a2", "u3b", "a3b")),
+        _two_tabs("t1", _tab_rows("u1", "a1", "u2", "a2", "u3", "u3b", "a3b")),  # a reply overwritten
+        _two_tabs("t2", _tab_rows("u1", "a1", "u2", "a2", "u3", "u3b", "a3", "a3b")),
+    ]
     ds = dg.diagnose(recs)
     assert [d.code for d in ds] == ["lost_update"], [d.sentence() for d in ds]
     assert (ds[0].k, ds[0].n, ds[0].trials) == (2, 3, ["t0", "t1"])

@@ -47,19 +47,23 @@ def test_set_overrides_fields_and_reads_toml_values() -> None:
     assert s.start.env["CHAT_DEFECTS"] == "ttl_set_once"
 
 
-@pytest.mark.parametrize("path,value,expect", [
-    (("http", "port"), "80x", "http.port = '80x'"),
-    (("http", "port"), 6000, "ERR_UNSAFE_PORT"),
-    (("history", "format"), "xml", "history.format = 'xml'"),
-    (("history", "order"), "random", "history.order = 'random'"),
-    (("history", "items"), "messages", "history.items = 'messages'"),
-    (("chat", "path"), "chat", "chat.path = 'chat'"),
-    (("start", "command"), [], "start.command = []"),
-    (("start", "command"), ["{redis}"], "placeholders among"),
-    (("start", "cwd"), "no/such/dir", "start.cwd = 'no/such/dir'"),
-    (("redis", "key"), "chat:session", "{session}"),
-    (("stream", "request"), "stream", "stream.request = 'stream'"),
-], ids=lambda v: str(v))
+@pytest.mark.parametrize(
+    "path,value,expect",
+    [
+        (("http", "port"), "80x", "http.port = '80x'"),
+        (("http", "port"), 6000, "ERR_UNSAFE_PORT"),
+        (("history", "format"), "xml", "history.format = 'xml'"),
+        (("history", "order"), "random", "history.order = 'random'"),
+        (("history", "items"), "messages", "history.items = 'messages'"),
+        (("chat", "path"), "chat", "chat.path = 'chat'"),
+        (("start", "command"), [], "start.command = []"),
+        (("start", "command"), ["{redis}"], "placeholders among"),
+        (("start", "cwd"), "no/such/dir", "start.cwd = 'no/such/dir'"),
+        (("redis", "key"), "chat:session", "{session}"),
+        (("stream", "request"), "stream", "stream.request = 'stream'"),
+    ],
+    ids=lambda v: str(v),
+)
 def test_bad_field_names_field_value_and_form(path: tuple[str, str], value: object, expect: str) -> None:
     data = _data()
     data[path[0]][path[1]] = value
@@ -91,8 +95,17 @@ def test_not_toml_and_missing_file(tmp_path: Path) -> None:
 
 
 def _hist(**kw: str) -> sp.History:
-    base = dict(path="/h", format="objects", items="$", role_field="role", content_field="content",
-                separator=":", order="oldest_first", user_role="user", assistant_role="assistant")
+    base = dict(
+        path="/h",
+        format="objects",
+        items="$",
+        role_field="role",
+        content_field="content",
+        separator=":",
+        order="oldest_first",
+        user_role="user",
+        assistant_role="assistant",
+    )
     base.update(kw)
     return sp.History(**base)  # type: ignore[arg-type]
 

@@ -11,90 +11,119 @@ import pytest
 
 from lab import suspects
 
-FLASK_VIEWS = '''
+FLASK_VIEWS = """
 from flask import Flask
 app = Flask(__name__)
 
 @app.post("/chat")
 async def chat():
     return {}
-'''
+"""
 
 # The append and its TTL in one MULTI/EXEC: neither TTL check's suspect.
-PIPELINED_APPEND = '''
+PIPELINED_APPEND = """
         def append(r, k, v):
             with r.pipeline(transaction=True) as p:
                 p.rpush(k, v)
                 p.expire(k, 60)
                 p.execute()
-        '''
+        """
 
 # check -> (code with the mechanism, its suspect line's text, harmless code)
 CASES: dict[str, tuple[str, str, str]] = {
-    "dangling_task": ('''
+    "dangling_task": (
+        """
         import asyncio
         async def save(r, k, v):
             await r.rpush(k, v)
         async def handle(r):
             asyncio.create_task(save(r, "k", "v"))
-        ''', 'asyncio.create_task(save(r, "k", "v"))', '''
+        """,
+        'asyncio.create_task(save(r, "k", "v"))',
+        """
         import asyncio
         async def save(r, k, v):
             await r.rpush(k, v)
         async def handle(r):
             task = asyncio.create_task(save(r, "k", "v"))
             await task
-        '''),
-    "module_client": ('''
+        """,
+    ),
+    "module_client": (
+        """
         import redis.asyncio as aredis
         client = aredis.Redis.from_url("redis://x")
-        ''', 'client = aredis.Redis.from_url("redis://x")', '''
+        """,
+        'client = aredis.Redis.from_url("redis://x")',
+        """
         import redis.asyncio as aredis
         def client():
             return aredis.Redis.from_url("redis://x")
-        '''),
-    "session_cookie": ('''
+        """,
+    ),
+    "session_cookie": (
+        """
         def respond(resp, sid):
             resp.set_cookie("sid", sid, httponly=True)
-        ''', 'resp.set_cookie("sid", sid, httponly=True)', '''
+        """,
+        'resp.set_cookie("sid", sid, httponly=True)',
+        """
         def respond(resp, sid):
             resp.set_cookie("sid", sid, max_age=3600, httponly=True)
-        '''),
-    "ttl_conditional": ('''
+        """,
+    ),
+    "ttl_conditional": (
+        """
         def append(r, k, v):
             if r.rpush(k, v) == 1:
                 r.expire(k, 60)
-        ''', 'r.expire(k, 60)', PIPELINED_APPEND),
-    "ttl_two_commands": ('''
+        """,
+        "r.expire(k, 60)",
+        PIPELINED_APPEND,
+    ),
+    "ttl_two_commands": (
+        """
         def append(r, k, v):
             r.rpush(k, v)
             r.expire(k, 60)
-        ''', 'r.expire(k, 60)', PIPELINED_APPEND),
-    "retry_append": ('''
+        """,
+        "r.expire(k, 60)",
+        PIPELINED_APPEND,
+    ),
+    "retry_append": (
+        """
         import redis
         from redis.retry import Retry
         from redis.backoff import ExponentialBackoff
         r = redis.Redis(retry=Retry(ExponentialBackoff(), 3))
         def append(k, v):
             r.rpush(k, v)
-        ''', 'r.rpush(k, v)', '''
+        """,
+        "r.rpush(k, v)",
+        """
         import redis
         r = redis.Redis(retry=None)
         def append(k, v):
             r.rpush(k, v)
-        '''),
-    "stream_end_save": ('''
+        """,
+    ),
+    "stream_end_save": (
+        """
         def stream(tokens, r, k):
             for t in tokens:
                 yield t
             r.rpush(k, "".join(tokens))
-        ''', 'r.rpush(k, "".join(tokens))', '''
+        """,
+        'r.rpush(k, "".join(tokens))',
+        """
         def stream(tokens, r, k):
             r.rpush(k, "".join(tokens))
             for t in tokens:
                 yield t
-        '''),
-    "swallowed_error": ('''
+        """,
+    ),
+    "swallowed_error": (
+        """
         import logging
         log = logging.getLogger()
         def save(r, k, v):
@@ -102,7 +131,9 @@ CASES: dict[str, tuple[str, str, str]] = {
                 r.rpush(k, v)
             except Exception as exc:
                 log.warning("ignored %s", exc)
-        ''', 'except Exception as exc:', '''
+        """,
+        "except Exception as exc:",
+        """
         import logging
         log = logging.getLogger()
         def save(r, k, v):
@@ -111,14 +142,18 @@ CASES: dict[str, tuple[str, str, str]] = {
             except Exception as exc:
                 log.warning("failed %s", exc)
                 raise
-        '''),
-    "background_write": ('''
+        """,
+    ),
+    "background_write": (
+        """
         import threading
         def append(r, k, v):
             r.rpush(k, v)
         def handle(r):
             threading.Thread(target=append, args=(r, "k", "v")).start()
-        ''', 'threading.Thread(target=append, args=(r, "k", "v")).start()', '''
+        """,
+        'threading.Thread(target=append, args=(r, "k", "v")).start()',
+        """
         import threading
         def append(r, k, v):
             r.rpush(k, v)
@@ -126,29 +161,39 @@ CASES: dict[str, tuple[str, str, str]] = {
             t = threading.Thread(target=append, args=(r, "k", "v"))
             t.start()
             t.join()
-        '''),
-    "history_trim": ('''
+        """,
+    ),
+    "history_trim": (
+        """
         def append(r, k, v):
             r.rpush(k, v)
             r.ltrim(k, -20, -1)
-        ''', 'r.ltrim(k, -20, -1)', '''
+        """,
+        "r.ltrim(k, -20, -1)",
+        """
         def prompt(r, k):
             return r.lrange(k, -20, -1)
-        '''),
-    "history_cache": ('''
+        """,
+    ),
+    "history_cache": (
+        """
         _cache = {}
         def history(r, k):
             rows = r.lrange(k, 0, -1)
             _cache[k] = rows
             return rows
-        ''', '_cache[k] = rows', '''
+        """,
+        "_cache[k] = rows",
+        """
         _clients = {}
         def client(url, make):
             c = _clients.get(url)
             _clients[url] = c or make(url)
             return _clients[url]
-        '''),
-    "concurrent_writes": ('''
+        """,
+    ),
+    "concurrent_writes": (
+        """
         import asyncio
         async def save(r, k, v):
             await r.rpush(k, v)
@@ -157,16 +202,20 @@ CASES: dict[str, tuple[str, str, str]] = {
             b = asyncio.ensure_future(save(r, "k", "reply"))
             await a
             await b
-        ''', 'a = asyncio.ensure_future(save(r, "k", "question"))', '''
+        """,
+        'a = asyncio.ensure_future(save(r, "k", "question"))',
+        """
         import asyncio
         async def save(r, k, v):
             await r.rpush(k, v)
         async def handle(r):
             await save(r, "k", "question")
             await save(r, "k", "reply")
-        '''),
+        """,
+    ),
     # The document read by a helper, written back by its caller; harmless: WATCH/MULTI retries.
-    "read_modify_write": ('''
+    "read_modify_write": (
+        """
         import json
         def load(r, key):
             return json.loads(r.get(key) or "[]")
@@ -174,7 +223,9 @@ CASES: dict[str, tuple[str, str, str]] = {
             doc = load(r, key)
             doc.append(row)
             r.set(key, json.dumps(doc), ex=60)
-        ''', 'r.set(key, json.dumps(doc), ex=60)', '''
+        """,
+        "r.set(key, json.dumps(doc), ex=60)",
+        """
         import json
         import redis
         def add(r, key, row):
@@ -190,7 +241,8 @@ CASES: dict[str, tuple[str, str, str]] = {
                         return
                     except redis.WatchError:
                         continue
-        '''),
+        """,
+    ),
 }
 
 

@@ -18,9 +18,12 @@ ROOT = Path(__file__).resolve().parents[4]
 
 # The built-in defects: the module whose line the static checks must point at, and the check.
 DEFECT_LINES = {
-    "fire_and_forget": "dangling_task", "ttl_set_once": "ttl_conditional",
-    "shared_loop_client": "module_client", "blind_retry": "retry_append",
-    "swallowed_errors": "swallowed_error", "save_at_stream_end": "stream_end_save",
+    "fire_and_forget": "dangling_task",
+    "ttl_set_once": "ttl_conditional",
+    "shared_loop_client": "module_client",
+    "blind_retry": "retry_append",
+    "swallowed_errors": "swallowed_error",
+    "save_at_stream_end": "stream_end_save",
     "session_cookie": "session_cookie",
 }
 
@@ -69,9 +72,12 @@ def test_the_lessons_solutions_leave_no_suspect_their_exercises_each_one() -> No
         if folder.endswith("solutions"):
             assert mine == set(), found
         else:  # every behaviour lesson (1-6, 8); 07 is configuration
-            assert mine == {f"0{n}_{slug}.py" for n, slug in enumerate(
-                ["create_task", "ttl_set_once", "loop_client", "idempotency", "ack_durable", "mid_stream"], 1)
-                } | {"08_two_tabs.py"}
+            assert mine == {
+                f"0{n}_{slug}.py"
+                for n, slug in enumerate(
+                    ["create_task", "ttl_set_once", "loop_client", "idempotency", "ack_durable", "mid_stream"], 1
+                )
+            } | {"08_two_tabs.py"}
 
 
 def test_every_check_points_at_diagnoses_that_exist() -> None:
@@ -100,8 +106,7 @@ def test_non_python_files_are_skipped_and_counted(tmp_path: Path) -> None:
 
 
 def _lab(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "lab", *args], capture_output=True, text=True,
-                          cwd=ROOT, timeout=120)
+    return subprocess.run([sys.executable, "-m", "lab", *args], capture_output=True, text=True, cwd=ROOT, timeout=120)
 
 
 def test_cli_lists_each_line_with_the_diagnosis_that_would_prove_it() -> None:

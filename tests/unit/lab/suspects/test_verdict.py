@@ -10,14 +10,23 @@ def _s(check: str, diagnoses: tuple[str, ...], line: int = 1) -> Suspect:
     return Suspect(check, "app.py", line, f"{check} mechanism", diagnoses, "why", "code()")
 
 
-SCAN = Scan([_s("ttl_conditional", ("ttl_not_renewed", "no_ttl"), 3),
-             _s("dangling_task", ("replies_not_stored",), 7),
-             _s("stream_end_save", ("saved_at_stream_end",), 9)], files=2, skipped=1)
+SCAN = Scan(
+    [
+        _s("ttl_conditional", ("ttl_not_renewed", "no_ttl"), 3),
+        _s("dangling_task", ("replies_not_stored",), 7),
+        _s("stream_end_save", ("saved_at_stream_end",), 9),
+    ],
+    files=2,
+    skipped=1,
+)
 
 
 def test_proven_not_proven_and_not_exercised() -> None:
-    out = judge(SCAN, [("no_ttl", 5, 5), ("acked_lost", 2, 5)],
-                {"ttl_not_renewed": 10, "no_ttl": 10, "replies_not_stored": 15, "saved_at_stream_end": 0})
+    out = judge(
+        SCAN,
+        [("no_ttl", 5, 5), ("acked_lost", 2, 5)],
+        {"ttl_not_renewed": 10, "no_ttl": 10, "replies_not_stored": 15, "saved_at_stream_end": 0},
+    )
     status = {x["check"]: x for x in out["suspects"]}
     assert status["ttl_conditional"]["status"] == PROVEN and status["ttl_conditional"]["by"] == "no_ttl"
     assert (status["ttl_conditional"]["k"], status["ttl_conditional"]["n"]) == (5, 5)

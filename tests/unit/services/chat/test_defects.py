@@ -6,8 +6,15 @@ from services.chat.defects import blind_retry, fire_and_forget, session_cookie, 
 
 def test_eight_defects_registered_in_composition_order() -> None:
     assert list(defects.REGISTRY) == [
-        "fire_and_forget", "blind_retry", "ttl_set_once", "shared_loop_client",
-        "swallowed_errors", "save_at_stream_end", "session_cookie", "read_modify_write"]
+        "fire_and_forget",
+        "blind_retry",
+        "ttl_set_once",
+        "shared_loop_client",
+        "swallowed_errors",
+        "save_at_stream_end",
+        "session_cookie",
+        "read_modify_write",
+    ]
 
 
 def test_no_defect_is_the_correct_profile() -> None:
@@ -17,13 +24,16 @@ def test_no_defect_is_the_correct_profile() -> None:
 @pytest.mark.parametrize("name", list(defects.REGISTRY))
 def test_each_defect_changes_exactly_its_own_steps(name: str) -> None:
     b = defects.behaviour([name])
-    changed = {f for f in defects.Behaviour.__dataclass_fields__
-               if getattr(b, f) != getattr(defects.CORRECT, f)}
+    changed = {f for f in defects.Behaviour.__dataclass_fields__ if getattr(b, f) != getattr(defects.CORRECT, f)}
     expected = {
-        "fire_and_forget": {"run_write"}, "blind_retry": {"retry", "append"},
-        "ttl_set_once": {"append"}, "shared_loop_client": {"client"},
-        "swallowed_errors": {"on_store_error"}, "save_at_stream_end": {"stream_save"},
-        "session_cookie": {"set_cookie"}, "read_modify_write": {"append", "read"},
+        "fire_and_forget": {"run_write"},
+        "blind_retry": {"retry", "append"},
+        "ttl_set_once": {"append"},
+        "shared_loop_client": {"client"},
+        "swallowed_errors": {"on_store_error"},
+        "save_at_stream_end": {"stream_save"},
+        "session_cookie": {"set_cookie"},
+        "read_modify_write": {"append", "read"},
     }[name]
     assert changed == expected
 

@@ -15,12 +15,18 @@ def test_introduction_is_answered_by_name() -> None:
 
 
 def test_recalls_name_and_preference_from_history() -> None:
-    h = _history(("user", "my name is Bob"), ("assistant", "Nice to meet you, Bob!"),
-                 ("user", "I like sailing."), ("assistant", "Noted."))
+    h = _history(
+        ("user", "my name is Bob"),
+        ("assistant", "Nice to meet you, Bob!"),
+        ("user", "I like sailing."),
+        ("assistant", "Noted."),
+    )
     assert llm.reply(h, "what is my name?") == "Your name is Bob."
     assert llm.reply(h, "what do I like?") == "You told me you like sailing."
-    assert llm.reply(h, "tell me more") == \
-        "Noted, Bob. This is message 3 of our conversation. You told me you like sailing."
+    assert (
+        llm.reply(h, "tell me more")
+        == "Noted, Bob. This is message 3 of our conversation. You told me you like sailing."
+    )
 
 
 def test_without_history_the_name_is_unknown() -> None:

@@ -19,7 +19,7 @@ def _wedge(lock: asyncio.Lock) -> None:
         await lock.acquire()
         waiter = asyncio.ensure_future(lock.acquire())  # the waiter, stranded on purpose
         assert not waiter.done()
-        await asyncio.sleep(0)                 # a yield, so the waiter enters the lock's queue
+        await asyncio.sleep(0)  # a yield, so the waiter enters the lock's queue
 
     loop.run_until_complete(hold())
     loop.set_exception_handler(lambda _loop, _ctx: None)  # the stranded waiter, as in production
