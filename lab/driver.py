@@ -20,6 +20,7 @@ from lab.netlog import NetworkLog
 from lab.page_js import SEND_JS, SEND_TIMEOUT_S, UNTIL_JS, settled_selector
 from lab.slots import Slot
 from lab.phases import Phases
+from lab.schedule import CONCURRENT_POINTS
 from lab.stack.events import BackendEvents
 
 TRIGGER_TIMEOUT_S = 20.0
@@ -249,7 +250,7 @@ class ChatDriver(NetworkLog, ConcurrentSends):
             if point == "mid_stream" and last.outcome != "ok":
                 raise TriggerMissed(f"no first token: {last.reason}")
             await self._reload()
-        elif point in ("settled", "two_tabs", "double_submit"):
+        elif point in ("settled", *CONCURRENT_POINTS):
             # two_tabs / double_submit: the runner made the last turn's sends; every one of them
             # settles (each on its own page), the second tab closes, this page reloads.
             for s in [x for x in self.sends if x.turn == last.turn]:

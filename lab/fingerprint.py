@@ -1,12 +1,19 @@
-"""Which backend code a running stack serves: reuse a stack only if it runs this checkout."""
+"""The backend a stack runs: how it is started (one gunicorn command for the lab and the tests),
+and which code it serves (a stack is reused only if it runs this checkout)."""
 
 from __future__ import annotations
 
 import hashlib
+import sys
 from pathlib import Path
 
 # The backend's server is pinned in one file for both modes (see its docstring).
 GUNICORN_CONF = Path(__file__).resolve().parents[1] / "services" / "chat" / "gunicorn.conf.py"
+
+
+def backend_command(bind: str) -> list[str]:
+    """The chat backend as a server process on ``bind`` (host:port), with this Python."""
+    return [sys.executable, "-m", "gunicorn", "--config", str(GUNICORN_CONF), "--bind", bind, "services.chat.wsgi:app"]
 
 
 def code_fingerprint() -> str:

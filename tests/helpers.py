@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from lab.config import PORT_ENV, ROOT
 
@@ -44,3 +45,9 @@ def run_lab(env: dict[str, str], *args: str, timeout: float = 600) -> subprocess
     return subprocess.run(
         [sys.executable, "-m", "lab", *args], env=env, capture_output=True, text=True, timeout=timeout, cwd=ROOT
     )
+
+
+def start_lab(*args: str, env: dict[str, str], **popen: Any) -> subprocess.Popen[str]:
+    """The `lab` command started as a user starts it (this checkout's Python, from the repository
+    root, text output), for tests that signal, watch or stop it while it runs."""
+    return subprocess.Popen([sys.executable, "-m", "lab", *args], env=env, cwd=ROOT, text=True, **popen)

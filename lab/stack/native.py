@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sys
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -22,7 +21,7 @@ from lab import topology
 from lab.config import PORT_ENV, LabConfig
 from lab.errors import Interrupted, LabError, UsageError
 from lab.signals import deferred, interrupt_on
-from lab.fingerprint import GUNICORN_CONF, code_fingerprint
+from lab.fingerprint import backend_command, code_fingerprint
 from lab.http import http_get
 from lab.locks import exclusive
 from lab.stack import ports, procs
@@ -231,20 +230,7 @@ class NativeStack(Lifecycle, ProcessFaults):
             }
         )
         backend = procs.spawn(
-            "backend",
-            [
-                sys.executable,
-                "-m",
-                "gunicorn",
-                "--config",
-                str(GUNICORN_CONF),
-                "--bind",
-                f"{cfg.host}:{cfg.ports['backend']}",
-                "services.chat.wsgi:app",
-            ],
-            self.run_dir,
-            env=env,
-            cwd=cfg.root,
+            "backend", backend_command(f"{cfg.host}:{cfg.ports['backend']}"), self.run_dir, env=env, cwd=cfg.root
         )
         self._wait("backend", backend, lambda: http_get(cfg.backend_url + "/healthz")[0] == 200, timeout_s)
         self._wait(

@@ -7,6 +7,7 @@ import os
 import signal
 from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import Protocol
 
 from lab.config import LabConfig
 from lab.errors import LabError
@@ -14,21 +15,23 @@ from lab.stack import ports, procs
 from lab.wait import wait_until
 
 
-class ProcessFaults:
-    """Mixed into NativeStack (its run folder, its lock, its start-up steps)."""
+class _Restartable(Protocol):
+    """What a restart uses of NativeStack: its lock and its start-up steps."""
 
     cfg: LabConfig
     run_dir: Path
 
-    # NativeStack's own (its definitions come first in the method resolution order).
-    def _lock(self) -> AbstractContextManager[None]:
-        raise NotImplementedError
+    def _lock(self) -> AbstractContextManager[None]: ...
+    def _start_redis(self, timeout_s: float, durable: bool = False) -> procs.ProcInfo: ...
+    def _start_backend(self, timeout_s: float) -> procs.ProcInfo: ...
+    def service(self, name: str) -> procs.ProcInfo: ...
+    def instance(self, service: str) -> str: ...
 
-    def _start_redis(self, timeout_s: float, durable: bool = False) -> procs.ProcInfo:
-        raise NotImplementedError
 
-    def _start_backend(self, timeout_s: float) -> procs.ProcInfo:
-        raise NotImplementedError
+class ProcessFaults:
+    """Mixed into NativeStack."""
+
+    run_dir: Path
 
     # The Stack verbs the process faults use (lab.stack.Stack); ComposeStack has the same ones.
     def service(self, name: str) -> procs.ProcInfo:
@@ -64,7 +67,7 @@ class ProcessFaults:
         except (LabError, ProcessLookupError):
             pass
 
-    def restart_redis(self, *, durable: bool, timeout_s: float = 30.0) -> str:
+    def restart_redis(self: _Restartable, *, durable: bool, timeout_s: float = 30.0) -> str:
         """SIGKILL redis-server (no shutdown save) and start it again on the same port."""
         with self._lock():
             procs.kill_now(self.service("redis"), self.run_dir)
@@ -81,7 +84,7 @@ class ProcessFaults:
             self._start_redis(timeout_s, durable=durable)
         return self.instance("redis")
 
-    def restart_backend(self, timeout_s: float = 30.0) -> str:
+    def restart_backend(self: _Restartable, timeout_s: float = 30.0) -> str:
         """Stop the backend (SIGTERM: gunicorn finishes in-flight requests) and start it again."""
         with self._lock():
             procs.stop(self.service("backend"), self.run_dir)

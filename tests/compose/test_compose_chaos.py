@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,7 +27,7 @@ from lab.faults import Targets, make
 from lab.outcome import CellOutcome
 from lab.schedule import Cell, parse_fault, parse_profile, plan_cell, plan_trial
 from lab.stack.compose import ComposeStack
-from tests.helpers import isolated_env, run_lab
+from tests.helpers import isolated_env, run_lab, start_lab
 
 # Start-up on a fresh engine data root builds the offline images (minutes on 2 cores): the
 # module fixture's setup counts against its first test's timeout.
@@ -167,28 +166,21 @@ def test_ctrl_c_during_a_container_fault_leaves_redis_running(
     report, and the container unpaused (the stack itself, reused, stays up)."""
     from lab.wait import wait_until
 
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "lab",
-            "chaos",
-            "--mode",
-            "compose",
-            "--only",
-            "profile=correct;fault=redis_pause",
-            "--trials",
-            "4",
-            "--seed",
-            "7",
-            "--reports",
-            str(tmp_path),
-        ],
+    proc = start_lab(
+        "chaos",
+        "--mode",
+        "compose",
+        "--only",
+        "profile=correct;fault=redis_pause",
+        "--trials",
+        "4",
+        "--seed",
+        "7",
+        "--reports",
+        str(tmp_path),
         env=compose_env,
-        cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        text=True,
     )
     try:
         wait_until(

@@ -7,7 +7,6 @@ import json
 import signal
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +17,7 @@ import requests
 
 from lab.config import PORT_ENV, ROOT
 from lab.toxiproxy import Toxiproxy
-from tests.helpers import isolated_env, run_lab
+from tests.helpers import isolated_env, run_lab, start_lab
 
 
 def lab(env: dict[str, str], *args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
@@ -152,14 +151,7 @@ def test_a_signal_during_compose_up_leaves_nothing(tmp_path: Path, sig: signal.S
     stopped, no pidfile, no network interface left that the run created."""
     env = _env(tmp_path / "run")
     before = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "lab", "up", "--mode", "compose"],
-        env=env,
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = start_lab("up", "--mode", "compose", env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     from lab.wait import wait_until
 
     pidfile = tmp_path / "run" / "dockerd.pid"

@@ -6,17 +6,15 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from lab.config import ROOT
 from lab.stack import procs
 from lab.wait import wait_until
-from tests.helpers import isolated_env, run_lab
+from tests.helpers import isolated_env, run_lab, start_lab
 
 SMALL = "profile=correct|fire_and_forget;fault=none;refresh=after_ack"
 
@@ -58,26 +56,19 @@ def test_chaos_writes_the_contract_and_its_replay_reproduces(env: dict[str, str]
 
 def test_ctrl_c_writes_a_partial_report_and_leaves_nothing(env: dict[str, str], tmp_path: Path) -> None:
     reports = tmp_path / "reports"
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "lab",
-            "chaos",
-            "--trials",
-            "20",
-            "--seed",
-            "6",
-            "--only",
-            SMALL,
-            "--reports",
-            str(reports),
-        ],
+    proc = start_lab(
+        "chaos",
+        "--trials",
+        "20",
+        "--seed",
+        "6",
+        "--only",
+        SMALL,
+        "--reports",
+        str(reports),
         env=env,
-        cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        text=True,
     )
     run_dir = Path(env["LAB_RUN_DIR"])
     try:

@@ -21,19 +21,17 @@ import os
 import random
 import signal
 import subprocess
-import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from lab.config import ROOT
 from lab.stack import procs
 from lab.stack.events import BackendEvents
 from lab.stack.ports import is_free
 from lab.wait import wait_until
-from tests.helpers import isolated_env, run_lab
+from tests.helpers import isolated_env, run_lab, start_lab
 
 ONLY = "profile=correct;fault=none|latency;refresh=settled"
 TURNS = 5
@@ -137,28 +135,21 @@ def test_interrupt_storm(tmp_path: Path) -> None:
     for i, it in enumerate(_plan(n, seed)):
         (run_dir / "backend.log").unlink(missing_ok=True)  # phases are read from this run's log
         reports = tmp_path / f"reports-{i:03d}"
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "lab",
-                "chaos",
-                "--trials",
-                "1",
-                "--seed",
-                str(seed + i),
-                "--only",
-                ONLY,
-                "--concurrency",
-                "2",
-                "--reports",
-                str(reports),
-            ],
+        proc = start_lab(
+            "chaos",
+            "--trials",
+            "1",
+            "--seed",
+            str(seed + i),
+            "--only",
+            ONLY,
+            "--concurrency",
+            "2",
+            "--reports",
+            str(reports),
             env=env,
-            cwd=ROOT,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            text=True,
             start_new_session=True,
             preexec_fn=_default_dispositions,
         )

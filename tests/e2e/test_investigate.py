@@ -12,14 +12,13 @@ import re
 import signal
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from lab.config import PORT_ENV
 from lab.stack import procs
-from tests.helpers import free_ports, run_lab
+from tests.helpers import free_ports, run_lab, start_lab
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "chat-service.toml"
@@ -183,26 +182,19 @@ def test_interrupted_run_leaves_nothing_running(tmp_path: Path, sig: signal.Sign
     target, Redis and Toxiproxy are stopped. Ctrl-C in a terminal reaches the whole process
     group (the lab and Playwright's driver and Chromium), SIGTERM only the lab."""
     env, target_port = _env(tmp_path)
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "lab",
-            "investigate",
-            "--target",
-            str(EXAMPLE),
-            "--set",
-            f"http.port={target_port}",
-            "--trials",
-            "5",
-            "--reports",
-            str(tmp_path / "reports"),
-        ],
+    proc = start_lab(
+        "investigate",
+        "--target",
+        str(EXAMPLE),
+        "--set",
+        f"http.port={target_port}",
+        "--trials",
+        "5",
+        "--reports",
+        str(tmp_path / "reports"),
         env=env,
-        cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
-        text=True,
         start_new_session=True,
     )
     lines = []
@@ -240,24 +232,17 @@ def test_lab_down_cleans_up_after_a_killed_investigation(tmp_path: Path) -> None
     """SIGKILL gives the lab no chance to clean up: `lab down` stops what it left (the target,
     Redis and Toxiproxy, recorded by pidfiles in the investigation's run folder)."""
     env, target_port = _env(tmp_path)
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "lab",
-            "investigate",
-            "--target",
-            str(EXAMPLE),
-            "--set",
-            f"http.port={target_port}",
-            "--reports",
-            str(tmp_path / "reports"),
-        ],
+    proc = start_lab(
+        "investigate",
+        "--target",
+        str(EXAMPLE),
+        "--set",
+        f"http.port={target_port}",
+        "--reports",
+        str(tmp_path / "reports"),
         env=env,
-        cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
-        text=True,
     )
     lines = []
     assert proc.stdout is not None

@@ -13,7 +13,7 @@ import pytest
 from lab import lessons
 from lab.config import PORT_ENV
 from lab.stack import ports
-from tests.helpers import isolated_env, run_lab
+from tests.helpers import isolated_env, run_lab, start_lab
 
 
 def _env(run_dir: Path) -> dict[str, str]:
@@ -101,31 +101,22 @@ def test_a_runtime_error_in_the_exercise_fails_the_check_at_its_line(tmp_path: P
 def test_sigterm_during_a_check_stops_everything(tmp_path: Path) -> None:
     import signal
     import subprocess
-    import sys
 
-    from lab.config import ROOT
     from lab.wait import wait_until
 
     run_dir = tmp_path / "run"
     env = _env(run_dir)
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "lab",
-            "lesson",
-            "1",
-            "--check",
-            "--exercise",
-            str(lessons.REGISTRY[1].pristine),
-            "--reports",
-            str(tmp_path / "reports"),
-        ],
+    proc = start_lab(
+        "lesson",
+        "1",
+        "--check",
+        "--exercise",
+        str(lessons.REGISTRY[1].pristine),
+        "--reports",
+        str(tmp_path / "reports"),
         env=env,
-        cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
-        text=True,
     )
     try:
         # The stack is up once its state file exists: the trials start right after.

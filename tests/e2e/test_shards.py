@@ -12,7 +12,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,7 @@ from lab.checker import check_safe
 from lab.config import PORT_ENV
 from lab.history import Trial
 from lab.outcome import CellOutcome, TrialOutcome
-from tests.helpers import ROOT, free_ports, run_lab
+from tests.helpers import free_ports, run_lab, start_lab
 
 ONLY = "profile=correct|swallowed_errors;fault=none|down|latency:latency_ms=100;refresh=settled"
 TRIALS, SEED = 5, 4242
@@ -42,30 +41,23 @@ def _shards(tmp: Path, n: int) -> list[Path]:
     env = _env(tmp)
     reports = tmp / f"reports-{n}"
     procs = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "lab",
-                "chaos",
-                "--only",
-                ONLY,
-                "--trials",
-                str(TRIALS),
-                "--max-trials",
-                str(TRIALS),
-                "--seed",
-                str(SEED),
-                "--shard",
-                f"{k}/{n}",
-                "--reports",
-                str(reports),
-            ],
+        start_lab(
+            "chaos",
+            "--only",
+            ONLY,
+            "--trials",
+            str(TRIALS),
+            "--max-trials",
+            str(TRIALS),
+            "--seed",
+            str(SEED),
+            "--shard",
+            f"{k}/{n}",
+            "--reports",
+            str(reports),
             env=env,
-            cwd=ROOT,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            text=True,
         )
         for k in range(1, n + 1)
     ]

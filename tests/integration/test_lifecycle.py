@@ -7,7 +7,6 @@ import json
 import signal
 import socket
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,7 +15,7 @@ import pytest
 from lab.config import ROOT
 from lab.stack import procs
 from lab.wait import wait_until
-from tests.helpers import isolated_env, run_lab
+from tests.helpers import isolated_env, run_lab, start_lab
 
 
 @pytest.fixture
@@ -86,14 +85,7 @@ def _stalled_topology(tmp: Path) -> Path:
 def test_signal_during_start_up_leaves_no_process(env: dict[str, str], tmp_path: Path, sig: signal.Signals) -> None:
     env["LAB_TOPOLOGY"] = str(_stalled_topology(tmp_path))
     run_dir = Path(env["LAB_RUN_DIR"])
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "lab", "up", "--timeout", "120"],
-        env=env,
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = start_lab("up", "--timeout", "120", env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         infos = wait_until(
             lambda: (lambda d: list(d.values()) if len(d) == 3 and all(i.alive() for i in d.values()) else None)(
@@ -117,13 +109,7 @@ def test_signal_during_start_up_leaves_no_process(env: dict[str, str], tmp_path:
 def test_down_cleans_up_after_a_killed_lab(env: dict[str, str], tmp_path: Path) -> None:
     env["LAB_TOPOLOGY"] = str(_stalled_topology(tmp_path))
     run_dir = Path(env["LAB_RUN_DIR"])
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "lab", "up", "--timeout", "120"],
-        env=env,
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    proc = start_lab("up", "--timeout", "120", env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     infos = wait_until(
         lambda: (lambda d: list(d.values()) if len(d) == 3 and all(i.alive() for i in d.values()) else None)(
             _pids(run_dir)

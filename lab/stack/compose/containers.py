@@ -14,10 +14,11 @@ from typing import Any, ParamSpec, TypeVar
 
 import redis
 
-from lab.config import LabConfig
 from lab.errors import LabError, UsageError
 from lab.http import http_get
 from lab.stack import procs
+from lab.stack.compose.docker_cli import DockerCli
+from lab.stack.engine import DOCKER
 from lab.wait import wait_until
 
 # The lab's service names (native mode's) -> compose services.
@@ -49,15 +50,24 @@ def _engine_errors(fn: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
-class Containers:
+class Containers(DockerCli):
     """Mixed into ComposeStack."""
 
-    cfg: LabConfig
     run_dir: Path
-    project: str
     _sdk: Any
 
-    def _follow_backend_log(self, host: str) -> None: ...  # ComposeStack's
+    def _follow_backend_log(self, host: str) -> None:
+        """Follow the chat container's log into the run folder (lab.stack.events reads it),
+        from the current run's start: `docker logs -f` ends when the container stops, so a
+        backend restart starts a new follower, and --since keeps it from repeating old lines."""
+        c = self._container("chat", host)
+        procs.spawn(
+            "backend-log",
+            [DOCKER, "logs", "-f", "--since", c.attrs["State"]["StartedAt"], c.id],
+            self.run_dir,
+            env=self._env(host),
+            cwd=self.cfg.root,
+        )
 
     # ----------------------------------------------------------------- container faults
     # The Stack verbs the process faults use (lab.stack.Stack), through the docker SDK; each

@@ -20,7 +20,7 @@ from lab.http import http_get
 from lab.stack import procs
 from lab.stack.compose.containers import Containers
 from lab.stack.compose.images import OFFICIAL, Images
-from lab.stack.engine import DOCKER, Engine
+from lab.stack.engine import Engine
 from lab.stack.lifecycle import Lifecycle
 from lab.wait import wait_until
 
@@ -106,19 +106,6 @@ class ComposeStack(Lifecycle, Images, Containers):
         if log is None or not log.alive():
             self._follow_backend_log(str(state["docker_host"]))
         return {**state, "reused": True}
-
-    def _follow_backend_log(self, host: str) -> None:
-        """Follow the chat container's log into the run folder (lab.stack.events reads it),
-        from the current run's start: `docker logs -f` ends when the container stops, so a
-        backend restart starts a new follower, and --since keeps it from repeating old lines."""
-        c = self._container("chat", host)
-        procs.spawn(
-            "backend-log",
-            [DOCKER, "logs", "-f", "--since", c.attrs["State"]["StartedAt"], c.id],
-            self.run_dir,
-            env=self._env(host),
-            cwd=self.cfg.root,
-        )
 
     def _check_ports_free(self) -> None:
         from lab.config import PORT_ENV

@@ -6,14 +6,13 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
-import sys
 from collections.abc import Iterator
 
 import pytest
 import requests
 
 from lab.config import ROOT
-from lab.fingerprint import GUNICORN_CONF
+from lab.fingerprint import backend_command
 from lab.stack.native import NativeStack
 from lab.wait import wait_until
 
@@ -25,20 +24,7 @@ def production_backend(lab_stack: NativeStack) -> Iterator[str]:
         port = s.getsockname()[1]
     env = {**os.environ, "CHAT_REDIS_URL": lab_stack.cfg.redis_proxy_url, "CHAT_LAB_MODE": "0"}
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "--config",
-            str(GUNICORN_CONF),
-            "--bind",
-            f"127.0.0.1:{port}",
-            "services.chat.wsgi:app",
-        ],
-        env=env,
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        backend_command(f"127.0.0.1:{port}"), env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     url = f"http://127.0.0.1:{port}"
     try:
