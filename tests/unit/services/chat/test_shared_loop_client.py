@@ -1,10 +1,12 @@
 """shared_loop_client's global client: one per process, replaced only once it is wedged (its
-pool lock bound to a closed loop with waiters left in it). No connection is made: the lock is
+pool lock bound to a closed loop, with or without waiters left in it). No connection is made: the lock is
 driven directly, as a request whose loop died while waiting on it leaves it."""
 
 from __future__ import annotations
 
 import asyncio
+
+import pytest
 
 from services.chat.defects import shared_loop_client as slc
 
@@ -33,3 +35,38 @@ def test_one_client_per_process_until_it_is_wedged() -> None:
     assert slc.wedged(first)
     second = slc.shared_client(URL, None)[0]
     assert second is not first and slc.shared_client(URL, None)[0] is second
+
+
+def _bind_and_close(lock: asyncio.Lock) -> None:
+    """Two requests contend for the lock (binding it to their loop), both finish, the loop closes."""
+    loop = asyncio.new_event_loop()
+
+    async def contend() -> None:
+        await lock.acquire()
+        waiter = asyncio.ensure_future(lock.acquire())
+        await asyncio.sleep(0)
+        lock.release()
+        await waiter
+        lock.release()
+
+    loop.run_until_complete(contend())
+    loop.close()
+
+
+def test_a_lock_bound_to_a_closed_loop_is_wedged_without_waiters() -> None:
+    """No waiter is left, but the next contended acquire in another loop fails: wedged too."""
+    client = slc.store.new_client(URL)
+    assert not slc.wedged(client)
+    _bind_and_close(client.connection_pool._lock)
+    lock = client.connection_pool._lock
+    assert not lock._waiters and slc.wedged(client)
+
+    async def next_request() -> None:  # another request's loop, and it has to wait
+        await lock.acquire()
+        try:
+            await asyncio.wait_for(lock.acquire(), 1)
+        finally:
+            lock.release()
+
+    with pytest.raises(RuntimeError, match="bound to a different event loop"):
+        asyncio.run(next_request())
