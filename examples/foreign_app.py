@@ -33,6 +33,16 @@ or together, so each of the lab's diagnoses can be shown against a real app:
                 command: a send whose LPUSH reply is lost (connection reset -> 500) stored the
                 turn but skipped the EXPIRE; the next acknowledged write renews it
                 -> ttl_skipped_on_error (not ttl_not_renewed: every acknowledged write renews)
+  write_after_answer  the turn stored once the answer has been sent (as a framework's background
+                task runs after the response): the user's row, then the reply's, then EXPIRE,
+                each its own awaited command, in order. Nothing is lost and every write renews
+                the TTL, but a refresh right after the answer reads the history without that
+                turn, which appears a few round trips later -> stale_reads (not a TTL cause:
+                under latency each step is one round trip apart)
+  reversed_history  the history stored oldest first (RPUSH) while the read path still serves the
+                list as is to a page and API that expect newest first: every conversation shows
+                upside down, in every trial, with nothing racing -> history_reversed (not
+                writes_out_of_order)
 """
 
 from __future__ import annotations
@@ -63,6 +73,8 @@ KNOWN_BUGS = {
     "repeat_replies",
     "ttl_two_commands",
     "read_modify_write",
+    "write_after_answer",
+    "reversed_history",
 }
 BUGS = {b.strip() for b in os.environ.get("FOREIGN_BUGS", "").split(",") if b.strip()}
 if BUGS - KNOWN_BUGS:
@@ -208,7 +220,12 @@ def append(key: str, text: str, answer: str) -> None:
             r.expire(key, TTL_S)
         return
     with r.pipeline(transaction=True) as p:  # both rows and the TTL renewal, or nothing
-        p.lpush(key, f"user:{text}", f"bot:{answer}")
+        if "reversed_history" in BUGS:
+            # Bug: the store switched to appending (oldest first); the read path below still
+            # serves the list as the newest-first history the API promises.
+            p.rpush(key, f"user:{text}", f"bot:{answer}")
+        else:
+            p.lpush(key, f"user:{text}", f"bot:{answer}")
         if "cap_history" in BUGS:
             # Bug: "keep the prompt small" done on the stored history itself -- the oldest
             # turns are deleted, not merely left out of the model's context.
@@ -240,6 +257,15 @@ async def _store(key: str, row: str, step_s: tuple[float, float]) -> None:
 
 def _store_later(key: str, row: str, step_s: tuple[float, float]) -> "concurrent.futures.Future[None]":
     return asyncio.run_coroutine_threadsafe(_store(key, row, step_s), _loop)
+
+
+def _store_after_answer(key: str, text: str, answer: str) -> None:
+    """write_after_answer: after the response is out, one command at a time, each awaited. An
+    error has no one left to answer: it ends the handler (the server logs it)."""
+    r.lpush(key, f"user:{text}")
+    r.lpush(key, f"bot:{answer}")
+    if "no_ttl" not in BUGS:
+        r.expire(key, TTL_S)
 
 
 def _answer(text: str, n: int | None) -> str:
@@ -318,6 +344,17 @@ class Handler(BaseHTTPRequestHandler):
                 self._error(exc)
                 return
             self._send(200, json.dumps({"answer": answer}).encode(), "application/json", sid)
+            return
+        if "write_after_answer" in BUGS:
+            # Bug: answer first (the model's context read first, as usual), store the turn once
+            # the response has been sent -- the handler's own thread, after the last byte.
+            try:
+                answer = _answer(text, r.llen(key))
+            except redis.RedisError as exc:
+                self._error(exc)
+                return
+            self._send(200, json.dumps({"answer": answer}).encode(), "application/json", sid)
+            _store_after_answer(key, text, answer)
             return
         try:
             if "ttl_two_commands" in BUGS:

@@ -217,7 +217,7 @@ def _shown(res: Result, trial: Trial, placed: dict[str, Placement]) -> None:
         ]
 
 
-def _precedes(a: _Msg, b: _Msg) -> bool:
+def precedes(a: _Msg, b: _Msg) -> bool:
     """Every send of ``a`` had its answer before any send of ``b`` left: a before b for sure.
     Messages that were in flight together (two tabs, a double submit) are not ordered."""
     done = [s.t_complete for s in a.sends]
@@ -227,7 +227,7 @@ def _precedes(a: _Msg, b: _Msg) -> bool:
 
 
 def _concurrent(a: _Msg, b: _Msg) -> bool:
-    return not _precedes(a, b) and not _precedes(b, a)
+    return not precedes(a, b) and not precedes(b, a)
 
 
 def _reordered(msgs: list[_Msg], placed: dict[str, Placement]) -> list[str]:
@@ -242,7 +242,7 @@ def _reordered(msgs: list[_Msg], placed: dict[str, Placement]) -> list[str]:
         u = first[m.id][0]
         assert u is not None
         # stored above a message that was answered before this one was sent
-        if any(_precedes(o, m) and (first[o.id][0] or 0) > u for o in stored if o is not m):
+        if any(precedes(o, m) and (first[o.id][0] or 0) > u for o in stored if o is not m):
             out.append(m.id)
     for m in msgs:
         u, a = first[m.id]
@@ -252,7 +252,7 @@ def _reordered(msgs: list[_Msg], placed: dict[str, Placement]) -> list[str]:
             out.append(m.id)  # the reply above its question
             continue
         between = [o for o in msgs if o is not m and any(p is not None and u < p < a for p in first[o.id])]
-        if any(_precedes(m, o) for o in between):
+        if any(precedes(m, o) for o in between):
             out.append(m.id)  # another, later turn stored inside this one
     return [m.id for m in msgs if m.id in out]
 

@@ -104,6 +104,9 @@ class Trial:
     # two_tabs / double_submit: whether the last turn's two requests were in flight at once
     # (lab.concurrency: where it was seen, spread and overlap in ms).
     concurrent: dict[str, Any] | None = None
+    # after_ack: from the last answer's end to the reload's history request leaving the page
+    # (ms, the browser's clock); None where the refresh is not right after an answer.
+    refresh_delay_ms: float | None = None
     seconds: float = 0.0
     seed: int | None = None
 

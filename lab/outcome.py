@@ -40,3 +40,6 @@ class CellOutcome:
     trials: list[TrialOutcome] = field(default_factory=list)
     fault_evidence: str | None = None
     fault_error: str | None = None
+    # Trials left unknown for an honest reason (a precondition that did not hold) and replaced
+    # by new trials (lab.expect): kept for the record, judged for nothing.
+    replaced: list[TrialOutcome] = field(default_factory=list)

@@ -30,6 +30,9 @@ class Diagnosis:
     # Trials outside its own evidence whose loss the same cause explains (e.g. a capped history
     # under a fault): acked_lost does not claim them, and they do not count in k/n.
     also: list[str] = field(default_factory=list)
+    # The command that replays one of its trials (its first) and says how often the diagnosis
+    # is drawn again ("reproduced k/N"); set by the run that knows its seed and options.
+    replay: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         lo, hi = wilson(self.k, self.n)
@@ -42,6 +45,7 @@ class Diagnosis:
             "ci95": [round(lo, 4), round(hi, 4)],
             "trials": self.trials,
             "also_explains": self.also,
+            "replay": {"trial": self.trials[0], "command": self.replay} if self.replay and self.trials else None,
         }
 
     def sentence(self) -> str:

@@ -1,7 +1,13 @@
 """TTL evidence shared by the TTL diagnoses: consecutive *settled* PTTL observations of the
 conversation key and the sends between them. A read that raced an in-flight write is never
 used (the prober marks it unsettled), and a pair is judged only when the elapsed time dwarfs how
-well the two reads' moments are known."""
+well the two reads' moments are known.
+
+A settled read is a claim that no write of the app was still on its way. A later read of the same
+trial can refute it: the key changed -- grew, or had its TTL renewed -- with no send in between.
+Then some write landed after a read the prober took for settled (an app that writes after it
+answers, one slow step at a time), and none of that trial's TTL reads is evidence of a TTL rule:
+ambiguous evidence is unknown, never a TTL cause."""
 
 from __future__ import annotations
 
@@ -60,6 +66,37 @@ class Pair:
         )
 
 
+def _settled(t: Trial) -> list[TtlObs]:
+    return [o for o in t.ttl if o.settled and o.pttl_ms != -2]
+
+
+def contradicted(t: Trial) -> str | None:
+    """Why the trial's settled reads refute each other, if they do: a later read shows a write
+    (more values, a TTL renewed, set or removed) with no send after the earlier one."""
+    obs = _settled(t)
+    for a, b in zip(obs, obs[1:]):
+        p = Pair(a, b, tuple(s for s in t.sends if a.turn < s.turn <= b.turn))
+        if p.between:
+            continue
+        if b.length != a.length:
+            what = f"the key went {a.length} -> {b.length} values"
+        elif (a.pttl_ms < 0) != (b.pttl_ms < 0):
+            what = f"its PTTL went {a.pttl_ms} -> {b.pttl_ms} ms"
+        elif a.pttl_ms >= 0 and p.renewed:
+            what = f"its TTL was renewed ({a.pttl_ms} -> {b.pttl_ms} ms, {p.elapsed_ms:.0f} ms later)"
+        else:
+            continue
+        return (
+            f"after turn {b.turn} {what} with no send in between: a write landed after a read taken "
+            "for settled, so no TTL read of this trial is evidence"
+        )
+    return None
+
+
 def pairs(t: Trial) -> list[Pair]:
-    obs = [o for o in t.ttl if o.settled and o.pttl_ms != -2]
+    """Consecutive settled reads with the sends between them; none where the reads refute each
+    other (``contradicted``)."""
+    if contradicted(t):
+        return []
+    obs = _settled(t)
     return [Pair(a, b, tuple(s for s in t.sends if a.turn < s.turn <= b.turn)) for a, b in zip(obs, obs[1:])]

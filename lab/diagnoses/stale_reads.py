@@ -18,21 +18,37 @@ def _stale(j: Judged) -> list[int]:
     return []
 
 
+def window_missed(j: Judged) -> bool:
+    """An after_ack refresh that left the page later than one injected latency after the answer:
+    a write made after the answer may have landed first, so the trial did not test the window (a
+    stale read it shows still counts; its absence says nothing)."""
+    t = j.trial
+    if t.refresh != "after_ack" or t.fault != "latency":
+        return False
+    lat = int(t.fault_params.get("latency_ms", 0)) - int(t.fault_params.get("jitter_ms", 0))
+    return t.refresh_delay_ms is None or t.refresh_delay_ms > lat
+
+
 @register("stale_reads", needs=("page",))
 def diagnose(ev: Evidence) -> Diagnosis | None:
     hit = [j for j in ev.judged if _stale(j)]
     if not hit:
         return None
+    pool = [j for j in ev.judged if j in hit or not window_missed(j)]
+    missed = len(ev.judged) - len(pool)
     j0 = hit[0]
     every = not j0.result.stale
     return Diagnosis(
         "stale_reads",
         "stale reads that later heal: right after the refresh the page misses acknowledged turns "
         "that the settled history has",
-        f"in {len(hit)}/{len(ev.judged)} trials, e.g. trial {j0.id} turns {_stale(j0)}"
+        f"in {len(hit)}/{len(pool)} trials, e.g. trial {j0.id} turns {_stale(j0)}"
         f"{' (the whole history: the page showed none of them)' if every else ''} "
-        f"({j0.trial.fault} / {j0.trial.refresh})",
+        f"({j0.trial.fault} / {j0.trial.refresh}"
+        + (f", the reload {j0.trial.refresh_delay_ms:.0f} ms after the answer" if j0.trial.refresh_delay_ms else "")
+        + ")"
+        + (f"; {missed} after_ack trials reloaded too late to test the window (not counted)" if missed else ""),
         len(hit),
-        len(ev.judged),
+        len(pool),
         ids(hit),
     )

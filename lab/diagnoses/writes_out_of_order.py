@@ -1,14 +1,25 @@
-"""Every message stored, but not in the order it was sent: writes that race each other."""
+"""Every message stored, but not in the order it was sent: writes that race each other.
+
+A race reverses some pairs of rows, at some turns, in some trials. A history that is mirrored in
+every trial is a fixed reversal (history_reversed): its trials are not this cause's evidence."""
 
 from __future__ import annotations
 
 from lab.placement import place
 from lab.diagnoses import Diagnosis, Evidence, Judged, few, ids, register
+from lab.diagnoses.history_reversed import order_pairs
 
 
-@register("writes_out_of_order")
+@register("writes_out_of_order", after=("history_reversed",))
 def diagnose(ev: Evidence) -> Diagnosis | None:
-    hit = [j for j in ev.judged if j.result.reordered]
+    reversal = any(d.code == "history_reversed" for d in ev.found)
+    # Under a fixed reversal, a reordered trial counts here only if some of its pairs kept their
+    # order (a mirror reverses them all): a race beside the reversal.
+    hit = [
+        j
+        for j in ev.judged
+        if j.result.reordered and not (reversal and order_pairs(j.trial, j.trial.final_rows or [])[0] == 0)
+    ]
     if not hit:
         return None
     j0 = hit[0]

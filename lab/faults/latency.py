@@ -25,6 +25,9 @@ class Latency(ToxicFault):
     def attributes(self) -> dict[str, int]:
         return {"latency": self.latency_ms, "jitter": self.jitter_ms}
 
+    def step_delay_ms(self) -> float:
+        return float(self.latency_ms + self.jitter_ms)
+
     def check(self) -> None:
         super().check()
         # The backend's Redis timeouts are sized above this bound (services/chat/config.py):

@@ -85,9 +85,9 @@ class Prober:
             for turn in range(1, exp.turns + 1):
                 if t.unknown or not await self._turn(ctx, page, exp, t, turn, nonce, step if one_shot else None):
                     break
-            if exp.refresh in ("after_ack", "mid_stream") and not t.unknown:
-                # Inside the fault window, right after the last acknowledgement (for mid_stream:
-                # right after the cut of the last reply's stream).
+            if exp.refresh == "mid_stream" and not t.unknown:
+                # Inside the fault window, right after the cut of the last reply's stream. (The
+                # after_ack reload is the last turn's send itself: _send_then_reload.)
                 self._refresh_mark(t)
                 self._page_after(await self._reload(page, t), t)
             if in_window:
@@ -128,11 +128,13 @@ class Prober:
         cut = exp.refresh == "mid_stream" and turn == exp.turns
         together = exp.refresh in CONCURRENT_POINTS and turn >= exp.turns - TWO_TAB_ROUNDS[exp.refresh] + 1
         try:
-            sent = (
-                await self._send_together(ctx, page, exp.refresh, t.trial_id, turn, nonce)
-                if together
-                else [await self._send(page, t.trial_id, turn, nonce, streamed, cut)]
-            )
+            if together:
+                sent = await self._send_together(ctx, page, exp.refresh, t.trial_id, turn, nonce)
+            elif exp.refresh == "after_ack" and turn == exp.turns:
+                # Reloaded the moment its answer arrives: the TTL read below comes after that.
+                sent = [await self._send_then_reload(page, t, turn, nonce, streamed)]
+            else:
+                sent = [await self._send(page, t.trial_id, turn, nonce, streamed, cut)]
         finally:
             if armed:
                 assert step is not None
@@ -180,8 +182,8 @@ class Prober:
         t.events.append({"t": time.time(), "kind": "phase", "phase": name})
 
     @staticmethod
-    def _refresh_mark(t: Trial) -> None:
-        t.events.append({"t": time.time(), "kind": "refresh"})
+    def _refresh_mark(t: Trial, at: float | None = None) -> None:
+        t.events.append({"t": at or time.time(), "kind": "refresh"})
 
     @staticmethod
     def _page_after(read: Read, t: Trial) -> None:
@@ -231,10 +233,7 @@ class Prober:
         tab: str = "",
         in_page: bool = False,
     ) -> Send:
-        # Unique text per message: where rows carry no ids the lab matches them by text. A
-        # second tab's message is another message (its own text and id).
-        text = f"chaoslab probe {trial_id} turn {turn}{tab} {nonce}"
-        mid = f"{trial_id}-t{turn}{tab}-{nonce}" if self.spec.chat.id_field and self.spec.page is None else None
+        text, mid = self._message(trial_id, turn, nonce, tab)
         t_invoke = time.time()
         if self.spec.page is not None:
             raw = await app_page.send(page, self.spec, text, cut, in_page)
@@ -244,11 +243,42 @@ class Prober:
             )
         return answer(self.spec, raw, mid or f"t{turn}{tab}", text, turn, streamed, cut, t_invoke)
 
+    def _message(self, trial_id: str, turn: int, nonce: str, tab: str = "") -> tuple[str, str | None]:
+        """A send's text and id (None: the API takes none, or the app's page sends it)."""
+        # Unique text per message: where rows carry no ids the lab matches them by text. A
+        # second tab's message is another message (its own text and id).
+        text = f"chaoslab probe {trial_id} turn {turn}{tab} {nonce}"
+        mid = f"{trial_id}-t{turn}{tab}-{nonce}" if self.spec.chat.id_field and self.spec.page is None else None
+        return text, mid
+
+    async def _send_then_reload(self, page: Page, t: Trial, turn: int, nonce: str, streamed: bool) -> Send:
+        """after_ack's last send: the page reloads itself the moment the answer has arrived (an
+        early read of an app that stores the turn after answering misses it). The refresh is
+        marked at the reload's history request (never before the answer it follows)."""
+        text, mid = self._message(t.trial_id, turn, nonce)
+        t_invoke = time.time()
+        raw, loaded = await self.pages.send_then_reload(page, text, mid, streamed)
+        send = answer(self.spec, raw, mid or f"t{turn}", text, turn, streamed, False, t_invoke)
+        reload_at, answered = loaded.get("start"), send.t_complete or time.time()
+        if reload_at is not None and raw.get("end") is not None:
+            t.refresh_delay_ms = round((reload_at - raw["end"]) * 1000, 1)
+        lat_ms = int(t.fault_params.get("latency_ms", 0)) if t.fault == "latency" else 0
+        if lat_ms and (t.refresh_delay_ms is None or t.refresh_delay_ms > lat_ms):
+            t.errors.append(
+                f"the reload left {t.refresh_delay_ms} ms after the answer, not within the injected "
+                f"{lat_ms} ms: a write made after the answer may have landed first (stale reads not tested)"
+            )
+        self._refresh_mark(t, max(answered, reload_at or time.time()))
+        self._page_after(self._as_rows(loaded, t), t)
+        return send
+
     async def _observe_ttl(self, ctx: BrowserContext, t: Trial, turn: int) -> None:
         """The key's PTTL once the turn's writes have settled (lab.investigate.keys)."""
         key = await self.pages.session_key(ctx)
         if key is not None:
-            t.ttl.append(await self.keys.settled_ttl(key, turn))
+            # The quiet window outlasts one step of the app's writes under the trial's fault.
+            step_ms = faults.make(t.fault, **t.fault_params).step_delay_ms() if t.fault != "none" else 0.0
+            t.ttl.append(await self.keys.settled_ttl(key, turn, step_ms))
 
     async def _redis_final(self, ctx: BrowserContext, t: Trial) -> None:
         """The key after the history settled: its dump, and the trial's last (settled) TTL read."""

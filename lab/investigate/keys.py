@@ -17,8 +17,29 @@ import redis
 
 from lab.history import TtlObs
 
-TTL_SETTLE_S = 0.05  # a TTL read counts once the key stayed as read this long after it
-TTL_SETTLE_DEADLINE_S = 1.0
+# The settle rule. A read counts once the key stayed as read (same values, its TTL only
+# decaying) for a quiet window after it. The window must outlast one step of the app's slowest
+# write chain: an app that stores a turn after it has answered writes the question's row, then
+# the reply's, then its EXPIRE, one round trip apart -- under injected latency L, L apart. So the
+# window is SETTLE_STEPS round trips of the fault (never under SETTLE_FLOOR_S), and the deadline
+# leaves room for a chain of several steps before it.
+SETTLE_FLOOR_S = 0.05
+SETTLE_STEPS = 3
+SETTLE_POLL_S = 0.025  # how often the key is read while waiting (a read is one direct round trip)
+SETTLE_DEADLINE_FLOOR_S = 1.0
+SETTLE_DEADLINE_STEPS = 10
+
+
+def quiet_window_s(step_delay_ms: float) -> float:
+    """How long the key must stay as read to count as settled, given what the fault adds to one
+    of the app's Redis round trips (``Fault.step_delay_ms``)."""
+    return max(SETTLE_FLOOR_S, SETTLE_STEPS * step_delay_ms / 1000)
+
+
+def settle_deadline_s(step_delay_ms: float) -> float:
+    return max(SETTLE_DEADLINE_FLOOR_S, quiet_window_s(step_delay_ms) + SETTLE_DEADLINE_STEPS * step_delay_ms / 1000)
+
+
 T = TypeVar("T")
 
 
@@ -69,27 +90,47 @@ class KeyReader:
 
         return self._call(read)
 
-    def snapshot(self, key: str) -> tuple[float, float, int, int, int]:
+    def snapshot(self, key: str) -> "Snapshot":
         """(midpoint time, round trip ms, PTTL, value count, content digest) of the key."""
         t0 = time.time()
         pttl, _kind, values = self.read(key)
         t1 = time.time()
         return (t0 + t1) / 2, (t1 - t0) * 1000, pttl, len(values), hash(tuple(values))
 
-    async def settled_ttl(self, key: str, turn: int) -> TtlObs:
-        """The key's PTTL once it has settled (``settled=False`` if it did not by the deadline)."""
-        deadline = time.monotonic() + TTL_SETTLE_DEADLINE_S
-        prev = self.snapshot(key)
+    async def settled_ttl(self, key: str, turn: int, step_delay_ms: float = 0.0) -> TtlObs:
+        """The key's PTTL once it has settled: unchanged (its TTL only decaying) for the quiet
+        window after the read (``settled=False`` if it never was by the deadline). The read
+        returned is the first of the quiet stretch, with its own moment and round trip."""
+        quiet_s = quiet_window_s(step_delay_ms)
+        deadline = time.monotonic() + settle_deadline_s(step_delay_ms)
+        first = prev = self.snapshot(key)
+        since = time.monotonic()
         while True:
-            # The settle window: how long the key must stay as read (bounded by the deadline).
-            await asyncio.sleep(TTL_SETTLE_S)
+            # Polled at short intervals, bounded by the deadline: the window is a measure of how
+            # long the key stayed the same, not a guess at when the app is done.
+            await asyncio.sleep(min(SETTLE_POLL_S, quiet_s))
             cur = self.snapshot(key)
-            tol_ms = 5 + (prev[1] + cur[1]) / 2
-            same = cur[3:] == prev[3:] and (
-                cur[2] == prev[2] == -1
-                or cur[2] == prev[2] == -2
-                or (cur[2] >= 0 and prev[2] >= 0 and cur[2] <= prev[2] + tol_ms)
-            )
-            if same or time.monotonic() > deadline:
-                return TtlObs(turn, prev[0], prev[2], prev[3], round(prev[1], 2), settled=same)
+            if not _same(prev, cur):
+                first, since = cur, time.monotonic()
+            elif time.monotonic() - since >= quiet_s:
+                return _obs(turn, first, settled=True)
+            if time.monotonic() > deadline:
+                return _obs(turn, first, settled=False)
             prev = cur
+
+
+Snapshot = tuple[float, float, int, int, int]
+
+
+def _same(prev: Snapshot, cur: Snapshot) -> bool:
+    """The same values, and a TTL that only decayed (to within the reads' round trips)."""
+    tol_ms = 5 + (prev[1] + cur[1]) / 2
+    return cur[3:] == prev[3:] and (
+        cur[2] == prev[2] == -1
+        or cur[2] == prev[2] == -2
+        or (cur[2] >= 0 and prev[2] >= 0 and cur[2] <= prev[2] + tol_ms)
+    )
+
+
+def _obs(turn: int, snap: Snapshot, settled: bool) -> TtlObs:
+    return TtlObs(turn, snap[0], snap[2], snap[3], round(snap[1], 2), settled=settled)

@@ -15,6 +15,24 @@ from lab.investigate.spec import Spec
 
 PAGE_PATH = "/__chaoslab__/chat"
 
+# Where a page that reloads itself the moment an answer arrives keeps that answer for the lab
+# (sessionStorage: it survives the reload in the same tab). TAKE_ANSWER_JS reads and clears it.
+ANSWER_KEY = "__chaoslab_answer"
+TAKE_ANSWER_JS = f"""() => {{
+  const v = sessionStorage.getItem({ANSWER_KEY!r});
+  sessionStorage.removeItem({ANSWER_KEY!r});
+  return v === null ? null : JSON.parse(v);
+}}"""
+# What a send whose stored answer did not survive the reload is taken as: maybe applied.
+LOST_ANSWER = {
+    "status": None,
+    "type": "",
+    "body": "",
+    "ms": 0.0,
+    "error": "the answer kept across the reload was gone after it",
+    "cut": None,
+}
+
 _HTML = """<!doctype html><html><head><meta charset="utf-8"><title>chaoslab probe</title></head>
 <body><h1>chaoslab probe of __NAME__</h1><ol id="history"></ol>
 <script>
@@ -62,6 +80,15 @@ window.labSend = (text, id, streamed, mode) => {
   if (CFG.id_field && id) body[CFG.id_field] = id;
   return call("POST", CFG.chat_path, body, mode || "read");
 };
+// The send after which the user refreshes at once: the answer is kept in sessionStorage (it
+// survives the reload; the lab reads it back there) and the reload starts in the same task
+// as its arrival -- no round trip to the lab between the two.
+window.labSendThenReload = async (text, id, streamed, mode) => {
+  const out = await labSend(text, id, streamed, mode);
+  try { sessionStorage.setItem(CFG.answer_key, JSON.stringify(out)); } catch (e) {}
+  location.reload();
+  return out;
+};
 window.labHistory = () => call("GET", CFG.history_path);
 // What a user sees after a (re)load: the history as the page fetched it on load.
 window.labLoaded = labHistory().then(r => {
@@ -81,6 +108,7 @@ def html(spec: Spec) -> str:
         "history_path": spec.history.path,
         "timeout_ms": int(spec.chat.timeout_s * 1000),
         "stream_request": spec.stream.request if spec.stream else {},
+        "answer_key": ANSWER_KEY,
     }
     # </ cannot close the script: JSON of the spec's strings is inert inside it.
     return _HTML.replace("__CFG__", json.dumps(cfg).replace("</", "<\\/")).replace(

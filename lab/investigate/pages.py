@@ -9,10 +9,10 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from playwright.async_api import Browser, BrowserContext, Page, Route
+from playwright.async_api import Browser, BrowserContext, Error as PlaywrightError, Page, Route
 
 from lab.investigate import app_page
-from lab.investigate.page import PAGE_PATH, html
+from lab.investigate.page import LOST_ANSWER, PAGE_PATH, TAKE_ANSWER_JS, html
 from lab.history import Row
 from lab.investigate.rows import parse_rows
 from lab.investigate.spec import Spec
@@ -43,6 +43,8 @@ class Pages:
             return self._pool.pop()
         ctx = await self.browser.new_context()
         await self.serve_page(ctx)
+        if self.spec.page is not None:
+            await ctx.add_init_script(app_page.reload_hook(self.spec))  # inert unless armed
         return ctx, await ctx.new_page()
 
     async def serve_page(self, ctx: BrowserContext) -> None:
@@ -96,6 +98,26 @@ class Pages:
             return await app_page.load(page, self.spec, page.reload)
         await page.reload()
         return dict(await page.evaluate("window.labLoaded"))
+
+    async def send_then_reload(
+        self, page: Page, text: str, mid: str | None, streamed: bool
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Send ``text``; the page reloads itself the moment the answer has arrived (the user
+        refreshing right after it, with no round trip to the lab in between). The answer (raw)
+        and the reloaded page's first history read (raw, with ``start``: when it left)."""
+        if self.spec.page is not None:
+            return await app_page.send_then_reload(page, self.spec, text)
+        # The send and the reload: up to a timeout each.
+        async with page.expect_event("domcontentloaded", timeout=2 * self.spec.chat.timeout_s * 1000):
+            try:
+                await page.evaluate("([t, i, s]) => labSendThenReload(t, i, s, 'read')", [text, mid, streamed])
+            except PlaywrightError as exc:
+                # The reload may destroy the evaluation's context before its result is back:
+                # the answer is in sessionStorage either way.
+                if "context was destroyed" not in str(exc) and "navigat" not in str(exc):
+                    raise
+        loaded = dict(await page.evaluate("window.labLoaded"))
+        return await page.evaluate(TAKE_ANSWER_JS) or dict(LOST_ANSWER), loaded
 
     async def browser_restart(self, ctx: BrowserContext) -> dict[str, Any]:
         """A new context keeping only ``ctx``'s persistent cookies: its first history read."""

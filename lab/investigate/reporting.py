@@ -75,6 +75,8 @@ def _results(
         if co.trials:
             cells.append(co)
     stats = [cell_stats(c) for c in cells]
+    for d in found:
+        d.replay = inv.replay_command(d.trials[0]) if d.trials else None
     decision = decide(stats, [], interrupted is not None, diagnoses=found)
     # Each trial was checked once, as it finished: the bounds reuse those results.
     judged = [dg.Judged(o.trial, o.result) for o in done if o.result.validity != "unknown"]
@@ -124,7 +126,6 @@ def _say_summary(
     seconds: float,
     n: int,
 ) -> None:
-    first = next((d.trials[0] for d in found if d.trials), None)
     lines = None
     if "suspects" in results:
         from lab.suspects import verdict
@@ -145,7 +146,7 @@ def _say_summary(
             n,
             diagnoses=found,
             bounds=bounds,
-            replay=inv.replay_command(first) if first else None,
+            replay=None,  # each diagnosis prints its own
             seed=inv.seed,
             lines_after=lines,
         )

@@ -212,7 +212,10 @@ def _findings(
             lines.append(f"  ({len(inconclusive)} inconclusive; see results.json)")
     elif diagnoses:
         lines.append("Diagnoses (each with its evidence):")
-        lines += [f"  - [{d.code}] {d.sentence()}" for d in diagnoses]
+        for d in diagnoses:
+            lines.append(f"  - [{d.code}] {d.sentence()}")
+            if getattr(d, "replay", None):
+                lines.append(f"    replay trial {d.trials[0]} (prints how often it is reproduced): {d.replay}")
     elif decision.exit_code == EXIT_FOUND:
         lines.append(f"{decision.verdict} -- see the table above and trials.json; no known cause fits their evidence")
     elif decision.exit_code == EXIT_CLEAN:
@@ -253,15 +256,7 @@ def summary(
         lines += ["", lines_after]
     failing = sum(s.failed for s in stats)
     if replay:
-        lines += [
-            "",
-            (
-                f"Failing trials: {failing} (artifacts in {out_dir}/trials/); replay one:"
-                if diagnoses is None
-                else "Replay a trial of the first diagnosis:"
-            ),
-            f"  {replay}",
-        ]
+        lines += ["", f"Failing trials: {failing} (artifacts in {out_dir}/trials/); replay one:", f"  {replay}"]
     lines += [
         "",
         f"{n_trials} trials in {seconds:.0f} s ({seconds / max(n_trials, 1):.2f} s per trial)"

@@ -261,3 +261,43 @@ def test_read_modify_write_is_a_lost_update_and_nothing_else(tmp_path: Path) -> 
     trials = json.loads(next((tmp_path / "reports").glob("*/trials.json")).read_text())
     tabs = next(t for t in trials if t["refresh"] == "two_tabs")
     assert tabs["redis_final"]["type"] == "string" and len(tabs["sends"]) == 5, tabs  # turn 1, then 2 rounds of 2 tabs
+
+
+# --------------------------------------------- apps unlike ours: after the answer, fixed order
+def _five(tmp_path: Path, bug: str, *only: str) -> tuple[dict[str, Any], str, list[dict[str, Any]]]:
+    exit_code, out, results = _investigate(
+        tmp_path, "--trials", "5", *only, "--set", f"start.env.FOREIGN_BUGS={bug}", spec=FOREIGN
+    )
+    trials = json.loads(next((tmp_path / "reports").glob("*/trials.json")).read_text())
+    assert exit_code == 1, out
+    return {d["code"]: d for d in results["diagnoses"]}, out, trials
+
+
+def test_a_turn_written_after_the_answer_is_a_stale_read_not_a_ttl_rule(tmp_path: Path) -> None:
+    """write_after_answer: the user's row, the reply's row and EXPIRE each sent after the answer,
+    in order, one 300 ms round trip apart under the latency. The page reloaded from inside itself
+    the moment the answer came reads the history without that turn's reply, which is there once
+    the history settles: stale_reads in every trial, and no TTL cause (the reads taken while the
+    chain ran are not settled: the quiet window is several round trips of the fault)."""
+    found, out, trials = _five(tmp_path, "write_after_answer", "--only", "after_ack")
+    assert set(found) == {"stale_reads"}, out
+    d = found["stale_reads"]
+    assert d["k"] == d["n"] == 5, d
+    assert d["replay"] and "--replay" in d["replay"]["command"] and d["replay"]["trial"] in d["trials"], d
+    delays = [t["refresh_delay_ms"] for t in trials]
+    # Each reload left the page well within one injected latency of the answer (the window tested).
+    assert all(x is not None and 0 <= x < 300 for x in delays), delays
+    assert all(o["settled"] is False or o["length"] % 2 == 0 for t in trials for o in t["ttl"]), trials
+
+
+def test_a_history_served_reversed_is_a_fixed_reversal_not_a_race(tmp_path: Path) -> None:
+    """reversed_history: stored oldest first, served as the newest-first list the API promises --
+    every conversation upside down, in every trial, under every fault: history_reversed (it says
+    to check the spec's order first) and not writes_out_of_order; nothing else."""
+    found, out, trials = _five(tmp_path, "reversed_history")
+    assert set(found) == {"history_reversed"}, out
+    d = found["history_reversed"]
+    judged = [t for t in trials if not t["unknown"]]
+    assert d["k"] == d["n"] == len(judged) >= 30, (d, len(judged))
+    assert "spec's [history] order first" in d["cause"], d
+    assert "replay trial " in out and "--replay" in out, out

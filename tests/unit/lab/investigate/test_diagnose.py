@@ -529,3 +529,103 @@ def test_a_double_submit_stored_twice() -> None:
     ds = dg.diagnose([t, once])
     assert [d.code for d in ds] == ["double_submit_stored"], [d.sentence() for d in ds]
     assert (ds[0].k, ds[0].n, ds[0].trials) == (1, 2, ["t0"])
+
+
+# ------------------------------------------------- apps that differ from ours (#27)
+def test_reads_refuted_by_a_later_read_are_no_ttl_evidence() -> None:
+    """An app that writes after it answers, one slow step at a time: reads taken for settled
+    after turns 2 and 3 caught the key mid-chain (3 and 5 values, the TTL of the previous write),
+    and the final read -- no send after turn 3 -- shows the key grown and its TTL renewed. Those
+    reads were not settled: no TTL cause, and none for no_ttl either."""
+    obs = [
+        TtlObs(1, 10.0, 604_799_990, 2),
+        TtlObs(2, 11.0, 604_798_990, 3),  # turn 2's reply not yet written
+        TtlObs(3, 12.0, 604_797_990, 5),  # turn 3's EXPIRE not yet sent
+        TtlObs(3, 14.0, 604_799_900, 6),  # the final read: renewed, with no send in between
+    ]
+    t = _trial("t0", FULL, ttl=obs, redis_final={"key": "k", "pttl_ms": 604_799_900, "stored_turns": [1, 2, 3]})
+    assert dg.diagnose([t]) == []
+    from lab.diagnoses._ttl import contradicted
+
+    assert "after turn 3 the key went 5 -> 6 values with no send in between" in (contradicted(t) or "")
+
+
+def test_a_ttl_renewed_with_no_send_in_between_refutes_the_earlier_reads() -> None:
+    obs = [
+        TtlObs(1, 10.0, 604_799_990, 2),
+        TtlObs(2, 11.0, 604_798_990, 4),  # decayed only: looks like "not renewed"
+        TtlObs(2, 12.0, 604_799_950, 4),  # same values, TTL renewed: an EXPIRE landed late
+    ]
+    t = _trial("t0", FULL[:4], [_send(1), _send(2)], ttl=obs)
+    assert dg.diagnose([t]) == []
+
+
+def test_no_ttl_not_drawn_from_a_trial_whose_reads_refute_each_other() -> None:
+    obs = [TtlObs(1, 10.0, 604_799_990, 2), TtlObs(3, 12.0, -1, 6)]
+    refuted = _trial(
+        "t0",
+        FULL,
+        ttl=[*obs, TtlObs(3, 13.0, 604_799_990, 6)],
+        redis_final={"key": "k", "pttl_ms": -1, "stored_turns": [1, 2, 3]},
+    )
+    assert "no_ttl" not in codes([refuted])
+
+
+def test_settled_reads_that_agree_still_show_a_ttl_set_once() -> None:
+    """The refutation rule leaves a real set-once TTL alone: the final read decays on."""
+    obs = [
+        TtlObs(1, 10.0, 604_799_990, 2),
+        TtlObs(2, 10.2, 604_799_790, 4),
+        TtlObs(3, 10.4, 604_799_590, 6),
+        TtlObs(3, 10.9, 604_799_090, 6),
+    ]
+    assert codes([_trial("t0", FULL, ttl=obs)]) == ["ttl_not_renewed"]
+
+
+MIRROR = _rows("a3", "u3", "a2", "u2", "a1", "u1")
+
+
+def test_a_history_mirrored_in_every_trial_is_a_fixed_reversal_not_a_race() -> None:
+    recs = [
+        _trial("t0", MIRROR, page=FULL),
+        _trial(
+            "t1",
+            MIRROR,
+            [_send(i, ms=400) for i in (1, 2, 3)],
+            fault="latency",
+            refresh="after_ack",
+            params={"latency_ms": 300},
+        ),
+        _trial("t2", _rows(*(f"{r}{i}" for i in range(5, 0, -1) for r in "au")), [_send(i) for i in range(1, 6)]),
+    ]
+    ds = dg.diagnose(recs)
+    assert [(d.code, d.k, d.n) for d in ds] == [("history_reversed", 3, 3)], ds
+    assert "order first" in ds[0].cause and "upside down too in 2" in ds[0].evidence
+
+
+def test_a_race_is_not_a_reversal_even_when_one_trial_is_mirrored() -> None:
+    """Some trials mirrored, others in order or partly: a race's shape (at some turns, in some
+    trials) -- writes_out_of_order, and no fixed reversal."""
+    swapped = _rows("u1", "a1", "a2", "u2", "u3", "a3")
+    ds = dg.diagnose([_trial("t0", MIRROR), _trial("t1", swapped), _trial("t2", FULL)])
+    assert [(d.code, d.k, d.n) for d in ds] == [("writes_out_of_order", 2, 3)]
+
+
+def test_one_mirrored_conversation_alone_is_not_a_fixed_reversal() -> None:
+    assert codes([_trial("t0", MIRROR)]) == ["writes_out_of_order"]
+
+
+def test_order_pairs_skip_turns_in_flight_together() -> None:
+    """Two tabs' turns have no order between them: only each question before its reply counts."""
+    from lab.diagnoses.history_reversed import order_pairs
+
+    a, b = _send(1), _send(2)
+    b.t_invoke = a.t_invoke  # sent at the same moment
+    t = _trial("t0", _rows("u2", "u1", "a1", "a2"), [a, b])
+    assert order_pairs(t, t.final_rows or []) == (2, 0)
+
+
+def test_each_diagnosis_carries_its_own_replay_in_json() -> None:
+    d = dg.Diagnosis("x", "c", "e", 1, 2, ["e1-none-settled-00"], replay="lab investigate ... --replay e1")
+    assert d.as_json()["replay"] == {"trial": "e1-none-settled-00", "command": "lab investigate ... --replay e1"}
+    assert dg.Diagnosis("y", "c", "e", 0, 1).as_json()["replay"] is None

@@ -1,0 +1,71 @@
+"""The history served in a fixed reversed order: every conversation exactly mirrored, in every
+trial, whatever the fault -- a read path (or a spec's `order`), not a race."""
+
+from __future__ import annotations
+
+from lab.checker import precedes
+from lab.diagnoses import Diagnosis, Evidence, Judged, few, ids, register
+from lab.history import Row, Trial
+from lab.placement import _messages, place
+
+MIN_PAIRS = 3  # ordered pairs of rows a conversation needs to be called mirrored (2 turns: 6)
+
+
+def order_pairs(trial: Trial, rows: list[Row]) -> tuple[int, int]:
+    """(pairs stored in the order they were made, pairs stored reversed) among the pairs of
+    rows whose order is known: a question and its reply, and any two rows of messages one of
+    which was answered before the other was sent (turns in flight together have no order)."""
+    msgs = _messages(trial.sends)
+    placed, _ = place(rows, trial.sends)
+    # (message, position) of each stored row in the order made: a question before its reply,
+    # a duplicate by its first copy.
+    at = [(i, min(pos)) for i, m in enumerate(msgs) for pos in (placed[m.id].user, placed[m.id].reply) if pos]
+    fwd = rev = 0
+    for x in range(len(at)):
+        for y in range(x + 1, len(at)):
+            (mi, pi), (mj, pj) = at[x], at[y]
+            # The same message's question and reply, or one answered before the other was sent.
+            if mi == mj or precedes(msgs[mi], msgs[mj]):
+                fwd += pi < pj
+                rev += pi > pj
+    return fwd, rev
+
+
+def mirrored(trial: Trial, rows: list[Row] | None) -> bool:
+    if rows is None:
+        return False
+    fwd, rev = order_pairs(trial, rows)
+    return fwd == 0 and rev >= MIN_PAIRS
+
+
+@register("history_reversed")
+def diagnose(ev: Evidence) -> Diagnosis | None:
+    """Drawn only when every conversation with enough ordered rows is an exact mirror, in at
+    least two trials: a race reverses some pairs in some trials, a fixed reversal all of them in
+    all. One mirrored conversation beside an ordered one is a race's (writes_out_of_order)."""
+    pool = [j for j in ev.judged if sum(order_pairs(j.trial, j.trial.final_rows or [])) >= MIN_PAIRS]
+    hit = [j for j in pool if mirrored(j.trial, j.trial.final_rows)]
+    if len(hit) < 2 or len(hit) != len(pool):
+        return None
+    faults = sorted({j.trial.fault for j in hit})
+    page = [j for j in hit if mirrored(j.trial, j.trial.page_after_refresh)]
+    return Diagnosis(
+        "history_reversed",
+        "the history is served in a fixed reversed order -- newest first where oldest first is expected "
+        "(or the other way round) -- at every turn of every conversation, whatever the fault: nothing "
+        "races, the read path is wrong. Check the spec's [history] order first (a correct app read with "
+        "the wrong order looks exactly like this); if it is right, the app serves its stored list "
+        "without reversing it (e.g. LPUSH, then LRANGE 0 -1 served as oldest first)",
+        f"{len(hit)}/{len(pool)} conversations stored exactly mirrored ({_shape(hit[0])}), under "
+        f"{', '.join(faults)}"
+        + (f"; the page after the refresh showed it upside down too in {len(page)}" if page else "")
+        + f" (trials {few(ids(hit))})",
+        len(hit),
+        len(pool),
+        ids(hit),
+    )
+
+
+def _shape(j: Judged) -> str:
+    turns = sorted({s.turn for s in j.trial.sends})
+    return f"e.g. trial {j.id}: turns {turns[-1]}..{turns[0]}, each reply above its question"

@@ -1,0 +1,35 @@
+"""lab.expect: which unknown trials are replaced (an experiment's precondition that missed), and
+what a cell that stays unknown after replacing says."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lab.checker import Result
+from lab.expect import assert_cell, honestly_unknown
+from lab.history import Trial
+from lab.outcome import CellOutcome, TrialOutcome
+from lab.schedule import Cell
+
+
+def _outcome(tid: str, validity: str, *reasons: str) -> TrialOutcome:
+    return TrialOutcome(None, Trial(tid), Result(validity, reasons=list(reasons)))  # type: ignore[arg-type]
+
+
+def test_only_a_missed_precondition_is_replaced() -> None:
+    assert honestly_unknown(_outcome("a", "unknown", "concurrent sends not exercised: at the backend ..."))
+    assert honestly_unknown(_outcome("b", "unknown", "the experiment's preconditions did not hold", "pacing"))
+    # The lab or the app broke, or nothing was acknowledged: not replaced, the test must see it.
+    assert not honestly_unknown(_outcome("c", "unknown", "driver: TimeoutError: ..."))
+    assert not honestly_unknown(_outcome("d", "unknown", "no send was acknowledged: the trial exercised nothing"))
+    assert not honestly_unknown(_outcome("e", "valid"))
+
+
+def test_a_cell_still_unknown_after_replacing_says_so(tmp_path: Path) -> None:
+    cell = Cell((), "none", "two_tabs", 5)
+    o = CellOutcome(cell, [_outcome("g-r3-000", "unknown", "concurrent sends not exercised: 5.6 ms apart")])
+    o.replaced = [_outcome(f"g-{i:03d}", "unknown", "concurrent sends not exercised: 5.6 ms apart") for i in range(3)]
+    with pytest.raises(AssertionError, match="too few trials judged: 1/1 unknown even after replacing 3"):
+        assert_cell(o, "t::x", output_dir=tmp_path)
