@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ from lab.attribution import cell_stats
 from lab.outcome import CellOutcome, TrialOutcome
 from lab.runner import Runner
 from lab.schedule import Cell, TrialPlan, plan_cell
+from lab.wait import in_own_thread
 
 Expectation = int | tuple[int, int]  # exact number of trials, or an inclusive range
 
@@ -36,22 +36,7 @@ def honestly_unknown(t: TrialOutcome) -> bool:
 
 
 def _run(stack: Any, plans: list[tuple[Cell, list[TrialPlan]]], out_dir: Path, concurrency: int) -> list[CellOutcome]:
-    """In a thread of its own: under pytest-playwright the sync API may own the calling thread's
-    event loop."""
-    box: dict[str, Any] = {}
-
-    def work() -> None:
-        try:
-            box["out"] = Runner(stack, out_dir, concurrency=concurrency).run(plans)
-        except BaseException as exc:
-            box["err"] = exc
-
-    t = threading.Thread(target=work, name="lab-grid")
-    t.start()
-    t.join()
-    if "err" in box:
-        raise box["err"]
-    return list(box["out"])
+    return list(in_own_thread(lambda: Runner(stack, out_dir, concurrency=concurrency).run(plans), "lab-grid"))
 
 
 def run_grid(

@@ -8,6 +8,7 @@ last attempt. The async one can be woken by an event (``wake``) instead of polli
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from typing import Generic, TypeVar
@@ -95,3 +96,23 @@ async def wait_until_async(
         left = max(0.0, attempts.left_s())
         await (wake(left) if wake is not None else asyncio.sleep(min(interval_s, left)))
     return result
+
+
+def in_own_thread(fn: Callable[[], T], name: str = "lab-worker") -> T:
+    """``fn()`` run in a thread of its own, waited for, its result or exception passed on: under
+    pytest-playwright the sync API may own the calling thread's event loop, so async work (the
+    runner, asyncio.run) needs a thread without one."""
+    box: dict[str, object] = {}
+
+    def work() -> None:
+        try:
+            box["out"] = fn()
+        except BaseException as exc:
+            box["err"] = exc
+
+    t = threading.Thread(target=work, name=name)
+    t.start()
+    t.join()
+    if "err" in box:
+        raise box["err"]  # type: ignore[misc]  # a BaseException stored by work()
+    return box["out"]  # type: ignore[return-value]  # fn's own result, stored by work()

@@ -51,3 +51,13 @@ def start_lab(*args: str, env: dict[str, str], **popen: Any) -> subprocess.Popen
     """The `lab` command started as a user starts it (this checkout's Python, from the repository
     root, text output), for tests that signal, watch or stop it while it runs."""
     return subprocess.Popen([sys.executable, "-m", "lab", *args], env=env, cwd=ROOT, text=True, **popen)
+
+
+def run_async(coro: Any) -> Any:
+    """``asyncio.run`` in a thread of its own: once pytest-playwright's sync API has started in
+    this process, the main thread has a running event loop and asyncio.run refuses it."""
+    import asyncio
+
+    from lab.wait import in_own_thread
+
+    return in_own_thread(lambda: asyncio.run(coro), "test-async")

@@ -62,3 +62,18 @@ def test_async_wait_is_woken_not_polled() -> None:
         return woken
 
     assert asyncio.run(main()) == 3
+
+
+def test_in_own_thread_returns_the_result_and_passes_the_exception_on() -> None:
+    import threading
+
+    from lab.wait import in_own_thread
+
+    main = threading.get_ident()
+    assert in_own_thread(lambda: threading.get_ident()) != main
+
+    def boom() -> None:
+        raise KeyError("x")
+
+    with pytest.raises(KeyError):
+        in_own_thread(boom)

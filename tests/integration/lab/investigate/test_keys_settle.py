@@ -5,11 +5,13 @@ unfaulted link would have taken a read in the middle of it for settled."""
 
 from __future__ import annotations
 
-import asyncio
+
 import threading
 from collections.abc import Iterator
 
 import pytest
+
+from tests.helpers import run_async
 import redis
 
 from lab.investigate.keys import KeyReader, quiet_window_s
@@ -47,7 +49,7 @@ def _run(
     th.start()
     try:
         assert started.wait(5)
-        obs = asyncio.run(reader.settled_ttl(key, 1, step_delay_ms=step_ms))
+        obs = run_async(reader.settled_ttl(key, 1, step_delay_ms=step_ms))
     finally:
         stop.set()
         th.join(5)

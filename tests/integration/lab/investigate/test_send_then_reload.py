@@ -7,7 +7,7 @@ Against a tiny stdlib app in a thread (the foreign example's API: no ids, newest
 
 from __future__ import annotations
 
-import asyncio
+
 import dataclasses
 import json
 import threading
@@ -17,6 +17,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, cast
 
 import pytest
+
+from tests.helpers import run_async
 
 from lab.faults import base as faults
 from lab.history import Trial
@@ -135,7 +137,7 @@ def test_the_answer_survives_the_reload_that_follows_it(app: _App, page: str | N
     spec = _spec(app, page)
     # The XHR page's own read after the send is not the reload's (here it fails).
     app.failed_reads = {1} if page == "/xhr" else set()
-    answer, loaded, left = asyncio.run(_send_then_reload(spec))
+    answer, loaded, left = run_async(_send_then_reload(spec))
     assert answer["status"] == 200 and json.loads(answer["body"]) == {"answer": "11 characters"}, answer
     assert answer["end"] is not None and loaded["start"] is not None, (answer, loaded)
     assert 0 <= (loaded["start"] - answer["end"]) * 1000 < 5_000
@@ -172,7 +174,7 @@ async def _trial(spec: Spec) -> Trial:
 
 @pytest.mark.parametrize("page", [None, "/"], ids=["lab_page", "app_page"])
 def test_after_ack_marks_the_refresh_at_the_reload_and_reads_the_ttl_after_it(app: _App, page: str | None) -> None:
-    t = asyncio.run(_trial(_spec(app, page)))
+    t = run_async(_trial(_spec(app, page)))
     assert t.unknown is None, t.unknown
     assert [s.outcome for s in t.sends] == ["ok", "ok"]
     kinds = [(e["kind"], e.get("turn")) for e in t.events if e["kind"] in ("refresh", "ttl_read")]
