@@ -28,11 +28,8 @@ REPLACE_ROUNDS = 3
 
 
 def honestly_unknown(t: TrialOutcome) -> bool:
-    return (
-        t.result.validity == "unknown"
-        and bool(t.result.reasons)
-        and all(r.startswith(HONEST_UNKNOWN) for r in t.result.reasons[:1])
-    )
+    r = t.result
+    return r.validity == "unknown" and bool(r.reasons) and r.reasons[0].startswith(HONEST_UNKNOWN)
 
 
 def _run(stack: Any, plans: list[tuple[Cell, list[TrialPlan]]], out_dir: Path, concurrency: int) -> list[CellOutcome]:
@@ -58,8 +55,9 @@ def run_grid(
             if want > 0:
                 o.replaced += honest[:want]
                 o.trials = [t for t in o.trials if t not in honest[:want]]
-                prefix = f"{ps[0].trial_id[:-3]}r{round_no}-" if ps else f"r{round_no}-"
-                more.append((cell, plan_cell(cell, want, ps[0].seed + round_no if ps else round_no, prefix=prefix)))
+                # room > 0 means the cell had plans; trial ids are "<prefix><nnn>".
+                prefix = f"{ps[0].trial_id[:-3]}r{round_no}-"
+                more.append((cell, plan_cell(cell, want, ps[0].seed + round_no, prefix=prefix)))
         if not more:
             break
         for got in _run(stack, more, out_dir, concurrency):

@@ -110,6 +110,22 @@ class Trial:
     seconds: float = 0.0
     seed: int | None = None
 
+    @property
+    def latency_floor_ms(self) -> int:
+        """The least latency the trial's fault added to each Redis reply (0 without one)."""
+        if self.fault != "latency":
+            return 0
+        return int(self.fault_params.get("latency_ms", 0)) - int(self.fault_params.get("jitter_ms", 0))
+
+    def reload_window_missed(self) -> bool:
+        """An after_ack reload under latency that left the page later than the injected latency
+        after the answer (or was not measured): a write made after the answer may have landed
+        first, so the trial did not test that window."""
+        lat = self.latency_floor_ms
+        return (
+            self.refresh == "after_ack" and lat > 0 and (self.refresh_delay_ms is None or self.refresh_delay_ms > lat)
+        )
+
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
 

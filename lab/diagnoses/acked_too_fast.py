@@ -10,8 +10,7 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
     pool = [j for j in ev.judged if j.trial.fault == "latency"]
     hit = []
     for j in pool:
-        p = j.trial.fault_params
-        lat = int(p.get("latency_ms", 0)) - int(p.get("jitter_ms", 0))
+        lat = j.trial.latency_floor_ms
         fast = [s for s in j.trial.sends if s.outcome == "ok" and s.ms is not None and s.ms < lat]
         if fast:
             hit.append((j, fast[0], lat))

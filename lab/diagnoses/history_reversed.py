@@ -43,8 +43,9 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
     """Drawn only when every conversation with enough ordered rows is an exact mirror, in at
     least two trials: a race reverses some pairs in some trials, a fixed reversal all of them in
     all. One mirrored conversation beside an ordered one is a race's (writes_out_of_order)."""
-    pool = [j for j in ev.judged if sum(order_pairs(j.trial, j.trial.final_rows or [])) >= MIN_PAIRS]
-    hit = [j for j in pool if mirrored(j.trial, j.trial.final_rows)]
+    counted = {j.id: order_pairs(j.trial, j.trial.final_rows or []) for j in ev.judged}
+    pool = [j for j in ev.judged if sum(counted[j.id]) >= MIN_PAIRS]
+    hit = [j for j in pool if counted[j.id][0] == 0]
     if len(hit) < 2 or len(hit) != len(pool):
         return None
     faults = sorted({j.trial.fault for j in hit})

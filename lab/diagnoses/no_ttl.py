@@ -11,13 +11,7 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
     """From the key read after the history settled (never from a read that raced a write: a
     key between its append and its EXPIRE has no TTL for a moment), and never from a trial whose
     settled reads refute each other (a write still landing after them)."""
-    pool = [
-        j
-        for j in ev.judged
-        if (j.trial.redis_final or {}).get("pttl_ms", -2) != -2
-        and (j.trial.redis_final or {}).get("settled", True)
-        and not contradicted(j.trial)
-    ]
+    pool = [j for j in ev.judged if (j.trial.redis_final or {}).get("pttl_ms", -2) != -2 and not contradicted(j.trial)]
     hit = [j for j in pool if (j.trial.redis_final or {}).get("pttl_ms") == -1]
     if not hit:
         return None

@@ -18,23 +18,14 @@ def _stale(j: Judged) -> list[int]:
     return []
 
 
-def window_missed(j: Judged) -> bool:
-    """An after_ack refresh that left the page later than one injected latency after the answer:
-    a write made after the answer may have landed first, so the trial did not test the window (a
-    stale read it shows still counts; its absence says nothing)."""
-    t = j.trial
-    if t.refresh != "after_ack" or t.fault != "latency":
-        return False
-    lat = int(t.fault_params.get("latency_ms", 0)) - int(t.fault_params.get("jitter_ms", 0))
-    return t.refresh_delay_ms is None or t.refresh_delay_ms > lat
-
-
 @register("stale_reads", needs=("page",))
 def diagnose(ev: Evidence) -> Diagnosis | None:
     hit = [j for j in ev.judged if _stale(j)]
     if not hit:
         return None
-    pool = [j for j in ev.judged if j in hit or not window_missed(j)]
+    # An after_ack trial whose reload came too late did not test the window: a stale read it
+    # shows still counts, its absence says nothing.
+    pool = [j for j in ev.judged if j in hit or not j.trial.reload_window_missed()]
     missed = len(ev.judged) - len(pool)
     j0 = hit[0]
     every = not j0.result.stale

@@ -53,8 +53,7 @@ async def load(
             "rows": None,
             "error": f"page: {pg.path} made no GET {spec.history.path} within {wait_s:g} s",
         }
-    timing = resp.request.timing
-    start = timing["startTime"] / 1000 if timing.get("startTime", -1) > 0 else None
+    start = _started(resp)
     if not 200 <= resp.status < 300:
         return {
             "status": resp.status,
@@ -145,11 +144,17 @@ async def _post(
         return _no_answer(t0, spec, exc)
 
 
+def _started(resp: Response) -> float | None:
+    """When the response's request left the page (epoch s), if the browser timed it."""
+    timing = resp.request.timing
+    return timing["startTime"] / 1000 if timing.get("startTime", -1) > 0 else None
+
+
 def _head(resp: Response, t0: float) -> dict[str, Any]:
     """An answer as far as its first byte: status, type, ``ms`` to it and when the request left."""
     timing = resp.request.timing
     ms = timing["responseStart"] if timing.get("responseStart", -1) >= 0 else (time.monotonic() - t0) * 1000
-    start = timing["startTime"] / 1000 if timing.get("startTime", -1) > 0 else None
+    start = _started(resp)
     return {
         "status": resp.status,
         "type": resp.headers.get("content-type", ""),

@@ -262,11 +262,10 @@ class Prober:
         reload_at, answered = loaded.get("start"), send.t_complete or time.time()
         if reload_at is not None and raw.get("end") is not None:
             t.refresh_delay_ms = round((reload_at - raw["end"]) * 1000, 1)
-        lat_ms = int(t.fault_params.get("latency_ms", 0)) if t.fault == "latency" else 0
-        if lat_ms and (t.refresh_delay_ms is None or t.refresh_delay_ms > lat_ms):
+        if t.reload_window_missed():
             t.errors.append(
                 f"the reload left {t.refresh_delay_ms} ms after the answer, not within the injected "
-                f"{lat_ms} ms: a write made after the answer may have landed first (stale reads not tested)"
+                f"{t.latency_floor_ms} ms: a write made after the answer may have landed first (stale reads not tested)"
             )
         self._refresh_mark(t, max(answered, reload_at or time.time()))
         self._page_after(self._as_rows(loaded, t), t)
