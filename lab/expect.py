@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from lab.attribution import cell_stats
 from lab.outcome import CellOutcome, TrialOutcome
@@ -15,7 +15,10 @@ from lab.runner import Runner
 from lab.schedule import Cell, TrialPlan, plan_cell
 from lab.wait import in_own_thread
 
-Expectation = int | tuple[int, int]  # exact number of trials, or an inclusive range
+# An exact number of trials, an inclusive range, or ALL: every trial judged (those unknown_ok
+# excuses are not judged).
+Expectation = int | tuple[int, int] | Literal["all"]
+ALL: Literal["all"] = "all"
 
 
 # Unknown for a reason that says the experiment's own precondition missed -- timing on a loaded
@@ -91,11 +94,14 @@ def assert_cell(
     if st.status == "unexercised":
         problems.append(f"cell unexercised: {st.reason}")
     unknown = [t for t in outcome.trials if t.result.validity == "unknown"]
+    excused: list[TrialOutcome] = []
     if unknown_ok is not None:
         prefix, most = unknown_ok
         excused = [t for t in unknown if all(r.startswith(prefix) for r in t.result.reasons)]
         if len(excused) <= most:
             unknown = [t for t in unknown if t not in excused]
+        else:
+            excused = []
     if unknown:
         reasons = sorted({r for t in unknown for r in t.result.reasons})
         after = (
@@ -106,7 +112,7 @@ def assert_cell(
         problems.append(f"too few trials judged: {len(unknown)}/{n} unknown{after}: {'; '.join(reasons)[:300]}")
     for anomaly, want in expected.items():
         got = st.anomalies.get(anomaly, 0) if anomaly not in st.with_metric else st.with_metric[anomaly]
-        lo, hi = (want, want) if isinstance(want, int) else want
+        lo, hi = (n - len(excused),) * 2 if want == ALL else (want, want) if isinstance(want, int) else want
         if not lo <= got <= hi:
             problems.append(f"{anomaly}: {got}/{n} trials, expected " + (f"{lo}" if lo == hi else f"{lo}..{hi}"))
     if min_ack_ratio is not None and st.sends and st.acked_sends / st.sends < min_ack_ratio:

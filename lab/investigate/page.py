@@ -40,8 +40,18 @@ const CFG = __CFG__;
 // mode: "read" reads the whole answer; "cut" reads the first chunk of a streamed answer, then
 // aborts the request -- the connection closes mid-reply, as with a refresh or a closed tab.
 // start / end: when the request left and its answer ended, in epoch seconds (the browser's
-// clock): whether two sends were in flight together is judged from these.
+// clock): whether two sends were in flight together, and how soon after an answer a reload's
+// read left, are judged from these. Taken from the network's own record (Resource Timing)
+// where it has one: on a busy machine this script may run long after the last byte came, and
+// a clock read here would move the answer later than the server sent it.
 const now = () => (performance.timeOrigin + performance.now()) / 1000;
+function netTimes(path, t0, start, end) {
+  const url = new URL(path, location.href).href;
+  const e = performance.getEntriesByName(url).filter(x => x.startTime >= t0 - 1).pop();
+  if (!e || !(e.responseEnd > 0)) return {start, end};
+  const sent = e.requestStart > 0 ? e.requestStart : e.startTime;
+  return {start: (performance.timeOrigin + sent) / 1000, end: (performance.timeOrigin + e.responseEnd) / 1000};
+}
 async function call(method, path, body, mode) {
   const t0 = performance.now(), start = now();
   const ctl = new AbortController();
@@ -66,7 +76,7 @@ async function call(method, path, body, mode) {
       out.body = await resp.text();
       out.ms = performance.now() - t0;
     }
-    return Object.assign(out, {start, end: now()});
+    return Object.assign(out, mode === "cut" ? {start, end: now()} : netTimes(path, t0, start, now()));
   } catch (e) {
     return {status: null, type: "", body: "", ms: performance.now() - t0, error: String(e), cut: null,
             start, end: now()};

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import pytest
 
-from lab.expect import assert_cell, run_grid
+from lab.expect import ALL, assert_cell, run_grid
 from lab.outcome import CellOutcome
 from lab.schedule import Cell, parse_fault, parse_profile, plan_cell
 from lab.stack.native import NativeStack
 
 K = 4  # trials per cell: enough for the all-or-nothing mechanisms below, within the e2e budget
+# shared_loop_client at its strongest fails every send of a trial: one such trial is excused.
+NOTHING_ACKED = ("no send was acknowledged", 1)
 
 # (profile, fault, refresh, turns)
 DEFECT_CELLS = {
@@ -114,7 +116,7 @@ def test_shared_loop_client_fails_requests_whose_writes_landed(
     send met the broken client (seen once in a CI run: 5 of 5 sends 5xx) acknowledged nothing and
     is unknown -- the defect at its strongest, tolerated for one trial, judged for nothing."""
     o = _get(grid, "shared_loop_client", "none", "settled")
-    assert_cell(o, request.node.nodeid, phantom_fail=(1, K), lost=0, unknown_ok=("no send was acknowledged", 1))
+    assert_cell(o, request.node.nodeid, phantom_fail=(1, K), lost=0, unknown_ok=NOTHING_ACKED)
     with_5xx = sum(any(s.status and s.status >= 500 for s in t.trial.sends) for t in o.trials)
     assert 2 * with_5xx >= len(o.trials) > 0, f"5xx in {with_5xx} of {len(o.trials)} trials"
 
@@ -161,17 +163,25 @@ def test_incident_loses_replies_and_fire_and_forget_is_why(
 ) -> None:
     """The incident loses acknowledged replies in every trial, at 5 turns as at 15 -- the loss
     does not need a long conversation. Without fire_and_forget nothing acknowledged is lost
-    (the shared client's 5xx are not acknowledgements; their user retries may duplicate)."""
-    assert_cell(_get(grid, "incident", "none", "after_ack", turns), request.node.nodeid, lost=K)
-    assert_cell(_get(grid, "incident-fire_and_forget", "none", "after_ack", turns), request.node.nodeid, lost=0)
+    (the shared client's 5xx are not acknowledgements; their user retries may duplicate).
+    Both profiles keep shared_loop_client: a trial whose every send met the broken client
+    acknowledged nothing (seen in a CI run: 3 of 3 sends 5xx) -- tolerated for one trial,
+    judged for nothing, as in test_shared_loop_client_fails_requests_whose_writes_landed."""
+    for profile, lost in (("incident", ALL), ("incident-fire_and_forget", 0)):
+        o = _get(grid, profile, "none", "after_ack", turns)
+        assert_cell(o, request.node.nodeid, lost=lost, unknown_ok=NOTHING_ACKED)
 
 
 @pytest.mark.parametrize("without", ["ttl_set_once", "shared_loop_client", "session_cookie"])
 def test_incident_without_another_defect_still_loses(
     grid: dict[str, CellOutcome], without: str, request: pytest.FixtureRequest
 ) -> None:
-    """Removing any defect but fire_and_forget leaves the loss in place (K of K)."""
-    assert_cell(_get(grid, f"incident-{without}", "none", "after_ack"), request.node.nodeid, lost=K)
+    """Removing any defect but fire_and_forget leaves the loss in place: every trial judged
+    (one that met the shared client at every send is excused while that defect stays)."""
+    excuse = NOTHING_ACKED if without != "shared_loop_client" else None
+    assert_cell(
+        _get(grid, f"incident-{without}", "none", "after_ack"), request.node.nodeid, lost=ALL, unknown_ok=excuse
+    )
 
 
 @pytest.mark.parametrize("refresh", ["in_flight", "reopen"])

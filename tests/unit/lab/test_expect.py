@@ -33,3 +33,25 @@ def test_a_cell_still_unknown_after_replacing_says_so(tmp_path: Path) -> None:
     o.replaced = [_outcome(f"g-{i:03d}", "unknown", "concurrent sends not exercised: 5.6 ms apart") for i in range(3)]
     with pytest.raises(AssertionError, match="too few trials judged: 1/1 unknown even after replacing 3"):
         assert_cell(o, "t::x", output_dir=tmp_path)
+
+
+def test_all_means_every_trial_judged_and_an_excused_one_is_not_judged(tmp_path: Path) -> None:
+    cell = Cell((), "none", "after_ack", 5)
+
+    def lost(tid: str) -> TrialOutcome:
+        o = _outcome(tid, "invalid")
+        o.result.lost["assistant"] = ["t1"]
+        return o
+
+    nothing = _outcome("n", "unknown", "no send was acknowledged: the trial exercised nothing")
+    excuse = ("no send was acknowledged", 1)
+    # Three trials lose, the fourth acknowledged nothing: excused, so "all" means all three.
+    assert_cell(CellOutcome(cell, [lost("a"), lost("b"), lost("c"), nothing]), "t::x", lost="all", unknown_ok=excuse)
+    # A judged trial that does not lose fails "all".
+    o = CellOutcome(cell, [lost("a"), lost("b"), _outcome("c", "valid"), nothing])
+    with pytest.raises(AssertionError, match="lost: 2/4 trials, expected 3"):
+        assert_cell(o, "t::x", output_dir=tmp_path, lost="all", unknown_ok=excuse)
+    # More unknown trials than excused: none is excused, the cell is too little judged.
+    o = CellOutcome(cell, [lost("a"), nothing, nothing])
+    with pytest.raises(AssertionError, match="too few trials judged: 2/3 unknown"):
+        assert_cell(o, "t::x", output_dir=tmp_path, lost="all", unknown_ok=excuse)
