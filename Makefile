@@ -8,11 +8,12 @@ LAB := $(PY) -m lab
 PYTEST_ARGS ?=
 MODE ?= native
 
-.PHONY: help setup venv system toxiproxy docker lint test test-unit test-integration up down status chaos soak storm bench lesson investigate suspects merge clean
+.PHONY: help setup venv system toxiproxy docker lint test test-unit test-integration test-loaded up down status chaos soak storm bench lesson investigate suspects merge clean
 
 help:
 	@echo "make chaos    run the chaos matrix (native stack; MODE=compose on Docker Compose)"
 	@echo "make test     set up, lint + type-check (make lint), and run the test suite on the real stack"
+	@echo "make test-loaded [RUNS=2]   the browser and Docker tests beside a busy loop per core"
 	@echo "make lint     ruff (lint + format check) and mypy only (seconds); ruff format fixes the format"
 	@echo "make up       start the stack and print its endpoints; make down stops it"
 	@echo "make status   what runs where"
@@ -46,6 +47,12 @@ lint: venv
 
 test: setup lint
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# The browser and Docker tests with both cores kept busy beside them (HOG_CPUS=N loops):
+# the loaded machine a CI run may meet. RUNS=2 runs them twice.
+test-loaded: setup
+	@for i in $$(seq $(if $(RUNS),$(RUNS),1)); do \
+		bash scripts/under_load.sh $(PY) -m pytest tests/e2e tests/compose $(PYTEST_ARGS) || exit $$?; done
 
 test-unit: venv
 	$(PY) -m pytest tests/unit $(PYTEST_ARGS)

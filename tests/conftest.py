@@ -46,3 +46,27 @@ def redis_direct(lab_stack: NativeStack) -> Iterator["redis.Redis[bytes]"]:
     r = redis.Redis.from_url(lab_stack.cfg.redis_url, socket_timeout=5)
     yield r
     r.close()
+
+
+# Where the suite's time goes: setup + call + teardown per test directory, printed at the end of
+# every run (README's per-directory figures come from this line; --durations names the tests).
+_SECONDS_PER_DIR: dict[str, list[float]] = {}
+
+
+def _test_dir(nodeid: str) -> str:
+    parts = nodeid.split("::", 1)[0].split("/")
+    return "/".join(parts[:2]) if len(parts) > 2 else parts[0]
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    acc = _SECONDS_PER_DIR.setdefault(_test_dir(report.nodeid), [0.0, 0.0])
+    acc[0] += report.duration
+    acc[1] += report.when == "call"
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if not _SECONDS_PER_DIR:
+        return
+    total = sum(s for s, _ in _SECONDS_PER_DIR.values())
+    parts = [f"{d} {s:.0f} s ({int(n)} tests)" for d, (s, n) in _SECONDS_PER_DIR.items()]
+    terminalreporter.write_line(f"time per directory: {', '.join(parts)}; {total:.0f} s in all")
