@@ -9,11 +9,11 @@ import shutil
 from pathlib import Path
 from typing import Any, Literal
 
-from lab.attribution import cell_stats
-from lab.outcome import CellOutcome, TrialOutcome
-from lab.runner import Runner
-from lab.schedule import Cell, TrialPlan, plan_cell
-from lab.wait import in_own_thread
+from lab.model.attribution import cell_stats
+from lab.model.outcome import CellOutcome, TrialOutcome
+from lab.runner.runner import Runner
+from lab.plan.schedule import Cell, TrialPlan, plan_cell
+from lab.common.wait import in_own_thread
 
 # An exact number of trials, an inclusive range, or ALL: every trial judged (those unknown_ok
 # excuses are not judged).

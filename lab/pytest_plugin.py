@@ -96,7 +96,7 @@ def lab_stack(request: pytest.FixtureRequest) -> Iterator["Stack"]:
 
     A healthy stack already up in the same run folder is reused and left running; one this
     session started is stopped at the end (unless --lab-keep-stack)."""
-    from lab.errors import LabError
+    from lab.common.errors import LabError
     from lab.stack import for_mode
 
     stack = for_mode(request.config.getoption("--lab-mode"))
@@ -151,7 +151,7 @@ def lab_fault(request: pytest.FixtureRequest, inject: Inject) -> str | None:
         return None
     if len(marker.args) != 1:
         raise pytest.UsageError(f"{request.node.nodeid}: use @pytest.mark.fault(name, **params)")
-    from lab.errors import UsageError
+    from lab.common.errors import UsageError
 
     try:
         return inject(marker.args[0], **marker.kwargs)

@@ -28,7 +28,7 @@ import pytest  # noqa: E402
 import redis  # noqa: E402
 
 from lab.stack.native import NativeStack  # noqa: E402
-from lab.toxiproxy import Toxiproxy  # noqa: E402
+from lab.stack.toxiproxy import Toxiproxy  # noqa: E402
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lab.config import PORT_ENV, ROOT
+from lab.common.config import PORT_ENV, ROOT
 
 
 def free_ports(n: int, lo: int = 20000, hi: int = 32000) -> list[int]:
@@ -18,7 +18,7 @@ def free_ports(n: int, lo: int = 20000, hi: int = 32000) -> list[int]:
     ports (tests/conftest.py) are never chosen."""
     import random
 
-    from lab.config import CHROMIUM_UNSAFE_PORTS
+    from lab.common.config import CHROMIUM_UNSAFE_PORTS
     from lab.stack.ports import is_free
     from tests.conftest import TEST_ENV
 
@@ -58,6 +58,6 @@ def run_async(coro: Any) -> Any:
     this process, the main thread has a running event loop and asyncio.run refuses it."""
     import asyncio
 
-    from lab.wait import in_own_thread
+    from lab.common.wait import in_own_thread
 
     return in_own_thread(lambda: asyncio.run(coro), "test-async")

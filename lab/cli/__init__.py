@@ -1,5 +1,8 @@
 """`lab`: the command line of the chaos lab for LLM chat memory -- one module per subcommand
-(each adds its parser and sets ``func``; the domain modules validate their own input)."""
+(each adds its parser and sets ``func``; the domain modules validate their own input).
+
+May import: any room (it is the top: nothing imports it but lab/__main__.py).
+"""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ from collections.abc import Sequence
 from contextlib import nullcontext
 
 from lab.cli import bench, catalogue, chaos, investigate, lesson, stack, suspects
-from lab.errors import LabError
+from lab.common.errors import LabError
 
 DESCRIPTION = """\
 The chaos lab for LLM chat memory: brings up Redis, the chat backend and Toxiproxy between
@@ -47,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from lab import signals
+    from lab.common import signals
 
     args = build_parser().parse_args(argv)
     # Commands that run long and start things (long_running): SIGINT, SIGTERM and SIGHUP all

@@ -48,8 +48,8 @@ def add(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lab.bench import Bench
-    from lab.config import LabConfig
+    from lab.commands.bench import Bench
+    from lab.common.config import LabConfig
     from lab.stack.native import NativeStack
 
     with NativeStack(LabConfig.from_env()) as stack:  # the bench measures the native stack

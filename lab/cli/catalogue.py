@@ -7,8 +7,8 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from lab.config import MODES
-from lab.errors import UsageError
+from lab.common.config import MODES
+from lab.common.errors import UsageError
 
 
 def add(sub: Any) -> None:

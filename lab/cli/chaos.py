@@ -115,7 +115,7 @@ def _add_chaos(sub: Any) -> None:
 
 
 def _add_replay(sub: Any) -> None:
-    from lab.schedule import REFRESH_POINTS  # the valid names, in the help
+    from lab.plan.schedule import REFRESH_POINTS  # the valid names, in the help
 
     rp = sub.add_parser("replay", help="re-run one trial N times: reproduced k/N")
     add_mode(rp)
@@ -169,8 +169,8 @@ def _seed(given: int | None) -> int:
 
 
 def run_chaos(args: argparse.Namespace) -> int:
-    from lab import shard
-    from lab.chaos import DEFAULT_MAX_TRIALS, DEFAULT_TRIALS, ChaosRun, build_matrix, check_modes, parse_only
+    from lab.plan import shard
+    from lab.commands.chaos import DEFAULT_MAX_TRIALS, DEFAULT_TRIALS, ChaosRun, build_matrix, check_modes, parse_only
     from lab.stack import for_mode
 
     cells = build_matrix(parse_only(args.only))  # bad input: exit 2 before anything starts
@@ -201,7 +201,7 @@ def run_chaos(args: argparse.Namespace) -> int:
 
 
 def run_replay(args: argparse.Namespace) -> int:
-    from lab.chaos import check_replay, replay
+    from lab.commands.chaos import check_replay, replay
     from lab.stack import for_mode
 
     check_replay(args.profile, args.fault, args.refresh, args.mode)  # bad input: exit 2 first
@@ -220,7 +220,7 @@ def run_replay(args: argparse.Namespace) -> int:
 
 
 def run_soak(args: argparse.Namespace) -> int:
-    from lab import soak
+    from lab.commands import soak
     from lab.stack import for_mode
 
     cells = soak.soak_matrix(args.mode)
@@ -237,6 +237,6 @@ def run_soak(args: argparse.Namespace) -> int:
 
 
 def run_merge(args: argparse.Namespace) -> int:
-    from lab import merge
+    from lab.commands import merge
 
     return merge.merge([Path(d) for d in args.dirs], Path(args.out))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from lab.config import MODES
+from lab.common.config import MODES
 
 MODE_HELP = f"how the stack runs: {', '.join(MODES)} (default: native)"
 

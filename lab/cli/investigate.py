@@ -125,7 +125,7 @@ def _run_options(inv: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lab.config import LabConfig
+    from lab.common.config import LabConfig
     from lab.investigate import run as investigation, spec as spec_mod
 
     spec = spec_mod.load(Path(args.target), args.sets)  # bad spec: exit 2, nothing started

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from lab.cli.common import opt_int
-from lab.config import ROOT
+from lab.common.config import ROOT
 
 
 def add(sub: Any) -> None:

@@ -4,6 +4,8 @@ name with the evidence it needs; a new anomaly is one module and one test.
 
 A diagnosis is drawn only from evidence that nothing else explains: a trial the checker left
 unknown never counts, and each module says which trials could have shown it (its pool).
+
+May import: lab.model.
 """
 
 from __future__ import annotations
@@ -14,9 +16,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from lab.checker import Result, check_safe
-from lab.history import Send, Trial
-from lab.stats import wilson
+from lab.model.checker import Result, check_safe
+from lab.model.history import Send, Trial
+from lab.model.stats import wilson
 
 
 @dataclass

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lab.history import Send, Trial, TtlObs
+from lab.model.history import Send, Trial, TtlObs
 
 TTL_SLACK_MS = 5  # PTTL is read over a separate connection: a few ms of jitter are not evidence
 

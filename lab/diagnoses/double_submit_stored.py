@@ -1,7 +1,7 @@
 """A double click stored twice: the append is not idempotent by the message id the page sends.
 
 Evidence only from double_submit trials: the same message, under the same id, sent twice with
-both requests in flight together (confirmed, lab.concurrency) and stored twice. No connection
+both requests in flight together (confirmed, lab.model.concurrency) and stored twice. No connection
 drop, no retry: the second copy can only come from an append that does not check the id.
 """
 

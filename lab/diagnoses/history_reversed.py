@@ -3,10 +3,10 @@ trial, whatever the fault -- a read path (or a spec's `order`), not a race."""
 
 from __future__ import annotations
 
-from lab.checker import precedes
+from lab.model.checker import precedes
 from lab.diagnoses import Diagnosis, Evidence, Judged, few, ids, register
-from lab.history import Row, Trial
-from lab.placement import _messages, place
+from lab.model.history import Row, Trial
+from lab.model.placement import _messages, place
 
 MIN_PAIRS = 3  # ordered pairs of rows a conversation needs to be called mirrored (2 turns: 6)
 

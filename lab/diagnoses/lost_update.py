@@ -1,7 +1,7 @@
 """Acknowledged turns overwritten by a concurrent one: a read-modify-write of the history.
 
 Evidence only from trials whose last turn went out from two tabs at once, both requests in
-flight together (confirmed by the lab, lab.concurrency), both acknowledged, and every earlier
+flight together (confirmed by the lab, lab.model.concurrency), both acknowledged, and every earlier
 turn -- sent one at a time -- stored: a loss confined to the concurrent turn, while the other
 tab's row of the same role survived, is what a write based on a stale read of the history does.
 """

@@ -5,7 +5,7 @@ every trial is a fixed reversal (history_reversed): its trials are not this caus
 
 from __future__ import annotations
 
-from lab.placement import place
+from lab.model.placement import place
 from lab.diagnoses import Diagnosis, Evidence, Judged, few, ids, register
 from lab.diagnoses.history_reversed import order_pairs
 

@@ -9,7 +9,9 @@ groups concurrent trials by fault: trials run together only when they have the s
 cell's trials). A ``window == "trial"`` fault opens before the group starts and closes after it
 ends. A ``window == "send"`` fault (one-shot drops, outages, restarts) hits the same turn of
 every trial of the cell: the group runs in lockstep, and the fault is armed once for all of
-them around that turn and healed once they have all settled it (lab.runner.Lockstep).
+them around that turn and healed once they have all settled it (lab.plan.lockstep.Lockstep).
+
+May import: lab.common, lab.stack.
 """
 
 from lab.faults.base import REGISTRY, Fault, FaultNotConfirmed, Targets, ToxicFault, check_mode, make, register

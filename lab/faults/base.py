@@ -10,8 +10,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
-from lab.errors import LabError, UsageError
-from lab.toxiproxy import Toxiproxy, ToxiproxyError
+from lab.common.errors import LabError, UsageError
+from lab.stack.toxiproxy import Toxiproxy, ToxiproxyError
 
 if TYPE_CHECKING:
     from lab.stack import Stack
@@ -134,7 +134,7 @@ class ToxicFault(Fault):
         return str(getattr(self, "stream", "downstream"))
 
     def check(self) -> None:
-        from lab.toxiproxy import check_toxic
+        from lab.stack.toxiproxy import check_toxic
 
         check_toxic(self.toxic_type, self._stream(), self.attributes(), 1.0)
 

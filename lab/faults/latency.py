@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import redis
 
-from lab.errors import UsageError
+from lab.common.errors import UsageError
 from lab.faults.base import FaultNotConfirmed, Targets, ToxicFault, register
 from services.chat.config import MAX_INJECTED_LATENCY_MS
 

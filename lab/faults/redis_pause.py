@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lab.faults.base import Fault, FaultNotConfirmed, Targets, register
-from lab.wait import wait_until
+from lab.common.wait import wait_until
 
 
 @register("redis_pause")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import redis
 
 from lab.faults.base import Fault, FaultNotConfirmed, Targets, register
-from lab.wait import wait_until
+from lab.common.wait import wait_until
 
 
 @register("redis_restart")

@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from lab.errors import UsageError
+from lab.common.errors import UsageError
 from lab.faults.base import Fault, FaultNotConfirmed, Targets, register
-from lab.http import http_get
+from lab.common.http import http_get
 
 
 @register("ttl_elapse")

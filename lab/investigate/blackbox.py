@@ -17,16 +17,16 @@ from typing import Any
 from playwright.async_api import Browser, BrowserContext, Page
 
 from lab.faults import base as faults
-from lab.history import Row, Send, Trial, TtlObs
+from lab.model.history import Row, Send, Trial, TtlObs
 from lab.investigate import app_page
 from lab.investigate.rows import answer
 from lab.investigate.spec import Spec
-from lab.lockstep import Lockstep
-from lab import concurrency
+from lab.plan.lockstep import Lockstep
+from lab.model import concurrency
 from lab.investigate.experiments import TWO_TAB_ROUNDS, Experiment
 from lab.investigate.keys import KeyReader
 from lab.investigate.pages import Pages, Read
-from lab.schedule import CONCURRENT_POINTS
+from lab.plan.schedule import CONCURRENT_POINTS
 
 QUIET_S = 0.5  # the history must stay the same this long to count as settled
 QUIESCENCE_DEADLINE_S = 15.0
@@ -166,7 +166,7 @@ class Prober:
         self._phase(t, "settle")
         await self._redis_final(ctx, t)
         self._phase(t, "key")
-        # A trial with no acknowledged send is the checker's to call unknown (lab.checker).
+        # A trial with no acknowledged send is the checker's to call unknown (lab.model.checker).
         if t.refresh == "mid_stream" and any(s.outcome == "ok" for s in t.sends):
             last = t.sends[-1]
             if last.outcome != "ok":

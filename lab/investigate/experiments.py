@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from lab.schedule import Cell
+from lab.plan.schedule import Cell
 
 # The last turns sent from two tabs at once (two_tabs), or twice from one (double_submit). Two
 # rounds of two tabs: an app with a connection pool may open its second connection in the first

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import redis
 
-from lab.history import TtlObs
+from lab.model.history import TtlObs
 
 # The settle rule. A read counts once the key stayed as read (same values, its TTL only
 # decaying) for a quiet window after it. The window must outlast one step of the app's slowest

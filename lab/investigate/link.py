@@ -4,7 +4,7 @@ of its three services: the browser talks to the target directly, on the target's
 
 from __future__ import annotations
 
-from lab.config import LabConfig
+from lab.common.config import LabConfig
 from lab.stack.native import NativeStack
 
 LINK_SERVICES = ("redis", "toxiproxy")

@@ -13,7 +13,7 @@ from playwright.async_api import Browser, BrowserContext, Error as PlaywrightErr
 
 from lab.investigate import app_page
 from lab.investigate.page import LOST_ANSWER, PAGE_PATH, TAKE_ANSWER_JS, html
-from lab.history import Row
+from lab.model.history import Row
 from lab.investigate.rows import parse_rows
 from lab.investigate.spec import Spec
 
@@ -168,7 +168,7 @@ class Pages:
 async def chromium() -> AsyncIterator[Browser]:
     from playwright.async_api import async_playwright
 
-    from lab.browser import executable
+    from lab.driver.browser import executable
 
     async with async_playwright() as pw:
         browser = await pw.chromium.launch(executable_path=executable())

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lab.history import Trial
+from lab.model.history import Trial
 from lab.investigate.blackbox import Prober
 from lab.investigate.experiments import Experiment
 from lab.investigate.spec import Spec

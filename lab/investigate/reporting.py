@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from lab import diagnoses as dg
-from lab.attribution import CellStats, cell_stats
-from lab.outcome import CellOutcome, TrialOutcome
+from lab.model.attribution import CellStats, cell_stats
+from lab.model.outcome import CellOutcome, TrialOutcome
 from lab.report import RunDecision, decide, junit_xml, results_json, summary, write_run
-from lab.signals import exit_code
+from lab.common.signals import exit_code
 
 if TYPE_CHECKING:
     from lab.investigate.experiments import Experiment

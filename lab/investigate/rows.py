@@ -7,7 +7,7 @@ import json
 import time
 from typing import Any
 
-from lab.history import Outcome, Row, Send
+from lab.model.history import Outcome, Row, Send
 from lab.investigate.spec import History, Spec
 
 

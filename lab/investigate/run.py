@@ -18,12 +18,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from lab.checker import check_safe
-from lab.config import LabConfig
-from lab.errors import UsageError
+from lab.model.checker import check_safe
+from lab.common.config import LabConfig
+from lab.common.errors import UsageError
 from lab.faults import base as faults
 from lab.faults.base import Targets
-from lab.history import Trial
+from lab.model.history import Trial
 from lab.investigate import target
 from lab.investigate import experiments, pages, reporting
 from lab.investigate.blackbox import Prober
@@ -32,11 +32,11 @@ from lab.investigate.preflight import preflight
 from lab.investigate.link import redis_link
 from lab.stack.native import NativeStack
 from lab.investigate.spec import Spec, fill
-from lab.outcome import TrialOutcome
+from lab.model.outcome import TrialOutcome
 from lab.report import EXIT_CLEAN, EXIT_FOUND, EXIT_INCONCLUSIVE
-from lab.lockstep import Lockstep
-from lab.signals import interrupt_on, run_async
-from lab.locks import exclusive
+from lab.plan.lockstep import Lockstep
+from lab.common.signals import interrupt_on, run_async
+from lab.common.locks import exclusive
 from lab.suspects import Scan
 
 __all__ = ["EXIT_CLEAN", "EXIT_FOUND", "EXIT_INCONCLUSIVE", "Investigation", "run", "link_for"]
@@ -146,7 +146,7 @@ class Investigation:
                 )
                 try:
                     run_async(self._browse(Targets.of(link), done))
-                except KeyboardInterrupt as exc:  # a signal (lab.signals): the report covers what finished
+                except KeyboardInterrupt as exc:  # a signal (lab.common.signals): the report covers what finished
                     interrupted = exc
                 self._check_alive(proc, link)
         return self._report(done, out_dir, time.monotonic() - t0, interrupted)

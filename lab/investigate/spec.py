@@ -14,7 +14,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from lab.errors import UsageError
+from lab.common.errors import UsageError
 from lab.investigate.spec_types import Chat, History, Http, PageSpec, RedisKey, Spec, Start, Stream
 
 HISTORY_FORMATS = ("objects", "strings")
@@ -168,7 +168,7 @@ def _http(h: dict[str, Any]) -> Http:
     port = h.get("port")
     if isinstance(port, bool) or not isinstance(port, int) or not 1024 <= port <= 65535:
         raise _bad("http.port", port, "the port the target listens on, an integer in [1024, 65535]")
-    from lab.config import CHROMIUM_UNSAFE_PORTS
+    from lab.common.config import CHROMIUM_UNSAFE_PORTS
 
     if port in CHROMIUM_UNSAFE_PORTS:
         raise _bad("http.port", port, "a port Chromium accepts (this one is ERR_UNSAFE_PORT)")

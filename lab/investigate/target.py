@@ -12,10 +12,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from lab.errors import LabError, NotReady
+from lab.common.errors import LabError, NotReady
 from lab.investigate.spec import Spec, fill
 from lab.stack import procs
-from lab.wait import wait_until
+from lab.common.wait import wait_until
 
 NAME = "target"
 TAIL_LINES = 20

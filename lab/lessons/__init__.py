@@ -6,6 +6,8 @@ concerned (read from the real files, so the text never drifts from the code), an
 criterion. The trainee edits ``lessons/NN_<slug>/exercise.py``; pristine copies live in
 ``lab/lessons/exercises/`` (``--reset`` restores from there), reference solutions in
 ``lab/lessons/solutions/``.
+
+May import: lab.common, lab.stack, lab.plan, lab.model, lab.runner, lab.suspects, lab.report, lab.commands.
 """
 
 from lab.lessons.base import *  # noqa: F401,F403  (the model, the registry and its helpers)

@@ -7,12 +7,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from lab.config import ROOT
-from lab.errors import UsageError
-from lab.schedule import Cell
+from lab.common.config import ROOT
+from lab.common.errors import UsageError
+from lab.plan.schedule import Cell
 
 HERE = Path(__file__).resolve().parent
-# Anomalies no lesson's fixed code may show (lab/checker.py); a lesson may forbid more.
+# Anomalies no lesson's fixed code may show (lab/model/checker.py); a lesson may forbid more.
 ALWAYS_FORBIDDEN = ("lost", "duplicated", "expired", "amnesia")
 MIN_TRIALS = 20
 

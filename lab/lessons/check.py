@@ -19,17 +19,17 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
-from lab.attribution import CellStats, cell_stats
-from lab.chaos import Progress
-from lab.config import DEFAULT_PORTS, PORT_ENV, ROOT, LabConfig
+from lab.model.attribution import CellStats, cell_stats
+from lab.commands.chaos import Progress
+from lab.common.config import DEFAULT_PORTS, PORT_ENV, ROOT, LabConfig
 from lab.lessons import MIN_TRIALS, Lesson
 from lab.lessons.judge import MIN_ACK_RATIO, Judgement, describe, judge, problems  # noqa: F401  (lab lesson --check)
 from lab.lessons.validate import validate
 from lab.report import table
-from lab.outcome import CellOutcome, TrialOutcome
-from lab.runner import Runner
-from lab.schedule import Cell, TrialPlan, fault_text, plan_cell, plan_trial
-from lab.signals import interrupt_on
+from lab.model.outcome import CellOutcome, TrialOutcome
+from lab.runner.runner import Runner
+from lab.plan.schedule import Cell, TrialPlan, fault_text, plan_cell, plan_trial
+from lab.common.signals import interrupt_on
 from lab.stack.native import NativeStack
 
 PORT_OFFSET = 200  # lesson stacks default to the lab's ports + 200

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from lab.attribution import cell_stats
+from lab.model.attribution import cell_stats
 from lab.lessons import MIN_TRIALS, Lesson
-from lab.outcome import CellOutcome, TrialOutcome
-from lab.stats import fmt_rate, wilson
+from lab.model.outcome import CellOutcome, TrialOutcome
+from lab.model.stats import fmt_rate, wilson
 
 MIN_ACK_RATIO = 0.8  # a fix that refuses the writes loses nothing and proves nothing
 METRIC_WORDS = {

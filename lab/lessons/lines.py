@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lab.config import ROOT
+from lab.common.config import ROOT
 from lab.lessons.base import Lesson
-from lab.stats import wilson
+from lab.model.stats import wilson
 from lab.suspects import Suspect, scan
 
 

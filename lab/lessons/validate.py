@@ -14,8 +14,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from lab.config import ROOT
-from lab.errors import UsageError
+from lab.common.config import ROOT
+from lab.common.errors import UsageError
 
 TIMEOUT_S = 30.0
 

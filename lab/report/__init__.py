@@ -1,5 +1,8 @@
 """Run outputs: results.json (the contract), junit.xml (one test case per cell), the terminal
-summary, and the exit decision."""
+summary, and the exit decision.
+
+May import: lab.plan, lab.model, lab.diagnoses, lab.suspects.
+"""
 
 from __future__ import annotations
 
@@ -10,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lab.attribution import CellStats, Verdict
+from lab.model.attribution import CellStats, Verdict
 from lab.report import html
-from lab.outcome import CellOutcome
+from lab.model.outcome import CellOutcome
 
 
 @dataclass

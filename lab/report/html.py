@@ -26,7 +26,7 @@ METRIC_WORDS = {
 
 def column(cell: dict[str, Any]) -> str:
     """The heatmap column of a cell: the same label as the terminal table (Cell.label)."""
-    from lab.schedule import fault_text
+    from lab.plan.schedule import fault_text
 
     return f"{fault_text(cell['fault'], cell.get('fault_params', {}))}/{cell['refresh']}" + (
         f"/t{cell['turns']}" if cell["turns"] != 5 else ""
@@ -249,9 +249,9 @@ def evidence_section(results: dict[str, Any], run_dir: Path) -> str:
     """`lab investigate`: per diagnosis, its first trials turn by turn -- the answer the browser
     got, what the page showed after the refresh, what the settled history and the Redis key
     hold -- so the evidence can be checked by eye, not only read as a sentence."""
-    from lab.checker import check_safe
-    from lab.placement import place
-    from lab.history import Trial
+    from lab.model.checker import check_safe
+    from lab.model.placement import place
+    from lab.model.history import Trial
 
     try:
         raw = json.loads((run_dir / "trials.json").read_text())

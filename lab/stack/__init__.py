@@ -1,12 +1,19 @@
-"""Bring the topology up and down: browser -> chat proxy -> backend -> redis proxy -> Redis."""
+"""Bring the topology up and down: browser -> chat proxy -> backend -> redis proxy -> Redis.
+
+The processes as local ones (native, procs, ports) or as Docker Compose services (compose,
+engine), the backend's events (events), the proxies from toxiproxy.json (topology), the
+Toxiproxy client (toxiproxy) and which code the backend runs (fingerprint).
+
+May import: lab.common.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Protocol
 
-from lab.config import MODES, LabConfig
-from lab.errors import UsageError
+from lab.common.config import MODES, LabConfig
+from lab.common.errors import UsageError
 
 
 class Stack(Protocol):

@@ -12,9 +12,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from lab.errors import LabError, NotReady
+from lab.common.errors import LabError, NotReady
 from lab.stack import procs
-from lab.wait import wait_until
+from lab.common.wait import wait_until
 
 DOCKER = "/usr/bin/docker" if Path("/usr/bin/docker").exists() else (shutil.which("docker") or "docker")
 # The engine's own processes: what a killed run can leave holding our exec root and socket.

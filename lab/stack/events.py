@@ -16,8 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lab.errors import NotReady
-from lab.wait import wait_until_async
+from lab.common.errors import NotReady
+from lab.common.wait import wait_until_async
 
 _IN_MODIFY, _IN_CREATE, _IN_MOVED_TO = 0x2, 0x100, 0x80
 FALLBACK_POLL_S = 0.005

@@ -17,12 +17,12 @@ from typing import Any
 
 import redis
 
-from lab import topology
-from lab.config import LabConfig
-from lab.errors import LabError, UsageError
+from lab.stack import topology
+from lab.common.config import LabConfig
+from lab.common.errors import LabError, UsageError
 from lab.stack.lifecycle import Lifecycle
-from lab.http import http_get
-from lab.wait import wait_until
+from lab.common.http import http_get
+from lab.common.wait import wait_until
 
 
 class ExternalStack(Lifecycle):

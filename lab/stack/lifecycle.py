@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol, TypeVar
 
-from lab.signals import deferred
+from lab.common.signals import deferred
 
 
 class _UpDown(Protocol):

@@ -17,17 +17,17 @@ from typing import Any
 
 import redis
 
-from lab import topology
-from lab.config import PORT_ENV, LabConfig
-from lab.errors import Interrupted, LabError, UsageError
-from lab.signals import deferred, interrupt_on
-from lab.fingerprint import backend_command, code_fingerprint
-from lab.http import http_get
-from lab.locks import exclusive
+from lab.stack import topology
+from lab.common.config import PORT_ENV, LabConfig
+from lab.common.errors import Interrupted, LabError, UsageError
+from lab.common.signals import deferred, interrupt_on
+from lab.stack.fingerprint import backend_command, code_fingerprint
+from lab.common.http import http_get
+from lab.common.locks import exclusive
 from lab.stack import ports, procs
 from lab.stack.lifecycle import Lifecycle
 from lab.stack.native_faults import ProcessFaults
-from lab.wait import wait_until
+from lab.common.wait import wait_until
 
 SERVICES = ("redis", "toxiproxy", "backend")  # start order; stopped in reverse
 TOXIPROXY_VERSION = "2.12.0"

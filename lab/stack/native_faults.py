@@ -9,10 +9,10 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Protocol
 
-from lab.config import LabConfig
-from lab.errors import LabError
+from lab.common.config import LabConfig
+from lab.common.errors import LabError
 from lab.stack import ports, procs
-from lab.wait import wait_until
+from lab.common.wait import wait_until
 
 
 class _Restartable(Protocol):

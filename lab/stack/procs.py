@@ -14,8 +14,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from lab.wait import wait_until
-from lab.errors import NotReady
+from lab.common.wait import wait_until
+from lab.common.errors import NotReady
 
 
 @dataclass(frozen=True)

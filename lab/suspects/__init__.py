@@ -5,6 +5,8 @@ A suspect is not a finding. Each names the mechanism, the line, and the diagnose
 makes the line *proven* (lab/suspects/verdict.py). One check = one small module in this package,
 registered by name with the mechanism and the diagnoses it points at. ruff does what it already
 checks (RUF006, the ASYNC rules: lab/suspects/ruff.py); the lab's own AST checks do the rest.
+
+May import: lab.common, lab.model.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lab.errors import UsageError
+from lab.common.errors import UsageError
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from lab.stats import wilson
+from lab.model.stats import wilson
 from lab.suspects import Scan, Suspect
 
 PROVEN, NOT_PROVEN, NOT_EXERCISED = "proven", "not proven", "not exercised"

@@ -20,12 +20,12 @@ import pytest
 import redis
 import requests
 
-from lab.attribution import cell_stats, verdicts
-from lab.config import LabConfig, ROOT
+from lab.model.attribution import cell_stats, verdicts
+from lab.common.config import LabConfig, ROOT
 from lab.expect import assert_cell, run_grid
 from lab.faults import Targets, make
-from lab.outcome import CellOutcome
-from lab.schedule import Cell, parse_fault, parse_profile, plan_cell, plan_trial
+from lab.model.outcome import CellOutcome
+from lab.plan.schedule import Cell, parse_fault, parse_profile, plan_cell, plan_trial
 from lab.stack.compose import ComposeStack
 from tests.helpers import isolated_env, run_lab, start_lab
 
@@ -140,7 +140,7 @@ def test_backend_restart_keeps_the_conversation_and_the_event_log(targets: Targe
     resp = s.post(stack.cfg.chat_url + "/chat", json={"message": "what is my name?", "id": "after-restart"}, timeout=30)
     assert resp.json()["reply"] == "Your name is Ivy."
     # The restarted container's log is followed again (the runner's triggers read it).
-    from lab.wait import wait_until
+    from lab.common.wait import wait_until
 
     wait_until(
         lambda: '"id": "after-restart"' in stack.backend_log.read_text(),
@@ -164,7 +164,7 @@ def test_ctrl_c_during_a_container_fault_leaves_redis_running(
 ) -> None:
     """`lab chaos --mode compose` interrupted while Redis is paused: exit 130, a partial
     report, and the container unpaused (the stack itself, reused, stays up)."""
-    from lab.wait import wait_until
+    from lab.common.wait import wait_until
 
     proc = start_lab(
         "chaos",

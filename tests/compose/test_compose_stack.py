@@ -15,8 +15,8 @@ import pytest
 import redis
 import requests
 
-from lab.config import PORT_ENV, ROOT
-from lab.toxiproxy import Toxiproxy
+from lab.common.config import PORT_ENV, ROOT
+from lab.stack.toxiproxy import Toxiproxy
 from tests.helpers import isolated_env, run_lab, start_lab
 
 
@@ -112,7 +112,7 @@ def test_toxiproxy_faults_work_unchanged(compose_env: dict[str, str]) -> None:
 def test_backend_events_are_followed_into_the_run_folder(compose_env: dict[str, str]) -> None:
     log = Path(compose_env["LAB_RUN_DIR"]) / "backend-log.log"
     requests.post(_url(compose_env, "chat_proxy") + "/chat", json={"message": "hi", "id": "follow-1"}, timeout=30)
-    from lab.wait import wait_until
+    from lab.common.wait import wait_until
 
     wait_until(lambda: '"id": "follow-1"' in log.read_text(), what="event in the followed log", timeout_s=30)
 
@@ -125,7 +125,7 @@ def test_down_leaves_no_engine_container_or_bridge(compose_env: dict[str, str]) 
     down = lab(compose_env, "down", "--mode", "compose")
     assert down.returncode == 0 and "compose project" in down.stdout, down.stderr
     if pid is not None:  # we started a private engine: it must be gone
-        from lab.wait import wait_until
+        from lab.common.wait import wait_until
 
         wait_until(
             lambda: not Path(f"/proc/{pid}").exists() or Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] == "Z",
@@ -152,7 +152,7 @@ def test_a_signal_during_compose_up_leaves_nothing(tmp_path: Path, sig: signal.S
     env = _env(tmp_path / "run")
     before = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
     proc = start_lab("up", "--mode", "compose", env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    from lab.wait import wait_until
+    from lab.common.wait import wait_until
 
     pidfile = tmp_path / "run" / "dockerd.pid"
     try:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from lab.stack import procs
-from lab.wait import wait_until
+from lab.common.wait import wait_until
 from tests.helpers import isolated_env, run_lab, start_lab
 
 SMALL = "profile=correct|fire_and_forget;fault=none;refresh=after_ack"

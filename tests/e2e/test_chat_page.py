@@ -10,7 +10,7 @@ import redis
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
 from lab.stack.native import NativeStack
-from lab.toxiproxy import Toxiproxy
+from lab.stack.toxiproxy import Toxiproxy
 from services.chat.llm import GREETING
 
 ARTIFACTS = Path("test-results")

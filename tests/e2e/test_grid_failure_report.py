@@ -9,8 +9,8 @@ INNER = """
 from pathlib import Path
 
 from lab.expect import assert_cell
-from lab.runner import Runner
-from lab.schedule import Cell, plan_cell
+from lab.runner.runner import Runner
+from lab.plan.schedule import Cell, plan_cell
 
 
 def test_wrong_expectation(lab_stack, request, tmp_path):

@@ -30,7 +30,7 @@ import pytest
 from lab.stack import procs
 from lab.stack.events import BackendEvents
 from lab.stack.ports import is_free
-from lab.wait import wait_until
+from lab.common.wait import wait_until
 from tests.helpers import isolated_env, run_lab, start_lab
 
 ONLY = "profile=correct;fault=none|latency;refresh=settled"

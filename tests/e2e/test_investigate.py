@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from lab.config import PORT_ENV
+from lab.common.config import PORT_ENV
 from lab.stack import procs
 from tests.helpers import free_ports, run_lab, start_lab
 
@@ -213,7 +213,7 @@ def test_interrupted_run_leaves_nothing_running(tmp_path: Path, sig: signal.Sign
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert proc.returncode == 128 + sig, out  # 130 for SIGINT, 143 for SIGTERM (lab.signals)
+    assert proc.returncode == 128 + sig, out  # 130 for SIGINT, 143 for SIGTERM (lab.common.signals)
     _assert_nothing_left(tmp_path / "run-investigate", out)
     assert not _port_accepts(target_port), out
     results = json.loads(results_files(tmp_path)[-1].read_text())

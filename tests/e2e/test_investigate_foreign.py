@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from lab.config import PORT_ENV, LabConfig
+from lab.common.config import PORT_ENV, LabConfig
 from lab.investigate import spec as spec_mod, target
 from lab.investigate.link import redis_link
 from tests.e2e.test_investigate import FOREIGN, _assert_nothing_left, _investigate, api_spec

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from lab import lessons
-from lab.config import PORT_ENV
+from lab.common.config import PORT_ENV
 from lab.stack import ports
 from tests.helpers import isolated_env, run_lab, start_lab
 
@@ -102,7 +102,7 @@ def test_sigterm_during_a_check_stops_everything(tmp_path: Path) -> None:
     import signal
     import subprocess
 
-    from lab.wait import wait_until
+    from lab.common.wait import wait_until
 
     run_dir = tmp_path / "run"
     env = _env(run_dir)
@@ -126,5 +126,5 @@ def test_sigterm_during_a_check_stops_everything(tmp_path: Path) -> None:
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 143, out  # 128 + SIGTERM (lab.signals)
+    assert proc.returncode == 143, out  # 128 + SIGTERM (lab.common.signals)
     assert "interrupted by SIGTERM" in out and _leftovers(run_dir, env) == []

@@ -13,8 +13,8 @@ from __future__ import annotations
 import pytest
 
 from lab.expect import ALL, assert_cell, run_grid
-from lab.outcome import CellOutcome
-from lab.schedule import Cell, parse_fault, parse_profile, plan_cell
+from lab.model.outcome import CellOutcome
+from lab.plan.schedule import Cell, parse_fault, parse_profile, plan_cell
 from lab.stack.native import NativeStack
 
 K = 4  # trials per cell: enough for the all-or-nothing mechanisms below, within the e2e budget

@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 
-from lab.attribution import cell_stats, verdicts
-from lab.chaos import ChaosRun, build_matrix, parse_only
-from lab.checker import check_safe
-from lab.config import PORT_ENV
-from lab.history import Trial
-from lab.outcome import CellOutcome, TrialOutcome
+from lab.model.attribution import cell_stats, verdicts
+from lab.commands.chaos import ChaosRun, build_matrix, parse_only
+from lab.model.checker import check_safe
+from lab.common.config import PORT_ENV
+from lab.model.history import Trial
+from lab.model.outcome import CellOutcome, TrialOutcome
 from tests.helpers import free_ports, run_lab, start_lab
 
 ONLY = "profile=correct|swallowed_errors;fault=none|down|latency:latency_ms=100;refresh=settled"
@@ -75,7 +75,7 @@ def _union_verdicts(folders: list[Path]) -> list[dict[str, Any]]:
     cells = {}
     for f in folders:
         for c in json.loads((f / "results.json").read_text())["cells"]:
-            from lab.merge import _cell
+            from lab.commands.merge import _cell
 
             cells[c["cell_id"]] = CellOutcome(_cell(c))
         for rec in json.loads((f / "trials.json").read_text()):

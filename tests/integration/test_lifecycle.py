@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from lab.config import ROOT
+from lab.common.config import ROOT
 from lab.stack import procs
-from lab.wait import wait_until
+from lab.common.wait import wait_until
 from tests.helpers import isolated_env, run_lab, start_lab
 
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import yaml
 
-from lab import topology
-from lab.config import DEFAULT_PORTS, PORT_ENV, ROOT
+from lab.stack import topology
+from lab.common.config import DEFAULT_PORTS, PORT_ENV, ROOT
 
 _VAR = re.compile(r"\$\{(?P<name>[A-Z0-9_]+)(?::-(?P<default>[^}]*))?\}")
 # Container ports each service listens on, as compose runs them.

@@ -11,8 +11,8 @@ from typing import Any
 
 import yaml
 
-from lab import topology
-from lab.config import DEFAULT_PORTS, LabConfig
+from lab.stack import topology
+from lab.common.config import DEFAULT_PORTS, LabConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 K8S = ROOT / "deploy" / "k8s"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from lab.config import ROOT
+from lab.common.config import ROOT
 
 SCRIPT = ROOT / "scripts" / "setup.sh"
 

@@ -14,12 +14,12 @@ from typing import Any, ParamSpec, TypeVar
 
 import redis
 
-from lab.errors import LabError, UsageError
-from lab.http import http_get
+from lab.common.errors import LabError, UsageError
+from lab.common.http import http_get
 from lab.stack import procs
 from lab.stack.compose.docker_cli import DockerCli
 from lab.stack.engine import DOCKER
-from lab.wait import wait_until
+from lab.common.wait import wait_until
 
 # The lab's service names (native mode's) -> compose services.
 SERVICE_OF = {"redis": "redis", "toxiproxy": "toxiproxy", "backend": "chat", "chat": "chat"}

@@ -7,8 +7,8 @@ import shutil
 import subprocess
 from typing import Any
 
-from lab.config import LabConfig
-from lab.errors import LabError
+from lab.common.config import LabConfig
+from lab.common.errors import LabError
 from lab.stack.engine import DOCKER
 
 

@@ -13,7 +13,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from lab.errors import LabError
+from lab.common.errors import LabError
 from lab.stack.compose.docker_cli import DockerCli
 
 OFFICIAL = {

@@ -15,14 +15,14 @@ from typing import Any
 
 import redis
 
-from lab.config import LabConfig
-from lab.http import http_get
+from lab.common.config import LabConfig
+from lab.common.http import http_get
 from lab.stack import procs
 from lab.stack.compose.containers import Containers
 from lab.stack.compose.images import OFFICIAL, Images
 from lab.stack.engine import Engine
 from lab.stack.lifecycle import Lifecycle
-from lab.wait import wait_until
+from lab.common.wait import wait_until
 
 SERVICES = ("redis", "toxiproxy", "chat")
 
@@ -48,8 +48,8 @@ class ComposeStack(Lifecycle, Images, Containers):
 
     # ----------------------------------------------------------------- verbs
     def up(self, timeout_s: float = 180.0) -> dict[str, Any]:
-        from lab.errors import Interrupted
-        from lab.signals import deferred, interrupt_on
+        from lab.common.errors import Interrupted
+        from lab.common.signals import deferred, interrupt_on
 
         self.run_dir.mkdir(parents=True, exist_ok=True)
         with interrupt_on(exc=Interrupted):  # SIGINT/SIGTERM during start-up: undo the half-start
@@ -88,7 +88,7 @@ class ComposeStack(Lifecycle, Images, Containers):
         return state
 
     def _fingerprint(self) -> str:
-        from lab.fingerprint import code_fingerprint
+        from lab.stack.fingerprint import code_fingerprint
 
         compose = hashlib.sha256((self.cfg.root / "compose.yaml").read_bytes()).hexdigest()[:8]
         return f"{code_fingerprint()}-{compose}"
@@ -108,8 +108,8 @@ class ComposeStack(Lifecycle, Images, Containers):
         return {**state, "reused": True}
 
     def _check_ports_free(self) -> None:
-        from lab.config import PORT_ENV
-        from lab.errors import UsageError
+        from lab.common.config import PORT_ENV
+        from lab.common.errors import UsageError
         from lab.stack import ports
 
         for name, port in self.cfg.ports.items():

@@ -7,7 +7,7 @@ import os
 import uuid
 from pathlib import Path
 
-from lab.config import PORT_ENV
+from lab.common.config import PORT_ENV
 from lab.stack import procs
 from tests.helpers import free_ports, run_lab
 

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from lab.config import ROOT
+from lab.common.config import ROOT
 
 
 def test_readme_fault_example_passes(pytester: pytest.Pytester) -> None:

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from lab.checker import Result
+from lab.model.checker import Result
 from lab.expect import assert_cell, honestly_unknown
-from lab.history import Trial
-from lab.outcome import CellOutcome, TrialOutcome
-from lab.schedule import Cell
+from lab.model.history import Trial
+from lab.model.outcome import CellOutcome, TrialOutcome
+from lab.plan.schedule import Cell
 
 
 def _outcome(tid: str, validity: str, *reasons: str) -> TrialOutcome:

@@ -1,9 +1,11 @@
 """The module graph of lab/: no import cycle (function-level imports included: they hide cycles,
-they do not remove them), and the pure layers stay free of the browser."""
+they do not remove them), rooms that import only the rooms their docstring allows (lower rooms
+never import higher ones), and the pure layers stay free of the browser."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 LAB = Path(__file__).resolve().parents[3] / "lab"
@@ -87,7 +89,7 @@ def test_the_cycle_finder_finds_one() -> None:
 
 def test_report_imports_neither_investigate_nor_the_runner() -> None:
     reached = _reach(_graph(), "lab.report") | _reach(_graph(), "lab.report.html")
-    assert not {m for m in reached if m.startswith("lab.investigate") or m == "lab.runner"}, sorted(reached)
+    assert not {m for m in reached if m.startswith("lab.investigate") or m == "lab.runner.runner"}, sorted(reached)
 
 
 def test_trial_model_checker_attribution_and_diagnoses_need_no_browser() -> None:
@@ -96,7 +98,7 @@ def test_trial_model_checker_attribution_and_diagnoses_need_no_browser() -> None
     import sys
 
     code = (
-        "import sys, lab.history, lab.checker, lab.outcome, lab.attribution, lab.report, lab.diagnoses;"
+        "import sys, lab.model.history, lab.model.checker, lab.model.outcome, lab.model.attribution, lab.report, lab.diagnoses;"
         "lab.diagnoses._load();"
         "print(sorted(m for m in sys.modules if m.startswith('playwright')))"
     )
@@ -104,3 +106,52 @@ def test_trial_model_checker_attribution_and_diagnoses_need_no_browser() -> None
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=LAB.parent
     ).stdout.strip()
     assert out == "[]"
+
+
+# lab/'s own modules at its root, beside the rooms (packages): the entry point, the package's
+# version and the two faces for pytest.
+ROOT_MODULES_MAX = 10
+
+
+def _room(module: str) -> str:
+    """``lab.model.checker`` -> ``lab.model``; a module at lab/'s root is its own room."""
+    return ".".join(module.split(".")[:2])
+
+
+def _allowed() -> dict[str, set[str]]:
+    """Each room's "May import:" line (its __init__ docstring): the rooms it may import."""
+    out = {}
+    for init in sorted(LAB.glob("*/__init__.py")):
+        doc = ast.get_docstring(ast.parse(init.read_text())) or ""
+        m = re.search(r"^May import: (.*?)(?:\n\n|\Z)", doc, re.M | re.S)
+        assert m, f"{init.relative_to(LAB.parent)}: its docstring says what it holds, then 'May import: ...'"
+        out[f"lab.{init.parent.name}"] = set(re.findall(r"\blab\.\w+", m.group(1)))
+    return out
+
+
+def test_every_room_says_what_it_may_import_and_imports_nothing_else() -> None:
+    allowed = _allowed()
+    wrong = []
+    for m, deps in _graph().items():
+        room = _room(m)
+        if room not in allowed or room == "lab.cli":  # lab/ root modules and the CLI are the top
+            continue
+        for d in deps:
+            target = _room(d)
+            if target not in (room, "lab") and target not in allowed[room]:
+                wrong.append(f"{m} imports {d} ({target} is not in {room}'s 'May import')")
+    assert wrong == [], "\n".join(wrong)
+
+
+def test_lower_rooms_never_import_higher_ones() -> None:
+    """The rooms' allowances form one order: no room may import (even through others) a room
+    that may import it."""
+    allowed = _allowed()
+    assert _cycles({r: {d for d in ds if d in allowed} for r, ds in allowed.items()}) == []
+    for r in allowed:
+        assert r not in _reach({k: {d for d in v if d in allowed} for k, v in allowed.items()}, r), r
+
+
+def test_lab_root_holds_few_modules() -> None:
+    root = sorted(p.name for p in LAB.glob("*.py"))
+    assert len(root) <= ROOT_MODULES_MAX, root

@@ -1,7 +1,7 @@
 import pytest
 import redis
 
-from lab.errors import UsageError
+from lab.common.errors import UsageError
 from lab.faults import Targets, make
 
 

@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from lab.errors import UsageError
+from lab.common.errors import UsageError
 from lab.faults import REGISTRY, FaultNotConfirmed, Targets, make
 from lab.faults.latency import Latency
 

@@ -2,7 +2,7 @@ import time
 
 import pytest
 
-from lab.errors import UsageError
+from lab.common.errors import UsageError
 from lab.faults import Targets, make
 
 

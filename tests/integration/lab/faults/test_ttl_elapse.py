@@ -1,7 +1,7 @@
 import pytest
 import requests
 
-from lab.errors import UsageError
+from lab.common.errors import UsageError
 from lab.faults import Targets, make
 from lab.stack.native import NativeStack
 

@@ -21,7 +21,7 @@ import pytest
 from tests.helpers import run_async
 
 from lab.faults import base as faults
-from lab.history import Trial
+from lab.model.history import Trial
 from lab.investigate import spec as sp
 from lab.investigate.blackbox import Prober
 from lab.investigate.experiments import Experiment

@@ -10,8 +10,8 @@ import redis
 import requests
 
 from lab.stack.native import NativeStack
-from lab.toxiproxy import Toxiproxy
-from lab.wait import wait_until
+from lab.stack.toxiproxy import Toxiproxy
+from lab.common.wait import wait_until
 
 from .conftest import Chat
 

@@ -12,7 +12,7 @@ import redis
 import requests
 
 from lab.stack.native import NativeStack
-from lab.toxiproxy import Toxiproxy
+from lab.stack.toxiproxy import Toxiproxy
 
 from .conftest import Chat
 

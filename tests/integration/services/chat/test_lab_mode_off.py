@@ -11,10 +11,10 @@ from collections.abc import Iterator
 import pytest
 import requests
 
-from lab.config import ROOT
-from lab.fingerprint import backend_command
+from lab.common.config import ROOT
+from lab.stack.fingerprint import backend_command
 from lab.stack.native import NativeStack
-from lab.wait import wait_until
+from lab.common.wait import wait_until
 
 
 @pytest.fixture(scope="module")

@@ -4,8 +4,8 @@ none from evidence that something else explains (reads that raced a write, a fai
 from __future__ import annotations
 
 from lab import diagnoses as dg
-from lab.checker import check
-from lab.history import Row, Send, Trial, TtlObs
+from lab.model.checker import check
+from lab.model.history import Row, Send, Trial, TtlObs
 
 
 def _send(

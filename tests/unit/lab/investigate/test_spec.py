@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lab.errors import UsageError
+from lab.common.errors import UsageError
 from lab.investigate import spec as sp
 
 ROOT = Path(__file__).resolve().parents[4]

@@ -12,7 +12,7 @@ import pytest
 
 from lab import suspects
 from lab.diagnoses import REGISTRY as DIAGNOSES, _load as load_diagnoses
-from lab.errors import UsageError
+from lab.common.errors import UsageError
 
 ROOT = Path(__file__).resolve().parents[4]
 

@@ -1,0 +1,119 @@
+"""Where the lab lives and which ports it uses: one place, every value overridable by env."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lab.common.errors import UsageError
+
+ROOT = Path(__file__).resolve().parents[2]  # lab/common/config.py -> the checkout
+
+# Ports Chromium refuses with ERR_UNSAFE_PORT (net/base/port_util.cc, those >= 1024): a browser
+# must be able to reach the chat proxy, and the others are kept off the list for uniformity.
+CHROMIUM_UNSAFE_PORTS = frozenset(
+    {1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080}
+)
+
+# Lab ports avoid the services' defaults (a system Redis may hold 6379, Toxiproxy 8474).
+DEFAULT_PORTS: dict[str, int] = {
+    "redis": 16379,  # real redis-server (read directly only by the lab's checker)
+    "redis_proxy": 16380,  # Toxiproxy "redis" proxy: the only Redis address the backend gets
+    "backend": 18081,  # chat backend, direct (the lab's own health checks)
+    "chat_proxy": 18080,  # Toxiproxy "chat" proxy: the only address the browser uses
+    "toxiproxy": 18474,  # Toxiproxy HTTP API
+}
+PORT_ENV = {name: f"LAB_{name.upper()}_PORT" for name in DEFAULT_PORTS}
+MODES = ("native", "compose", "external")  # external: the services run already (deploy/k8s)
+
+
+def parse_port(value: str | int, what: str) -> int:
+    """Validate one port number, naming the variable in the error."""
+    try:
+        port = int(value)
+    except (TypeError, ValueError):
+        raise UsageError(f"{what}={value!r} is not a port number", "use an integer between 1024 and 65535") from None
+    if not 1024 <= port <= 65535:
+        raise UsageError(f"{what}={port} is out of range", "use a port between 1024 and 65535")
+    if port in CHROMIUM_UNSAFE_PORTS:
+        raise UsageError(
+            f"{what}={port} is a port Chromium refuses (ERR_UNSAFE_PORT)", "pick another port, e.g. one in 16000-19999"
+        )
+    return port
+
+
+@dataclass(frozen=True)
+class LabConfig:
+    """Paths and ports of one native stack."""
+
+    root: Path = ROOT
+    run_dir: Path = ROOT / ".lab" / "run" / "native"
+    bin_dir: Path = ROOT / ".lab" / "bin"
+    topology_file: Path = ROOT / "toxiproxy.json"
+    ports: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_PORTS))
+    host: str = "127.0.0.1"
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None, **overrides: object) -> "LabConfig":
+        env = dict(os.environ if env is None else env)
+        ports = {
+            name: parse_port(env.get(PORT_ENV[name], default), PORT_ENV[name])
+            for name, default in DEFAULT_PORTS.items()
+        }
+        seen: dict[int, str] = {}
+        for name, port in ports.items():
+            if port in seen:
+                raise UsageError(
+                    f"{PORT_ENV[name]} and {PORT_ENV[seen[port]]} are both {port}", "give each service its own port"
+                )
+            seen[port] = name
+        values: dict[str, Any] = {"ports": ports}
+        if "LAB_RUN_DIR" in env:
+            values["run_dir"] = Path(env["LAB_RUN_DIR"]).resolve()
+        if "LAB_BIN" in env:
+            values["bin_dir"] = Path(env["LAB_BIN"]).resolve()
+        if "LAB_TOPOLOGY" in env:
+            values["topology_file"] = Path(env["LAB_TOPOLOGY"]).resolve()
+        values.update(overrides)
+        return cls(**values)
+
+    # Endpoints, all on loopback: cookies ignore ports but not host names, so one host everywhere.
+    def url(self, port_name: str) -> str:
+        return f"http://{self.host}:{self.ports[port_name]}"
+
+    @property
+    def chat_url(self) -> str:
+        return self.url("chat_proxy")
+
+    @property
+    def backend_url(self) -> str:
+        return self.url("backend")
+
+    @property
+    def toxiproxy_url(self) -> str:
+        return self.url("toxiproxy")
+
+    @property
+    def redis_url(self) -> str:
+        """Redis itself, bypassing Toxiproxy: where the checker reads the truth."""
+        return f"redis://{self.host}:{self.ports['redis']}/0"
+
+    @property
+    def redis_proxy_url(self) -> str:
+        """Redis through Toxiproxy: the only Redis address the backend is given."""
+        return f"redis://{self.host}:{self.ports['redis_proxy']}/0"
+
+    def endpoints(self) -> dict[str, str]:
+        return {
+            "chat": self.chat_url,
+            "backend": self.backend_url,
+            "toxiproxy": self.toxiproxy_url,
+            "redis": self.redis_url,
+            "redis_proxy": self.redis_proxy_url,
+        }
+
+    @property
+    def toxiproxy_server(self) -> Path:
+        return self.bin_dir / "toxiproxy-server"

@@ -1,0 +1,126 @@
+"""Where each sent message's rows are in a read of the conversation (final or shown).
+
+By id where the rows carry ids; otherwise by (role, text, occurrence) -- a user row by the text
+sent, a reply row by the reply text the answer carried -- so two equal reply texts are two
+rows, not a duplicate and a loss. Where equal texts leave a choice, a reply belongs to the
+message whose question is the nearest stored before it; where the reply's text is not known,
+by that position alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from lab.model.history import Row, Send
+
+ROLES = ("user", "assistant")
+
+
+@dataclass
+class _Msg:
+    id: str
+    text: str
+    reply: str | None
+    sends: list[Send]
+
+
+@dataclass
+class Placement:
+    """Where one message's rows are in a read (positions, in stored order)."""
+
+    user: list[int] = field(default_factory=list)
+    reply: list[int] = field(default_factory=list)
+
+
+def _messages(sends: list[Send]) -> list[_Msg]:
+    out: dict[str, _Msg] = {}
+    for s in sends:
+        m = out.setdefault(s.id, _Msg(s.id, s.text, None, []))
+        m.sends.append(s)
+        if s.reply is not None and (m.reply is None or s.outcome == "ok"):
+            m.reply = s.reply
+    return list(out.values())
+
+
+def place(rows: list[Row], sends: list[Send]) -> tuple[dict[str, Placement], list[int]]:
+    """Each message's rows in ``rows``, and the positions of rows of ids never sent."""
+    msgs = _messages(sends)
+    by_id = {m.id: Placement() for m in msgs}
+    unexpected: list[int] = []
+    text_rows: list[int] = []
+    for pos, r in enumerate(rows):
+        if not r.id:
+            text_rows.append(pos)
+        elif r.id not in by_id:
+            unexpected.append(pos)
+        elif r.role in ROLES:
+            getattr(by_id[r.id], "user" if r.role == "user" else "reply").append(pos)
+    if text_rows:
+        _place_by_text(rows, text_rows, msgs, by_id)
+    return by_id, unexpected
+
+
+def _user_candidates(row: Row, msgs: list[_Msg]) -> list[_Msg]:
+    exact = [m for m in msgs if m.text == row.text]
+    if exact:
+        return exact
+    inside = [m for m in msgs if m.text and m.text in row.text]  # an app may decorate the text
+    longest = max((len(m.text) for m in inside), default=0)
+    return [m for m in inside if len(m.text) == longest]
+
+
+def _place_by_text(rows: list[Row], positions: list[int], msgs: list[_Msg], by_id: dict[str, Placement]) -> None:
+    # User rows: the first message of that text without a row yet (occurrence), else a duplicate.
+    owner_at: dict[int, _Msg] = {}
+    for pos in positions:
+        if rows[pos].role != "user":
+            continue
+        cands = _user_candidates(rows[pos], msgs)
+        if not cands:
+            continue  # the app's own row (a greeting, a system note): not the lab's business
+        m = next((c for c in cands if not by_id[c.id].user), cands[-1])
+        by_id[m.id].user.append(pos)
+        owner_at[pos] = m
+
+    def question_before(pos: int) -> _Msg | None:
+        before = [p for p in owner_at if p < pos]
+        return owner_at[max(before)] if before else None
+
+    replies = [p for p in positions if rows[p].role == "assistant"]
+    known = {m.reply for m in msgs if m.reply is not None}
+
+    def pool(pos: int) -> list[_Msg]:
+        text = rows[pos].text
+        by_text = [m for m in msgs if m.reply is not None and m.reply == text]
+        if by_text:
+            # ... and the messages whose answer was never seen (a failed send whose write
+            # landed): their reply may have the same text. Those with the text come first.
+            return by_text + [m for m in msgs if m.reply is None]
+        # Not a reply text any answer carried: by position, among messages whose reply text is
+        # unknown or was stored differently from how it was answered.
+        if text in known:
+            return []
+        return [m for m in msgs if m.reply is None or not any(rows[p].text == m.reply for p in replies)]
+
+    left: list[int] = []
+    # Pass 1: a reply right after its own question (the nearest stored question before it).
+    for pos in replies:
+        q, cands = question_before(pos), pool(pos)
+        if q is not None and q in cands and not by_id[q.id].reply:
+            by_id[q.id].reply.append(pos)
+        else:
+            left.append(pos)
+    # Pass 2: the rest -- a reply stored before its question (or with its question missing),
+    # else a second copy of the nearest question's reply.
+    for pos in left:
+        cands = pool(pos)
+        if not cands:
+            continue
+        free = [m for m in cands if not by_id[m.id].reply]
+        q = question_before(pos)
+        if free:
+            by_id[free[0].id].reply.append(pos)
+        elif q is not None and q in cands:
+            by_id[q.id].reply.append(pos)
+        else:
+            by_id[cands[0].id].reply.append(pos)

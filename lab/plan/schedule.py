@@ -1,0 +1,290 @@
+"""The schedule (Jepsen's generator): a seeded, deterministic plan for each trial.
+
+A cell is (defect profile, fault, refresh point, turns); a trial plan adds the seed, the message
+texts, which turn a one-send fault is armed around, and the pacing. Plans are plain data: the
+same seed gives the same plan, and a plan's replay command rebuilds it exactly.
+"""
+
+from __future__ import annotations
+
+import random
+import shlex
+from dataclasses import dataclass, field
+from typing import Any
+
+from lab.common.errors import UsageError
+from lab.faults import REGISTRY as FAULTS
+from lab.faults import Fault, make
+from services.chat.defects import INCIDENT, REGISTRY as DEFECTS
+
+REFRESH_POINTS = (
+    "in_flight",
+    "after_ack",
+    "mid_stream",
+    "settled",
+    "reopen",
+    "browser_restart",
+    "two_tabs",
+    "double_submit",
+)
+# Refresh points that are send patterns: the last turn is sent twice at nearly the same moment --
+# from a second page of the same browser context (two_tabs: another message, same cookies), or
+# the same message with the same id from one page (double_submit: a double click) -- and the
+# page is refreshed once both have settled.
+CONCURRENT_POINTS = ("two_tabs", "double_submit")
+NAMES = ("Ada", "Grace", "Alan", "Barbara", "Edsger", "Frances", "Leslie", "Margaret", "Niklaus")
+LIKES = ("chess", "sailing", "jazz", "tea", "hiking", "origami", "cycling", "astronomy")
+FILLERS = (
+    "Tell me something interesting.",
+    "How is your day going?",
+    "Any plans for later?",
+    "What should I cook tonight?",
+    "Recommend a book, please.",
+    "Is it going to rain?",
+)
+DEFAULT_LLM_LATENCY_MS = 30
+IN_FLIGHT_LLM_LATENCY_MS = 400  # the window in which "received, not yet answered" is observable
+STREAM_TOKEN_DELAY_MS = 40
+# The last turn of a mid_stream trial streams slowly: after a reload Chromium keeps reading
+# ("draining") a response body for up to 5 s to reuse the socket, so a reply streamed faster
+# than that completes on the server anyway. Measured here: 40 ms/token lost the turn in ~40 % of
+# trials, 400 ms/token (about 6 s per reply) in every trial.
+MID_STREAM_LAST_TOKEN_DELAY_MS = 400
+
+
+def parse_profile(text: str) -> tuple[str, ...]:
+    """'correct' | 'incident' | 'incident-<defect>' | 'a,b' -> defect names (registry order)."""
+    text = text.strip()
+    if text in ("correct", "", "none"):
+        names: set[str] = set()
+    elif text == "incident":
+        names = set(INCIDENT)
+    elif text.startswith("incident-"):
+        minus = text.removeprefix("incident-")
+        if minus not in INCIDENT:
+            raise UsageError(
+                f"profile {text!r}: {minus!r} is not in the incident profile",
+                f"the incident's defects: {', '.join(INCIDENT)}",
+            )
+        names = set(INCIDENT) - {minus}
+    else:
+        names = {n.strip() for n in text.split(",") if n.strip()}
+        unknown = sorted(names - DEFECTS.keys())
+        if unknown:
+            raise UsageError(
+                f"unknown defect(s) {', '.join(unknown)}",
+                f"valid: {', '.join(DEFECTS)}; or a profile: correct, incident, incident-<defect>",
+            )
+    return tuple(n for n in DEFECTS if n in names)
+
+
+def profile_name(defects: tuple[str, ...]) -> str:
+    if not defects:
+        return "correct"
+    if set(defects) == set(INCIDENT):
+        return "incident"
+    if set(defects) < set(INCIDENT) and len(defects) == len(INCIDENT) - 1:
+        return "incident-" + next(d for d in INCIDENT if d not in defects)
+    return ",".join(defects)
+
+
+def parse_fault(text: str) -> tuple[str, dict[str, Any]]:
+    """'latency' or 'latency:latency_ms=500,jitter_ms=0' -> (name, params), values typed."""
+    name, _, rest = text.partition(":")
+    params: dict[str, Any] = {}
+    for item in filter(None, (x.strip() for x in rest.split(","))):
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise UsageError(f"fault parameter {item!r} is not key=value", "e.g. latency:latency_ms=500")
+        params[key.strip()] = _typed(value.strip())
+    make(name.strip(), **params)  # validates name and parameters, naming the valid ones
+    return name.strip(), params
+
+
+def _typed(v: str) -> Any:
+    if v.lower() in ("true", "false"):
+        return v.lower() == "true"
+    try:
+        return int(v)
+    except ValueError:
+        return v
+
+
+def fault_text(name: str, params: dict[str, Any]) -> str:
+    if not params:
+        return name
+    return (
+        name + ":" + ",".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in sorted(params.items()))
+    )
+
+
+@dataclass(frozen=True)
+class Cell:
+    defects: tuple[str, ...]
+    fault: str
+    refresh: str
+    turns: int = 5
+    fault_params: tuple[tuple[str, Any], ...] = ()
+    user_retry: bool = True
+    target: str = ""  # lab investigate: the app's name (its defects are unknown)
+    # Also retry a send whose request failed with no answer at all (a cut acknowledgement:
+    # ack_lost), as the page offers; off by default, where the retry of a 5xx is the one studied.
+    # Set by `lab soak` only: `lab replay` cannot express it (its cell id ends in "+retry-cut").
+    retry_cut: bool = False
+
+    def __post_init__(self) -> None:
+        if self.refresh not in REFRESH_POINTS:
+            raise UsageError(f"unknown refresh point {self.refresh!r}", f"valid: {', '.join(REFRESH_POINTS)}")
+        if self.fault not in FAULTS:
+            raise UsageError(f"unknown fault {self.fault!r}", f"valid: {', '.join(sorted(FAULTS))}")
+        if not 1 <= self.turns <= 100:
+            raise UsageError(f"turns={self.turns} is out of range [1, 100]")
+        f = self.make_fault()
+        if f.window != "trial" and self.turns < f.earliest_turn + 1:
+            raise UsageError(
+                f"fault {self.fault} is armed around turn {f.earliest_turn} or later, "
+                f"before the last: needs turns >= {f.earliest_turn + 1}"
+            )
+        if self.fault == "ttl_elapse" and self.turns < 5:
+            raise UsageError("ttl_elapse needs turns >= 5 to run past 2 x TTL with gaps under TTL/2")
+
+    @property
+    def stream(self) -> bool:
+        # mid_stream needs a streamed reply; so does save_at_stream_end to mean anything.
+        return self.refresh == "mid_stream" or "save_at_stream_end" in self.defects
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return dict(self.fault_params)
+
+    def make_fault(self) -> Fault:
+        return make(self.fault, **self.params)
+
+    @property
+    def profile(self) -> str:
+        return f"target:{self.target}" if self.target else profile_name(self.defects)
+
+    @property
+    def cell_id(self) -> str:
+        return f"{self.profile}|{fault_text(self.fault, self.params)}|{self.refresh}|t{self.turns}" + (
+            "+retry-cut" if self.retry_cut else ""
+        )
+
+    @property
+    def label(self) -> str:
+        """The cell's column in tables and reports: fault / refresh point (/ turns if not 5)."""
+        return f"{fault_text(self.fault, self.params)}/{self.refresh}" + (f"/t{self.turns}" if self.turns != 5 else "")
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "cell_id": self.cell_id,
+            "defects": list(self.defects),
+            "profile": self.profile,
+            "fault": self.fault,
+            "fault_params": self.params,
+            "refresh": self.refresh,
+            "turns": self.turns,
+            "stream": self.stream,
+        }
+
+
+@dataclass(frozen=True)
+class TrialPlan:
+    cell: Cell
+    trial_id: str
+    seed: int
+    messages: tuple[str, ...]
+    fault_turn: int  # 1-based turn a one-send fault is armed around; 0 = whole trial
+    llm_latency_ms: int
+    token_delay_ms: int
+    headers: dict[str, str] = field(default_factory=dict)
+    think_ms: int = 0  # the user's pause before typing each turn after the first
+    other_tab: str = ""  # two_tabs: the message the second tab sends with the last turn
+    last_turn_headers: dict[str, str] = field(default_factory=dict)  # changed for the last send only
+
+    def replay_command(self, runs: int = 5, mode: str = "native") -> str:
+        c = self.cell
+        args = [
+            ".venv/bin/lab",
+            "replay",
+            *(["--mode", mode] if mode != "native" else []),
+            "--profile",
+            c.profile,
+            "--fault",
+            fault_text(c.fault, c.params),
+            "--refresh",
+            c.refresh,
+            "--turns",
+            str(c.turns),
+            "--seed",
+            str(self.seed),
+        ]
+        if self.fault_turn:
+            args += ["--fault-turn", str(self.fault_turn)]
+        return shlex.join(args + ["--runs", str(runs)])
+
+
+def plan_trial(cell: Cell, seed: int, trial_id: str, fault_turn: int | None = None) -> TrialPlan:
+    """One trial's plan, a pure function of (cell, seed[, fault_turn])."""
+    rng = random.Random(seed)
+    name, like = rng.choice(NAMES), rng.choice(LIKES)
+    msgs = [f"Hi, my name is {name}.", f"I like {like}."]
+    while len(msgs) < cell.turns - 1:
+        msgs.append(f"{rng.choice(FILLERS)} (#{len(msgs) + 1})")
+    msgs.append("What is my name?")
+    msgs = msgs[-cell.turns :] if cell.turns < 3 else msgs[: cell.turns]
+    fault = cell.make_fault()
+    if fault.window == "trial":
+        fault_turn = 0
+    elif fault_turn is None:
+        fault_turn = rng.randint(fault.earliest_turn, cell.turns - 1)
+    elif not fault.earliest_turn <= fault_turn < cell.turns:
+        raise UsageError(
+            f"fault turn {fault_turn} is out of range [{fault.earliest_turn}, {cell.turns - 1}] for {fault.name}",
+            "a one-send fault is armed around an earlier turn than the refresh"
+            + ("; a restart needs a stored turn before it" if fault.earliest_turn > 1 else ""),
+        )
+    latency = DEFAULT_LLM_LATENCY_MS
+    if cell.refresh == "in_flight":
+        latency = IN_FLIGHT_LLM_LATENCY_MS
+    ttl = getattr(fault, "ttl_ms", None)
+    think = 0
+    if ttl is not None:
+        # A turn = think 0.25 TTL + model 0.3 TTL + overhead: writes stay under TTL/2 apart with
+        # room for a loaded machine, and the planned pace alone (5 x 0.3 + 4 x 0.25 = 2.5 TTL)
+        # outlasts 2 x TTL with room for turns that fail fast (skipping the model); both are
+        # checked per trial. (0.15 left 2.1 TTL: with a driver that waits less between turns,
+        # 7 of 10 incident trials fell short of 2 x TTL.)
+        latency, think = int(ttl * 0.3), int(ttl * 0.25)
+    headers = {
+        "X-Lab-Defects": ",".join(cell.defects),
+        "X-Lab-Trial": trial_id,
+        "X-Lab-Llm-Latency-Ms": str(latency),
+        **fault.headers(),
+    }
+    if cell.stream:
+        headers["X-Lab-Token-Delay-Ms"] = str(STREAM_TOKEN_DELAY_MS)
+    other = f"(other tab) {rng.choice(FILLERS)}" if cell.refresh == "two_tabs" else ""
+    last = {"X-Lab-Token-Delay-Ms": str(MID_STREAM_LAST_TOKEN_DELAY_MS)} if cell.refresh == "mid_stream" else {}
+    return TrialPlan(
+        cell,
+        trial_id,
+        seed,
+        tuple(msgs),
+        fault_turn,
+        latency,
+        token_delay_ms=STREAM_TOKEN_DELAY_MS if cell.stream else 0,
+        headers=headers,
+        think_ms=think,
+        other_tab=other,
+        last_turn_headers=last,
+    )
+
+
+def plan_cell(cell: Cell, trials: int, seed: int, prefix: str = "") -> list[TrialPlan]:
+    """A cell's trials. One-send faults hit the same turn in every trial of the cell, so the
+    trials can run in lockstep inside one fault window."""
+    rng = random.Random(seed)
+    fault = cell.make_fault()
+    turn = rng.randint(fault.earliest_turn, cell.turns - 1) if fault.window != "trial" else None
+    return [plan_trial(cell, rng.randrange(1 << 31), f"{prefix}{i:03d}", turn) for i in range(trials)]

@@ -1,0 +1,303 @@
+"""Runs trials on the real stack: conversations in Chromium under faults, then the final reads
+and the checker. Trials of one cell run concurrently inside one fault window (faults act on a
+whole proxy); faults armed around one send run their trials one at a time."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import redis
+from playwright.async_api import Browser
+
+from lab.model.checker import check_safe
+from lab.driver.driver import ChatDriver
+from lab.driver.slots import Slot
+from lab.runner import artifacts
+from lab.common.errors import LabError
+from lab.plan.lockstep import Lockstep
+from lab.faults import Fault, Targets
+from lab.model.history import Row, Trial
+from lab.model.outcome import CellOutcome, TrialOutcome
+from lab.driver import conversation
+from lab.runner import preconditions, run_context
+from lab.runner.run_context import RunContext
+from lab.plan.schedule import Cell, TrialPlan
+from lab.common.signals import run_async
+from lab.stack import Stack
+from services.chat import session, store
+
+TRIAL_TIMEOUT_BASE_S = 60.0  # a trial's conversation may take at most base + per turn
+TRIAL_TIMEOUT_PER_TURN_S = 15.0
+
+
+async def _bounded(aw: Any, timeout_s: float) -> Any:
+    try:
+        return await asyncio.wait_for(aw, timeout_s)
+    except Exception:  # TimeoutError included: a stuck step must not hang the run
+        return None
+
+
+QUIESCENCE_TIMEOUT_S = 20.0
+# Failing trials per cell that also keep a Playwright trace and a screenshot: a trace zip and a
+# screenshot cost the browser more than the rest of a failing trial's artifacts together, and
+# the 60th identical failure of a cell adds nothing its first ones and its replay do not show.
+TRACED_PER_CELL = 3
+
+
+class Runner:
+    def __init__(
+        self,
+        stack: Stack,
+        out_dir: Path,
+        *,
+        concurrency: int = 4,
+        on_trial: Callable[[Cell, TrialOutcome], None] | None = None,
+        keep_artifacts: bool = True,
+        trace: bool = True,
+        traced_per_cell: int = TRACED_PER_CELL,
+    ) -> None:
+        self.stack, self.out_dir, self.concurrency = stack, out_dir, max(1, concurrency)
+        self.targets = Targets.of(stack)
+        self.on_trial = on_trial or (lambda c, t: None)
+        self.keep_artifacts = keep_artifacts
+        self.traced_per_cell = traced_per_cell
+        self._traced: dict[str, int] = {}  # cell id -> failing trials traced so far
+        self.trace = trace  # Playwright traces (kept for failing trials): off saves browser CPU
+        self.finished: list[CellOutcome] = []  # what a Ctrl-C leaves to report
+        self._ctx: RunContext | None = None
+
+    def run(self, cells: list[tuple[Cell, list[TrialPlan]]]) -> list[CellOutcome]:
+        # A SIGINT/SIGTERM/SIGHUP cancels the run's main task (every finally runs: browser
+        # closed, faults healed), then raises lab.common.signals.Interrupt; self.finished keeps what
+        # had finished for the partial report.
+        return run_async(self._run(cells))
+
+    async def _run(self, cells: list[tuple[Cell, list[TrialPlan]]]) -> list[CellOutcome]:
+        self.targets.toxiproxy.reset()
+        outcomes: list[CellOutcome] = []
+        self.finished = outcomes  # filled as trials finish: what a Ctrl-C leaves to report
+        try:
+            async with run_context.opened(self.stack, self.concurrency, self.trace, self.out_dir) as ctx:
+                self._ctx = ctx
+                # Cells under the same fault share one fault window, so their trials fill every
+                # browser context (a cell of 5 trials alone would leave most of them idle in its
+                # last wave).
+                groups: dict[tuple[str, tuple[tuple[str, Any], ...]], list[int]] = {}
+                for i, (cell, _) in enumerate(cells):
+                    outcomes.append(CellOutcome(cell))
+                    groups.setdefault((cell.fault, cell.fault_params), []).append(i)
+                for members in groups.values():
+                    await self._group(ctx.browser, [(cells[i][1], outcomes[i]) for i in members])
+        finally:
+            self._ctx = None
+            self._heal_everything()
+        return outcomes
+
+    @property
+    def ctx(self) -> RunContext:
+        """The run in progress (lab.runner.run_context): only while ``run`` runs."""
+        if self._ctx is None:
+            raise RuntimeError("the runner is not running")
+        return self._ctx
+
+    def _heal_everything(self) -> None:
+        """After success, failure or Ctrl-C: no toxic, every proxy enabled, Redis running (not
+        paused, on its network)."""
+        try:
+            self.targets.toxiproxy.reset()
+        except LabError:
+            pass
+        try:
+            self.stack.heal()
+        except Exception:  # best effort on the way out: the run's own error is the one to report
+            pass
+
+    async def _group(self, browser: Browser, members: list[tuple[list[TrialPlan], CellOutcome]]) -> None:
+        """The trials of cells under one fault (same name and parameters)."""
+        fault = members[0][1].cell.make_fault()
+        work = [(p, out) for plans, out in members for p in plans]
+        if fault.window == "trial":
+            try:
+                with fault.on(self.targets) as evidence:
+                    for _, out in members:
+                        out.fault_evidence = evidence
+                    sem = asyncio.Semaphore(self.concurrency)
+
+                    async def one(p: TrialPlan, out: CellOutcome) -> None:
+                        async with sem:
+                            await self._trial(browser, p, fault, None, evidence, out)
+
+                    await asyncio.gather(*(one(p, out) for p, out in work))
+            except LabError as exc:
+                for _, out in members:
+                    out.fault_error = str(exc)
+                    for t in out.trials:
+                        t.trial.fault_confirmed = False
+        else:
+            # One-send faults: groups of trials run in lockstep, and the fault is armed once
+            # for the whole group around its trials' fault turns (a toxic acts on the whole proxy).
+            for i in range(0, len(work), self.concurrency):
+                chunk = work[i : i + self.concurrency]
+                async with Lockstep(len(chunk), fault, self.targets) as step:
+                    await asyncio.gather(*(self._trial(browser, p, fault, step, None, out) for p, out in chunk))
+                for out in {id(o): o for _, o in chunk}.values():
+                    if step.error:
+                        out.fault_error = step.error
+                    out.fault_evidence = out.fault_evidence or step.evidence
+
+    async def _trial(
+        self,
+        browser: Browser,
+        plan: TrialPlan,
+        fault: Fault,
+        step: "Lockstep | None",
+        evidence: str | None,
+        out: CellOutcome,
+    ) -> TrialOutcome:
+        """One trial in a pooled browser context: the conversation, then at once (a short TTL
+        would otherwise expire the key before it is read) quiescence, the final read from
+        Redis, the checker. Trace and screenshot are kept for failing trials only."""
+        t_queued = time.perf_counter()
+        slot = await self.ctx.slots.get()
+        waited_s = time.perf_counter() - t_queued
+        try:
+            d, trial, conv_s = await self._converse(browser, plan, step, evidence, slot)
+            d.timing.add("slot", waited_s)
+            outcome, dump = await self._finish(plan, fault, d, trial, conv_s)
+            keep = outcome.failed and self.keep_artifacts
+            # Trace and screenshot (the browser's costliest artifacts) for the first failing
+            # trials of each cell; every failing trial keeps its logs, dumps and replay command.
+            traced = keep and d.trace and self._traced.get(plan.cell.cell_id, 0) < self.traced_per_cell
+            if traced:
+                self._traced[plan.cell.cell_id] = self._traced.get(plan.cell.cell_id, 0) + 1
+            with d.timing("artifacts"):
+                shot = await _bounded(d.screenshot(), 10) if traced else None
+            with d.timing("close"):
+                try:
+                    await asyncio.wait_for(d.close(trace_dir=self._trial_dir(plan) if traced else None), 30)
+                except Exception:  # TimeoutError included: a stuck close must not hang the run
+                    slot.broken = True  # ... and this context is not trusted again
+            if keep:
+                with d.timing("artifacts"):
+                    outcome.artifacts = await artifacts.write(
+                        self.out_dir / "trials" / plan.trial_id,
+                        outcome,
+                        d,
+                        dump,
+                        shot,
+                        self.ctx.events,
+                        self.ctx.commands,
+                        self.ctx.expired,
+                    )
+            outcome.phases = d.timing.seconds
+        finally:
+            if slot.broken:
+                await _bounded(slot.ctx.close(), 10)
+                slot = await self.ctx.new_slot()
+            self.ctx.slots.put_nowait(slot)
+        out.trials.append(outcome)  # as soon as it is known: a Ctrl-C report includes it
+        self.on_trial(out.cell, outcome)
+        return outcome
+
+    async def _converse(
+        self, browser: Browser, plan: TrialPlan, step: "Lockstep | None", evidence: str | None, slot: Slot
+    ) -> tuple[ChatDriver, Trial, float]:
+        """Phase 1 under a deadline: a hung browser step makes the trial unknown (naming the
+        step), never the run hang."""
+        t0 = time.monotonic()
+        c = plan.cell
+        trial = Trial(
+            plan.trial_id,
+            fault=c.fault,
+            fault_params=c.params,
+            refresh=c.refresh,
+            turns=c.turns,
+            fault_turn=plan.fault_turn or None,
+            seed=plan.seed,
+        )
+        # Once a cell has its traced failing trials, its further trials run untraced: a trace
+        # costs the browser about a quarter of a trial (measured: 0.24 vs 0.19 s per trial).
+        traced_enough = self._traced.get(plan.cell.cell_id, 0) >= self.traced_per_cell
+        d = ChatDriver(
+            browser,
+            self.stack.cfg.chat_url,
+            plan.headers,
+            self.ctx.events,
+            stream=plan.cell.stream,
+            trace=self.trace and not traced_enough,
+        )
+        limit_s = TRIAL_TIMEOUT_BASE_S + TRIAL_TIMEOUT_PER_TURN_S * plan.cell.turns
+        try:
+            await asyncio.wait_for(conversation.run(plan, d, trial, step, evidence, slot, self._toxics), limit_s)
+        except TimeoutError:
+            trial.errors.append(f"trial exceeded {limit_s:.0f} s while the driver was at: {d.phase}")
+            trial.refresh_reached = False
+            trial.sends = d.sends
+            slot.broken = True
+            if step is not None:
+                step.abandon()
+        # Per-trial cost: the conversation itself, not the time spent queued behind others.
+        return d, trial, time.monotonic() - t0
+
+    def _trial_dir(self, plan: TrialPlan) -> Path:
+        """A failing trial's folder in the run's report: its trace is written there directly
+        (no temporary folder that a killed run would leave behind)."""
+        p = self.out_dir / "trials" / plan.trial_id
+        p.mkdir(parents=True, exist_ok=True)
+        return p
+
+    def _toxics(self) -> dict[str, Any]:
+        try:
+            return self.targets.toxiproxy.snapshot()
+        except LabError as exc:
+            return {"error": str(exc)}
+
+    async def _finish(
+        self, plan: TrialPlan, fault: Fault, d: ChatDriver, trial: Trial, conversation_s: float
+    ) -> tuple[TrialOutcome, dict[str, Any]]:
+        """Phase 2 (faults healed): quiescence, the final read from Redis, the checker."""
+        t0 = time.monotonic()
+        ids = {s.id for s in trial.sends}
+        with d.timing("quiescence"):
+            if not await self.ctx.events.wait_until(lambda: self.ctx.events.quiescent(ids), QUIESCENCE_TIMEOUT_S):
+                trial.errors.append("the backend did not finish its requests (no quiescence)")
+        t_read = time.perf_counter()
+        # The conversation's session: the one the backend logged for the trial's last send
+        # (read from its events, not from the browser's cookies: no round trip per turn).
+        sid = d.session_id = self.ctx.events.session_of([s.id for s in trial.sends]) or d.session_id
+        dump: dict[str, Any] = {}
+        read_at: float | None = None
+        if sid is not None:
+            key = session.key(sid)
+            try:
+                r = redis.Redis.from_url(self.stack.cfg.redis_url, socket_timeout=5)
+                try:
+                    got = store.stored(r, sid)  # the service's own layouts (a list, a document)
+                finally:
+                    r.close()
+                dump = {"key": got.key, "layout": got.layout, "pttl_ms": got.pttl_ms, "rows": got.raw}
+                read_at = time.time()
+                trial.final_rows = [Row(row.id, row.role) for row in got.rows]
+            except (redis.exceptions.RedisError, ValueError) as exc:
+                trial.errors.append(f"final read: {exc}")
+            if dump.get("pttl_ms") == -2:
+                # The key is gone: its "expired" event (if that is why) may still be in flight;
+                # once a mark published now is back, every earlier event is in.
+                await asyncio.to_thread(self.ctx.expired.sync, 1.0)
+            trial.key_expired = key in self.ctx.expired.keys
+        d.timing.add("final_read", time.perf_counter() - t_read)
+        preconditions.check(
+            plan, fault, trial, self.ctx.events, self.ctx.expired.at.get(session.key(sid)) if sid else None, read_at
+        )
+        with d.timing("check"):
+            result = check_safe(trial)
+        if trial.errors and result.validity == "valid":
+            result.validity = "unknown"
+            result.reasons.extend(trial.errors)
+        return TrialOutcome(
+            plan, trial, result, seconds=conversation_s + time.monotonic() - t0, mode=self.stack.mode
+        ), dump

@@ -1,0 +1,99 @@
+"""`lab` command-line errors: exit 2, a message naming the valid values, nothing started."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lab.common.config import ROOT
+
+
+def lab(*args: str, tmp: Path) -> subprocess.CompletedProcess[str]:
+    env = {"PATH": "/usr/bin:/bin", "LAB_RUN_DIR": str(tmp / "run"), "HOME": str(tmp)}
+    return subprocess.run(
+        [sys.executable, "-m", "lab", *args], capture_output=True, text=True, timeout=60, cwd=ROOT, env=env
+    )
+
+
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (("chaos", "--only", "profile=nope"), "unknown defect(s) nope"),
+        (("chaos", "--only", "refresh=later"), "valid: in_flight, after_ack, mid_stream"),
+        (("chaos", "--only", "fault=warp"), "unknown fault 'warp'"),
+        (("chaos", "--only", "colour=blue"), "key in profile, fault, refresh, turns"),
+        (("chaos", "--only", "fault=latency:latency_ms=9000"), "over 2000 ms"),
+        (("chaos", "--trials", "0"), "--trials=0 is out of range"),
+        (("chaos", "--mode", "k8s"), "unknown mode 'k8s'; valid: native, compose, external"),
+        (("chaos", "--shard", "4/3"), "--shard '4/3' is not K/N"),
+        (("chaos", "--shard", "10/10"), "the matrix has 9 columns"),
+        (("chaos", "--max-trials", "0"), "--max-trials=0 is out of range"),
+        (
+            ("replay", "--profile", "correct", "--fault", "none", "--refresh", "soon", "--seed", "1"),
+            "unknown refresh point 'soon'",
+        ),
+    ],
+)
+def test_bad_chaos_input_exits_2_before_starting_anything(args: tuple[str, ...], fragment: str, tmp_path: Path) -> None:
+    res = lab(*args, tmp=tmp_path)
+    assert res.returncode == 2, res.stderr
+    assert fragment in res.stderr and "Traceback" not in res.stderr
+    assert not (tmp_path / "run").exists(), "nothing may start on bad input"
+
+
+def test_empty_make_variables_mean_defaults(tmp_path: Path) -> None:
+    """make passes TRIALS= and SEED= as empty strings; they must not be errors."""
+    from lab.cli import build_parser
+    from lab.plan.shard import from_arg
+
+    args = build_parser().parse_args(
+        ["chaos", "--trials", "", "--seed", "", "--only", "", "--shard", "", "--max-trials", ""]
+    )
+    assert (args.trials, args.seed, args.only, args.max_trials) == (None, None, "", None)
+    assert from_arg(args.shard) is None and from_arg(" ") is None and from_arg("2/3") == (2, 3)
+
+
+def test_faults_and_defects_are_listed(tmp_path: Path) -> None:
+    faults = lab("faults", tmp=tmp_path)
+    assert faults.returncode == 0 and "latency" in faults.stdout and "latency_ms=500" in faults.stdout
+    defects = lab("defects", tmp=tmp_path)
+    assert "fire_and_forget" in defects.stdout and "incident profile:" in defects.stdout
+
+
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (("investigate", "--target", "no/such.toml"), "cannot read target spec no/such.toml"),
+        (
+            ("investigate", "--target", "examples/chat-service.toml", "--set", "history.order=sideways"),
+            "history.order = 'sideways' is not valid; expected one of oldest_first, newest_first",
+        ),
+        (("investigate", "--target", "examples/chat-service.toml", "--set", "nodot"), "is not KEY=VALUE"),
+        (("investigate", "--target", "examples/chat-service.toml", "--only", "warp"), "unknown experiment(s) warp"),
+        (
+            ("investigate", "--target", "examples/foreign-app.toml", "--only", "mid_stream"),
+            "mid_stream needs a [stream] section",
+        ),
+        (
+            ("investigate", "--target", "examples/foreign-app.toml", "--set", "page.order=random"),
+            "page.order = 'random' is not valid",
+        ),
+    ],
+)
+def test_bad_investigate_input_exits_2_before_starting_anything(
+    args: tuple[str, ...], fragment: str, tmp_path: Path
+) -> None:
+    res = lab(*args, tmp=tmp_path)
+    assert res.returncode == 2, res.stderr
+    assert fragment in res.stderr and "Traceback" not in res.stderr
+    assert not (tmp_path / "run-investigate").exists(), "nothing may start on bad input"
+
+
+def test_investigate_help_teaches(tmp_path: Path) -> None:
+    res = lab("investigate", "--help", tmp=tmp_path)
+    assert res.returncode == 0
+    for fragment in ("Toxiproxy", "no anomaly found", "--set start.env.CHAT_DEFECTS", "Exit status", "README.md"):
+        assert fragment in res.stdout, fragment

@@ -1,0 +1,99 @@
+"""The attribution rule and the run's exit decision, on hand-made cell statistics."""
+
+from __future__ import annotations
+
+from lab.model.attribution import CellStats, verdicts
+from lab.report import decide, junit_xml, table
+from lab.plan.schedule import Cell, parse_profile
+
+
+def stats(
+    profile: str,
+    lost: int,
+    n: int = 20,
+    fault: str = "none",
+    refresh: str = "after_ack",
+    status: str | None = None,
+    dup: int = 0,
+    params: tuple = (),
+) -> CellStats:
+    cell = Cell(parse_profile(profile), fault, refresh, 5, params)
+    return CellStats(
+        cell,
+        n,
+        0,
+        max(lost, dup),
+        {"lost": lost, "expired": 0, "duplicated": dup, "amnesia": 0},
+        {"lost": lost} if lost else {},
+        5 * n,
+        5 * n,
+        status or ("invalid" if lost or dup else "valid"),
+    )
+
+
+def test_fire_and_forget_causes_the_loss() -> None:
+    cells = [
+        stats("correct", 0),
+        stats("incident", 20),
+        stats("fire_and_forget", 20),
+        stats("incident-fire_and_forget", 0),
+    ]
+    [v] = verdicts(cells)
+    assert (v.defect, v.metric, v.causes) == ("fire_and_forget", "lost", True)
+    assert v.evidence == (
+        "alone 20/20 [0.84, 1.00], correct 0/20 [0.00, 0.16], incident 20/20 "
+        "[0.84, 1.00], incident without it 0/20 [0.00, 0.16]"
+    )
+    assert v.sentence().startswith("fire_and_forget causes it: the chat loses acknowledged turns")
+
+
+def test_not_necessary_is_inconclusive() -> None:
+    cells = [
+        stats("correct", 0),
+        stats("incident", 20),
+        stats("fire_and_forget", 20),
+        stats("incident-fire_and_forget", 18),
+    ]
+    [v] = verdicts(cells)
+    assert v.causes is False and "incident without it is not clearly below incident" in v.evidence
+
+
+def test_overlapping_intervals_are_inconclusive() -> None:
+    cells = [stats("correct", 0, n=3), stats("blind_retry", 0, n=3, dup=3)]
+    [v] = verdicts(cells)
+    assert (v.metric, v.causes) == ("duplicated", False)
+    assert "alone is not clearly above correct" in v.evidence
+
+
+def test_defect_outside_the_incident_is_judged_against_correct() -> None:
+    [v] = verdicts([stats("correct", 0), stats("blind_retry", 0, dup=20)])
+    assert (v.defect, v.metric, v.causes) == ("blind_retry", "duplicated", True)
+    assert v.evidence == "alone 20/20 [0.84, 1.00], correct 0/20 [0.00, 0.16]"
+
+
+def test_no_verdict_from_an_unexercised_cell() -> None:
+    cells = [stats("correct", 0, status="unexercised"), stats("blind_retry", 0, dup=20)]
+    assert verdicts(cells) == []
+
+
+def test_exit_decision() -> None:
+    ok = decide([stats("correct", 0), stats("fire_and_forget", 20)], [], interrupted=False)
+    assert ok.exit_code == 0 and ok.reasons == []
+    bad = decide([stats("correct", 1)], [], interrupted=False)
+    assert bad.exit_code == 1 and "the correct profile lost or duplicated" in bad.reasons[0]
+    env = decide([stats("correct", 5, fault="redis_restart", refresh="settled")], [], False)
+    assert env.exit_code == 0, "no persistence is the environment, not a defect"
+    unex = decide([stats("correct", 0, status="unexercised")], [], False)
+    assert unex.exit_code == 1 and unex.reasons[0].startswith("unexercised")
+    assert decide([], [], interrupted=True).exit_code == 1
+
+
+def test_junit_has_one_case_per_cell_and_fails_only_the_correct_profile() -> None:
+    xml = junit_xml([stats("correct", 1), stats("fire_and_forget", 20)], decide([], [], False)).decode()
+    assert xml.count("<testcase") == 2 and xml.count("<failure") == 1
+    assert 'failures="1"' in xml and 'errors="0"' in xml
+
+
+def test_table_shows_the_dominant_anomaly() -> None:
+    text = table([stats("correct", 0), stats("fire_and_forget", 20), stats("blind_retry", 0, dup=7)])
+    assert "L 20/20" in text and "D 7/20" in text and "- 0/20" in text

@@ -1,0 +1,39 @@
+"""lab.model.concurrency: were two requests in flight at once (hand-written timelines)."""
+
+from __future__ import annotations
+
+from lab.model import concurrency
+from lab.model.history import Send
+
+
+def ev(name: str, t: float) -> dict[str, object]:
+    return {"event": name, "t": t}
+
+
+def test_overlapping_requests_are_together() -> None:
+    c = concurrency.at_backend(
+        [ev("chat.received", 1.000), ev("chat.received", 1.004), ev("chat.done", 1.050), ev("chat.done", 1.060)]
+    )
+    assert c["in_flight_together"] and c["spread_ms"] == 4.0 and c["overlap_ms"] == 46.0
+    assert concurrency.problem(c) is None
+
+
+def test_one_after_the_other_is_not_exercised() -> None:
+    c = concurrency.at_backend(
+        [ev("chat.received", 1.0), ev("chat.done", 1.05), ev("chat.received", 1.07), ev("chat.done", 1.1)]
+    )
+    assert not c["in_flight_together"] and c["overlap_ms"] == -20.0
+    assert "20.0 ms after the first had ended" in (concurrency.problem(c) or "")
+
+
+def test_a_request_never_received_is_not_exercised() -> None:
+    c = concurrency.at_backend([ev("chat.received", 1.0), ev("chat.done", 1.05)])
+    assert c["requests"] == 1 and "only 1 of the 2 requests" in (concurrency.problem(c) or "")
+
+
+def test_the_browser_view_of_a_black_box() -> None:
+    a, b = Send("a", "x", 1, t_invoke=1.0), Send("b", "y", 1, t_invoke=1.01)
+    a.complete("ok", 200, "", 1.2)
+    b.complete("ok", 200, "", 1.3)
+    c = concurrency.at_browser([a, b])
+    assert c["where"] == "browser" and c["in_flight_together"] and c["spread_ms"] == 10.0
