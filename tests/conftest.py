@@ -49,7 +49,7 @@ def redis_direct(lab_stack: NativeStack) -> Iterator["redis.Redis[bytes]"]:
 
 
 # Where the suite's time goes: setup + call + teardown per test directory, printed at the end of
-# every run (README's per-directory figures come from this line; --durations names the tests).
+# every run (docs/figures.md's per-directory figures come from this line; --durations names the tests).
 _SECONDS_PER_DIR: dict[str, list[float]] = {}
 
 

@@ -43,7 +43,7 @@ examples:
   lab investigate --target my-app.toml --trials 20 --turns 5     a full run: tighter bounds
   lab investigate --target my-app.toml --only 'mid_stream|down'  some experiments only
 
-The spec format (TOML) is in README.md, section "lab investigate".
+The spec format (TOML) is in docs/investigate.md, section "The target spec (TOML)".
 """
 
 

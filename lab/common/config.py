@@ -11,6 +11,15 @@ from lab.common.errors import UsageError
 
 ROOT = Path(__file__).resolve().parents[2]  # lab/common/config.py -> the checkout
 
+
+def cache_dir() -> Path:
+    """Content-keyed artifacts shared by every checkout on this machine (the offline images):
+    a fresh clone reuses what an earlier one built. LAB_CACHE_DIR overrides."""
+    if os.environ.get("LAB_CACHE_DIR"):
+        return Path(os.environ["LAB_CACHE_DIR"])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "chaoslab"
+
+
 # Ports Chromium refuses with ERR_UNSAFE_PORT (net/base/port_util.cc, those >= 1024): a browser
 # must be able to reach the chat proxy, and the others are kept off the list for uniformity.
 CHROMIUM_UNSAFE_PORTS = frozenset(

@@ -27,7 +27,7 @@ _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 def _bad(field_name: str, value: object, expected: str) -> UsageError:
     return UsageError(
         f"target spec: {field_name} = {value!r} is not valid; expected {expected}",
-        "fix the spec (format: README, 'lab investigate: the target spec')",
+        "fix the spec (format: docs/investigate.md, 'The target spec (TOML)')",
     )
 
 

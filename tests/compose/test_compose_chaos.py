@@ -29,8 +29,9 @@ from lab.plan.schedule import Cell, parse_fault, parse_profile, plan_cell, plan_
 from lab.stack.compose import ComposeStack
 from tests.helpers import isolated_env, run_lab, start_lab
 
-# Start-up on a fresh engine data root builds the offline images (minutes on 2 cores): the
-# module fixture's setup counts against its first test's timeout.
+# Start-up on a fresh engine data root loads the offline images from the machine's cache, or
+# builds them when their inputs changed (minutes on 2 cores): the module fixture's setup counts
+# against its first test's timeout.
 pytestmark = pytest.mark.timeout(900)
 
 K = 4  # trials per cell: 4/4 vs 0/4 is the smallest count whose Wilson intervals separate

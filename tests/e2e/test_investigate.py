@@ -1,7 +1,7 @@
 """`lab investigate` on the built-in chat service as a black box (examples/chat-service.toml):
 each single defect, switched on by the service's own configuration (CHAT_DEFECTS), gets its
 diagnosis; the correct profile gets "no anomaly found". Smoke-sized: 1-2 trials per experiment.
-The full run: `lab investigate --target examples/chat-service.toml --trials 20` (README)."""
+The full run: `lab investigate --target examples/chat-service.toml --trials 20` (docs/investigate.md)."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import redis
 
-from lab.common.config import LabConfig
+from lab.common.config import LabConfig, cache_dir
 from lab.common.http import http_get
 from lab.stack import procs
 from lab.stack.compose.containers import Containers
@@ -33,7 +33,7 @@ class ComposeStack(Lifecycle, Images, Containers):
     def __init__(self, cfg: LabConfig, docker_root: Path | None = None) -> None:
         self.cfg = cfg
         self.run_dir = cfg.run_dir.parent / "compose" if cfg.run_dir.name == "native" else cfg.run_dir
-        self.cache = cfg.root / ".lab" / "cache"
+        self.cache = cache_dir()
         # LAB_DOCKER_ROOT: the private engine's data root (image cache); one engine per root.
         self.engine = Engine(
             self.run_dir, docker_root or Path(os.environ.get("LAB_DOCKER_ROOT", cfg.root / ".lab" / "docker"))
@@ -69,7 +69,9 @@ class ComposeStack(Lifecycle, Images, Containers):
         self._check_ports_free()
         host = self.engine.ensure()
         self._images = self._choose_images(host)
-        self._compose(host, "up", "-d", "--build")
+        # The offline images are built already, tagged by their content; the official path
+        # builds the chat image from python:3.11-slim as any compose user would.
+        self._compose(host, "up", "-d", *(() if self._images else ("--build",)))
         self._wait_healthy(host, timeout_s)
         info = procs.read(self.run_dir, "backend-log")
         if info is None or not info.alive():

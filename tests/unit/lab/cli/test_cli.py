@@ -95,5 +95,11 @@ def test_bad_investigate_input_exits_2_before_starting_anything(
 def test_investigate_help_teaches(tmp_path: Path) -> None:
     res = lab("investigate", "--help", tmp=tmp_path)
     assert res.returncode == 0
-    for fragment in ("Toxiproxy", "no anomaly found", "--set start.env.CHAT_DEFECTS", "Exit status", "README.md"):
+    for fragment in (
+        "Toxiproxy",
+        "no anomaly found",
+        "--set start.env.CHAT_DEFECTS",
+        "Exit status",
+        "docs/investigate.md",
+    ):
         assert fragment in res.stdout, fragment
