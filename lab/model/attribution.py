@@ -27,6 +27,7 @@ METRICS = {
     "amnesia": "shows an empty history after the refresh",
 }
 MIN_ACK_RATIO = 0.8  # below this the correct profile's cell exercised nothing
+ALL_UNKNOWN = "no trial gave a verdict (all unknown)"
 
 
 @dataclass
@@ -114,7 +115,7 @@ def cell_stats(out: CellOutcome) -> CellStats:
             f"fault not confirmed: {out.fault_error or unconfirmed[0].trial.errors[:1]}",
         )
     elif not known:
-        st.status, st.reason = "unexercised", "no trial gave a verdict (all unknown)"
+        st.status, st.reason = "unexercised", ALL_UNKNOWN
     elif not out.cell.defects and not out.cell.target and sends and acked / sends < MIN_ACK_RATIO:
         st.status, st.reason = (
             "unexercised",
