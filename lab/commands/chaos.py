@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from lab.plan import shard as shards
-from lab.model.attribution import ALL_UNKNOWN, CellStats, cell_stats, points_one_way, verdicts
+from lab.model.attribution import ALL_UNKNOWN, cell_stats, points_one_way, verdicts
 from lab.common.errors import UsageError
 from lab.report import decide, junit_xml, results_json, summary, write_run
 from lab.model.outcome import CellOutcome, TrialOutcome
@@ -278,11 +278,6 @@ class ChaosRun:
             out["shard"] = {"k": self.shard[0], "n": self.shard[1], "cells": [c.cell_id for c in self.mine()]}
         return out
 
-    @staticmethod
-    def _counted(o: CellOutcome, st: CellStats) -> int:
-        """Trials counted against max_trials: the judged ones; every one where none was."""
-        return len(o.trials) if st.reason == ALL_UNKNOWN else st.trials
-
     def _top_up(self, outcomes: list[CellOutcome], round_no: int) -> list[tuple[Cell, list]]:
         """More trials where a verdict is undecided but its point estimates point one way
         (alone above correct, host above host-without): sequential sampling up to max_trials.
@@ -292,25 +287,22 @@ class ChaosRun:
         for v in verdicts(list(stats.values())):
             if points_one_way(v, stats):
                 want.update(cid for cid in (v.cells or ()) if stats[cid].trials < self.max_trials)
-        # A cell whose every trial was unknown (nothing acknowledged, its refresh point never
-        # reached -- e.g. shared_loop_client's wedged client failing every send for a few
-        # seconds) gets another round, as a lesson's check replaces unknown trials: up to
-        # max_trials trials in all, unknown ones counted, so a cell that cannot be exercised
-        # still ends unexercised.
-        want.update(
-            o.cell.cell_id
-            for o in outcomes
-            if o.trials and stats[o.cell.cell_id].reason == ALL_UNKNOWN and len(o.trials) < self.max_trials
-        )
         by_id = {o.cell.cell_id: o for o in outcomes}
-        # A round adds TRIALS trials, or fewer where that would pass the cap (trials left
-        # unknown are not counted: a round can fall short of it, never go over it).
+        # A cell whose every trial was unknown (e.g. shared_loop_client's wedged client failing
+        # every send for a while) gets another round, as a lesson's check replaces unknown
+        # trials; all its trials count against max_trials, so it can still end unexercised.
+        left = {
+            cid: self.max_trials - (len(by_id[cid].trials) if st.reason == ALL_UNKNOWN else st.trials)
+            for cid, st in stats.items()
+        }
+        want |= {cid for cid, st in stats.items() if st.reason == ALL_UNKNOWN and left[cid] > 0}
+        # A round adds TRIALS trials, or fewer where that would pass the cap: never over it.
         return [
             (
                 by_id[cid].cell,
                 plan_cell(
                     by_id[cid].cell,
-                    min(self.trials, self.max_trials - self._counted(by_id[cid], stats[cid])),
+                    min(self.trials, left[cid]),
                     shards.cell_seed(self.seed, by_id[cid].cell, round_no),
                     prefix=f"r{round_no}-c{self._number(by_id[cid].cell):03d}-",
                 ),
