@@ -86,7 +86,7 @@ class Images(DockerCli):
         if not all(self._has_image(host, t) for t in tags):
             self._base_image(host, base)
             self._toxiproxy_image(host, toxiproxy, base)
-            self._chat_image(host, chat, base)
+            self._build(host, chat, base, CHAT_DOCKERFILE, ROOT)
         if not saved.exists():
             self._save(host, tags, saved)
         return {"REDIS_IMAGE": base, "TOXIPROXY_IMAGE": toxiproxy, "CHAT_BASE_IMAGE": base, "CHAT_IMAGE": chat}
@@ -141,6 +141,14 @@ class Images(DockerCli):
                 )
         return found
 
+    def _build(self, host: str, tag: str, base: str, dockerfile: Path, context: Path) -> None:
+        """One offline image from ``dockerfile`` on the offline base, unless the engine has it."""
+        if not self._has_image(host, tag):
+            self._docker(
+                host, "build", "-q", "-t", tag, "--build-arg", f"BASE_IMAGE={base}", "-f", str(dockerfile), str(context),
+                timeout=900,
+            )  # fmt: skip
+
     def _toxiproxy_image(self, host: str, tag: str, base: str) -> None:
         if self._has_image(host, tag):
             return
@@ -148,37 +156,9 @@ class Images(DockerCli):
         try:
             for src in self._toxiproxy_binaries():
                 shutil.copy(src, ctx / src.name)
-            self._docker(
-                host,
-                "build",
-                "-q",
-                "-t",
-                tag,
-                "--build-arg",
-                f"BASE_IMAGE={base}",
-                "-f",
-                str(TOXIPROXY_DOCKERFILE),
-                str(ctx),
-            )
+            self._build(host, tag, base, TOXIPROXY_DOCKERFILE, ctx)
         finally:
             shutil.rmtree(ctx, ignore_errors=True)
-
-    def _chat_image(self, host: str, tag: str, base: str) -> None:
-        if self._has_image(host, tag):
-            return
-        self._docker(
-            host,
-            "build",
-            "-q",
-            "-t",
-            tag,
-            "--build-arg",
-            f"BASE_IMAGE={base}",
-            "-f",
-            str(CHAT_DOCKERFILE),
-            str(ROOT),
-            timeout=900,
-        )
 
     def _wheels(self) -> None:
         """The chat image's wheels, downloaded on the host (no network inside the build)."""
