@@ -6,6 +6,10 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 LAB := $(PY) -m lab
 PYTEST_ARGS ?=
+# make test runs the suite in JOBS pytest-xdist workers side by side (it mostly waits: TTLs,
+# latencies, restarts); tests that share one run (a module's fixture, the Docker engine) stay in one.
+JOBS ?= 2
+XDIST := -n $(JOBS)
 MODE ?= native
 
 .PHONY: help setup venv system toxiproxy docker lint test test-unit test-integration test-loaded up down status chaos soak storm bench lesson investigate suspects merge clean
@@ -46,13 +50,13 @@ lint: venv
 	$(PY) -m mypy
 
 test: setup lint
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest $(XDIST) $(PYTEST_ARGS)
 
 # The browser and Docker tests with both cores kept busy beside them (HOG_CPUS=N loops):
 # the loaded machine a CI run may meet. RUNS=2 runs them twice.
 test-loaded: setup
 	@for i in $$(seq $(if $(RUNS),$(RUNS),1)); do \
-		bash scripts/under_load.sh $(PY) -m pytest tests/e2e tests/compose $(PYTEST_ARGS) || exit $$?; done
+		bash scripts/under_load.sh $(PY) -m pytest $(XDIST) tests/e2e tests/compose $(PYTEST_ARGS) || exit $$?; done
 
 test-unit: venv
 	$(PY) -m pytest tests/unit $(PYTEST_ARGS)

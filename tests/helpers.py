@@ -15,14 +15,17 @@ from lab.common.config import PORT_ENV, ROOT
 def free_ports(n: int, lo: int = 20000, hi: int = 32000) -> list[int]:
     """n distinct free ports below the kernel's ephemeral range (32768+), so no outgoing
     connection can take one between this check and the service binding it. The suite's fixed
-    ports (tests/conftest.py) are never chosen."""
+    ports (tests/conftest.py) are never chosen, and each pytest-xdist worker draws from a block of
+    its own, so two workers cannot both find a port free before either binds it."""
     import random
 
     from lab.common.config import CHROMIUM_UNSAFE_PORTS
     from lab.stack.ports import is_free
-    from tests.conftest import TEST_ENV
+    from tests.conftest import FIXED_PORTS as fixed
+    from tests.conftest import WORKER, WORKERS
 
-    fixed = {int(v) for k, v in TEST_ENV.items() if k.endswith("_PORT")}
+    block = (hi - lo) // WORKERS
+    lo, hi = lo + WORKER * block, lo + (WORKER + 1) * block
     rng = random.SystemRandom()
     chosen: list[int] = []
     while len(chosen) < n:
