@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from contextlib import nullcontext
 
-from lab.cli import bench, catalogue, chaos, investigate, lesson, stack, suspects
+from lab.cli import bench, catalogue, chaos, investigate, lesson, stack, suspects, window
 from lab.common.errors import LabError
 
 DESCRIPTION = """\
@@ -22,6 +22,8 @@ them, injects faults, and proves which defect makes a chat forget its history.
                           (--mode compose: the same matrix on Docker Compose)
   lab replay ...          re-run one failing trial from its replay command
   lab soak                the correct profile under every fault and refresh point: 0/N + bounds
+  lab window --profile D --vary VAR   when a defect loses the chat: the loss rate against one
+                          variable (refresh delay, tabs' gap, age against the TTL, length)
   lab report DIR          (re)write DIR/report.html from a run folder's results and artifacts
   lab bench               the lab's runner against a plain Playwright loop, seconds per trial
   lab investigate --target FILE   diagnose a chat backend you did not write (a black box)
@@ -35,7 +37,7 @@ Ports and folders come from LAB_* variables (LAB_REDIS_PORT, LAB_CHAT_PROXY_PORT
 """
 
 # In the order `lab --help` lists them.
-COMMANDS = (chaos, stack, bench, lesson, investigate, suspects, catalogue)
+COMMANDS = (chaos, window, stack, bench, lesson, investigate, suspects, catalogue)
 
 
 def build_parser() -> argparse.ArgumentParser:

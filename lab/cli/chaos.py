@@ -126,6 +126,13 @@ def _add_replay(sub: Any) -> None:
     rp.add_argument("--seed", type=opt_int("--seed", 0, 2**31 - 1), required=True)
     rp.add_argument("--fault-turn", type=opt_int("--fault-turn", 1, 99), default=None)
     rp.add_argument("--runs", type=opt_int("--runs", 1, 1000), default=5)
+    rp.add_argument(
+        "--knob",
+        action="append",
+        default=[],
+        metavar="NAME=MS",
+        help="a window sweep's variable, as lab window's replay lines give it (refresh_delay_ms, tab_gap_ms)",
+    )
     rp.add_argument("--reports", default="reports", metavar="DIR")
     rp.set_defaults(func=run_replay, long_running=True)
 
@@ -201,10 +208,13 @@ def run_chaos(args: argparse.Namespace) -> int:
 
 
 def run_replay(args: argparse.Namespace) -> int:
-    from lab.commands.chaos import check_replay, replay
+    from lab.commands.replay import check_replay, replay
     from lab.stack import for_mode
 
+    from lab.plan.knobs import parse_knob
+
     check_replay(args.profile, args.fault, args.refresh, args.mode)  # bad input: exit 2 first
+    knobs = tuple(parse_knob(k) for k in args.knob)
     with for_mode(args.mode) as stack:
         return replay(
             stack,
@@ -216,6 +226,7 @@ def run_replay(args: argparse.Namespace) -> int:
             args.fault_turn,
             args.runs,
             Path(args.reports),
+            knobs=knobs,
         )
 
 

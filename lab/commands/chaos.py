@@ -18,7 +18,7 @@ from lab.model.outcome import CellOutcome, TrialOutcome
 from lab.runner.runner import Runner
 from lab.common import signals
 from lab.common.signals import deferred, exit_code
-from lab.plan.schedule import REFRESH_POINTS, Cell, parse_fault, parse_profile, plan_cell, plan_trial
+from lab.plan.schedule import REFRESH_POINTS, Cell, parse_fault, parse_profile, plan_cell
 from lab.stack import Stack
 from services.chat.defects import INCIDENT, REGISTRY as DEFECTS
 
@@ -309,42 +309,3 @@ class ChaosRun:
             )
             for cid in sorted(want)
         ]
-
-
-def check_replay(profile: str, fault: str, refresh: str, mode: str) -> None:
-    """Bad input before anything starts (UsageError naming the bad value and the valid ones)."""
-    from lab.faults import REGISTRY, check_mode
-
-    parse_profile(profile)
-    check_mode(REGISTRY[parse_fault(fault)[0]], mode)
-    if refresh not in REFRESH_POINTS:
-        raise UsageError(f"unknown refresh point {refresh!r}", f"valid: {', '.join(REFRESH_POINTS)}")
-
-
-def replay(
-    stack: Stack,
-    profile: str,
-    fault: str,
-    refresh: str,
-    turns: int,
-    seed: int,
-    fault_turn: int | None,
-    runs: int,
-    reports_root: Path,
-    out: TextIO = sys.stdout,
-) -> int:
-    name, params = parse_fault(fault)
-    cell = Cell(parse_profile(profile), name, refresh, turns, tuple(sorted(params.items())))
-    plans = [plan_trial(cell, seed, f"replay-{i:02d}", fault_turn) for i in range(runs)]
-    out_dir = reports_root / ("replay-" + time.strftime("%Y%m%d-%H%M%S") + f"-s{seed}")
-    outcome = Runner(stack, out_dir, concurrency=1).run([(cell, plans)])[0]
-    failed = [t for t in outcome.trials if t.failed]
-    unknown = [t for t in outcome.trials if t.result.validity == "unknown"]
-    print(
-        f"{cell.cell_id}, seed {seed}: reproduced {len(failed)}/{runs}"
-        + (f" ({len(unknown)} unknown)" if unknown else ""),
-        file=out,
-    )
-    for t in failed[:1]:
-        print(f"  anomalies: {', '.join(t.result.reasons)}; artifacts: {t.artifacts}", file=out)
-    return 0 if failed else 1

@@ -19,6 +19,7 @@ PHASES: dict[str, str] = {
     "think": "the user's think time the schedule asks for (ttl_elapse)",
     "lockstep": "waiting for the group's other trials around a one-send fault",
     "trigger": "waiting for the refresh point's trigger",
+    "hold": "a window sweep's pause before the refresh (lab window)",
     "refresh": "the reload (or reopen, restart) until the history is loaded",
     "read_page": "reading the rows the page shows",
     "quiescence": "until the backend finished every request of the trial",

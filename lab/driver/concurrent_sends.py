@@ -37,10 +37,11 @@ class ConcurrentSends:
     _unsettled: Send | None
     loaded_rows: list[Row] | None
 
-    async def send_two_tabs(self: _Driver, text: str, other: str, turn: int) -> list[Send]:
+    async def send_two_tabs(self: _Driver, text: str, other: str, turn: int, gap_ms: int = 0) -> list[Send]:
         """The last turn from two tabs: a second page of the same context (same cookies) opens
         the conversation, then both pages submit at nearly the same moment (two evaluate calls
-        in flight together: Chromium runs them one after the other in the site's renderer).
+        in flight together: Chromium runs them one after the other in the site's renderer) --
+        or, in a window sweep, the second tab ``gap_ms`` after the first.
         Returns [this page's send, the other tab's send]."""
         assert self.page is not None
         self.phase = f"opening a second tab for turn {turn}"
@@ -58,10 +59,15 @@ class ConcurrentSends:
                 UNTIL_JS, ['[data-testid=history-status]:not([data-state="loading"])', int(SEND_TIMEOUT_S * 1000)]
             )
         self.phase = f"sending turn {turn} from two tabs"
+
+        async def second() -> Any:
+            if gap_ms:  # the user's pause between the two tabs: the variable being swept
+                await asyncio.sleep(gap_ms / 1000)
+            return await tab.evaluate(SEND_JS, [other, "", int(SEND_TIMEOUT_S * 1000)])
+
         with self.timing("send"):
             (a, _), (b, _) = await asyncio.gather(
-                self.page.evaluate(SEND_JS, [text, "", int(SEND_TIMEOUT_S * 1000)]),
-                tab.evaluate(SEND_JS, [other, "", int(SEND_TIMEOUT_S * 1000)]),
+                self.page.evaluate(SEND_JS, [text, "", int(SEND_TIMEOUT_S * 1000)]), second()
             )
         self._note("send", turn=turn, tabs=2)
         if not a or not b:

@@ -110,7 +110,7 @@ async def _turn(d: ChatDriver, plan: TrialPlan, trial: Trial, turn: int, text: s
     if turn == len(plan.messages) and plan.last_turn_headers:  # e.g. the slow last stream of mid_stream
         await d.set_headers({**plan.headers, **plan.last_turn_headers})
     if turn == len(plan.messages) and plan.cell.refresh == "two_tabs":
-        s = (await d.send_two_tabs(text, plan.other_tab, turn))[0]
+        s = (await d.send_two_tabs(text, plan.other_tab, turn, gap_ms=plan.tab_gap_ms))[0]
     elif turn == len(plan.messages) and plan.cell.refresh == "double_submit":
         s = (await d.double_submit(text, turn))[0]
     else:
@@ -122,7 +122,7 @@ async def _turn(d: ChatDriver, plan: TrialPlan, trial: Trial, turn: int, text: s
         await d.settled(s)
         d.session_id = await d.cookie_session_id() or d.session_id
     try:
-        await d.refresh(plan.cell.refresh, s)
+        await d.refresh(plan.cell.refresh, s, plan.refresh_delay_ms, plan.refresh_at_age_ms)
     except TriggerMissed as exc:
         trial.refresh_reached = False
         trial.errors.append(str(exc))

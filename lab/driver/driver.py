@@ -54,6 +54,7 @@ class ChatDriver(NetworkLog, ConcurrentSends):
         self.history_state: str | None = None  # its history status then: loaded / empty / failed
         self.tabs: list[Page] = []  # two_tabs: the second page, until closed
         self.page_of: dict[int, Page] = {}  # id(send) -> the page that sent it, if not self.page
+        self.t_first_send: float | None = None  # time.monotonic() as the first send was typed
 
     # ------------------------------------------------------------ lifecycle
     async def open(self, cookies: list[dict[str, Any]] | None = None, slot: "Slot | None" = None) -> None:
@@ -159,6 +160,8 @@ class ChatDriver(NetworkLog, ConcurrentSends):
         after = self._unsettled
         self._unsettled, self.loaded_rows = None, None
         t0 = time.perf_counter()
+        if self.t_first_send is None:
+            self.t_first_send = time.monotonic()
         mid, waited_ms = await page.evaluate(
             SEND_JS, [text, settled_selector(after.id) if after else "", int(SEND_TIMEOUT_S * 1000)]
         )
@@ -229,8 +232,21 @@ class ChatDriver(NetworkLog, ConcurrentSends):
             self.history_state = state
         return [Row(i, r) for i, r, _state in rows]
 
-    async def refresh(self, point: str, last: Send) -> None:
-        """Refresh at ``point`` relative to the last send (design: refresh points)."""
+    async def _hold(self, delay_ms: int, at_age_ms: int) -> None:
+        """A window sweep's pause before the refresh, as a user's: ``delay_ms`` from now (the
+        answer has just come), or until ``at_age_ms`` after the first send (the conversation's
+        age). It is the behaviour being measured, not a wait for a condition."""
+        wait_s = delay_ms / 1000
+        if at_age_ms and self.t_first_send is not None:
+            wait_s = max(wait_s, self.t_first_send + at_age_ms / 1000 - time.monotonic())
+        if wait_s > 0:
+            self.phase = f"holding the refresh {wait_s * 1000:.0f} ms"
+            with self.timing("hold"):
+                await asyncio.sleep(wait_s)
+
+    async def refresh(self, point: str, last: Send, delay_ms: int = 0, at_age_ms: int = 0) -> None:
+        """Refresh at ``point`` relative to the last send (design: refresh points); a window
+        sweep's ``delay_ms`` after an after_ack trigger, or not before ``at_age_ms``."""
         assert self.page is not None
         self.phase = f"refreshing at {point}"
         if point == "in_flight":
@@ -249,6 +265,7 @@ class ChatDriver(NetworkLog, ConcurrentSends):
                 raise TriggerMissed("the last send was never acknowledged")
             if point == "mid_stream" and last.outcome != "ok":
                 raise TriggerMissed(f"no first token: {last.reason}")
+            await self._hold(delay_ms, at_age_ms)
             await self._reload()
         elif point in ("settled", *CONCURRENT_POINTS):
             # two_tabs / double_submit: the runner made the last turn's sends; every one of them
@@ -256,6 +273,7 @@ class ChatDriver(NetworkLog, ConcurrentSends):
             for s in [x for x in self.sends if x.turn == last.turn]:
                 await self.settled(s)
             await self.close_tabs()
+            await self._hold(delay_ms, at_age_ms)
             await self._reload()
         elif point == "reopen":
             await self.settled(last)

@@ -2,6 +2,8 @@
 
 A TTL renewed on every write keeps the conversation; a TTL set once loses it. The short TTL
 travels with each request (X-Lab-Ttl-Ms); the schedule paces the turns (``min_gap_ms``).
+``span_pct`` (a window sweep, lab window --vary age_ttl_pct) sets the conversation's age at the
+refresh instead: its first write to the final read spans span_pct % of the TTL, to within 10 %.
 """
 
 from __future__ import annotations
@@ -19,10 +21,13 @@ from lab.common.http import http_get
 class TtlElapse(Fault):
     summary = "short TTL (ttl_ms) and a conversation longer than 2 x TTL, gaps under TTL/2"
     ttl_ms: int = 2000
+    span_pct: int = 0  # 0: past 2 x TTL (the default experiment); else the age, % of the TTL
 
     def check(self) -> None:
         if not 200 <= self.ttl_ms <= 60_000:
             raise UsageError(f"ttl_elapse.ttl_ms={self.ttl_ms} is out of range [200, 60000]")
+        if self.span_pct and not 10 <= self.span_pct <= 400:
+            raise UsageError(f"ttl_elapse.span_pct={self.span_pct} is out of range [10, 400] (0: past 2 x TTL)")
 
     @property
     def min_gap_ms(self) -> int:
@@ -30,6 +35,8 @@ class TtlElapse(Fault):
         return self.ttl_ms // 4
 
     def min_duration_ms(self) -> int:
+        if self.span_pct:
+            return self.ttl_ms * self.span_pct // 100
         return 2 * self.ttl_ms + self.ttl_ms // 4
 
     def check_pacing(
@@ -47,7 +54,14 @@ class TtlElapse(Fault):
         span_ms = (max(times[-1], read_at_s or 0.0) - times[0]) * 1000
         if gap_ms >= self.ttl_ms / 2:
             return f"a gap of {gap_ms:.0f} ms between writes reached TTL/2 ({self.ttl_ms // 2} ms)"
-        if span_ms < 2 * self.ttl_ms:
+        if self.span_pct:
+            want_ms, slack_ms = self.ttl_ms * self.span_pct / 100, self.ttl_ms / 10
+            if not want_ms <= span_ms <= want_ms + slack_ms:
+                return (
+                    f"the conversation spanned {span_ms:.0f} ms, not {self.span_pct} % of the TTL "
+                    f"({want_ms:.0f}-{want_ms + slack_ms:.0f} ms)"
+                )
+        elif span_ms < 2 * self.ttl_ms:
             return f"the conversation spanned {span_ms:.0f} ms, under 2 x TTL ({2 * self.ttl_ms} ms)"
         # A key that expired a whole TTL after the last write was renewed by it, and the final
         # read simply came too late (seen on a loaded machine, where closing the browser took

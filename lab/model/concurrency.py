@@ -61,3 +61,18 @@ def problem(c: dict[str, Any]) -> str | None:
         f"concurrent sends not exercised: at the {c['where']} the second request began "
         f"{-c['overlap_ms']:.1f} ms after the first had ended"
     )
+
+
+def gap_problem(c: dict[str, Any], planned_ms: int) -> str | None:
+    """A window sweep's two tabs, the second sending ``planned_ms`` after the first: why the gap
+    seen (between the two starts) is not the one planned, or None. Lower bound: a gap that
+    collapsed would count its loss at the wrong point; upper: a late second send likewise."""
+    if c["requests"] < 2 or c["spread_ms"] is None:
+        return f"tab gap not exercised: only {c['requests']} of the 2 requests seen at the {c['where']}"
+    lo, hi = planned_ms / 2, planned_ms + max(50.0, planned_ms / 2)
+    if not lo <= c["spread_ms"] <= hi:
+        return (
+            f"tab gap not exercised: at the {c['where']} the second request began {c['spread_ms']:.1f} ms "
+            f"after the first, planned {planned_ms} ms (accepted {lo:.0f}-{hi:.0f} ms)"
+        )
+    return None

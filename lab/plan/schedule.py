@@ -15,6 +15,7 @@ from typing import Any
 from lab.common.errors import UsageError
 from lab.faults import REGISTRY as FAULTS
 from lab.faults import Fault, make
+from lab.plan.knobs import check_knobs
 from services.chat.defects import INCIDENT, REGISTRY as DEFECTS
 
 REFRESH_POINTS = (
@@ -131,8 +132,12 @@ class Cell:
     # ack_lost), as the page offers; off by default, where the retry of a 5xx is the one studied.
     # Set by `lab soak` only: `lab replay` cannot express it (its cell id ends in "+retry-cut").
     retry_cut: bool = False
+    # A window sweep's variable (lab.plan.knobs), e.g. (("refresh_delay_ms", 30),): part of the
+    # cell's id, carried by its plans to the driver and by its replay line.
+    knobs: tuple[tuple[str, int], ...] = ()
 
     def __post_init__(self) -> None:
+        check_knobs(self.knobs, self.refresh)
         if self.refresh not in REFRESH_POINTS:
             raise UsageError(f"unknown refresh point {self.refresh!r}", f"valid: {', '.join(REFRESH_POINTS)}")
         if self.fault not in FAULTS:
@@ -145,7 +150,7 @@ class Cell:
                 f"fault {self.fault} is armed around turn {f.earliest_turn} or later, "
                 f"before the last: needs turns >= {f.earliest_turn + 1}"
             )
-        if self.fault == "ttl_elapse" and self.turns < 5:
+        if self.fault == "ttl_elapse" and self.turns < 5 and not self.params.get("span_pct"):
             raise UsageError("ttl_elapse needs turns >= 5 to run past 2 x TTL with gaps under TTL/2")
 
     @property
@@ -166,14 +171,20 @@ class Cell:
 
     @property
     def cell_id(self) -> str:
-        return f"{self.profile}|{fault_text(self.fault, self.params)}|{self.refresh}|t{self.turns}" + (
-            "+retry-cut" if self.retry_cut else ""
+        return (
+            f"{self.profile}|{fault_text(self.fault, self.params)}|{self.refresh}|t{self.turns}"
+            + ("+retry-cut" if self.retry_cut else "")
+            + "".join(f"+{k}={v}" for k, v in self.knobs)
         )
 
     @property
     def label(self) -> str:
         """The cell's column in tables and reports: fault / refresh point (/ turns if not 5)."""
-        return f"{fault_text(self.fault, self.params)}/{self.refresh}" + (f"/t{self.turns}" if self.turns != 5 else "")
+        return (
+            f"{fault_text(self.fault, self.params)}/{self.refresh}"
+            + (f"/t{self.turns}" if self.turns != 5 else "")
+            + "".join(f"/{k}={v}" for k, v in self.knobs)
+        )
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -185,6 +196,7 @@ class Cell:
             "refresh": self.refresh,
             "turns": self.turns,
             "stream": self.stream,
+            **({"knobs": dict(self.knobs)} if self.knobs else {}),
         }
 
 
@@ -201,6 +213,12 @@ class TrialPlan:
     think_ms: int = 0  # the user's pause before typing each turn after the first
     other_tab: str = ""  # two_tabs: the message the second tab sends with the last turn
     last_turn_headers: dict[str, str] = field(default_factory=dict)  # changed for the last send only
+    # Window sweeps (lab.plan.knobs): the user's pause between the answer and an after_ack
+    # refresh; the second tab's send after the first; the refresh not before this many ms after
+    # the first send (ttl_elapse's span_pct: the conversation's age at the refresh).
+    refresh_delay_ms: int = 0
+    tab_gap_ms: int = 0
+    refresh_at_age_ms: int = 0
 
     def replay_command(self, runs: int = 5, mode: str = "native") -> str:
         c = self.cell
@@ -221,7 +239,30 @@ class TrialPlan:
         ]
         if self.fault_turn:
             args += ["--fault-turn", str(self.fault_turn)]
+        for k, v in c.knobs:
+            args += ["--knob", f"{k}={v}"]
         return shlex.join(args + ["--runs", str(runs)])
+
+
+def _pace(cell: Cell, fault: Fault) -> tuple[int, int, int]:
+    """(the model's latency, the user's think time, the refresh's hold until this age) in ms."""
+    ttl = getattr(fault, "ttl_ms", None)
+    span_pct = getattr(fault, "span_pct", 0)
+    if ttl is not None and span_pct:
+        # A window sweep of the conversation's age: the turns (model latency and think time
+        # alike) end about TTL/4 before the age, the refresh holds for the age itself. A TTL
+        # renewed by the last write then outlives the read; per-turn overhead fits in the TTL/4.
+        age_ms = ttl * span_pct // 100
+        step = max(0, age_ms - ttl // 4) // (2 * cell.turns - 1)
+        return step, step, age_ms
+    if ttl is not None:
+        # A turn = think 0.25 TTL + model 0.3 TTL + overhead: writes stay under TTL/2 apart with
+        # room for a loaded machine, and the planned pace alone (5 x 0.3 + 4 x 0.25 = 2.5 TTL)
+        # outlasts 2 x TTL with room for turns that fail fast (skipping the model); both are
+        # checked per trial. (0.15 left 2.1 TTL: with a driver that waits less between turns,
+        # 7 of 10 incident trials fell short of 2 x TTL.)
+        return int(ttl * 0.3), int(ttl * 0.25), 0
+    return (IN_FLIGHT_LLM_LATENCY_MS if cell.refresh == "in_flight" else DEFAULT_LLM_LATENCY_MS), 0, 0
 
 
 def plan_trial(cell: Cell, seed: int, trial_id: str, fault_turn: int | None = None) -> TrialPlan:
@@ -244,18 +285,7 @@ def plan_trial(cell: Cell, seed: int, trial_id: str, fault_turn: int | None = No
             "a one-send fault is armed around an earlier turn than the refresh"
             + ("; a restart needs a stored turn before it" if fault.earliest_turn > 1 else ""),
         )
-    latency = DEFAULT_LLM_LATENCY_MS
-    if cell.refresh == "in_flight":
-        latency = IN_FLIGHT_LLM_LATENCY_MS
-    ttl = getattr(fault, "ttl_ms", None)
-    think = 0
-    if ttl is not None:
-        # A turn = think 0.25 TTL + model 0.3 TTL + overhead: writes stay under TTL/2 apart with
-        # room for a loaded machine, and the planned pace alone (5 x 0.3 + 4 x 0.25 = 2.5 TTL)
-        # outlasts 2 x TTL with room for turns that fail fast (skipping the model); both are
-        # checked per trial. (0.15 left 2.1 TTL: with a driver that waits less between turns,
-        # 7 of 10 incident trials fell short of 2 x TTL.)
-        latency, think = int(ttl * 0.3), int(ttl * 0.25)
+    latency, think, age_ms = _pace(cell, fault)
     headers = {
         "X-Lab-Defects": ",".join(cell.defects),
         "X-Lab-Trial": trial_id,
@@ -278,6 +308,9 @@ def plan_trial(cell: Cell, seed: int, trial_id: str, fault_turn: int | None = No
         think_ms=think,
         other_tab=other,
         last_turn_headers=last,
+        refresh_delay_ms=dict(cell.knobs).get("refresh_delay_ms", 0),
+        tab_gap_ms=dict(cell.knobs).get("tab_gap_ms", 0),
+        refresh_at_age_ms=age_ms,
     )
 
 

@@ -2,7 +2,7 @@
 trial whose preconditions did not hold is unknown (it exercised nothing), never a pass.
 
 - two_tabs / double_submit: the last turn's two requests were in flight at once at the backend
-  (lab.model.concurrency);
+  (lab.model.concurrency) -- or, in a window sweep of the tabs' gap, began that gap apart;
 - a Paced fault (ttl_elapse): the conversation kept its pace (the fault says how).
 """
 
@@ -28,7 +28,11 @@ def check(
     if plan.cell.refresh in CONCURRENT_POINTS:
         last = {s.id for s in trial.sends if s.turn == plan.cell.turns}
         trial.concurrent = concurrency.at_backend(e for i in last for e in events.by_id.get(i, []))
-        why = concurrency.problem(trial.concurrent)
+        why = (
+            concurrency.gap_problem(trial.concurrent, plan.tab_gap_ms)
+            if plan.tab_gap_ms
+            else concurrency.problem(trial.concurrent)
+        )
         if why:
             trial.preconditions_met = False
             trial.errors.append(why)

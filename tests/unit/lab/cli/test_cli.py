@@ -35,6 +35,37 @@ def lab(*args: str, tmp: Path) -> subprocess.CompletedProcess[str]:
             ("replay", "--profile", "correct", "--fault", "none", "--refresh", "soon", "--seed", "1"),
             "unknown refresh point 'soon'",
         ),
+        (
+            (
+                "replay",
+                "--profile",
+                "correct",
+                "--fault",
+                "none",
+                "--refresh",
+                "after_ack",
+                "--seed",
+                "1",
+                "--knob",
+                "x=1",
+            ),
+            "valid names: refresh_delay_ms, tab_gap_ms",
+        ),
+        (("window", "--profile", "fire_and_forget", "--vary", "moon"), "unknown sweep variable 'moon'"),
+        (("window", "--profile", "nope", "--vary", "turns"), "unknown defect(s) nope"),
+        (("window", "--profile", "correct", "--vary", "turns"), "a window is the defect's"),
+        (
+            ("window", "--profile", "fire_and_forget", "--vary", "refresh_delay_ms", "--values", "5"),
+            "at least two values",
+        ),
+        (
+            ("window", "--profile", "ttl_set_once", "--vary", "age_ttl_pct", "--fault", "latency"),
+            "runs under the fault ttl_elapse",
+        ),
+        (
+            ("window", "--profile", "fire_and_forget", "--vary", "turns", "--values", "1,500"),
+            "turns=500 is out of range",
+        ),
     ],
 )
 def test_bad_chaos_input_exits_2_before_starting_anything(args: tuple[str, ...], fragment: str, tmp_path: Path) -> None:

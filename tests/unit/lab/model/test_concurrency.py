@@ -37,3 +37,11 @@ def test_the_browser_view_of_a_black_box() -> None:
     b.complete("ok", 200, "", 1.3)
     c = concurrency.at_browser([a, b])
     assert c["where"] == "browser" and c["in_flight_together"] and c["spread_ms"] == 10.0
+
+
+def test_a_tab_gap_is_exercised_only_near_the_gap_planned() -> None:
+    c = concurrency.together([0.0, 0.1], [0.05, 0.2], "backend")  # 100 ms apart
+    assert concurrency.gap_problem(c, 100) is None
+    assert "planned 300 ms" in (concurrency.gap_problem(c, 300) or "")
+    assert "planned 10 ms" in (concurrency.gap_problem(c, 10) or "")
+    assert "only 1 of the 2" in (concurrency.gap_problem(concurrency.together([0.0], [0.1], "backend"), 10) or "")

@@ -105,6 +105,18 @@ def test_ttl_elapse_pacing_check() -> None:
     assert "a renewed TTL explains it" in f.check_pacing([0.0, 0.4, 0.8, 1.2, 1.6, 2.0, 2.4], expired_at_s=3.45)
 
 
+def test_ttl_elapse_span_pct_holds_the_age_to_within_a_tenth_of_the_ttl() -> None:
+    """A window sweep's point of age: the conversation spans span_pct % of the TTL, not less (the
+    point would claim an age not reached) and at most 10 % more (a later read would count a loss
+    at the wrong age)."""
+    from lab.faults import make
+
+    f = make("ttl_elapse", ttl_ms=1000, span_pct=85)
+    assert f.check_pacing([0.0, 0.2, 0.4, 0.6], read_at_s=0.9) is None
+    assert "not 85 % of the TTL (850-950 ms)" in f.check_pacing([0.0, 0.2, 0.4, 0.6], read_at_s=0.8)
+    assert "not 85 % of the TTL" in f.check_pacing([0.0, 0.2, 0.4, 0.6], read_at_s=0.96)
+
+
 def test_a_restart_is_armed_after_a_stored_turn() -> None:
     """A restart before any write loses nothing and would exercise nothing: redis_restart is
     armed before turn 2 or later, in every planned trial; an explicit earlier turn is refused."""

@@ -1,0 +1,180 @@
+"""`lab window`: the window of vulnerability of one defect -- a sweep of one variable (the
+refresh's delay after the answer, the tabs' gap, the conversation's age against its TTL, its
+length), each value run on the defect alone and on the correct profile, trials added per point
+until its 95 % interval is narrow enough (sequential, up to a cap).
+
+Writes reports/window-<time>-<sweep>-s<seed>/: results.json (the points: value, k/n, Wilson
+interval, replay lines), report.html (the curves with their bands, the window in words), and
+prints the table of points.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from lab.commands.chaos import Progress
+from lab.common.signals import deferred, exit_code
+from lab.model.outcome import CellOutcome
+from lab.model.window import Point, lost, window_words
+from lab.plan import shard
+from lab.plan.schedule import Cell, fault_text, plan_cell, profile_name
+from lab.plan.sweeps import Sweep
+from lab.report import window as page
+from lab.runner.runner import Runner
+from lab.stack import Stack
+
+FIRST_TRIALS = 5  # per point and profile: 0/5 or 5/5 bounds the rate within 0.43 of the edge
+MAX_TRIALS = 15
+MAX_WIDTH = 0.45  # a point whose 95 % interval is wider gets more trials (a mixed rate)
+EXIT_MEASURED, EXIT_CORRECT_LOST, EXIT_UNKNOWN = 0, 1, 3
+ROLES = ("defect", "correct")
+
+
+@dataclass
+class WindowRun:
+    stack: Stack
+    sweep: Sweep
+    defects: tuple[str, ...]
+    values: tuple[int, ...]
+    seed: int
+    reports_root: Path
+    fault: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    concurrency: int = 4
+    first: int = FIRST_TRIALS
+    max_trials: int = MAX_TRIALS
+    max_width: float = MAX_WIDTH
+
+    def cells(self) -> dict[tuple[str, int], Cell]:
+        profiles = {"defect": self.defects, "correct": ()}
+        return {
+            (role, v): self.sweep.cell(profiles[role], v, self.fault, **self.params)
+            for role in ROLES
+            for v in self.values
+        }
+
+    def more(self, point: Point, tried: int) -> int:
+        """Trials to add to a point: the first round, then rounds while its interval is wide."""
+        if tried == 0:
+            return self.first
+        if point.width <= self.max_width or tried >= self.max_trials:
+            return 0
+        return min(self.first, self.max_trials - tried)
+
+    def run(self, out: TextIO = sys.stdout) -> int:
+        run_id = time.strftime("%Y%m%d-%H%M%S") + f"-{self.sweep.name}-s{self.seed}"
+        out_dir = self.reports_root / f"window-{run_id}"
+        cells = self.cells()
+        points = {key: Point(key[1]) for key in cells}
+        tried = dict.fromkeys(cells, 0)
+        progress = Progress(len(cells) * self.first)
+        runner = Runner(self.stack, out_dir, concurrency=self.concurrency, on_trial=progress.trial)
+        by_id = {c.cell_id: key for key, c in cells.items()}
+        t0, interrupted, round_no = time.monotonic(), None, 0
+        try:
+            while True:
+                batch = []
+                for key, cell in cells.items():
+                    m = self.more(points[key], tried[key])
+                    if m:
+                        seed = shard.cell_seed(self.seed, cell, round_no)
+                        batch.append((cell, plan_cell(cell, m, seed, prefix=f"r{round_no}-{key[0][0]}{key[1]}-")))
+                        tried[key] += m
+                if not batch:
+                    break
+                if round_no:
+                    progress.total += sum(len(p) for _, p in batch)
+                for o in runner.run(batch):
+                    _count(points[by_id[o.cell.cell_id]], o)
+                round_no += 1
+        except KeyboardInterrupt as exc:  # SIGINT, SIGTERM or SIGHUP: what finished is reported
+            interrupted = exc
+            for o in runner.finished:
+                _count(points[by_id[o.cell.cell_id]], o)
+        finally:
+            progress.close()
+        with deferred():
+            results = self.results(run_id, points, time.monotonic() - t0, interrupted is not None)
+            write(out_dir, results)
+            print(terminal(results, out_dir), file=out, flush=True)
+        return exit_code(interrupted) if interrupted is not None else results["exit"]["code"]
+
+    def results(self, run_id: str, points: dict[tuple[str, int], Point], seconds: float, interrupted: bool) -> dict:
+        s = self.sweep
+        curves = {role: [points[(role, v)].as_json() for v in self.values] for role in ROLES}
+        window = {
+            role: window_words([points[(role, v)] for v in self.values], s.unit, s.early, s.late, s.every)
+            for role in ROLES
+        }
+        correct_lost = [p for p in curves["correct"] if p["k"]]
+        unjudged = [f"{r} at {p['value']}" for r in ROLES for p in curves[r] if not p["n"]]
+        if correct_lost:
+            code, why = EXIT_CORRECT_LOST, "the correct profile lost data: the window is not the defect's alone"
+        elif unjudged:
+            code, why = EXIT_UNKNOWN, "unknown: no trial could be judged for " + ", ".join(unjudged)
+        else:
+            code, why = EXIT_MEASURED, "measured"
+        any_cell = next(iter(self.cells().values()))
+        return {
+            "run_id": run_id,
+            "kind": "window",
+            "sweep": s.name,
+            "axis": s.what,
+            "unit": s.unit,
+            "log_x": s.log_x,
+            "seed": self.seed,
+            "fault": fault_text(any_cell.fault, {k: v for k, v in any_cell.params.items() if k != "span_pct"}),
+            "profiles": {"defect": profile_name(self.defects), "correct": "correct"},
+            "curves": curves,
+            "window": window,
+            "trials": sum(p["n"] + p["unknown"] for c in curves.values() for p in c),
+            "seconds": round(seconds, 1),
+            "interrupted": interrupted,
+            "limits": {"first": self.first, "max_trials": self.max_trials, "max_width": self.max_width},
+            "exit": {"code": code, "reason": why},
+        }
+
+
+def _count(point: Point, o: CellOutcome) -> None:
+    for t in o.trials:
+        if t.result.validity == "unknown":
+            point.unknown += 1
+            why = "; ".join((t.result.reasons + t.trial.errors)[:2]) or "unknown"
+            point.why_unknown = {**(point.why_unknown or {}), why: (point.why_unknown or {}).get(why, 0) + 1}
+            continue
+        point.n += 1
+        if lost(t.result):
+            point.k += 1
+            point.replay = (point.replay or []) + ([t.replay_command()] if len(point.replay or []) < 3 else [])
+
+
+def write(out_dir: Path, results: dict[str, Any]) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+    (out_dir / "report.html").write_text(page.render(results))
+
+
+def terminal(results: dict[str, Any], out_dir: Path) -> str:
+    """The table of points, the window in words per profile, where the report is."""
+    prof = results["profiles"]
+    head = f"{results['sweep']:>18}  {prof['defect']:<26}  {prof['correct']:<26}"
+    lines = [f"lab window: {results['axis']}, fault {results['fault']}", head]
+    pairs = zip(results["curves"]["defect"], results["curves"]["correct"], strict=True)
+    for d, c in pairs:
+        lines.append(f"{d['value']:>18}  {_cell(d):<26}  {_cell(c):<26}")
+    for role in ROLES:
+        lines.append(f"{prof[role]}: {results['window'][role]}")
+    lines.append(f"{results['exit']['reason']}; {results['trials']} trials in {results['seconds']} s")
+    lines.append(f"report: {out_dir / 'report.html'}")
+    return "\n".join(lines)
+
+
+def _cell(p: dict[str, Any]) -> str:
+    if not p["n"]:
+        return f"unknown ({p['unknown']})"
+    return f"{p['k']}/{p['n']} [{p['low']:.2f}, {p['high']:.2f}]" + (f" +{p['unknown']}?" if p["unknown"] else "")

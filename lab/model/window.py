@@ -1,0 +1,95 @@
+"""The window of vulnerability: a sweep's points (value, k lost of n judged, Wilson 95 %) and the
+window told in words. Pure functions: the command runs the trials, this says what they show.
+
+The edge of a window is given as the interval between two values tried -- the last that lost
+and the first past it that did not -- never finer than the sweep's grid: "within 30-100 ms of
+the answer" says what was measured, a single number would not.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from lab.model.checker import Result
+from lab.model.stats import wilson
+
+
+def lost(result: Result) -> bool:
+    """Did the trial lose data the user had seen acknowledged? A turn missing (a lost update
+    included), or the whole conversation gone (expired, amnesia)."""
+    return bool(result.lost_turns) or result.expired or (result.amnesia and not result.page_failed)
+
+
+@dataclass
+class Point:
+    value: int
+    k: int = 0  # judged trials that lost data
+    n: int = 0  # judged trials
+    unknown: int = 0
+    replay: list[str] | None = None  # replay lines of the first failing trials
+    why_unknown: dict[str, int] | None = None  # the reasons trials were unknown, counted
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        return wilson(self.k, self.n)
+
+    @property
+    def width(self) -> float:
+        lo, hi = self.interval
+        return hi - lo
+
+    def as_json(self) -> dict[str, Any]:
+        lo, hi = self.interval
+        return {
+            "value": self.value,
+            "k": self.k,
+            "n": self.n,
+            "unknown": self.unknown,
+            "rate": round(self.k / self.n, 4) if self.n else None,
+            "low": round(lo, 4),
+            "high": round(hi, 4),
+            "replay": self.replay or [],
+            "why_unknown": self.why_unknown or {},
+        }
+
+
+def _edge(a: int, b: int, unit: str) -> str:
+    return f"{a}-{b} {unit}" if unit != "% of the TTL" else f"{a}-{b} %"
+
+
+def window_words(points: list[Point], unit: str, early: str, late: str, every: str) -> str:
+    """The window in one sentence, from the judged points only:
+
+    - nothing judged: "unknown";
+    - no loss anywhere: "no loss at any value tried", with the largest 95 % upper bound;
+    - loss at every value: ``every``;
+    - loss at the small values and none past an edge: ``early`` with the edge's interval (and
+      the reverse: ``late``);
+    - anything else (loss here and there): the values that lost, with no window claimed.
+    """
+    judged = [p for p in sorted(points, key=lambda p: p.value) if p.n]
+    if not judged:
+        return "unknown: no value's trials could be judged"
+    losing = [p for p in judged if p.k]
+    if not losing:
+        worst = max(p.interval[1] for p in judged)
+        return f"no loss at any value tried ({judged[0].value}-{judged[-1].value}; 95 % upper bound {worst:.0%})"
+    if len(losing) == len(judged):
+        return every.format(lo=judged[0].value, hi=judged[-1].value)
+    flags = [bool(p.k) for p in judged]
+    first_clean = flags.index(False)
+    if all(flags[:first_clean]) and not any(flags[first_clean:]):  # lose ... lose, clean ... clean
+        a, b = judged[first_clean - 1], judged[first_clean]
+        return (
+            early.format(edge=_edge(a.value, b.value, unit))
+            + f" (lost at {a.value}: {a.k}/{a.n}; not at {b.value} or past it)"
+        )
+    first_lost = flags.index(True)
+    if not any(flags[:first_lost]) and all(flags[first_lost:]):  # clean ... clean, lose ... lose
+        a, b = judged[first_lost - 1], judged[first_lost]
+        return (
+            late.format(edge=_edge(a.value, b.value, unit))
+            + f" (not at {a.value} or below; lost at {b.value}: {b.k}/{b.n})"
+        )
+    return "loss at " + ", ".join(f"{p.value} ({p.k}/{p.n})" for p in losing) + ": no single window"

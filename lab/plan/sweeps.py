@@ -1,0 +1,114 @@
+"""Window sweeps (lab window): one variable varied, everything else fixed, and the cell each of
+its values is run in. A sweep answers "when": how soon after the answer a refresh must come,
+how old a conversation must be, how close two tabs' sends must be, for a turn to be lost.
+
+Each sweep names its values (log-spaced where the variable spans decades), the words its window
+is told in, and whether it is drawn on a log axis.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from lab.common.errors import UsageError
+from lab.plan.schedule import Cell
+
+
+@dataclass(frozen=True)
+class Sweep:
+    name: str
+    what: str  # the axis: "refresh delay after the answer (ms)"
+    unit: str  # "ms", "% of the TTL", "turns"
+    values: tuple[int, ...]
+    # The window in words: {edge} is "30-100 ms"; `early` when loss comes at small values (a
+    # refresh soon after the answer), `late` at large ones (an old conversation).
+    early: str
+    late: str
+    every: str  # lost at every value tried
+    make: Callable[[tuple[str, ...], int, str, dict[str, Any]], Cell]
+    fault: str = "none"  # the fault the cells run under (--fault may change it, if not fixed)
+    fixed_fault: bool = False
+    log_x: bool = True
+
+    def cell(self, defects: tuple[str, ...], value: int, fault: str | None = None, **params: Any) -> Cell:
+        if fault is not None and self.fixed_fault and fault != self.fault:
+            raise UsageError(f"--vary {self.name} runs under the fault {self.fault}; it cannot take --fault {fault}")
+        return self.make(defects, value, fault or self.fault, params)
+
+
+def _params(params: dict[str, Any], **more: Any) -> tuple[tuple[str, Any], ...]:
+    return tuple(sorted({**params, **more}.items()))
+
+
+SWEEPS: dict[str, Sweep] = {
+    s.name: s
+    for s in (
+        Sweep(
+            "refresh_delay_ms",
+            "refresh delay after the answer (ms)",
+            "ms",
+            (0, 10, 30, 100, 300, 1000),
+            early="loses the turn when the refresh comes within {edge} of the answer",
+            late="loses the turn only when the refresh comes {edge} or more after the answer",
+            every="loses the turn at every delay tried ({lo}-{hi} ms): no wait saves it",
+            make=lambda d, v, f, p: Cell(d, f, "after_ack", 5, _params(p), knobs=(("refresh_delay_ms", v),)),
+        ),
+        Sweep(
+            "tab_gap_ms",
+            "gap between the two tabs' sends (ms)",
+            "ms",
+            (0, 10, 30, 100, 300, 1000),
+            early="loses a turn when the second tab sends within {edge} of the first",
+            late="loses a turn only when the tabs send {edge} or more apart",
+            every="loses a turn at every gap tried ({lo}-{hi} ms): no pause between tabs saves it",
+            make=lambda d, v, f, p: Cell(d, f, "two_tabs", 5, _params(p), knobs=(("tab_gap_ms", v),)),
+        ),
+        Sweep(
+            "age_ttl_pct",
+            "conversation age at the refresh (% of the TTL)",
+            "% of the TTL",
+            (25, 50, 75, 85, 115, 150, 200),
+            early="loses the conversation while it is younger than {edge} of its TTL",
+            late="loses the conversation once it is older than {edge} of its TTL",
+            every="loses the conversation at every age tried ({lo}-{hi} % of the TTL)",
+            # Three turns and a 4 s TTL: the youngest age (1 s) still fits the turns' overhead.
+            make=lambda d, v, f, p: Cell(d, "ttl_elapse", "settled", 3, _params({"ttl_ms": 4000, **p}, span_pct=v)),
+            fault="ttl_elapse",
+            fixed_fault=True,
+            log_x=False,
+        ),
+        Sweep(
+            "turns",
+            "conversation length (turns)",
+            "turns",
+            (1, 2, 3, 5, 10, 20),
+            early="loses a turn in conversations of {edge} or fewer",
+            late="loses a turn once the conversation is {edge} long",
+            every="loses a turn at every length tried ({lo}-{hi} turns)",
+            make=lambda d, v, f, p: Cell(d, f, "settled", v, _params(p)),
+        ),
+    )
+}
+
+
+def get(name: str) -> Sweep:
+    if name not in SWEEPS:
+        raise UsageError(f"unknown sweep variable {name!r}", f"valid: {', '.join(SWEEPS)}")
+    return SWEEPS[name]
+
+
+def parse_values(text: str, sweep: Sweep) -> tuple[int, ...]:
+    """'0,10,100' -> (0, 10, 100): whole numbers, at least two, ascending, each a valid cell."""
+    try:
+        values = tuple(sorted({int(v) for v in text.split(",") if v.strip()}))
+    except ValueError:
+        raise UsageError(
+            f"--values {text!r}: expected whole numbers, e.g. {','.join(map(str, sweep.values))}"
+        ) from None
+    if len(values) < 2:
+        raise UsageError(f"--values {text!r}: a sweep needs at least two values")
+    for v in values:
+        sweep.cell((), v)  # each value's cell validates it (range, refresh point), naming the bad one
+    return values
