@@ -12,7 +12,7 @@ JOBS ?= 2
 XDIST := -n $(JOBS)
 MODE ?= native
 
-.PHONY: help setup venv system toxiproxy docker lint test test-unit test-integration test-loaded up down status chaos soak storm bench lesson investigate suspects merge clean
+.PHONY: help setup venv system toxiproxy docker lint test test-unit test-integration test-loaded up down status chaos window soak storm bench lesson investigate suspects merge clean
 
 help:
 	@echo "make chaos    run the chaos matrix (native stack; MODE=compose on Docker Compose)"
@@ -21,6 +21,7 @@ help:
 	@echo "make lint     ruff (lint + format check) and mypy only (seconds); ruff format fixes the format"
 	@echo "make up       start the stack and print its endpoints; make down stops it"
 	@echo "make status   what runs where"
+	@echo "make window PROFILE=ttl_set_once VARY=age_ttl_pct   when a defect loses: the curve, its window"
 	@echo "make soak     the correct profile under every fault and refresh point: 0/N with 95% bounds"
 	@echo "make storm N=50   interrupt lab chaos N times (SIGINT/TERM/HUP/KILL): nothing may be left"
 	@echo "make bench    the lab's runner against a plain Playwright loop (seconds per trial, ratios)"
@@ -78,6 +79,11 @@ status: venv
 chaos: setup
 	@$(LAB) chaos --mode $(MODE) --trials "$(TRIALS)" --seed "$(SEED)" --only "$(ONLY)" \
 		--max-trials "$(MAX_TRIALS)" --shard "$(SHARD)"
+
+# PROFILE=ttl_set_once VARY=age_ttl_pct [VALUES=25,85,115,200]: the window of one defect.
+window: setup
+	@$(LAB) window --mode $(MODE) --profile "$(if $(PROFILE),$(PROFILE),fire_and_forget)" \
+		--vary "$(if $(VARY),$(VARY),refresh_delay_ms)" $(if $(VALUES),--values "$(VALUES)") --seed "$(SEED)"
 
 # DIRS='reports/*-shard*of3' OUT=reports/merged: the shards of one run, one verdict
 merge: venv

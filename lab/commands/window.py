@@ -20,7 +20,7 @@ from typing import Any, TextIO
 from lab.commands.chaos import Progress
 from lab.common.signals import deferred, exit_code
 from lab.model.outcome import CellOutcome
-from lab.model.window import Point, lost, window_words
+from lab.model.window import Point, lost, window_edge, window_words
 from lab.plan import shard
 from lab.plan.schedule import Cell, fault_text, plan_cell, profile_name
 from lab.plan.sweeps import Sweep
@@ -111,6 +111,7 @@ class WindowRun:
             role: window_words([points[(role, v)] for v in self.values], s.unit, s.early, s.late, s.every)
             for role in ROLES
         }
+        edge = window_edge([points[("defect", v)] for v in self.values])
         correct_lost = [p for p in curves["correct"] if p["k"]]
         unjudged = [f"{r} at {p['value']}" for r in ROLES for p in curves[r] if not p["n"]]
         if correct_lost:
@@ -132,6 +133,8 @@ class WindowRun:
             "profiles": {"defect": profile_name(self.defects), "correct": "correct"},
             "curves": curves,
             "window": window,
+            # The defect's edge: lost up to a, not from b on ("early"), or the reverse ("late").
+            "edge": {"kind": edge[0], "between": [edge[1], edge[2]]} if edge else None,
             "trials": sum(p["n"] + p["unknown"] for c in curves.values() for p in c),
             "seconds": round(seconds, 1),
             "interrupted": interrupted,

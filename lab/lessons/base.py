@@ -63,6 +63,10 @@ class Lesson:
     kind: Literal["behaviour", "config"] = "behaviour"
     fix_hint: str = ""
     fault_turn: int | None = None  # a one-send fault armed before this turn (None: seeded choice)
+    # When it loses: the `lab window` arguments that draw the lesson's curve, and what that curve
+    # showed when measured (docs/window.md has the figures).
+    window: str = ""
+    window_seen: str = ""
 
     @property
     def name(self) -> str:
@@ -164,6 +168,11 @@ def outro(lesson: Lesson) -> str:
             "",
             "The mechanism:",
             lesson.mechanism,
+            *(
+                ["", f"When it loses -- the curve: lab window {lesson.window}", f"  measured: {lesson.window_seen}"]
+                if lesson.window
+                else []
+            ),
             "",
             "The code concerned:",
             *(e.render() for e in lesson.excerpts),

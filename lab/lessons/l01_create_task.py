@@ -31,5 +31,7 @@ before it sent anything. Flask's docs: "you cannot spawn background tasks ... vi
             Excerpt("services/chat/views.py", "await b.run_write(_store(b, r, sid, [user]", 7, before=0),
         ),
         fix_hint="edit run_write so the write is finished before the view goes on",
+        window="--profile fire_and_forget --vary refresh_delay_ms",
+        window_seen="loses the turn at every delay tried (0-1000 ms): no wait saves it -- the write was cancelled, not late",
     )
 )

@@ -32,5 +32,7 @@ the two leaves a key without TTL (or with a stale one).""",
             Excerpt("services/chat/store.py", "if tonumber(ARGV[1]) > 0 then", 4),
         ),
         fix_hint="make every write renew the TTL, atomically with the append",
+        window="--profile ttl_set_once --vary age_ttl_pct",
+        window_seen="loses the conversation once it is older than 85-115 % of its TTL; younger, never",
     )
 )

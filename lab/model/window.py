@@ -58,6 +58,20 @@ def _edge(a: int, b: int, unit: str) -> str:
     return f"{a}-{b} {unit}" if unit != "% of the TTL" else f"{a}-{b} %"
 
 
+def window_edge(points: list[Point]) -> tuple[str, int, int] | None:
+    """Where the window ends, from the judged points: ("early", a, b) -- lost up to a, not from
+    b on -- or ("late", a, b) -- not up to a, lost from b on; None when there is no single edge
+    (no loss, loss everywhere, loss here and there, nothing judged)."""
+    judged = [p for p in sorted(points, key=lambda p: p.value) if p.n]
+    flags = [bool(p.k) for p in judged]
+    if not judged or all(flags) or not any(flags):
+        return None
+    cut = flags.index(not flags[0])  # the first point unlike the first one
+    if any(f == flags[0] for f in flags[cut:]):
+        return None
+    return ("early" if flags[0] else "late"), judged[cut - 1].value, judged[cut].value
+
+
 def window_words(points: list[Point], unit: str, early: str, late: str, every: str) -> str:
     """The window in one sentence, from the judged points only:
 
@@ -77,19 +91,11 @@ def window_words(points: list[Point], unit: str, early: str, late: str, every: s
         return f"no loss at any value tried ({judged[0].value}-{judged[-1].value}; 95 % upper bound {worst:.0%})"
     if len(losing) == len(judged):
         return every.format(lo=judged[0].value, hi=judged[-1].value)
-    flags = [bool(p.k) for p in judged]
-    first_clean = flags.index(False)
-    if all(flags[:first_clean]) and not any(flags[first_clean:]):  # lose ... lose, clean ... clean
-        a, b = judged[first_clean - 1], judged[first_clean]
-        return (
-            early.format(edge=_edge(a.value, b.value, unit))
-            + f" (lost at {a.value}: {a.k}/{a.n}; not at {b.value} or past it)"
-        )
-    first_lost = flags.index(True)
-    if not any(flags[:first_lost]) and all(flags[first_lost:]):  # clean ... clean, lose ... lose
-        a, b = judged[first_lost - 1], judged[first_lost]
-        return (
-            late.format(edge=_edge(a.value, b.value, unit))
-            + f" (not at {a.value} or below; lost at {b.value}: {b.k}/{b.n})"
-        )
-    return "loss at " + ", ".join(f"{p.value} ({p.k}/{p.n})" for p in losing) + ": no single window"
+    edge = window_edge(judged)
+    if edge is None:
+        return "loss at " + ", ".join(f"{p.value} ({p.k}/{p.n})" for p in losing) + ": no single window"
+    kind, a, b = edge
+    pa, pb = (next(p for p in judged if p.value == v) for v in (a, b))
+    if kind == "early":
+        return early.format(edge=_edge(a, b, unit)) + f" (lost at {a}: {pa.k}/{pa.n}; not at {b} or past it)"
+    return late.format(edge=_edge(a, b, unit)) + f" (not at {a} or below; lost at {b}: {pb.k}/{pb.n})"

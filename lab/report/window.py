@@ -10,7 +10,7 @@ from typing import Any
 
 from lab.report.html import CSS
 
-W, H, PAD_L, PAD_R, PAD_T, PAD_B = 640, 300, 56, 150, 20, 48
+W, H, PAD_L, PAD_R, PAD_T, PAD_B = 640, 310, 56, 150, 30, 48
 COLOURS = {"defect": "#c0392b", "correct": "#27ae60"}
 
 
@@ -33,12 +33,26 @@ def _y(rate: float) -> float:
     return PAD_T + (1 - rate) * (H - PAD_T - PAD_B)
 
 
-def curve_svg(curves: dict[str, list[dict[str, Any]]], labels: dict[str, str], axis: str, log_x: bool) -> str:
+def curve_svg(
+    curves: dict[str, list[dict[str, Any]]],
+    labels: dict[str, str],
+    axis: str,
+    log_x: bool,
+    edge: dict[str, Any] | None = None,
+) -> str:
     """``curves``: role ("defect" / "correct") -> points as in results.json (value, k, n, low,
-    high). Points with no judged trial are drawn as a gap (x marks on the axis)."""
+    high). Points with no judged trial are drawn as a gap (x marks on the axis). ``edge``: the
+    two values tried between which the defect's window ends, shaded."""
     values = sorted({p["value"] for pts in curves.values() for p in pts})
     x = _xscale(values, log_x)
     out = [f'<svg class="window" width="{W}" height="{H}" viewBox="0 0 {W} {H}" role="img">']
+    if edge:
+        a, b = (x(v) for v in edge["between"])
+        out.append(
+            f'<rect class="edge" x="{a:.1f}" y="{PAD_T}" width="{b - a:.1f}" height="{H - PAD_T - PAD_B}" '
+            f'fill="#f1c40f" opacity="0.18"/><text class="tick" x="{(a + b) / 2:.1f}" y="{PAD_T - 6}" '
+            f'text-anchor="middle">the edge lies here</text>'
+        )
     for r in (0, 0.25, 0.5, 0.75, 1):
         out.append(f'<line x1="{PAD_L}" x2="{W - PAD_R}" y1="{_y(r):.1f}" y2="{_y(r):.1f}" stroke="#eee"/>')
         out.append(f'<text class="tick" x="{PAD_L - 6}" y="{_y(r) + 3:.1f}" text-anchor="end">{r:.0%}</text>')
@@ -46,40 +60,49 @@ def curve_svg(curves: dict[str, list[dict[str, Any]]], labels: dict[str, str], a
         out.append(f'<text class="tick" x="{x(v):.1f}" y="{H - PAD_B + 14}" text-anchor="middle">{v}</text>')
     out.append(f'<text class="tick" x="{(PAD_L + W - PAD_R) / 2:.0f}" y="{H - 10}" text-anchor="middle">')
     out.append(f"{_html.escape(axis)}{' (log scale)' if log_x else ''}</text>")
-    out.append(f'<text class="tick" x="12" y="{PAD_T + 4}">loss rate</text>')
+    out.append(
+        f'<text class="tick" transform="translate(14,{(PAD_T + H - PAD_B) / 2:.0f}) rotate(-90)" '
+        'text-anchor="middle">loss rate</text>'
+    )
     for i, (role, pts) in enumerate(curves.items()):
-        colour = COLOURS.get(role, "#34495e")
-        judged = [p for p in sorted(pts, key=lambda p: p["value"]) if p["n"]]
-        if judged:
-            band = [(x(p["value"]), _y(p["high"])) for p in judged] + [
-                (x(p["value"]), _y(p["low"])) for p in reversed(judged)
-            ]
-            out.append(
-                f'<polygon class="band {role}" points="{" ".join(f"{a:.1f},{b:.1f}" for a, b in band)}" '
-                f'fill="{colour}" opacity="0.15"/>'
-            )
-            line = " ".join(f"{x(p['value']):.1f},{_y(p['k'] / p['n']):.1f}" for p in judged)
-            out.append(
-                f'<polyline class="curve {role}" points="{line}" fill="none" stroke="{colour}" stroke-width="2"/>'
-            )
-            for p in judged:
-                tip = f"{p['value']}: {p['k']}/{p['n']} [{p['low']:.2f}, {p['high']:.2f}]"
-                out.append(
-                    f'<circle cx="{x(p["value"]):.1f}" cy="{_y(p["k"] / p["n"]):.1f}" r="3.5" fill="{colour}">'
-                    f"<title>{_html.escape(tip)}</title></circle>"
-                )
-        for p in pts:
-            if not p["n"]:
-                out.append(
-                    f'<text x="{x(p["value"]):.1f}" y="{_y(0) + 4:.1f}" fill="{colour}" text-anchor="middle">x</text>'
-                )
-        ly = PAD_T + 14 + 18 * i
-        out.append(
-            f'<line x1="{W - PAD_R + 12}" x2="{W - PAD_R + 32}" y1="{ly - 4}" y2="{ly - 4}" stroke="{colour}" stroke-width="2"/>'
-        )
-        out.append(f'<text class="tick" x="{W - PAD_R + 36}" y="{ly}">{_html.escape(labels.get(role, role))}</text>')
+        out += _curve(role, pts, x, i, labels.get(role, role))
     out.append("</svg>")
     return "".join(out)
+
+
+def _curve(role: str, pts: list[dict[str, Any]], x: Any, i: int, label: str) -> list[str]:
+    """One profile: its band, its line through the judged points, x marks for the unjudged ones,
+    its legend entry (the i-th)."""
+    out: list[str] = []
+    colour = COLOURS.get(role, "#34495e")
+    judged = [p for p in sorted(pts, key=lambda p: p["value"]) if p["n"]]
+    if judged:
+        band = [(x(p["value"]), _y(p["high"])) for p in judged] + [
+            (x(p["value"]), _y(p["low"])) for p in reversed(judged)
+        ]
+        out.append(
+            f'<polygon class="band {role}" points="{" ".join(f"{a:.1f},{b:.1f}" for a, b in band)}" '
+            f'fill="{colour}" opacity="0.15"/>'
+        )
+        line = " ".join(f"{x(p['value']):.1f},{_y(p['k'] / p['n']):.1f}" for p in judged)
+        out.append(f'<polyline class="curve {role}" points="{line}" fill="none" stroke="{colour}" stroke-width="2"/>')
+        for p in judged:
+            tip = f"{p['value']}: {p['k']}/{p['n']} [{p['low']:.2f}, {p['high']:.2f}]"
+            out.append(
+                f'<circle cx="{x(p["value"]):.1f}" cy="{_y(p["k"] / p["n"]):.1f}" r="3.5" fill="{colour}">'
+                f"<title>{_html.escape(tip)}</title></circle>"
+            )
+    for p in pts:
+        if not p["n"]:
+            out.append(
+                f'<text x="{x(p["value"]):.1f}" y="{_y(0) + 4:.1f}" fill="{colour}" text-anchor="middle">x</text>'
+            )
+    ly = PAD_T + 14 + 18 * i
+    out.append(
+        f'<line x1="{W - PAD_R + 12}" x2="{W - PAD_R + 32}" y1="{ly - 4}" y2="{ly - 4}" stroke="{colour}" stroke-width="2"/>'
+    )
+    out.append(f'<text class="tick" x="{W - PAD_R + 36}" y="{ly}">{_html.escape(label)}</text>')
+    return out
 
 
 def table(results: dict[str, Any]) -> str:
@@ -119,7 +142,7 @@ def render(results: dict[str, Any]) -> str:
         f"<p>Fault {_html.escape(results['fault'])}; seed {results['seed']}; {results['trials']} trials in "
         f"{results['seconds']} s. Each point: the share of judged trials that lost data, with its 95 % Wilson band.</p>"
         f"<ul class='window-words'>{words}</ul>"
-        + curve_svg(results["curves"], labels, results["axis"], results["log_x"])
+        + curve_svg(results["curves"], labels, results["axis"], results["log_x"], results.get("edge"))
         + "<h2>Points</h2>"
         + table(results)
         + (f"<h2>Replay a failing trial</h2><ul>{replay_html}</ul>" if replay_html else "")

@@ -51,3 +51,13 @@ def test_loss_here_and_there_claims_no_window() -> None:
 def test_a_point_reports_its_wilson_interval() -> None:
     j = Point(30, 0, 5).as_json()
     assert (j["k"], j["n"], j["low"], j["rate"]) == (0, 5, 0.0, 0.0) and 0.43 < j["high"] < 0.44
+
+
+def test_the_edge_is_the_pair_of_values_where_the_curve_turns() -> None:
+    from lab.model.window import window_edge
+
+    assert window_edge([Point(0, 5, 5), Point(30, 1, 5), Point(100, 0, 5)]) == ("early", 30, 100)
+    assert window_edge([Point(85, 0, 5), Point(115, 5, 5), Point(200, 5, 5)]) == ("late", 85, 115)
+    assert window_edge([Point(0, 5, 5), Point(30, 0, 5), Point(100, 2, 5)]) is None
+    assert window_edge([Point(0, 5, 5), Point(30, 5, 5)]) is None
+    assert window_edge([Point(0, 0, 5), Point(30, unknown=5)]) is None

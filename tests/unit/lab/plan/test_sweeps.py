@@ -35,16 +35,16 @@ def test_tab_gap_reaches_the_plan() -> None:
 
 
 def test_age_sweep_paces_the_turns_under_the_age_and_holds_the_refresh_for_it() -> None:
-    """span_pct=150 with the sweep's 4 s TTL: the refresh not before 6 s; the planned turns (3
+    """span_pct=150 with the sweep's 8 s TTL: the refresh not before 12 s; the planned turns (3
     model latencies, 2 think times) end TTL/4 before it, and no write gap nears TTL/2."""
     cell = sweeps.get("age_ttl_pct").cell(("ttl_set_once",), 150)
-    assert cell.fault == "ttl_elapse" and cell.params == {"span_pct": 150, "ttl_ms": 4000}
+    assert cell.fault == "ttl_elapse" and cell.params == {"span_pct": 150, "ttl_ms": 8000}
     plan = plan_trial(cell, 7, "t0")
-    assert plan.refresh_at_age_ms == 6000
-    assert 3 * plan.llm_latency_ms + 2 * plan.think_ms == 6000 - 1000
-    assert plan.llm_latency_ms < 2000 and plan.think_ms < 2000
+    assert plan.refresh_at_age_ms == 12000
+    assert 3 * plan.llm_latency_ms + 2 * plan.think_ms == 12000 - 2000
+    assert plan.llm_latency_ms < 4000 and plan.think_ms < 4000
     young = plan_trial(sweeps.get("age_ttl_pct").cell(("ttl_set_once",), 25), 7, "t0")
-    assert (young.llm_latency_ms, young.think_ms, young.refresh_at_age_ms) == (0, 0, 1000)
+    assert (young.llm_latency_ms, young.think_ms, young.refresh_at_age_ms) == (0, 0, 2000)
 
 
 def test_the_age_sweep_refuses_another_fault() -> None:

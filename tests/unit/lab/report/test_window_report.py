@@ -48,3 +48,12 @@ def test_the_page_has_the_words_the_table_and_no_script() -> None:
     page = render(_results())
     assert "loses the turn when ..." in page and "2/8 [" in page and "unknown" in page
     assert "<script" not in page
+
+
+def test_the_edge_is_shaded_between_the_two_values_tried() -> None:
+    r = _results()
+    plain = ET.fromstring(curve_svg(r["curves"], r["profiles"], r["axis"], True))
+    assert not [e for e in plain.iter("rect") if e.get("class") == "edge"]
+    svg = ET.fromstring(curve_svg(r["curves"], r["profiles"], r["axis"], True, {"kind": "early", "between": [30, 100]}))
+    (rect,) = [e for e in svg.iter("rect") if e.get("class") == "edge"]
+    assert float(rect.get("width", "0")) > 0

@@ -1,0 +1,74 @@
+"""`lab window` on stacks of their own, at smoke size (two values, up to 5 trials a point): the
+three windows the incident's patterns come down to, each with the correct profile at 0 beside
+it -- a lost update that needs the tabs' sends close together, a TTL set once that loses only a
+conversation older than the TTL, and a write never awaited that no wait after the answer saves."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+from tests.helpers import isolated_env, run_lab
+
+
+def _window(tmp_path: Path, *args: str) -> tuple[dict[str, Any], str, Path]:
+    env = isolated_env(tmp_path / "run")
+    reports = tmp_path / "reports"
+    try:
+        res = run_lab(env, "window", *args, "--max-trials", "5", "--seed", "11", "--reports", str(reports), timeout=900)
+    finally:
+        run_lab(env, "down", timeout=60)
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out
+    folder = next(reports.glob("window-*"))
+    return json.loads((folder / "results.json").read_text()), out, folder
+
+
+def _point(results: dict[str, Any], role: str, value: int) -> dict[str, Any]:
+    p = next(p for p in results["curves"][role] if p["value"] == value)
+    assert p["n"] >= 3, f"{role} at {value}: only {p['n']} judged trials ({p['why_unknown']})"
+    return p
+
+
+def _correct_lost_nothing(results: dict[str, Any]) -> None:
+    for p in results["curves"]["correct"]:
+        assert p["k"] == 0 and p["n"] >= 3, p
+    assert results["window"]["correct"].startswith("no loss at any value tried")
+
+
+def test_a_lost_update_needs_the_tabs_close_together(tmp_path: Path) -> None:
+    results, out, folder = _window(
+        tmp_path, "--profile", "read_modify_write", "--vary", "tab_gap_ms", "--values", "0,1000"
+    )
+    together, apart = _point(results, "defect", 0), _point(results, "defect", 1000)
+    assert together["k"] >= 0.6 * together["n"] and apart["k"] == 0, results["curves"]["defect"]
+    assert together["replay"] and "--knob tab_gap_ms=0" in together["replay"][0]
+    _correct_lost_nothing(results)
+    words = "loses a turn when the second tab sends within 0-1000 ms of the first"
+    assert results["window"]["defect"].startswith(words) and words in out
+    svg = (folder / "report.html").read_text().split("<svg", 1)[1].split("</svg>", 1)[0]
+    curves = ET.fromstring("<svg" + svg + "</svg>").iter("polyline")
+    assert {c.get("class") for c in curves} == {"curve defect", "curve correct"}
+
+
+def test_a_ttl_set_once_loses_only_a_conversation_older_than_the_ttl(tmp_path: Path) -> None:
+    results, _out, _folder = _window(
+        tmp_path, "--profile", "ttl_set_once", "--vary", "age_ttl_pct", "--values", "50,150"
+    )
+    young, old = _point(results, "defect", 50), _point(results, "defect", 150)
+    assert young["k"] == 0 and old["k"] >= 0.6 * old["n"], results["curves"]["defect"]
+    _correct_lost_nothing(results)
+    assert results["window"]["defect"].startswith("loses the conversation once it is older than 50-150 % of its TTL")
+
+
+def test_no_wait_after_the_answer_saves_a_write_never_awaited(tmp_path: Path) -> None:
+    results, _out, _folder = _window(
+        tmp_path, "--profile", "fire_and_forget", "--vary", "refresh_delay_ms", "--values", "0,300"
+    )
+    for v in (0, 300):
+        p = _point(results, "defect", v)
+        assert p["k"] == p["n"], p
+    _correct_lost_nothing(results)
+    assert results["window"]["defect"] == "loses the turn at every delay tried (0-300 ms): no wait saves it"
