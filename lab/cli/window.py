@@ -15,9 +15,14 @@ One variable is varied, everything else fixed; each value runs on the defect alo
 correct profile, with trials added until the value's 95 % interval is narrow (or the cap).
 
   --vary refresh_delay_ms   the refresh this long after the answer (after_ack)
-  --vary tab_gap_ms         the second tab sends this long after the first (two_tabs)
+  --vary tab_gap_ms         the second tab sends this long after the first (two_tabs, 100 ms latency)
   --vary age_ttl_pct        the conversation's age at the refresh, in % of its TTL (ttl_elapse)
   --vary turns              the conversation's length
+
+With --target SPEC (lab investigate's spec of an app you did not write) the sweep is the
+refresh's delay after the answer, under 300 ms of latency on the Redis link by default: two
+curves, the stale read (the page after the refresh lacks a turn the settled read has -- a write
+that lands after the answer) and the loss (the settled read lacks an acknowledged turn).
 
 The window comes back in words -- "loses the turn when the refresh comes within 30-100 ms of the
 answer", or "at every delay tried: no wait saves it" -- with the curve and its band in
@@ -30,6 +35,7 @@ examples:
   lab window --profile ttl_set_once --vary age_ttl_pct
   lab window --profile read_modify_write --vary tab_gap_ms --values 0,5,20,50,200
   lab window --profile fire_and_forget --vary refresh_delay_ms --fault latency:latency_ms=100
+  lab window --target examples/foreign-app.toml --set start.env.FOREIGN_BUGS=write_after_answer --vary refresh_delay_ms
 
 exit: 0 measured; 1 the correct profile lost data (the curve is not the defect's alone);
 3 a value with no judged trial (unknown); 2 bad input; 128+N a signal (partial report written).
@@ -47,11 +53,26 @@ def add(sub: Any) -> None:
         epilog=EPILOG,
     )
     add_mode(w)
-    w.add_argument("--profile", required=True, help="the defect(s): a defect name, a,b, or incident")
+    who = w.add_mutually_exclusive_group(required=True)
+    who.add_argument("--profile", help="the defect(s) of the built-in service: a defect name, a,b, or incident")
+    who.add_argument(
+        "--target",
+        metavar="SPEC",
+        help="an app you did not write (lab investigate's spec): its after_ack refresh delayed "
+        "(--vary refresh_delay_ms), curves of stale reads and losses",
+    )
+    w.add_argument(
+        "--set", dest="sets", action="append", default=[], metavar="KEY=VALUE", help="with --target: as lab investigate"
+    )
+    w.add_argument(
+        "--turns", type=opt_int("--turns", 1, 20), default=None, metavar="N", help="with --target: turns (default 3)"
+    )
     w.add_argument("--vary", required=True, metavar="VAR", help=f"the variable: {', '.join(SWEEPS)}")
     w.add_argument("--values", default=None, metavar="A,B,...", help="the values tried (default: the sweep's own)")
     w.add_argument(
-        "--fault", default=None, help="the fault the cells run under (default: none; age_ttl_pct: ttl_elapse)"
+        "--fault",
+        default=None,
+        help="the fault the cells run under (default: none; tab_gap_ms: latency:latency_ms=100; age_ttl_pct: ttl_elapse)",
     )
     w.add_argument(
         "--max-trials",
@@ -68,8 +89,22 @@ def add(sub: Any) -> None:
     w.set_defaults(func=run, long_running=True)
 
 
+def _seed_and_cap(args: argparse.Namespace) -> tuple[int, int]:
+    """The run's seed (random, printed, when not given) and the most trials per point."""
+    from lab.commands.window import MAX_TRIALS
+
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
+    return seed, args.max_trials or MAX_TRIALS
+
+
+TARGET_VALUES = (0, 100, 300, 1000, 3000)  # a write after the answer takes round trips to land
+TARGET_FAULT = "latency:latency_ms=300"  # as lab investigate's after_ack experiment
+
+
 def run(args: argparse.Namespace) -> int:
-    from lab.commands.window import FIRST_TRIALS, MAX_TRIALS, WindowRun
+    if args.target:
+        return run_target(args)
+    from lab.commands.window import FIRST_TRIALS, WindowRun
     from lab.common.errors import UsageError
     from lab.plan import sweeps
     from lab.plan.schedule import parse_fault, parse_profile
@@ -83,8 +118,7 @@ def run(args: argparse.Namespace) -> int:
     fault, params = parse_fault(args.fault) if args.fault else (None, {})
     for v in values:
         sweep.cell(defects, v, fault, **params)
-    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
-    cap = args.max_trials or MAX_TRIALS
+    seed, cap = _seed_and_cap(args)
     print(
         f"lab window: {sweep.what} over {', '.join(map(str, values))}; {args.profile} and correct, "
         f"{FIRST_TRIALS}-{cap} trials per value, seed {seed} (replay the run with --seed {seed})",
@@ -104,3 +138,52 @@ def run(args: argparse.Namespace) -> int:
             first=min(FIRST_TRIALS, cap),
             max_trials=cap,
         ).run()
+
+
+def run_target(args: argparse.Namespace) -> int:
+    from lab.commands.window import FIRST_TRIALS
+    from lab.common.config import LabConfig
+    from lab.common.errors import UsageError
+    from lab.investigate import spec as spec_mod
+    from lab.investigate.experiments import Experiment
+    from lab.investigate.window import TargetWindow
+    from lab.plan import sweeps
+    from lab.plan.schedule import parse_fault
+
+    sweep = sweeps.get(args.vary)
+    if sweep.name != "refresh_delay_ms":
+        raise UsageError(
+            f"--target with --vary {sweep.name}: an app's window is swept by refresh_delay_ms only",
+            "the others need the built-in service's own switches: use --profile",
+        )
+    spec = spec_mod.load(Path(args.target), args.sets)  # bad spec: exit 2, nothing started
+    values = sweeps.parse_values(args.values, sweep) if args.values else TARGET_VALUES
+    fault, params = parse_fault(args.fault or TARGET_FAULT)
+    turns = args.turns or 3
+    plan = [
+        (i, Experiment(fault, tuple(sorted(params.items())), "after_ack", turns, "lab window", delay_ms=v))
+        for i, v in enumerate(values)
+    ]
+    for _, e in plan:
+        e.cell(spec.name)  # each value's cell validates it
+    seed, cap = _seed_and_cap(args)
+    print(
+        f"lab window: {spec.name}, {sweep.what} over {', '.join(map(str, values))} under {args.fault or TARGET_FAULT}; "
+        f"{min(FIRST_TRIALS, cap)}-{cap} trials per value, seed {seed}",
+        flush=True,
+    )
+    return TargetWindow(
+        spec,
+        LabConfig.from_env(),
+        plan,
+        min(FIRST_TRIALS, cap),
+        Path(args.reports),
+        seed,
+        turns,
+        args.sets,
+        concurrency=args.concurrency or 4,
+        sweep=sweep,
+        values=tuple(values),
+        first=min(FIRST_TRIALS, cap),
+        max_trials=cap,
+    ).run()

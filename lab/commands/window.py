@@ -10,7 +10,6 @@ prints the table of points.
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from dataclasses import dataclass, field
@@ -24,7 +23,7 @@ from lab.model.window import Point, lost, window_edge, window_words
 from lab.plan import shard
 from lab.plan.schedule import Cell, fault_text, plan_cell, profile_name
 from lab.plan.sweeps import Sweep
-from lab.report import window as page
+from lab.report.window import terminal, write
 from lab.runner.runner import Runner
 from lab.stack import Stack
 
@@ -154,30 +153,3 @@ def _count(point: Point, o: CellOutcome) -> None:
         if lost(t.result):
             point.k += 1
             point.replay = (point.replay or []) + ([t.replay_command()] if len(point.replay or []) < 3 else [])
-
-
-def write(out_dir: Path, results: dict[str, Any]) -> None:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "results.json").write_text(json.dumps(results, indent=2) + "\n")
-    (out_dir / "report.html").write_text(page.render(results))
-
-
-def terminal(results: dict[str, Any], out_dir: Path) -> str:
-    """The table of points, the window in words per profile, where the report is."""
-    prof = results["profiles"]
-    head = f"{results['sweep']:>18}  {prof['defect']:<26}  {prof['correct']:<26}"
-    lines = [f"lab window: {results['axis']}, fault {results['fault']}", head]
-    pairs = zip(results["curves"]["defect"], results["curves"]["correct"], strict=True)
-    for d, c in pairs:
-        lines.append(f"{d['value']:>18}  {_cell(d):<26}  {_cell(c):<26}")
-    for role in ROLES:
-        lines.append(f"{prof[role]}: {results['window'][role]}")
-    lines.append(f"{results['exit']['reason']}; {results['trials']} trials in {results['seconds']} s")
-    lines.append(f"report: {out_dir / 'report.html'}")
-    return "\n".join(lines)
-
-
-def _cell(p: dict[str, Any]) -> str:
-    if not p["n"]:
-        return f"unknown ({p['unknown']})"
-    return f"{p['k']}/{p['n']} [{p['low']:.2f}, {p['high']:.2f}]" + (f" +{p['unknown']}?" if p["unknown"] else "")

@@ -8,6 +8,8 @@ with the selector ("page: ..."), not a trial outcome.
 
 from __future__ import annotations
 
+import asyncio
+
 import json
 import time
 from collections.abc import Awaitable, Callable
@@ -197,7 +199,10 @@ _RELOAD_HOOK_JS = """(() => {
   const ARM = __ARM__, ANSWER = __ANSWER__, PATH = __PATH__, orig = window.fetch;
   if (typeof orig !== "function") return;
   const now = () => (performance.timeOrigin + performance.now()) / 1000;
-  const armed = () => { try { return sessionStorage.getItem(ARM) === "1"; } catch (e) { return false; } };
+  // The armed value is the delay (ms) between the answer and the reload (lab window); at 0 the
+  // page never gets the answer, later it does, as a user reads it before refreshing.
+  const delay = () => { try { return Number(sessionStorage.getItem(ARM)); } catch (e) { return 0; } };
+  const armed = () => { try { return sessionStorage.getItem(ARM) !== null; } catch (e) { return false; } };
   const isChat = (input, init) => {
     try {
       const req = input instanceof Request ? input : null;
@@ -214,8 +219,10 @@ _RELOAD_HOOK_JS = """(() => {
       try { out.body = await resp.clone().text(); }
       catch (e) { out.status = null; out.error = "the answer broke off: " + e; }
       out.end = now();
+      const wait = delay();
       sessionStorage.setItem(ANSWER, JSON.stringify(out));
       sessionStorage.removeItem(ARM);
+      if (wait > 0) { setTimeout(() => location.reload(), wait); return resp; }
       location.reload();
       return new Promise(() => {});
     });
@@ -232,13 +239,21 @@ def reload_hook(spec: Spec) -> str:
     )
 
 
-async def send_then_reload(page: Page, spec: Spec, text: str) -> tuple[dict[str, Any], dict[str, Any]]:
+async def send_then_reload(
+    page: Page, spec: Spec, text: str, delay_ms: int = 0
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """Type ``text`` and send it, the page armed to reload itself the moment the answer has
     arrived (reload_hook); the answer (its body from sessionStorage: the response's own may be
     gone with the page that read it) and the reloaded page's first history read (as ``load``).
     Where the POST is not the page's fetch (XHR), or never answered, the lab reloads it after."""
-    state = {"hooked": False, "reloading": False}
+    state = {"hooked": False, "reloading": False, "navigated": False}
     is_post = _matches(spec.chat.path, "POST")
+
+    def navigated(frame: Any) -> None:
+        # A delayed reload: the page has its answer and may read the history itself before the
+        # reload (many pages do); only the reloaded document's read counts.
+        if frame == page.main_frame and state["hooked"]:
+            state["navigated"] = True
 
     def posted(r: Response) -> bool:  # in the event's listener: before any later response
         if not is_post(r):
@@ -249,7 +264,7 @@ async def send_then_reload(page: Page, spec: Spec, text: str) -> tuple[dict[str,
     out: dict[str, Any] = {}
 
     async def navigate() -> None:
-        await page.evaluate("k => sessionStorage.setItem(k, '1')", _ARM)
+        await page.evaluate("([k, d]) => sessionStorage.setItem(k, String(d))", [_ARM, delay_ms])
         t0 = time.monotonic()
         resp = await _post(page, spec, text, False, posted, t0)
         out.update(resp if isinstance(resp, dict) else _head(resp, t0))
@@ -258,11 +273,25 @@ async def send_then_reload(page: Page, spec: Spec, text: str) -> tuple[dict[str,
         await page.evaluate("k => sessionStorage.removeItem(k)", _ARM)
         if not isinstance(resp, dict):
             out.update(await _finish(page, spec, resp, out))
+        if delay_ms:  # the user reading the answer before refreshing (lab window)
+            await asyncio.sleep(delay_ms / 1000)
         state["reloading"] = True
         await page.reload()
 
     # The send and the reload: up to a timeout each.
-    loaded = await load(page, spec, navigate, lambda: state["hooked"] or state["reloading"], 2 * spec.chat.timeout_s)
+    timeout_s = 2 * spec.chat.timeout_s + delay_ms / 1000
+    if delay_ms:
+        page.on("framenavigated", navigated)
+    try:
+        counts = (
+            (lambda: state["navigated"] or state["reloading"])
+            if delay_ms
+            else (lambda: state["hooked"] or state["reloading"])
+        )
+        loaded = await load(page, spec, navigate, counts, timeout_s)
+    finally:
+        if delay_ms:
+            page.remove_listener("framenavigated", navigated)
     if state["hooked"]:
         stored = await page.evaluate(TAKE_ANSWER_JS)
         out.update(stored or {"status": None, "error": LOST_ANSWER["error"]})

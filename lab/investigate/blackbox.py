@@ -132,7 +132,7 @@ class Prober:
                 sent = await self._send_together(ctx, page, exp.refresh, t.trial_id, turn, nonce)
             elif exp.refresh == "after_ack" and turn == exp.turns:
                 # Reloaded the moment its answer arrives: the TTL read below comes after that.
-                sent = [await self._send_then_reload(page, t, turn, nonce, streamed)]
+                sent = [await self._send_then_reload(page, t, turn, nonce, streamed, exp.delay_ms)]
             else:
                 sent = [await self._send(page, t.trial_id, turn, nonce, streamed, cut)]
         finally:
@@ -251,18 +251,21 @@ class Prober:
         mid = f"{trial_id}-t{turn}{tab}-{nonce}" if self.spec.chat.id_field and self.spec.page is None else None
         return text, mid
 
-    async def _send_then_reload(self, page: Page, t: Trial, turn: int, nonce: str, streamed: bool) -> Send:
-        """after_ack's last send: the page reloads itself the moment the answer has arrived (an
-        early read of an app that stores the turn after answering misses it). The refresh is
-        marked at the reload's history request (never before the answer it follows)."""
+    async def _send_then_reload(
+        self, page: Page, t: Trial, turn: int, nonce: str, streamed: bool, delay_ms: int = 0
+    ) -> Send:
+        """after_ack's last send: the page reloads itself as the answer arrives (or ``delay_ms``
+        after: lab window). The refresh is marked at the reload's history request."""
         text, mid = self._message(t.trial_id, turn, nonce)
         t_invoke = time.time()
-        raw, loaded = await self.pages.send_then_reload(page, text, mid, streamed)
+        raw, loaded = await self.pages.send_then_reload(page, text, mid, streamed, delay_ms)
         send = answer(self.spec, raw, mid or f"t{turn}", text, turn, streamed, False, t_invoke)
         reload_at, answered = loaded.get("start"), send.t_complete or time.time()
         if reload_at is not None and raw.get("end") is not None:
             t.refresh_delay_ms = round((reload_at - raw["end"]) * 1000, 1)
-        if t.reload_window_missed():
+        if delay_ms:
+            t.unknown = t.unknown or t.reload_delay_problem(delay_ms)
+        elif t.reload_window_missed():
             t.errors.append(
                 f"the reload left {t.refresh_delay_ms} ms after the answer, not within the injected "
                 f"{t.latency_floor_ms} ms: a write made after the answer may have landed first (stale reads not tested)"

@@ -24,10 +24,12 @@ class Experiment:
     refresh: str
     turns: int
     why: str
+    delay_ms: int = 0  # lab window: the after_ack reload this long after the answer
 
     def cell(self, target: str) -> Cell:
         """The experiment as a cell of the results (the same schema as `lab chaos`'s)."""
-        return Cell((), self.fault, self.refresh, self.turns, self.params, user_retry=False, target=target)
+        knobs = (("refresh_delay_ms", self.delay_ms),) if self.delay_ms else ()
+        return Cell((), self.fault, self.refresh, self.turns, self.params, user_retry=False, target=target, knobs=knobs)
 
     @property
     def label(self) -> str:

@@ -93,9 +93,11 @@ window.labSend = (text, id, streamed, mode) => {
 // The send after which the user refreshes at once: the answer is kept in sessionStorage (it
 // survives the reload; the lab reads it back there) and the reload starts in the same task
 // as its arrival -- no round trip to the lab between the two.
-window.labSendThenReload = async (text, id, streamed, mode) => {
+// (lab window: delayMs after the answer -- the user who reads it first.)
+window.labSendThenReload = async (text, id, streamed, mode, delayMs) => {
   const out = await labSend(text, id, streamed, mode);
   try { sessionStorage.setItem(CFG.answer_key, JSON.stringify(out)); } catch (e) {}
+  if (delayMs) await new Promise(r => setTimeout(r, delayMs));
   location.reload();
   return out;
 };

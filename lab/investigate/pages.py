@@ -100,17 +100,21 @@ class Pages:
         return dict(await page.evaluate("window.labLoaded"))
 
     async def send_then_reload(
-        self, page: Page, text: str, mid: str | None, streamed: bool
+        self, page: Page, text: str, mid: str | None, streamed: bool, delay_ms: int = 0
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         """Send ``text``; the page reloads itself the moment the answer has arrived (the user
-        refreshing right after it, with no round trip to the lab in between). The answer (raw)
-        and the reloaded page's first history read (raw, with ``start``: when it left)."""
+        refreshing right after it, with no round trip to the lab in between) -- or ``delay_ms``
+        after it (lab window). The answer (raw) and the reloaded page's first history read (raw,
+        with ``start``: when it left)."""
         if self.spec.page is not None:
-            return await app_page.send_then_reload(page, self.spec, text)
-        # The send and the reload: up to a timeout each.
-        async with page.expect_event("domcontentloaded", timeout=2 * self.spec.chat.timeout_s * 1000):
+            return await app_page.send_then_reload(page, self.spec, text, delay_ms)
+        # The send and the reload: up to a timeout each (and the delay).
+        timeout_ms = 2 * self.spec.chat.timeout_s * 1000 + delay_ms
+        async with page.expect_event("domcontentloaded", timeout=timeout_ms):
             try:
-                await page.evaluate("([t, i, s]) => labSendThenReload(t, i, s, 'read')", [text, mid, streamed])
+                await page.evaluate(
+                    "([t, i, s, d]) => labSendThenReload(t, i, s, 'read', d)", [text, mid, streamed, delay_ms]
+                )
             except PlaywrightError as exc:
                 # The reload may destroy the evaluation's context before its result is back:
                 # the answer is in sessionStorage either way.

@@ -101,6 +101,8 @@ class Investigation:
     out: TextIO = sys.stdout
     scan: Scan | None = None  # the spec's [source], scanned before anything starts
 
+    kind = "investigate"  # the run folder's name: <time>-<kind>-<app>
+
     def say(self, msg: str) -> None:
         print(msg, file=self.out, flush=True)
 
@@ -110,7 +112,7 @@ class Investigation:
 
             # Before anything starts: a file that does not parse is bad input (exit 2).
             self.scan = suspects.scan(self.spec.source, root=self.spec.start.cwd)
-        kind = "replay" if self.replay_of else "investigate"
+        kind = "replay" if self.replay_of else self.kind
         run_id = time.strftime("%Y%m%d-%H%M%S") + f"-{kind}-{self.spec.name}"
         out_dir = self.reports_root / run_id
         link = link_for(self.cfg)
@@ -189,13 +191,22 @@ class Investigation:
                 await prober.close_pool()
 
     async def _experiment(
-        self, prober: Prober, no: int, exp: Experiment, done: list[TrialOutcome], sem: asyncio.Semaphore | None = None
+        self,
+        prober: Prober,
+        no: int,
+        exp: Experiment,
+        done: list[TrialOutcome],
+        sem: asyncio.Semaphore | None = None,
+        start: int = 0,
+        count: int | None = None,
     ) -> None:
         """One experiment's trials, ``concurrency`` at a time; under a fault each group shares it
-        through one Lockstep. ``sem``: fault-free experiments running side by side share it."""
+        through one Lockstep. ``sem``: fault-free experiments running side by side share it.
+        ``start``, ``count``: trials start..start+count (a window's later rounds), else all."""
         fault = faults.make(exp.fault, **dict(exp.params))
         t0 = time.monotonic()
-        ids = [(f"e{no}-{exp.fault}-{exp.refresh}-{k:02d}", k) for k in range(self.trials)]
+        n = self.trials if count is None else count
+        ids = [(f"e{no}-{exp.fault}-{exp.refresh}-{k:02d}", k) for k in range(start, start + n)]
         mine: list[TrialOutcome] = []
 
         async def one(tid: str, k: int, step: Lockstep | None) -> Trial:

@@ -36,6 +36,6 @@ do the append (a Lua script, or a list with RPUSH) so there is no read to go sta
         ),
         fix_hint="make the append atomic: WATCH + MULTI/EXEC with a retry, a script, or RPUSH on a list",
         window="--profile read_modify_write --vary tab_gap_ms",
-        window_seen="loses a turn when the second tab sends within 100-300 ms of the first; 0/5 further apart",
+        window_seen="loses a turn when the second tab sends within 300-1000 ms of the first (under 100 ms latency); 0/5 at 1000",
     )
 )

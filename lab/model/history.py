@@ -126,6 +126,17 @@ class Trial:
             self.refresh == "after_ack" and lat > 0 and (self.refresh_delay_ms is None or self.refresh_delay_ms > lat)
         )
 
+    def reload_delay_problem(self, planned_ms: int) -> str | None:
+        """A window's point (lab window --target): the reload must have left the delay planned
+        after the answer, give or take; else the trial claims a delay it did not have."""
+        hi = planned_ms + max(50.0, planned_ms / 2)
+        if self.refresh_delay_ms is not None and planned_ms <= self.refresh_delay_ms <= hi:
+            return None
+        return (
+            f"the reload left {self.refresh_delay_ms} ms after the answer, planned {planned_ms} ms "
+            f"(accepted {planned_ms}-{hi:.0f} ms)"
+        )
+
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
 

@@ -29,13 +29,16 @@ class Sweep:
     every: str  # lost at every value tried
     make: Callable[[tuple[str, ...], int, str, dict[str, Any]], Cell]
     fault: str = "none"  # the fault the cells run under (--fault may change it, if not fixed)
+    fault_params: tuple[tuple[str, Any], ...] = ()  # ... with these parameters, unless --fault
     fixed_fault: bool = False
     log_x: bool = True
 
     def cell(self, defects: tuple[str, ...], value: int, fault: str | None = None, **params: Any) -> Cell:
         if fault is not None and self.fixed_fault and fault != self.fault:
             raise UsageError(f"--vary {self.name} runs under the fault {self.fault}; it cannot take --fault {fault}")
-        return self.make(defects, value, fault or self.fault, params)
+        if fault is None:
+            fault, params = self.fault, {**dict(self.fault_params), **params}
+        return self.make(defects, value, fault, params)
 
 
 def _params(params: dict[str, Any], **more: Any) -> tuple[tuple[str, Any], ...]:
@@ -64,6 +67,10 @@ SWEEPS: dict[str, Sweep] = {
             late="loses a turn only when the tabs send {edge} or more apart",
             every="loses a turn at every gap tried ({lo}-{hi} ms): no pause between tabs saves it",
             make=lambda d, v, f, p: Cell(d, f, "two_tabs", 5, _params(p), knobs=(("tab_gap_ms", v),)),
+            # As lab chaos's exposing cell of two tabs: 100 ms per Redis reply widens a GET..SET
+            # to a window a scheduler can hit (without it, 0/3 lost at 0 ms on a quiet machine).
+            fault="latency",
+            fault_params=(("latency_ms", 100),),
         ),
         Sweep(
             "age_ttl_pct",

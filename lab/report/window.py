@@ -5,7 +5,9 @@ Offline and self-contained, like the run report."""
 from __future__ import annotations
 
 import html as _html
+import json
 import math
+from pathlib import Path
 from typing import Any
 
 from lab.report.html import CSS
@@ -148,3 +150,29 @@ def render(results: dict[str, Any]) -> str:
         + (f"<h2>Replay a failing trial</h2><ul>{replay_html}</ul>" if replay_html else "")
         + "</body></html>"
     )
+
+
+def write(out_dir: Path, results: dict[str, Any]) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+    (out_dir / "report.html").write_text(render(results))
+
+
+def terminal(results: dict[str, Any], out_dir: Path) -> str:
+    """The table of points (a column per curve), the window in words per curve, the report."""
+    roles, labels = list(results["curves"]), results["profiles"]
+    lines = [f"lab window: {results['axis']}, fault {results['fault']}"]
+    lines.append(f"{results['sweep']:>18}  " + "  ".join(f"{labels[r]:<26}" for r in roles))
+    for row in zip(*(results["curves"][r] for r in roles), strict=True):
+        lines.append(f"{row[0]['value']:>18}  " + "  ".join(f"{_cell(p):<26}" for p in row))
+    for role in roles:
+        lines.append(f"{labels[role]}: {results['window'][role]}")
+    lines.append(f"{results['exit']['reason']}; {results['trials']} trials in {results['seconds']} s")
+    lines.append(f"report: {out_dir / 'report.html'}")
+    return "\n".join(lines)
+
+
+def _cell(p: dict[str, Any]) -> str:
+    if not p["n"]:
+        return f"unknown ({p['unknown']})"
+    return f"{p['k']}/{p['n']} [{p['low']:.2f}, {p['high']:.2f}]" + (f" +{p['unknown']}?" if p["unknown"] else "")

@@ -72,3 +72,53 @@ def test_no_wait_after_the_answer_saves_a_write_never_awaited(tmp_path: Path) ->
         assert p["k"] == p["n"], p
     _correct_lost_nothing(results)
     assert results["window"]["defect"] == "loses the turn at every delay tried (0-300 ms): no wait saves it"
+
+
+def _target_window(tmp_path: Path, *sets: str) -> tuple[dict[str, Any], str]:
+    from tests.e2e.test_investigate import FOREIGN, _env
+
+    env, port = _env(tmp_path)
+    reports = tmp_path / "reports"
+    set_args = [x for s in (f"http.port={port}", *sets) for x in ("--set", s)]
+    res = run_lab(
+        env,
+        "window",
+        "--target",
+        str(FOREIGN),
+        *set_args,
+        "--vary",
+        "refresh_delay_ms",
+        "--values",
+        "0,3000",
+        "--max-trials",
+        "5",
+        "--seed",
+        "11",
+        "--reports",
+        str(reports),
+        timeout=900,
+    )
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out
+    return json.loads(next(reports.glob("*-window-*/results.json")).read_text()), out
+
+
+def test_an_apps_write_after_the_answer_is_a_window_of_stale_reads_not_a_loss(tmp_path: Path) -> None:
+    """The foreign app's write_after_answer stores the turn in three awaited commands after the
+    answer; under 300 ms of latency a refresh at once shows it missing, one 3 s later does not,
+    and the settled read always has it (stale, never lost)."""
+    results, out = _target_window(tmp_path, "start.env.FOREIGN_BUGS=write_after_answer")
+    at_once, later = _point(results, "stale", 0), _point(results, "stale", 3000)
+    assert at_once["k"] >= 0.6 * at_once["n"] and later["k"] == 0, results["curves"]["stale"]
+    assert all(p["k"] == 0 for p in results["curves"]["lost"]), results["curves"]["lost"]
+    assert results["window"]["stale"].startswith(
+        "shows the turn missing when the refresh comes within 0-3000 ms of the answer"
+    ), out
+    assert "--values 0,0" in at_once["replay"][0]
+
+
+def test_an_app_without_the_bug_has_no_window(tmp_path: Path) -> None:
+    results, _out = _target_window(tmp_path)
+    for kind in ("stale", "lost"):
+        assert all(p["k"] == 0 and p["n"] >= 3 for p in results["curves"][kind]), results["curves"][kind]
+    assert results["window"]["stale"].startswith("no stale read at any value tried")

@@ -1,0 +1,139 @@
+"""`lab window --target SPEC`: the window of an app the lab did not write -- its after_ack
+refresh delayed by each value of the sweep, under the investigation's fault (by default the
+same 300 ms of latency as its after_ack experiment: a write made after the answer then takes
+round trips to land). Two curves: the stale read (the page after the refresh lacks a turn the
+settled read has: a write that lands after the answer) and the loss (the settled read lacks an
+acknowledged turn). Same target start-up, contract check and checker as `lab investigate`."""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lab.common.signals import exit_code
+from lab.faults.base import Targets
+from lab.investigate import pages
+from lab.investigate.blackbox import Prober
+from lab.investigate.preflight import preflight
+from lab.investigate.run import Investigation, parse_trial_id
+from lab.model.outcome import TrialOutcome
+from lab.model.window import Point, lost, window_edge, window_words
+from lab.plan.schedule import fault_text
+from lab.plan.sweeps import Sweep
+from lab.report import EXIT_CLEAN, EXIT_INCONCLUSIVE
+from lab.report.window import terminal, write
+
+KINDS = {"stale": "stale read (the page after the refresh)", "lost": "lost (the settled read)"}
+
+
+def _as_kind(words: str, kind: str) -> str:
+    """The sweep's words are of loss; a stale read shows the turn missing, then has it."""
+    if kind == "lost":
+        return words
+    words = words.replace("loses the turn", "shows the turn missing").replace("(lost at", "(seen at")
+    return words.replace("no loss at", "no stale read at")
+
+
+def _stale(o: TrialOutcome) -> bool:
+    return bool(o.result.stale)
+
+
+@dataclass
+class TargetWindow(Investigation):
+    sweep: Sweep | None = None
+    values: tuple[int, ...] = ()
+    first: int = 5
+    max_trials: int = 15
+    max_width: float = 0.45
+    kind = "window"
+
+    def points(self, done: list[TrialOutcome]) -> dict[str, dict[int, Point]]:
+        by_no = {no: exp.delay_ms for no, exp in self.plan}
+        out = {kind: {v: Point(v) for v in self.values} for kind in KINDS}
+        for o in done:
+            value = by_no[parse_trial_id(o.trial.trial_id)[0]]
+            for kind, hit in (("stale", _stale), ("lost", lambda o: lost(o.result))):
+                p = out[kind][value]
+                if o.result.validity == "unknown":
+                    p.unknown += 1
+                    why = "; ".join((o.result.reasons + ([o.trial.unknown] if o.trial.unknown else []))[:2])
+                    p.why_unknown = {**(p.why_unknown or {}), why: (p.why_unknown or {}).get(why, 0) + 1}
+                    continue
+                p.n += 1
+                if hit(o):
+                    p.k += 1
+                    p.replay = (p.replay or [])[:2] + [self.point_replay(value)]
+        return out
+
+    def more(self, done: list[TrialOutcome], no: int, tried: int) -> int:
+        if tried == 0:
+            return self.first
+        value = dict(self.plan)[no].delay_ms
+        wide = max(pts[value].width for pts in self.points(done).values())
+        return 0 if wide <= self.max_width or tried >= self.max_trials else min(self.first, self.max_trials - tried)
+
+    async def _browse(self, targets: Targets, done: list[TrialOutcome]) -> None:
+        async with pages.chromium() as browser:
+            prober = Prober(self.spec, browser, targets, self.cfg.redis_url)
+            try:
+                self.say("  " + await preflight(prober))
+                tried = dict.fromkeys(dict(self.plan), 0)
+                while todo := [(no, e, m) for no, e in self.plan if (m := self.more(done, no, tried[no]))]:
+                    for no, exp, m in todo:  # under a fault each value has the Redis link to itself
+                        await self._experiment(prober, no, exp, done, start=tried[no], count=m)
+                        tried[no] += m
+            finally:
+                prober.close()
+                await prober.close_pool()
+
+    def point_replay(self, value: int) -> str:
+        """A point again (a trial's seed alone does not rebuild a swept experiment)."""
+        assert self.sweep is not None
+        sets = [x for s in self.sets for x in ("--set", s)]
+        exp = self.plan[0][1]
+        fault = fault_text(exp.fault, dict(exp.params))
+        return shlex.join(
+            [".venv/bin/lab", "window", "--target", str(self.spec.file), *sets, "--vary", self.sweep.name]
+            + ["--values", f"{value},{value}", "--fault", fault, "--seed", str(self.seed), "--max-trials", "5"]
+        )
+
+    def _report(
+        self, done: list[TrialOutcome], out_dir: Path, seconds: float, interrupted: BaseException | None
+    ) -> int:
+        assert self.sweep is not None
+        s, pts = self.sweep, self.points(done)
+        curves = {kind: [pts[kind][v].as_json() for v in self.values] for kind in KINDS}
+        window = {
+            kind: _as_kind(window_words(list(pts[kind].values()), s.unit, s.early, s.late, s.every), kind)
+            for kind in KINDS
+        }
+        edge = window_edge(list(pts["stale"].values())) or window_edge(list(pts["lost"].values()))
+        unjudged = [str(p["value"]) for p in curves["stale"] if not p["n"]]
+        exp = self.plan[0][1]
+        results: dict[str, Any] = {
+            "run_id": out_dir.name,
+            "kind": "window",
+            "target": self.spec.name,
+            "sweep": s.name,
+            "axis": s.what,
+            "unit": s.unit,
+            "log_x": s.log_x,
+            "seed": self.seed,
+            "fault": fault_text(exp.fault, dict(exp.params)),
+            "profiles": dict(KINDS),
+            "curves": curves,
+            "window": window,
+            "edge": {"kind": edge[0], "between": [edge[1], edge[2]]} if edge else None,
+            "trials": len(done),
+            "seconds": round(seconds, 1),
+            "interrupted": interrupted is not None,
+            "exit": {
+                "code": EXIT_INCONCLUSIVE if unjudged else EXIT_CLEAN,
+                "reason": f"unknown: no trial could be judged at {', '.join(unjudged)}" if unjudged else "measured",
+            },
+        }
+        write(out_dir, results)
+        self.say(terminal(results, out_dir))
+        return exit_code(interrupted) if interrupted is not None else int(results["exit"]["code"])
