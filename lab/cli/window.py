@@ -17,6 +17,7 @@ correct profile, with trials added until the value's 95 % interval is narrow (or
   --vary refresh_delay_ms   the refresh this long after the answer (after_ack)
   --vary tab_gap_ms         the second tab sends this long after the first (two_tabs, 100 ms latency)
   --vary age_ttl_pct        the conversation's age at the refresh, in % of its TTL (ttl_elapse)
+  --vary fault_onset_ms     a one-send fault (down) on this long after its turn's send began
   --vary turns              the conversation's length
 
 With --target SPEC (lab investigate's spec of an app you did not write) the sweep is the
@@ -121,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
     seed, cap = _seed_and_cap(args)
     print(
         f"lab window: {sweep.what} over {', '.join(map(str, values))}; {args.profile} and correct, "
-        f"{FIRST_TRIALS}-{cap} trials per value, seed {seed} (replay the run with --seed {seed})",
+        f"{min(FIRST_TRIALS, cap)}-{cap} trials per value, seed {seed} (replay the run with --seed {seed})",
         flush=True,
     )
     with for_mode(args.mode) as stack:

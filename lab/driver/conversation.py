@@ -39,14 +39,12 @@ async def run(
         if armed_here:
             assert step is not None
             with d.timing("lockstep"):
-                ok = await step.arm()
+                ok = await step.arm(plan.fault_onset_ms / 1000)
             if not ok:
                 trial.fault_confirmed = False
                 trial.errors.append(f"fault not confirmed: {step.error}")
-            else:
-                trial.events.append(
-                    {"t": time.time(), "kind": "fault", "turn": turn, "evidence": step.evidence, "toxics": step.toxics}
-                )
+            elif not plan.fault_onset_ms:
+                _fault_on(trial, turn, step)
         try:
             if not broken and trial.fault_confirmed:
                 await _turn(d, plan, trial, turn, text)
@@ -54,6 +52,13 @@ async def run(
             broken = True
             trial.errors.append(f"driver: {type(exc).__name__}: {exc}")
             trial.refresh_reached = False
+        if armed_here and plan.fault_onset_ms and trial.fault_confirmed:
+            assert step is not None
+            if await step.onset():  # a late fault (lab window): on and confirmed during the turn
+                _fault_on(trial, turn, step, onset_ms=plan.fault_onset_ms)
+            else:
+                trial.fault_confirmed = False
+                trial.errors.append(f"fault not confirmed: {step.error}")
         if armed_here:
             assert step is not None
             with d.timing("lockstep"):
@@ -67,6 +72,12 @@ async def run(
         await _page_after_refresh(d, trial)
     trial.sends = d.sends
     trial.events.extend(d.log)
+
+
+def _fault_on(trial: Trial, turn: int, step: Lockstep, **extra: Any) -> None:
+    trial.events.append(
+        {"t": time.time(), "kind": "fault", "turn": turn, "evidence": step.evidence, "toxics": step.toxics, **extra}
+    )
 
 
 async def _user_retry(d: ChatDriver, plan: TrialPlan, trial: Trial) -> bool:

@@ -2,7 +2,9 @@
 its turns: each acts at one refresh point, in the driver, as a user would.
 
 - ``refresh_delay_ms`` (after_ack): the refresh comes this long after the answer arrived;
-- ``tab_gap_ms`` (two_tabs): the second tab sends this long after the first.
+- ``tab_gap_ms`` (two_tabs): the second tab sends this long after the first;
+- ``fault_onset_ms`` (any refresh point, a one-send fault): the fault comes on this long after
+  the fault turn's send began, not before it.
 
 (The conversation's age against its TTL is ttl_elapse's own ``span_pct``; its length is the
 cell's ``turns``.)
@@ -15,6 +17,7 @@ from lab.common.errors import UsageError
 KNOBS: dict[str, tuple[str, int]] = {  # name -> (the refresh point it acts at, its largest value)
     "refresh_delay_ms": ("after_ack", 60_000),
     "tab_gap_ms": ("two_tabs", 60_000),
+    "fault_onset_ms": ("", 60_000),  # "": any refresh point (the fault must be a one-send one)
 }
 
 
@@ -35,7 +38,7 @@ def check_knobs(knobs: tuple[tuple[str, int], ...], refresh: str) -> None:
         if name not in KNOBS:
             raise UsageError(f"unknown knob {name!r}", f"valid: {', '.join(KNOBS)}")
         point, top = KNOBS[name]
-        if refresh != point:
+        if point and refresh != point:
             raise UsageError(f"knob {name} acts at the refresh point {point}, not {refresh}")
         if not 0 <= value <= top:
             raise UsageError(f"{name}={value} is out of range [0, {top}]")

@@ -150,6 +150,8 @@ class Cell:
                 f"fault {self.fault} is armed around turn {f.earliest_turn} or later, "
                 f"before the last: needs turns >= {f.earliest_turn + 1}"
             )
+        if "fault_onset_ms" in dict(self.knobs) and f.window != "send":
+            raise UsageError(f"fault_onset_ms needs a one-send fault (down, blackhole, ...), not {self.fault}")
         if self.fault == "ttl_elapse" and self.turns < 5 and not self.params.get("span_pct"):
             raise UsageError("ttl_elapse needs turns >= 5 to run past 2 x TTL with gaps under TTL/2")
 
@@ -219,6 +221,7 @@ class TrialPlan:
     refresh_delay_ms: int = 0
     tab_gap_ms: int = 0
     refresh_at_age_ms: int = 0
+    fault_onset_ms: int = 0  # the one-send fault on this long after its turn's send began
 
     def replay_command(self, runs: int = 5, mode: str = "native") -> str:
         c = self.cell
@@ -311,6 +314,7 @@ def plan_trial(cell: Cell, seed: int, trial_id: str, fault_turn: int | None = No
         refresh_delay_ms=dict(cell.knobs).get("refresh_delay_ms", 0),
         tab_gap_ms=dict(cell.knobs).get("tab_gap_ms", 0),
         refresh_at_age_ms=age_ms,
+        fault_onset_ms=dict(cell.knobs).get("fault_onset_ms", 0),
     )
 
 

@@ -89,6 +89,19 @@ SWEEPS: dict[str, Sweep] = {
             log_x=False,
         ),
         Sweep(
+            "fault_onset_ms",
+            "fault's onset after the send began (ms)",
+            "ms",
+            (0, 10, 30, 100, 300),
+            early="loses the turn when the fault comes within {edge} of the send",
+            late="loses the turn only when the fault comes {edge} or more after the send",
+            every="loses the turn at every onset tried ({lo}-{hi} ms)",
+            make=lambda d, v, f, p: Cell(d, f, "settled", 5, _params(p), knobs=(("fault_onset_ms", v),)),
+            # Redis cut off for one send, as lab chaos's cell of swallowed errors: the onset
+            # decides which of the turn's writes it meets (the user's row, the reply, none).
+            fault="down",
+        ),
+        Sweep(
             "turns",
             "conversation length (turns)",
             "turns",

@@ -86,10 +86,12 @@ class Runner:
                 # Cells under the same fault share one fault window, so their trials fill every
                 # browser context (a cell of 5 trials alone would leave most of them idle in its
                 # last wave).
-                groups: dict[tuple[str, tuple[tuple[str, Any], ...]], list[int]] = {}
+                # (A window's fault onset is part of the fault: one group arms at one onset.)
+                groups: dict[tuple[str, tuple[tuple[str, Any], ...], int], list[int]] = {}
                 for i, (cell, _) in enumerate(cells):
                     outcomes.append(CellOutcome(cell))
-                    groups.setdefault((cell.fault, cell.fault_params), []).append(i)
+                    onset = dict(cell.knobs).get("fault_onset_ms", 0)
+                    groups.setdefault((cell.fault, cell.fault_params, onset), []).append(i)
                 for members in groups.values():
                     await self._group(ctx.browser, [(cells[i][1], outcomes[i]) for i in members])
         finally:

@@ -122,3 +122,16 @@ def test_an_app_without_the_bug_has_no_window(tmp_path: Path) -> None:
     for kind in ("stale", "lost"):
         assert all(p["k"] == 0 and p["n"] >= 3 for p in results["curves"][kind]), results["curves"][kind]
     assert results["window"]["stale"].startswith("no stale read at any value tried")
+
+
+def test_errors_swallowed_lose_the_turn_only_when_the_fault_meets_its_writes(tmp_path: Path) -> None:
+    """Redis cut off at the send (onset 0): swallowed_errors answers as if saved and the turn
+    is lost; cut off 1 s later, after the turn's writes, nothing is. The correct profile answers
+    503 for a failed write (the page's retry stores it): nothing lost at either onset."""
+    results, _out, _folder = _window(
+        tmp_path, "--profile", "swallowed_errors", "--vary", "fault_onset_ms", "--values", "0,1000"
+    )
+    at_send, after = _point(results, "defect", 0), _point(results, "defect", 1000)
+    assert at_send["k"] >= 0.6 * at_send["n"] and after["k"] == 0, results["curves"]["defect"]
+    _correct_lost_nothing(results)
+    assert results["window"]["defect"].startswith("loses the turn when the fault comes within 0-1000 ms of the send")

@@ -168,6 +168,10 @@ def test_unknown_when_the_instrument_saw_nothing() -> None:
     inflight = Send("a", "x", 1)
     assert check(trial([inflight], rows())).validity == "unknown"
     assert check(trial([s("a", "ok")], None)).reasons == ["the final read is missing"]
+    # Nothing acknowledged and nothing to read: the trial exercised nothing (the reason a test's
+    # unknown_ok excuses for a defect that fails every send).
+    (why,) = check(trial([s("a", "info"), s("b", "info")], None)).reasons
+    assert why.startswith("no send was acknowledged: the trial exercised nothing")
     assert check(trial([s("a", "ok")], rows("a:user", "a:assistant"), fault_confirmed=False)).validity == "unknown"
     r = check(trial([s("a", "ok")], rows("a:user", "a:assistant"), refresh_reached=False))
     assert r.validity == "unknown" and r.reasons == ["the refresh point was not reached"]

@@ -76,3 +76,12 @@ def test_a_knob_acts_at_its_own_refresh_point_only() -> None:
     with pytest.raises(UsageError, match="valid names: refresh_delay_ms, tab_gap_ms"):
         parse_knob("warp=3")
     assert parse_knob("tab_gap_ms=25") == ("tab_gap_ms", 25)
+
+
+def test_a_fault_onset_needs_a_one_send_fault_and_reaches_the_plan() -> None:
+    cell = sweeps.get("fault_onset_ms").cell(("swallowed_errors",), 30)
+    assert cell.fault == "down" and cell.cell_id.endswith("+fault_onset_ms=30")
+    plan = plan_trial(cell, 7, "t0")
+    assert plan.fault_onset_ms == 30 and 1 <= plan.fault_turn < cell.turns
+    with pytest.raises(UsageError, match="fault_onset_ms needs a one-send fault"):
+        Cell(("swallowed_errors",), "latency", "settled", knobs=(("fault_onset_ms", 10),))

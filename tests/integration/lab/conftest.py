@@ -1,3 +1,6 @@
+"""Fixtures of the lab's integration tests on the session stack: Redis through its proxy, the fault
+targets (reset around each test, and checked clean after it)."""
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
