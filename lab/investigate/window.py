@@ -96,7 +96,7 @@ class TargetWindow(Investigation):
         fault = fault_text(exp.fault, dict(exp.params))
         return shlex.join(
             [".venv/bin/lab", "window", "--target", str(self.spec.file), *sets, "--vary", self.sweep.name]
-            + ["--values", f"{value},{value}", "--fault", fault, "--seed", str(self.seed), "--max-trials", "5"]
+            + ["--values", str(value), "--fault", fault, "--seed", str(self.seed), "--max-trials", "5"]
         )
 
     def _report(

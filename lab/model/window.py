@@ -85,6 +85,9 @@ def window_words(points: list[Point], unit: str, early: str, late: str, every: s
     judged = [p for p in sorted(points, key=lambda p: p.value) if p.n]
     if not judged:
         return "unknown: no value's trials could be judged"
+    if len(points) == 1:  # a point's replay: a rate, no window
+        (p,) = judged
+        return f"{p.k}/{p.n} at {p.value} (one value: a rate, not a window)"
     losing = [p for p in judged if p.k]
     if not losing:
         worst = max(p.interval[1] for p in judged)

@@ -122,15 +122,16 @@ def get(name: str) -> Sweep:
 
 
 def parse_values(text: str, sweep: Sweep) -> tuple[int, ...]:
-    """'0,10,100' -> (0, 10, 100): whole numbers, at least two, ascending, each a valid cell."""
+    """'0,10,100' -> (0, 10, 100): whole numbers, ascending, each a valid cell. One value is a
+    point's replay (its replay line); a window needs two or more."""
     try:
         values = tuple(sorted({int(v) for v in text.split(",") if v.strip()}))
     except ValueError:
         raise UsageError(
             f"--values {text!r}: expected whole numbers, e.g. {','.join(map(str, sweep.values))}"
         ) from None
-    if len(values) < 2:
-        raise UsageError(f"--values {text!r}: a sweep needs at least two values")
+    if not values:
+        raise UsageError(f"--values {text!r}: no value given, e.g. {','.join(map(str, sweep.values))}")
     for v in values:
         sweep.cell((), v)  # each value's cell validates it (range, refresh point), naming the bad one
     return values

@@ -54,10 +54,7 @@ def lab(*args: str, tmp: Path) -> subprocess.CompletedProcess[str]:
         (("window", "--profile", "fire_and_forget", "--vary", "moon"), "unknown sweep variable 'moon'"),
         (("window", "--profile", "nope", "--vary", "turns"), "unknown defect(s) nope"),
         (("window", "--profile", "correct", "--vary", "turns"), "a window is the defect's"),
-        (
-            ("window", "--profile", "fire_and_forget", "--vary", "refresh_delay_ms", "--values", "5"),
-            "at least two values",
-        ),
+        (("window", "--profile", "fire_and_forget", "--vary", "refresh_delay_ms", "--values", ","), "no value given"),
         (
             ("window", "--profile", "ttl_set_once", "--vary", "age_ttl_pct", "--fault", "latency"),
             "runs under the fault ttl_elapse",

@@ -61,3 +61,7 @@ def test_the_edge_is_the_pair_of_values_where_the_curve_turns() -> None:
     assert window_edge([Point(0, 5, 5), Point(30, 0, 5), Point(100, 2, 5)]) is None
     assert window_edge([Point(0, 5, 5), Point(30, 5, 5)]) is None
     assert window_edge([Point(0, 0, 5), Point(30, unknown=5)]) is None
+
+
+def test_one_value_is_a_rate_not_a_window() -> None:
+    assert _words([Point(100, 3, 5)]) == "3/5 at 100 (one value: a rate, not a window)"

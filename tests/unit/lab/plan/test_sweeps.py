@@ -53,15 +53,16 @@ def test_the_age_sweep_refuses_another_fault() -> None:
 
 
 @pytest.mark.parametrize(
-    "text, fragment", [("0", "at least two values"), ("1,x", "expected whole numbers"), ("0,99999", "out of range")]
+    "text, fragment", [(" , ", "no value given"), ("1,x", "expected whole numbers"), ("0,99999", "out of range")]
 )
 def test_bad_values_are_refused(text: str, fragment: str) -> None:
     with pytest.raises(UsageError, match=fragment):
         sweeps.parse_values(text, sweeps.get("refresh_delay_ms"))
 
 
-def test_values_are_sorted_and_unique() -> None:
+def test_values_are_sorted_and_unique_and_one_is_a_points_replay() -> None:
     assert sweeps.parse_values("100,0,10,10", sweeps.get("tab_gap_ms")) == (0, 10, 100)
+    assert sweeps.parse_values("30", sweeps.get("tab_gap_ms")) == (30,)
 
 
 def test_an_unknown_sweep_names_the_valid_ones() -> None:
