@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import random
 from pathlib import Path
 from typing import Any
 
@@ -92,10 +91,10 @@ def add(sub: Any) -> None:
 
 def _seed_and_cap(args: argparse.Namespace) -> tuple[int, int]:
     """The run's seed (random, printed, when not given) and the most trials per point."""
+    from lab.cli.chaos import _seed
     from lab.commands.window import MAX_TRIALS
 
-    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
-    return seed, args.max_trials or MAX_TRIALS
+    return _seed(args.seed), args.max_trials or MAX_TRIALS
 
 
 TARGET_VALUES = (0, 100, 300, 1000, 3000)  # a write after the answer takes round trips to land

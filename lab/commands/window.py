@@ -144,12 +144,4 @@ class WindowRun:
 
 def _count(point: Point, o: CellOutcome) -> None:
     for t in o.trials:
-        if t.result.validity == "unknown":
-            point.unknown += 1
-            why = "; ".join((t.result.reasons + t.trial.errors)[:2]) or "unknown"
-            point.why_unknown = {**(point.why_unknown or {}), why: (point.why_unknown or {}).get(why, 0) + 1}
-            continue
-        point.n += 1
-        if lost(t.result):
-            point.k += 1
-            point.replay = (point.replay or []) + ([t.replay_command()] if len(point.replay or []) < 3 else [])
+        point.add(t.result, lost(t.result), t.replay_command(), t.trial.errors)

@@ -36,10 +36,6 @@ def _as_kind(words: str, kind: str) -> str:
     return words.replace("no loss at", "no stale read at")
 
 
-def _stale(o: TrialOutcome) -> bool:
-    return bool(o.result.stale)
-
-
 @dataclass
 class TargetWindow(Investigation):
     sweep: Sweep | None = None
@@ -54,17 +50,9 @@ class TargetWindow(Investigation):
         out = {kind: {v: Point(v) for v in self.values} for kind in KINDS}
         for o in done:
             value = by_no[parse_trial_id(o.trial.trial_id)[0]]
-            for kind, hit in (("stale", _stale), ("lost", lambda o: lost(o.result))):
-                p = out[kind][value]
-                if o.result.validity == "unknown":
-                    p.unknown += 1
-                    why = "; ".join((o.result.reasons + ([o.trial.unknown] if o.trial.unknown else []))[:2])
-                    p.why_unknown = {**(p.why_unknown or {}), why: (p.why_unknown or {}).get(why, 0) + 1}
-                    continue
-                p.n += 1
-                if hit(o):
-                    p.k += 1
-                    p.replay = (p.replay or [])[:2] + [self.point_replay(value)]
+            why = [o.trial.unknown] if o.trial.unknown else []
+            out["stale"][value].add(o.result, bool(o.result.stale), self.point_replay(value), why)
+            out["lost"][value].add(o.result, lost(o.result), self.point_replay(value), why)
         return out
 
     def more(self, done: list[TrialOutcome], no: int, tried: int) -> int:

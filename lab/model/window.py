@@ -30,6 +30,19 @@ class Point:
     replay: list[str] | None = None  # replay lines of the first failing trials
     why_unknown: dict[str, int] | None = None  # the reasons trials were unknown, counted
 
+    def add(self, result: Result, hit: bool, replay: str, why: list[str]) -> None:
+        """One trial: unknown (its reasons counted), else judged -- a hit keeps its replay line
+        (the first three)."""
+        if result.validity == "unknown":
+            self.unknown += 1
+            reason = "; ".join((result.reasons + why)[:2]) or "unknown"
+            self.why_unknown = {**(self.why_unknown or {}), reason: (self.why_unknown or {}).get(reason, 0) + 1}
+            return
+        self.n += 1
+        if hit:
+            self.k += 1
+            self.replay = (self.replay or []) + ([replay] if len(self.replay or []) < 3 else [])
+
     @property
     def interval(self) -> tuple[float, float]:
         return wilson(self.k, self.n)
