@@ -12,7 +12,7 @@ JOBS ?= 2
 XDIST := -n $(JOBS)
 MODE ?= native
 
-.PHONY: help setup venv system toxiproxy docker lint test test-unit test-integration test-loaded up down status chaos window soak storm bench lesson investigate suspects merge clean
+.PHONY: help setup venv system toxiproxy node docker lint test test-unit test-integration test-loaded up down status chaos window soak storm bench lesson investigate suspects merge clean
 
 help:
 	@echo "make chaos    run the chaos matrix (native stack; MODE=compose on Docker Compose)"
@@ -30,7 +30,7 @@ help:
 	@echo "make suspects SRC=path/   the lines of a Python backend that may lose the conversation"
 	@echo "make setup    install everything (venv, redis-server, chromium, toxiproxy 2.12.0)"
 
-setup: system toxiproxy venv docker
+setup: system toxiproxy venv node docker
 
 system:
 	@bash scripts/setup.sh system
@@ -43,6 +43,9 @@ venv:
 
 docker:
 	@bash scripts/setup.sh docker
+
+node:
+	@bash scripts/setup.sh node
 
 # Lint and types first: seconds, and a failure names file:line before any stack starts.
 lint: venv

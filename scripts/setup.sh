@@ -4,7 +4,9 @@
 #   scripts/setup.sh venv        virtualenv with the locked Python packages + the lab itself
 #   scripts/setup.sh system      Debian redis-server, chromium, chromium-headless-shell (apt, as root)
 #   scripts/setup.sh toxiproxy   Toxiproxy server + CLI v2.12.0 via `go install`, version stamped
-#   scripts/setup.sh all         all three
+#   scripts/setup.sh node        the Node example's packages (npm ci in examples/node)
+#   scripts/setup.sh docker      a Docker engine for the compose tests
+#   scripts/setup.sh all         all of them
 set -euo pipefail
 shopt -s extglob
 
@@ -110,11 +112,26 @@ step_docker() {
   say "docker: installed ${missing[*]}"
 }
 
+step_node() {
+  # The Node example (examples/node: Express, Socket.IO, ioredis), from its package-lock.json.
+  local dir="$ROOT/examples/node" stamp="$ROOT/examples/node/node_modules/.lab-installed" want
+  want=$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+    say "node: examples/node up to date"; return
+  fi
+  command -v npm >/dev/null || die "no npm on PATH: apt-get install nodejs npm (Node >= 18), then make setup"
+  say "node: installing examples/node (npm ci)"
+  (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) \
+    || die "npm ci failed in examples/node: is the npm registry reachable? (npm config get registry)"
+  echo "$want" >"$stamp"
+}
+
 case "${1:-all}" in
   venv) step_venv ;;
   system) step_system ;;
   toxiproxy) step_toxiproxy ;;
   docker) step_docker ;;
-  all) step_system; step_toxiproxy; step_venv; step_docker ;;
-  *) die "unknown step '${1}'; valid: venv, system, toxiproxy, docker, all" ;;
+  node) step_node ;;
+  all) step_system; step_toxiproxy; step_venv; step_node; step_docker ;;
+  *) die "unknown step '${1}'; valid: venv, system, toxiproxy, node, docker, all" ;;
 esac

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from contextlib import nullcontext
 
 from lab.cli import bench, catalogue, chaos, investigate, lesson, stack, suspects, window
+from lab.common import redact
 from lab.common.errors import LabError
 
 DESCRIPTION = """\
@@ -64,7 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             code: int = args.func(args)
             return code
     except LabError as exc:
-        print(f"lab {args.command}: {exc}", file=sys.stderr)
+        print(redact.text(f"lab {args.command}: {exc}"), file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt as exc:
         code = signals.exit_code(exc)

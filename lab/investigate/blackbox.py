@@ -17,7 +17,7 @@ from typing import Any
 from playwright.async_api import Browser, BrowserContext, Page
 
 from lab.faults import base as faults
-from lab.model.history import Row, Send, Trial, TtlObs
+from lab.model.history import Send, Trial, TtlObs
 from lab.investigate import app_page
 from lab.investigate.rows import answer
 from lab.investigate.spec import Spec
@@ -25,11 +25,9 @@ from lab.plan.lockstep import Lockstep
 from lab.model import concurrency
 from lab.investigate.experiments import TWO_TAB_ROUNDS, Experiment
 from lab.investigate.keys import KeyReader
+from lab.investigate import settle
 from lab.investigate.pages import Pages, Read
 from lab.plan.schedule import CONCURRENT_POINTS
-
-QUIET_S = 0.5  # the history must stay the same this long to count as settled
-QUIESCENCE_DEADLINE_S = 15.0
 
 
 @dataclass
@@ -124,7 +122,11 @@ class Prober:
             t.fault_evidence = step.evidence
         # The app's own page streams if the app does; the lab's page asks for a stream only
         # where it cuts one.
-        streamed = exp.refresh == "mid_stream" or (self.spec.page is not None and self.spec.stream is not None)
+        streamed = (
+            exp.refresh == "mid_stream"
+            or self.spec.transport is not None  # frames: every reply streams
+            or (self.spec.page is not None and self.spec.stream is not None)
+        )
         cut = exp.refresh == "mid_stream" and turn == exp.turns
         together = exp.refresh in CONCURRENT_POINTS and turn >= exp.turns - TWO_TAB_ROUNDS[exp.refresh] + 1
         try:
@@ -162,7 +164,7 @@ class Prober:
             self._refresh_mark(t)
             self._page_after(self._as_rows(await self.pages.browser_restart(ctx), t), t)
         self._phase(t, "refresh")
-        t.final_rows = await self._final_read(ctx, t)
+        t.final_rows = await settle.final_read(self.pages, ctx, t, self._as_rows)
         self._phase(t, "settle")
         await self._redis_final(ctx, t)
         self._phase(t, "key")
@@ -302,49 +304,6 @@ class Prober:
             t.ttl.append(
                 TtlObs(max(s.turn for s in t.sends), (t0 + t1) / 2, pttl, len(values), round((t1 - t0) * 1000, 2))
             )
-
-    async def _final_read(self, ctx: BrowserContext, t: Trial) -> list[Row] | None:
-        """Read the history (same cookies) until it stays the same for QUIET_S; None if it never
-        does before the deadline, or never answers in the spec's form."""
-        deadline = time.monotonic() + QUIESCENCE_DEADLINE_S
-        last: Read | None = None
-        since = time.monotonic()
-        seen: list[list[Row]] = []  # distinct contents, in order of first sight
-        ok_reads = changes = returns = 0
-        while time.monotonic() < deadline:
-            resp = await ctx.request.get(
-                self.spec.url(self.spec.history.path),
-                timeout=self.spec.chat.timeout_s * 1000,
-                fail_on_status_code=False,
-            )
-            raw = {"status": resp.status, "body": await resp.text(), "error": None}
-            read = self._as_rows(raw, t)
-            if not read.ok:
-                pass  # a failed read says nothing about the stored history: keep waiting
-            elif last is None or read.rows != last.rows:
-                ok_reads += 1
-                if last is not None:
-                    changes += 1
-                    # Going back to contents read before is not a write landing late: the
-                    # reads disagree with each other.
-                    returns += read.rows in seen
-                if read.rows not in seen:
-                    seen.append(read.rows or [])
-                last, since = read, time.monotonic()
-            elif time.monotonic() - since >= QUIET_S:
-                return last.rows
-            else:
-                ok_reads += 1
-            # A polling interval bounded by the deadline, not a guess at how long a write takes.
-            await asyncio.sleep(0.05)
-        if returns >= 2:
-            t.flapping = {"reads": ok_reads, "changes": changes, "returns": returns, "rows": [len(x) for x in seen[:6]]}
-        t.unknown = t.unknown or (
-            "the history never settled (no 2xx read of the spec's form "
-            f"stable for {QUIET_S} s within {QUIESCENCE_DEADLINE_S:g} s)"
-            + (f"; {returns} reads went back to earlier contents" if returns >= 2 else "")
-        )
-        return None
 
     def close(self) -> None:
         self.keys.close()

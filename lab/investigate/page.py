@@ -9,8 +9,10 @@ a crash in the page.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
+from lab.investigate.page_frames import FRAMES_JS, SESSION_JS, SESSION_KEY
 from lab.investigate.spec import Spec
 
 PAGE_PATH = "/__chaoslab__/chat"
@@ -34,7 +36,7 @@ LOST_ANSWER = {
 }
 
 _HTML = """<!doctype html><html><head><meta charset="utf-8"><title>chaoslab probe</title></head>
-<body><h1>chaoslab probe of __NAME__</h1><ol id="history"></ol>
+__CLIENT__<body><h1>chaoslab probe of __NAME__</h1><ol id="history"></ol>
 <script>
 const CFG = __CFG__;
 // mode: "read" reads the whole answer; "cut" reads the first chunk of a streamed answer, then
@@ -45,6 +47,7 @@ const CFG = __CFG__;
 // where it has one: on a busy machine this script may run long after the last byte came, and
 // a clock read here would move the answer later than the server sent it.
 const now = () => (performance.timeOrigin + performance.now()) / 1000;
+__SESSION_JS__
 function netTimes(path, t0, start, end) {
   const url = new URL(path, location.href).href;
   const e = performance.getEntriesByName(url).filter(x => x.startTime >= t0 - 1).pop();
@@ -56,8 +59,9 @@ async function call(method, path, body, mode) {
   const t0 = performance.now(), start = now();
   const ctl = new AbortController();
   const timer = setTimeout(() => ctl.abort(), CFG.timeout_ms);
+  path = target(path);
   try {
-    const init = {method, credentials: "same-origin", headers: {}, signal: ctl.signal};
+    const init = {method, credentials: "same-origin", headers: sessionHeaders(), signal: ctl.signal};
     if (body !== undefined) { init.headers["Content-Type"] = "application/json"; init.body = JSON.stringify(body); }
     const resp = await fetch(path, init);
     const out = {status: resp.status, type: resp.headers.get("content-type") || "", body: "",
@@ -84,11 +88,17 @@ async function call(method, path, body, mode) {
     clearTimeout(timer);
   }
 }
-window.labSend = (text, id, streamed, mode) => {
+window.labSend = async (text, id, streamed, mode) => {
+  const failed = await ensureSession();
+  if (failed) return failed;
+  if (CFG.transport) return frameSend(text, mode || "read");
   const body = streamed ? Object.assign({}, CFG.stream_request) : {};
   body[CFG.message_field] = text;
   if (CFG.id_field && id) body[CFG.id_field] = id;
-  return call("POST", CFG.chat_path, body, mode || "read");
+  if (CFG.session.field) body[CFG.session.field] = sid();
+  const out = await call("POST", CFG.chat_path, body, mode || "read");
+  if (out.status >= 200 && out.status < 300) keepFrom(out.body);
+  return out;
 };
 // The send after which the user refreshes at once: the answer is kept in sessionStorage (it
 // survives the reload; the lab reads it back there) and the reload starts in the same task
@@ -101,7 +111,14 @@ window.labSendThenReload = async (text, id, streamed, mode, delayMs) => {
   location.reload();
   return out;
 };
-window.labHistory = () => call("GET", CFG.history_path);
+window.labHistory = async () => {
+  const failed = await ensureSession();
+  if (failed) return failed;
+  // An id that only the first answer gives: before it, there is no conversation to read.
+  if (CFG.session.carrier !== "cookie" && !sid())
+    return {status: 200, type: "", body: "", ms: 0, error: null, cut: null, empty: true, start: now(), end: now()};
+  return call("GET", CFG.history_path);
+};
 // What a user sees after a (re)load: the history as the page fetched it on load.
 window.labLoaded = labHistory().then(r => {
   const ol = document.getElementById("history");
@@ -112,7 +129,10 @@ window.labLoaded = labHistory().then(r => {
 </script></body></html>"""
 
 
-def html(spec: Spec) -> str:
+def html(spec: Spec, token: str | None = None) -> str:
+    """The page for ``spec``; ``token``: the login's (filled into {token} of a transport's path).
+    The page is served from memory, never written: a token in it stays out of every file."""
+    t = spec.transport
     cfg = {
         "message_field": spec.chat.message_field,
         "id_field": spec.chat.id_field,
@@ -121,8 +141,14 @@ def html(spec: Spec) -> str:
         "timeout_ms": int(spec.chat.timeout_s * 1000),
         "stream_request": spec.stream.request if spec.stream else {},
         "answer_key": ANSWER_KEY,
+        "session": dataclasses.asdict(spec.session),
+        "session_key": SESSION_KEY,
+        "transport": dataclasses.asdict(t) if t else None,
+        "token": token,
     }
+    client = f'<script src="{t.client_script}"></script>' if t and t.kind == "socketio" else ""
     # </ cannot close the script: JSON of the spec's strings is inert inside it.
-    return _HTML.replace("__CFG__", json.dumps(cfg).replace("</", "<\\/")).replace(
+    page = _HTML.replace("__SESSION_JS__", SESSION_JS + FRAMES_JS).replace("__CLIENT__", client)
+    return page.replace("__CFG__", json.dumps(cfg).replace("</", "<\\/")).replace(
         "__NAME__", spec.name.replace("<", "&lt;")
     )

@@ -12,6 +12,7 @@ from typing import Any
 from playwright.async_api import Browser, BrowserContext, Error as PlaywrightError, Page, Route
 
 from lab.investigate import app_page
+from lab.investigate.identity import Identity
 from lab.investigate.page import LOST_ANSWER, PAGE_PATH, TAKE_ANSWER_JS, html
 from lab.model.history import Row
 from lab.investigate.rows import parse_rows
@@ -34,14 +35,18 @@ class Read:
 class Pages:
     def __init__(self, spec: Spec, browser: Browser) -> None:
         self.spec, self.browser = spec, browser
+        self.identity = Identity(spec)
         # Browser contexts reused trial after trial, as the chaos runner's slots: a new context and
         # page cost Chromium a renderer process each (measured: 1.8 s of a 4.5 s trial to open).
         self._pool: list[tuple[BrowserContext, Page]] = []
 
     async def slot(self) -> tuple[BrowserContext, Page]:
         if self._pool:
-            return self._pool.pop()
+            ctx, page = self._pool.pop()
+            await self.identity.login(ctx)  # its cookies were cleared: a new user logs in
+            return ctx, page
         ctx = await self.browser.new_context()
+        await self.identity.login(ctx)
         await self.serve_page(ctx)
         if self.spec.page is not None:
             await ctx.add_init_script(app_page.reload_hook(self.spec))  # inert unless armed
@@ -51,7 +56,7 @@ class Pages:
         """The lab's page (when the app's own is not driven), on the target's own origin, served
         by the browser: its cookies are real."""
         if self.spec.page is None:
-            body = html(self.spec)
+            body = html(self.spec, self.identity.token)
 
             async def serve(route: Route) -> None:
                 await route.fulfill(status=200, content_type="text/html; charset=utf-8", body=body)
@@ -124,36 +129,34 @@ class Pages:
         return await page.evaluate(TAKE_ANSWER_JS) or dict(LOST_ANSWER), loaded
 
     async def browser_restart(self, ctx: BrowserContext) -> dict[str, Any]:
-        """A new context keeping only ``ctx``'s persistent cookies: its first history read."""
+        """A new context keeping what a browser keeps across a restart -- ``ctx``'s persistent
+        cookies and its localStorage -- logged in again: its first history read."""
+        state = await ctx.storage_state()
         # A browser restart keeps only persistent cookies (expires != -1).
-        kept = [c for c in await ctx.cookies() if c.get("expires", -1) != -1]
-        fresh = await self.browser.new_context()
+        state["cookies"] = [c for c in state["cookies"] if c.get("expires", -1) != -1]
+        fresh = await self.browser.new_context(storage_state=state)
         try:
-            if kept:
-                # Cookie dicts from cookies(), as add_cookies() takes them (two Playwright TypedDicts).
-                await fresh.add_cookies(kept)  # type: ignore[arg-type]
+            await self.identity.login(fresh)
             return (await self.open(fresh))[1]
         finally:
             await fresh.close()
 
-    async def cookie(self, ctx: BrowserContext) -> dict[str, Any] | None:
-        return next(
-            (dict(c) for c in await ctx.cookies(self.spec.http.base_url) if c["name"] == self.spec.http.cookie), None
-        )
-
     async def cookie_persistent(self, ctx: BrowserContext) -> bool | None:
-        c = await self.cookie(ctx)
+        """Whether the session cookie outlives the browser (None: no session cookie)."""
+        c = await self.identity.cookie(ctx) if self.spec.session.is_cookie else None
         return None if c is None else c.get("expires", -1) != -1
 
     async def session_key(self, ctx: BrowserContext) -> str | None:
         """The conversation's Redis key for this context's session ([redis] key), if known."""
-        c = await self.cookie(ctx)
-        if not self.spec.redis.key or c is None:
+        sid = await self.identity.session_id(ctx)
+        if not self.spec.redis.key or sid is None:
             return None
-        return self.spec.redis.key.replace("{session}", str(c["value"]))
+        return self.spec.redis.key.replace("{session}", sid)
 
     def rows(self, raw: dict[str, Any]) -> Read:
         """A raw history read as rows of the spec's form (an error where it is not)."""
+        if raw.get("empty"):  # no conversation yet (its id comes with the first answer)
+            return Read(raw["status"], [])
         if raw["status"] is None or not 200 <= raw["status"] < 300:
             return Read(raw["status"], None, raw["error"] or f"HTTP {raw['status']}: {raw['body'][:120]!r}")
         if "rows" in raw:  # the app's own page: what it rendered
@@ -175,7 +178,13 @@ async def chromium() -> AsyncIterator[Browser]:
     from lab.driver.browser import executable
 
     async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=executable())
+        # The lab's page is fulfilled by the browser itself (page.route), and Chromium's Local
+        # Network Access checks count a document that no server sent as public: its WebSocket to
+        # the app's own 127.0.0.1 origin failed with ERR_BLOCKED_BY_LOCAL_NETWORK_ACCESS_CHECKS.
+        # A page the app serves is local to local and never blocked; the flag restores that.
+        browser = await pw.chromium.launch(
+            executable_path=executable(), args=["--disable-features=LocalNetworkAccessChecks"]
+        )
         try:
             yield browser
         finally:

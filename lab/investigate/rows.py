@@ -87,6 +87,8 @@ def answer(
         outcome = "fail"
     else:
         outcome = "info"  # 5xx: the write may or may not have been applied
+    if outcome == "ok" and raw.get("reply") is not None:  # frames: the reply as they carried it whole
+        reply = str(raw["reply"])
     if status is not None and status >= 400 and error is None:
         error = raw["body"][:160]
     s = Send(

@@ -16,8 +16,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
+from lab.common import redact
 from lab.model.checker import check_safe
 from lab.common.config import LabConfig
 from lab.common.errors import UsageError
@@ -51,7 +52,7 @@ def link_for(cfg: LabConfig) -> NativeStack:
 def full_plan(spec: Spec, turns: int) -> list[Experiment]:
     """Every experiment, default and opt-in: a trial id's experiment number indexes this list,
     so a replay command names the same experiment whatever --only chose."""
-    return experiments.default_plan(turns, spec.stream is not None, uses_ids(spec)) + experiments.optional_plan(turns)
+    return experiments.default_plan(turns, spec.streams, uses_ids(spec)) + experiments.optional_plan(turns)
 
 
 def uses_ids(spec: Spec) -> bool:
@@ -73,9 +74,9 @@ def only_filter(spec: Spec, text: str, where: str) -> Callable[[Experiment], boo
             f"valid: faults {', '.join(sorted({e.fault for e in plan}))}; refresh points "
             f"{', '.join(sorted({e.refresh for e in plan}))}",
         )
-    if "mid_stream" in wanted and spec.stream is None:
+    if "mid_stream" in wanted and not spec.streams:
         raise UsageError(
-            f"--only {text!r}: mid_stream needs a [stream] section in {where}",
+            f"--only {text!r}: mid_stream needs a [stream] or [transport] section in {where}",
             "add [stream] with the request fields that make the answer stream, e.g. request = { stream = true }",
         )
     return lambda e: e.fault in wanted or e.refresh in wanted
@@ -123,7 +124,15 @@ class Investigation:
             f"another lab investigate is running on {link.run_dir}",
             "wait for it, or give this one its own LAB_RUN_DIR and LAB_*_PORT values",
         )
-        with exclusive(link.run_dir / "investigate.lock", busy), interrupt_on((signal.SIGTERM, signal.SIGHUP)):
+        # A login's secrets never reach the terminal or a file of the run (lab.common.redact).
+        secrets = self.spec.auth.secret_envs if self.spec.auth else ()
+        with (
+            redact.scope(secrets, [out_dir, link.run_dir / "target.log"]),
+            exclusive(link.run_dir / "investigate.lock", busy),
+            interrupt_on((signal.SIGTERM, signal.SIGHUP)),
+        ):
+            if secrets:
+                self.out = cast(TextIO, redact.Writer(self.out))
             return self._run(link, out_dir)
 
     def _run(self, link: NativeStack, out_dir: Path) -> int:
@@ -312,7 +321,7 @@ def run(
             )
         plan, trials = [everything[no]], runs
     elif only is None:
-        n = len(experiments.default_plan(turns, spec.stream is not None, uses_ids(spec)))
+        n = len(experiments.default_plan(turns, spec.streams, uses_ids(spec)))
         plan = everything[:n]
     else:
         plan = [(i, e) for i, e in everything if only(e)]

@@ -15,63 +15,20 @@ from pathlib import Path
 from typing import Any
 
 from lab.common.errors import UsageError
+from lab.investigate import spec_shapes as shapes
+from lab.investigate.spec_fields import JSON_PATH, URL_PATH, bad, number, table, text
 from lab.investigate.spec_types import Chat, History, Http, PageSpec, RedisKey, Spec, Start, Stream
 
 HISTORY_FORMATS = ("objects", "strings")
 ORDERS = ("oldest_first", "newest_first")
 PLACEHOLDERS = ("redis_host", "redis_port", "redis_url", "port", "python", "spec_dir", "cwd")
-_PATH = re.compile(r"^\$(\.[A-Za-z_][A-Za-z0-9_-]*)*$")
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
-
-
-def _bad(field_name: str, value: object, expected: str) -> UsageError:
-    return UsageError(
-        f"target spec: {field_name} = {value!r} is not valid; expected {expected}",
-        "fix the spec (format: docs/investigate.md, 'The target spec (TOML)')",
-    )
-
-
-def _table(data: dict[str, Any], name: str, required: bool = True) -> dict[str, Any]:
-    if name not in data:
-        if required:
-            raise _bad(name, None, f"a [{name}] table")
-        return {}
-    value = data[name]
-    if not isinstance(value, dict):
-        raise _bad(name, value, f"a [{name}] table")
-    return value
-
-
-def _str(
-    t: dict[str, Any],
-    section: str,
-    key: str,
-    default: str | None = None,
-    required: bool = False,
-    pattern: re.Pattern[str] | None = None,
-    expected: str = "a string",
-) -> Any:
-    if key not in t:
-        if required:
-            raise _bad(f"{section}.{key}", None, expected + " (required)")
-        return default
-    v = t[key]
-    if not isinstance(v, str) or (pattern is not None and not pattern.match(v)):
-        raise _bad(f"{section}.{key}", v, expected)
-    return v
-
-
-def _num(t: dict[str, Any], section: str, key: str, default: float, lo: float, hi: float) -> float:
-    v = t.get(key, default)
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= v <= hi:
-        raise _bad(f"{section}.{key}", v, f"a number in [{lo:g}, {hi:g}]")
-    return float(v)
 
 
 def _check_placeholders(field_name: str, text: str) -> None:
     for name in _PLACEHOLDER.findall(text):
         if name not in PLACEHOLDERS:
-            raise _bad(field_name, text, f"placeholders among {{{'}, {'.join(PLACEHOLDERS)}}}")
+            raise bad(field_name, text, f"placeholders among {{{'}, {'.join(PLACEHOLDERS)}}}")
 
 
 def apply_overrides(data: dict[str, Any], sets: list[str]) -> dict[str, Any]:
@@ -110,35 +67,42 @@ def load(path: Path, sets: list[str] | None = None) -> Spec:
     return parse(apply_overrides(data, sets or []), path)
 
 
-_PATH_RE = re.compile(r"^/\S*$")
-
-
 def parse(data: dict[str, Any], path: Path) -> Spec:
-    known = {"name", "start", "http", "chat", "history", "redis", "stream", "page", "source"}
+    known = {"name", "start", "http", "chat", "history", "redis", "stream", "page", "source", "session", "auth"}
+    known |= {"transport"}
     extra = sorted(set(data) - known)
     if extra:
-        raise _bad(extra[0], data[extra[0]], f"one of the sections {', '.join(sorted(known))}")
-    name = _str(data, "", "name", default=path.stem, expected="a string")
-    start = _start(_table(data, "start"), path.resolve().parent)
-    r = _table(data, "redis", required=False)
-    key = _str(
+        raise bad(extra[0], data[extra[0]], f"one of the sections {', '.join(sorted(known))}")
+    name = text(data, "", "name", default=path.stem, expected="a string")
+    start = _start(table(data, "start"), path.resolve().parent)
+    r = table(data, "redis", required=False)
+    key = text(
         r,
         "redis",
         "key",
         pattern=re.compile(r"^[^\s{}]*\{session\}[^\s{}]*$"),
         expected="a key pattern containing {session}, e.g. chat:{session}",
     )
+    transport = shapes.transport(data)
+    http = _http(table(data, "http"))
+    # Over a transport the message goes out as a frame: [chat] names only its field and timeout.
+    chat = _chat(table(data, "chat", required=transport is None), transport.path if transport else None)
+    history = _history(table(data, "history"))
+    paths = (history.path,) + ((chat.path,) if transport is None else (transport.path,))
     return Spec(
         name,
         path,
         start,
-        _http(_table(data, "http")),
-        _chat(_table(data, "chat")),
-        _history(_table(data, "history")),
+        http,
+        chat,
+        history,
         RedisKey(key),
         _stream(data),
         _page(data),
-        _source(data, start.cwd),
+        source=_source(data, start.cwd),
+        session=shapes.session(data, http.cookie, paths),
+        auth=shapes.auth(data),
+        transport=transport,
     )
 
 
@@ -149,30 +113,30 @@ def _start(st: dict[str, Any], spec_dir: Path) -> Start:
     elif isinstance(cmd, list) and cmd and all(isinstance(c, str) for c in cmd):
         command = tuple(cmd)
     else:
-        raise _bad("start.command", cmd, "a non-empty string or list of strings (argv)")
+        raise bad("start.command", cmd, "a non-empty string or list of strings (argv)")
     for arg in command:
         _check_placeholders("start.command", arg)
-    cwd = spec_dir / _str(st, "start", "cwd", default=".", expected="a folder, relative to the spec file")
+    cwd = spec_dir / text(st, "start", "cwd", default=".", expected="a folder, relative to the spec file")
     if not cwd.is_dir():
-        raise _bad("start.cwd", st.get("cwd"), f"an existing folder (resolved to {cwd})")
+        raise bad("start.cwd", st.get("cwd"), f"an existing folder (resolved to {cwd})")
     env = st.get("env", {})
     if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, (str, int)) for k, v in env.items()):
-        raise _bad("start.env", env, 'a table of NAME = "value" strings')
+        raise bad("start.env", env, 'a table of NAME = "value" strings')
     env = {k: str(v) for k, v in env.items()}
     for k, v in env.items():
         _check_placeholders(f"start.env.{k}", v)
-    return Start(command, cwd.resolve(), env, _num(st, "start", "ready_timeout_s", 30, 1, 600))
+    return Start(command, cwd.resolve(), env, number(st, "start", "ready_timeout_s", 30, 1, 600))
 
 
 def _http(h: dict[str, Any]) -> Http:
     port = h.get("port")
     if isinstance(port, bool) or not isinstance(port, int) or not 1024 <= port <= 65535:
-        raise _bad("http.port", port, "the port the target listens on, an integer in [1024, 65535]")
+        raise bad("http.port", port, "the port the target listens on, an integer in [1024, 65535]")
     from lab.common.config import CHROMIUM_UNSAFE_PORTS
 
     if port in CHROMIUM_UNSAFE_PORTS:
-        raise _bad("http.port", port, "a port Chromium accepts (this one is ERR_UNSAFE_PORT)")
-    base = _str(
+        raise bad("http.port", port, "a port Chromium accepts (this one is ERR_UNSAFE_PORT)")
+    base = text(
         h,
         "http",
         "base_url",
@@ -180,61 +144,64 @@ def _http(h: dict[str, Any]) -> Http:
         pattern=re.compile(r"^https?://[^/\s]+/?$"),
         expected="http://HOST:PORT (no path)",
     )
-    ready_path = _str(h, "http", "ready_path", pattern=_PATH_RE, expected="a path starting with /")
-    cookie = _str(
-        h,
-        "http",
-        "cookie",
-        required=True,
-        pattern=re.compile(r"^[!#-+\-.0-9A-Z^-z|~]+$"),
-        expected="the session cookie's name",
+    ready_path = text(h, "http", "ready_path", pattern=URL_PATH, expected="a path starting with /")
+    cookie = text(
+        h, "http", "cookie", pattern=re.compile(r"^[!#-+\-.0-9A-Z^-z|~]+$"), expected="the session cookie's name"
     )
     return Http(str(base).replace("{port}", str(port)), port, ready_path, cookie)
 
 
-def _chat(c: dict[str, Any]) -> Chat:
+def _chat(c: dict[str, Any], transport_path: str | None = None) -> Chat:
     return Chat(
-        _str(c, "chat", "path", required=True, pattern=_PATH_RE, expected="a path starting with /"),
-        _str(c, "chat", "message_field", default="message", expected="a JSON field name"),
-        _str(c, "chat", "id_field", expected="a JSON field name (omit it if the API has no message id)"),
-        _str(c, "chat", "reply_path", pattern=_PATH, expected="a JSON path like $.reply"),
-        _num(c, "chat", "timeout_s", 30, 1, 300),
+        text(
+            c,
+            "chat",
+            "path",
+            default=transport_path,
+            required=transport_path is None,
+            pattern=URL_PATH,
+            expected="a path starting with /",
+        ),
+        text(c, "chat", "message_field", default="message", expected="a JSON field name"),
+        text(c, "chat", "id_field", expected="a JSON field name (omit it if the API has no message id)"),
+        text(c, "chat", "reply_path", pattern=JSON_PATH, expected="a JSON path like $.reply"),
+        number(c, "chat", "timeout_s", 30, 1, 300),
     )
 
 
 def _history(hi: dict[str, Any]) -> History:
-    fmt = _str(hi, "history", "format", default="objects", expected=f"one of {', '.join(HISTORY_FORMATS)}")
+    fmt = text(hi, "history", "format", default="objects", expected=f"one of {', '.join(HISTORY_FORMATS)}")
     if fmt not in HISTORY_FORMATS:
-        raise _bad("history.format", fmt, f"one of {', '.join(HISTORY_FORMATS)}")
-    order = _str(hi, "history", "order", default="oldest_first", expected=f"one of {', '.join(ORDERS)}")
+        raise bad("history.format", fmt, f"one of {', '.join(HISTORY_FORMATS)}")
+    order = text(hi, "history", "order", default="oldest_first", expected=f"one of {', '.join(ORDERS)}")
     if order not in ORDERS:
-        raise _bad("history.order", order, f"one of {', '.join(ORDERS)}")
-    sep = _str(hi, "history", "separator", default=":", expected="a non-empty string")
+        raise bad("history.order", order, f"one of {', '.join(ORDERS)}")
+    sep = text(hi, "history", "separator", default=":", expected="a non-empty string")
     if not sep:
-        raise _bad("history.separator", sep, 'a non-empty string, e.g. ":"')
+        raise bad("history.separator", sep, 'a non-empty string, e.g. ":"')
     history = History(
-        _str(hi, "history", "path", required=True, pattern=_PATH_RE, expected="a path starting with /"),
+        text(hi, "history", "path", required=True, pattern=URL_PATH, expected="a path starting with /"),
         fmt,
-        _str(hi, "history", "items", default="$", pattern=_PATH, expected="a JSON path like $ or $.messages"),
-        _str(hi, "history", "role_field", default="role", expected="a JSON field name"),
-        _str(hi, "history", "content_field", default="content", expected="a JSON field name"),
+        text(hi, "history", "items", default="$", pattern=JSON_PATH, expected="a JSON path like $ or $.messages"),
+        text(hi, "history", "role_field", default="role", expected="a JSON field name"),
+        text(hi, "history", "content_field", default="content", expected="a JSON field name"),
         sep,
         order,
-        _str(hi, "history", "user_role", default="user", expected="a string"),
-        _str(hi, "history", "assistant_role", default="assistant", expected="a string"),
-        _str(hi, "history", "id_field", expected="a JSON field name (omit it if the rows carry no id)"),
+        text(hi, "history", "user_role", default="user", expected="a string"),
+        text(hi, "history", "assistant_role", default="assistant", expected="a string"),
+        text(hi, "history", "id_field", expected="a JSON field name (omit it if the rows carry no id)"),
     )
     if history.id_field and fmt != "objects":
-        raise _bad("history.id_field", history.id_field, 'no id_field with format = "strings" (ids need objects)')
+        raise bad("history.id_field", history.id_field, 'no id_field with format = "strings" (ids need objects)')
     return history
 
 
 def _stream(data: dict[str, Any]) -> Stream | None:
     if "stream" not in data:
         return None
-    request = _table(data, "stream").get("request", {})
+    request = table(data, "stream").get("request", {})
     if not isinstance(request, dict) or not all(isinstance(k, str) for k in request):
-        raise _bad(
+        raise bad(
             "stream.request",
             request,
             "a table of JSON fields that ask for a streamed "
@@ -246,17 +213,17 @@ def _stream(data: dict[str, Any]) -> Stream | None:
 def _page(data: dict[str, Any]) -> PageSpec | None:
     if "page" not in data:
         return None
-    pg = _table(data, "page")
+    pg = table(data, "page")
     sel = "a CSS selector"
-    order = _str(pg, "page", "order", default="oldest_first", expected=f"one of {', '.join(ORDERS)}")
+    order = text(pg, "page", "order", default="oldest_first", expected=f"one of {', '.join(ORDERS)}")
     if order not in ORDERS:
-        raise _bad("page.order", order, f"one of {', '.join(ORDERS)}")
+        raise bad("page.order", order, f"one of {', '.join(ORDERS)}")
     page = PageSpec(
-        _str(pg, "page", "path", default="/", pattern=_PATH_RE, expected="a path starting with /"),
-        _str(pg, "page", "input", required=True, expected=sel + " for the message box"),
-        _str(pg, "page", "send", expected=sel + " for the send button (omit: Enter sends)"),
-        _str(pg, "page", "message", required=True, expected=sel + " matching each rendered message"),
-        _str(
+        text(pg, "page", "path", default="/", pattern=URL_PATH, expected="a path starting with /"),
+        text(pg, "page", "input", required=True, expected=sel + " for the message box"),
+        text(pg, "page", "send", expected=sel + " for the send button (omit: Enter sends)"),
+        text(pg, "page", "message", required=True, expected=sel + " matching each rendered message"),
+        text(
             pg,
             "page",
             "role_attribute",
@@ -264,13 +231,13 @@ def _page(data: dict[str, Any]) -> PageSpec | None:
             expected="the attribute of a message element holding its role",
         ),
         order,
-        _str(pg, "page", "ready", expected=sel + " present once the history is rendered"),
-        _str(pg, "page", "idle", expected=sel + " present once a send is finished"),
+        text(pg, "page", "ready", expected=sel + " present once the history is rendered"),
+        text(pg, "page", "idle", expected=sel + " present once a send is finished"),
     )
     for k in ("input", "send", "message", "ready", "idle"):
         v = getattr(page, k)
         if v is not None and not v.strip():
-            raise _bad(f"page.{k}", v, sel)
+            raise bad(f"page.{k}", v, sel)
     return page
 
 
@@ -278,9 +245,9 @@ def _source(data: dict[str, Any], cwd: Path) -> tuple[Path, ...]:
     """[source] paths = ["app/", "wsgi.py"]: each must exist (relative to start.cwd)."""
     if "source" not in data:
         return ()
-    paths = _table(data, "source").get("paths")
+    paths = table(data, "source").get("paths")
     if not isinstance(paths, list) or not paths or not all(isinstance(p, str) and p.strip() for p in paths):
-        raise _bad(
+        raise bad(
             "source.paths",
             paths,
             "a non-empty list of files or folders of the app's Python source, relative to start.cwd",
@@ -289,7 +256,7 @@ def _source(data: dict[str, Any], cwd: Path) -> tuple[Path, ...]:
     for p in paths:
         full = (cwd / p).resolve()
         if not full.exists():
-            raise _bad("source.paths", p, f"an existing file or folder (resolved to {full})")
+            raise bad("source.paths", p, f"an existing file or folder (resolved to {full})")
         out.append(full)
     return tuple(out)
 

@@ -106,7 +106,7 @@ def test_faults_and_defects_are_listed(tmp_path: Path) -> None:
         (("investigate", "--target", "examples/chat-service.toml", "--only", "warp"), "unknown experiment(s) warp"),
         (
             ("investigate", "--target", "examples/foreign-app.toml", "--only", "mid_stream"),
-            "mid_stream needs a [stream] section",
+            "mid_stream needs a [stream] or [transport] section",
         ),
         (
             ("investigate", "--target", "examples/foreign-app.toml", "--set", "page.order=random"),

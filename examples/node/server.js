@@ -1,0 +1,213 @@
+/*
+ * A Socket.IO chat on Express and ioredis: a target for `lab investigate` written the way a
+ * Node team would, with streamed replies over Socket.IO instead of an HTTP answer. Correct by
+ * default (each row appended and its TTL renewed in one awaited MULTI, the reply generated
+ * whether or not the socket is still there), so `lab investigate` should find nothing.
+ *
+ *     REDIS_URL=redis://127.0.0.1:19521/0 PORT=19522 node examples/node/server.js
+ *
+ * Listens on 127.0.0.1 only. Contract:
+ *   Socket.IO at the default path /socket.io/, client bundle served (/socket.io/socket.io.js),
+ *   polling and websocket both allowed. The client emits "chat" {conversation_id, text}:
+ *     text: a non-empty string of at most 4000 characters; conversation_id: null/absent (the
+ *     server mints one, crypto.randomUUID() without dashes) or 32 hex characters. Anything else
+ *     -> "chat_error" {detail} and nothing is stored.
+ *   The server stores the user's row, emits "ack" {conversation_id}, "generates" the reply
+ *   "Echo: " + text as 4 "token" {text} events 30 ms apart (a stand-in for an LLM's tokens),
+ *   stores the assistant's row and emits "done" {reply}. A failed store emits "chat_error"
+ *   {detail: "storage unavailable"} instead of that turn's ack (or done). Several chats may be
+ *   sent on one socket; they are handled concurrently.
+ *   Storage: Redis list chat:{id}, oldest first, each row JSON {"role": "user"|"assistant",
+ *   "content"}, appended with MULTI RPUSH + EXPIRE 604800 (7 days).
+ *   GET /api/history, header X-Conversation-Id: <id> -> 200 {"messages": [{role, content}...]}
+ *     oldest first; no (or an empty) header or an unknown id -> 200 {"messages": []}; not 32 hex
+ *     -> 400 {detail}; Redis failing -> 503 {"detail": "storage unavailable"}. Not cacheable
+ *     (Cache-Control: no-store, no ETag), so every read is a real read.
+ *   GET /health -> 200 {"ok": true}. Anything else -> 404 JSON; errors are JSON, never HTML.
+ *   Redis unreachable or stalled: a command fails within a few seconds (connect 3 s, command
+ *   5 s, one retry), never hangs; connection errors are logged, never fatal.
+ *   SIGTERM/SIGINT: close Socket.IO, the HTTP server and Redis, exit 0 (3 s hard deadline).
+ *
+ * NODE_BUGS (comma-separated; empty = correct) switches on real-world mistakes:
+ *   read_modify_write  the conversation kept as one JSON document ({"messages": [...]}) in the
+ *                string key chat:{id}: every store GETs it, JSON.parses it (or starts empty),
+ *                pushes the row in JS and SETs it back with EX 604800 -- no WATCH, no Lua, no
+ *                artificial delay. Two tabs sending to one conversation at the same moment both
+ *                GET the same document and the later SET drops the other tab's row; both tabs
+ *                got "done" -> lost_update. The history route reads the document (GET + parse).
+ */
+'use strict';
+
+const crypto = require('node:crypto');
+const http = require('node:http');
+const express = require('express');
+const { Server } = require('socket.io');
+const Redis = require('ioredis');
+
+const KNOWN_BUGS = new Set(['read_modify_write']);
+const BUGS = new Set((process.env.NODE_BUGS || '').split(',').map((b) => b.trim()).filter(Boolean));
+const unknown = [...BUGS].filter((b) => !KNOWN_BUGS.has(b));
+if (unknown.length) {
+  console.error(`NODE_BUGS: unknown ${JSON.stringify(unknown)}; known: ${JSON.stringify([...KNOWN_BUGS])}`);
+  process.exit(2);
+}
+for (const name of ['REDIS_URL', 'PORT']) {
+  if (!process.env[name]) {
+    console.error(`${name} is required (e.g. REDIS_URL=redis://127.0.0.1:19521/0 PORT=19522)`);
+    process.exit(2);
+  }
+}
+
+const TTL_S = 7 * 24 * 3600;
+const MAX_TEXT = 4000;
+const TOKEN_MS = 30;
+const ID_RE = /^[0-9a-fA-F]{32}$/;
+const STORAGE_DOWN = 'storage unavailable';
+
+// The offline queue stays on (ioredis' default): a command sent while reconnecting waits for the
+// connection, but commandTimeout bounds that wait (and a stalled server's reply), and
+// maxRetriesPerRequest: 1 fails queued commands after one reconnect attempt.
+const redis = new Redis(process.env.REDIS_URL, {
+  maxRetriesPerRequest: 1,
+  enableOfflineQueue: true,
+  connectTimeout: 3000,
+  commandTimeout: 5000,
+});
+let lastRedisError = '';
+redis.on('error', (err) => {
+  const line = `redis: ${err.code || err.name}: ${err.message}`;
+  if (line !== lastRedisError) console.error(line); // one line per distinct error, not per retry
+  lastRedisError = line;
+});
+redis.on('ready', () => { lastRedisError = ''; });
+
+const key = (id) => `chat:${id}`;
+
+async function appendRow(id, row) {
+  if (BUGS.has('read_modify_write')) {
+    const raw = await redis.get(key(id));
+    const doc = raw ? JSON.parse(raw) : { messages: [] };
+    doc.messages.push(row);
+    await redis.set(key(id), JSON.stringify(doc), 'EX', TTL_S);
+    return;
+  }
+  const results = await redis.multi().rpush(key(id), JSON.stringify(row)).expire(key(id), TTL_S).exec();
+  if (!results) throw new Error('MULTI aborted');
+  for (const [err] of results) if (err) throw err;
+}
+
+async function readRows(id) {
+  if (BUGS.has('read_modify_write')) {
+    const raw = await redis.get(key(id));
+    return raw ? JSON.parse(raw).messages : [];
+  }
+  return (await redis.lrange(key(id), 0, -1)).map((row) => JSON.parse(row));
+}
+
+function chatProblem(payload) {
+  if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) {
+    return 'payload must be an object {"conversation_id": string | null, "text": string}';
+  }
+  const { conversation_id: id, text } = payload;
+  if (typeof text !== 'string' || text.length === 0) return 'text must be a non-empty string';
+  if (text.length > MAX_TEXT) return `text must be at most ${MAX_TEXT} characters`;
+  if (id !== undefined && id !== null && !(typeof id === 'string' && ID_RE.test(id))) {
+    return 'conversation_id must be null or 32 hex characters';
+  }
+  return null;
+}
+
+function fourPieces(text) {
+  const chars = Array.from(text); // by code point, so no piece ends in half a surrogate pair
+  const cut = (i) => Math.floor((i * chars.length) / 4); // "Echo: x" has 7: no piece is empty
+  return [0, 1, 2, 3].map((i) => chars.slice(cut(i), cut(i + 1)).join(''));
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// Emitting on a socket that has gone away is a no-op, so a turn runs to the end (and stores the
+// whole reply) whether or not its client is still listening.
+async function handleChat(socket, payload) {
+  const problem = chatProblem(payload);
+  if (problem) return socket.emit('chat_error', { detail: problem });
+  const id = payload.conversation_id ?? crypto.randomUUID().replaceAll('-', '');
+  try {
+    await appendRow(id, { role: 'user', content: payload.text });
+  } catch (err) {
+    console.error(`chat ${id}: storing the user's row failed: ${err.message}`);
+    return socket.emit('chat_error', { detail: STORAGE_DOWN });
+  }
+  socket.emit('ack', { conversation_id: id });
+  const reply = 'Echo: ' + payload.text;
+  for (const piece of fourPieces(reply)) {
+    await sleep(TOKEN_MS);
+    socket.emit('token', { text: piece });
+  }
+  try {
+    await appendRow(id, { role: 'assistant', content: reply });
+  } catch (err) {
+    console.error(`chat ${id}: storing the reply failed: ${err.message}`);
+    return socket.emit('chat_error', { detail: STORAGE_DOWN });
+  }
+  socket.emit('done', { reply });
+}
+
+const app = express();
+app.disable('x-powered-by');
+app.set('etag', false);
+
+app.get('/health', (req, res) => res.json({ ok: true }));
+
+app.get('/api/history', async (req, res) => {
+  res.set('Cache-Control', 'no-store');
+  const id = req.get('X-Conversation-Id');
+  if (!id) return res.json({ messages: [] });
+  if (!ID_RE.test(id)) return res.status(400).json({ detail: 'X-Conversation-Id must be 32 hex characters' });
+  let messages;
+  try {
+    messages = await readRows(id);
+  } catch (err) {
+    console.error(`history ${id}: ${err.message}`);
+    return res.status(503).json({ detail: STORAGE_DOWN });
+  }
+  res.json({ messages });
+});
+
+app.use((req, res) => res.status(404).json({ detail: `no route for ${req.method} ${req.path}` }));
+
+// Replaces Express's HTML error page (a malformed URL, a handler that throws, ...).
+// eslint-disable-next-line no-unused-vars
+app.use((err, req, res, next) => {
+  const status = Number.isInteger(err.status) && err.status >= 400 && err.status < 600 ? err.status : 500;
+  if (status >= 500) console.error(`${req.method} ${req.originalUrl}: ${err.stack || err}`);
+  if (res.headersSent) return res.end();
+  res.status(status).json({ detail: status >= 500 ? 'internal error' : err.message });
+});
+
+const server = http.createServer(app);
+const io = new Server(server); // path /socket.io/, serveClient on, polling + websocket
+
+io.on('connection', (socket) => {
+  socket.on('chat', (payload) => {
+    handleChat(socket, payload).catch((err) => console.error(`chat: ${err.stack || err}`));
+  });
+});
+
+server.listen(Number(process.env.PORT), '127.0.0.1', () => {
+  const bugs = BUGS.size ? [...BUGS].join(',') : 'none';
+  console.log(`node chat on http://127.0.0.1:${process.env.PORT} (redis ${process.env.REDIS_URL}, bugs: ${bugs})`);
+});
+
+let stopping = false;
+function shutdown(signal) {
+  if (stopping) return;
+  stopping = true;
+  console.log(`${signal}: shutting down`);
+  setTimeout(() => { console.error('shutdown deadline (3 s) passed; exiting'); process.exit(0); }, 3000).unref();
+  io.close(() => { // disconnects the sockets and closes the HTTP server
+    redis.quit().catch(() => redis.disconnect()).finally(() => process.exit(0));
+  });
+  server.closeAllConnections(); // idle keep-alive HTTP connections would hold server.close open
+}
+process.on('SIGTERM', () => shutdown('SIGTERM'));
+process.on('SIGINT', () => shutdown('SIGINT'));

@@ -1,0 +1,107 @@
+"""Who a browser context is to the app: its login ([auth]) and its conversation's id
+([session]) -- read where the browser keeps it (the app's cookie, or the localStorage of the
+lab's page), so the lab reads the history and the Redis key of exactly that conversation."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+from urllib.parse import quote, urlencode, urlsplit
+
+from playwright.async_api import BrowserContext
+
+from lab.common import redact
+from lab.investigate.page_frames import SESSION_KEY
+from lab.investigate.rows import json_path
+from lab.investigate.spec import Spec
+from lab.investigate.spec_shapes import login_body
+
+
+class Identity:
+    def __init__(self, spec: Spec) -> None:
+        self.spec = spec
+        self.token: str | None = None  # a token login's, fetched once per run (a user logged in)
+
+    def auth_headers(self) -> dict[str, str]:
+        a = self.spec.auth
+        if a is None:
+            return {}
+        value = os.environ.get(a.header_env, "") if a.header_env else self.token
+        if not value:
+            return {}
+        return {a.header: f"{a.scheme} {value}" if a.scheme else value}
+
+    async def login(self, ctx: BrowserContext) -> None:
+        """Log ``ctx`` in as the spec says (a new user's browser, or one after a restart): the
+        token goes into every request's header, or the login's cookie stays in ``ctx``."""
+        from lab.investigate.target import TargetError
+
+        a = self.spec.auth
+        if a is None or a.header_env or (a.token_path and self.token):
+            await ctx.set_extra_http_headers(self.auth_headers())
+            return
+        assert a.login_path is not None
+        resp = await ctx.request.post(
+            self.spec.url(a.login_path), data=login_body(a), fail_on_status_code=False, timeout=30_000
+        )
+        body = await resp.text()
+        if not 200 <= resp.status < 300:
+            raise TargetError(
+                f"the login POST {a.login_path} answered {resp.status}: {redact.text(body[:160])!r}",
+                f"check [auth] and the variables it names ({', '.join(a.secret_envs)})",
+            )
+        if a.token_path:
+            try:
+                token = json_path(json.loads(body), a.token_path)
+            except (ValueError, KeyError) as exc:
+                raise TargetError(
+                    f"the login POST {a.login_path} answered {resp.status} without a token at {a.token_path}: {exc}",
+                    "fix [auth] token (a JSON path into the login's answer), or omit it if the login sets a cookie",
+                ) from None
+            self.token = str(token)
+            redact.add(self.token)
+            await ctx.set_extra_http_headers(self.auth_headers())
+
+    async def session_id(self, ctx: BrowserContext) -> str | None:
+        """The conversation's id in ``ctx``, where the browser keeps it; None before it has one."""
+        s = self.spec.session
+        if s.is_cookie:
+            c = await self.cookie(ctx)
+            return None if c is None else str(c["value"])
+        if s.source == "fixed":
+            return s.value
+        return local_storage(await ctx.storage_state(), self.origin()).get(SESSION_KEY)
+
+    async def cookie(self, ctx: BrowserContext) -> dict[str, Any] | None:
+        name = self.spec.session.name
+        return next((dict(c) for c in await ctx.cookies(self.spec.http.base_url) if c["name"] == name), None)
+
+    def origin(self) -> str:
+        u = urlsplit(self.spec.http.base_url)
+        return f"{u.scheme}://{u.netloc}"
+
+    async def history_request(self, ctx: BrowserContext) -> tuple[str, dict[str, str]] | None:
+        """The history's URL and headers for ``ctx``'s conversation (None: it has none yet)."""
+        s, path = self.spec.session, self.spec.history.path
+        sid = await self.session_id(ctx)
+        headers = self.auth_headers()
+        if s.is_cookie:
+            return self.spec.url(path), headers
+        if sid is None:
+            return None
+        if s.carrier == "path":
+            path = path.replace("{session}", quote(sid, safe=""))
+        elif s.carrier == "query":
+            path += ("&" if "?" in path else "?") + urlencode({s.name: sid})
+        else:
+            headers[s.name] = sid
+        return self.spec.url(path), headers
+
+
+def local_storage(state: Any, origin: str) -> dict[str, str]:
+    """An origin's localStorage in a Playwright storage state."""
+    for o in state.get("origins", []):
+        if o.get("origin") == origin:
+            return {i["name"]: i["value"] for i in o.get("localStorage", [])}
+    return {}
