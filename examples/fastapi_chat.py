@@ -7,7 +7,8 @@ client leaves mid-stream), so `lab investigate` should find nothing. /openapi.js
     REDIS_URL=redis://127.0.0.1:16380/0 PORT=18192 CHAT_USER=alice CHAT_PASSWORD=... \\
         python examples/fastapi_chat.py
 
-The contract (the password and the tokens are never printed or logged):
+The contract (the password and the tokens are never printed, unless FASTAPI_LOG_LOGINS=1 prints
+every login's body and token -- a debug setting left on, against which the lab's redaction is tested):
   POST /api/login {"username", "password"} -> 200 {"token"} | 401 (the one CHAT_USER/CHAT_PASSWORD)
   /api/conversations*: header `Authorization: Bearer <token>`, else 401; unknown ids -> 404
   POST /api/conversations -> 201 {"id"} (remembered in the process; no key until the first write)
@@ -60,6 +61,9 @@ KNOWN_BUGS = {"ttl_set_once", "save_at_stream_end"}
 BUGS = {b.strip() for b in os.environ.get("FASTAPI_BUGS", "").split(",") if b.strip()}
 if BUGS - KNOWN_BUGS:
     raise SystemExit(f"FASTAPI_BUGS: unknown {sorted(BUGS - KNOWN_BUGS)}; known: {sorted(KNOWN_BUGS)}")
+# A debug setting left on, as happens: every login request and the token it got, printed to the
+# log. The lab must keep both out of everything it writes (tests/e2e/test_investigate_shapes.py).
+LOG_LOGINS = os.environ.get("FASTAPI_LOG_LOGINS") == "1"
 
 TTL_S = 7 * 24 * 3600
 PIECES, PIECE_DELAY_S = 6, 0.04  # the stand-in for an LLM's tokens
@@ -192,6 +196,8 @@ async def login(body: LoginIn) -> TokenOut:
         raise HTTPException(401, "bad credentials")
     token = secrets.token_urlsafe(24)
     _tokens.add(token)
+    if LOG_LOGINS:
+        print(f"login {body.model_dump()} -> token {token}", flush=True)
     return TokenOut(token=token)
 
 

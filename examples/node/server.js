@@ -35,6 +35,10 @@
  *                artificial delay. Two tabs sending to one conversation at the same moment both
  *                GET the same document and the later SET drops the other tab's row; both tabs
  *                got "done" -> lost_update. The history route reads the document (GET + parse).
+ *   resend_unfulfilled  ioredis' default autoResendUnfulfilledCommands: after a connection drop,
+ *                the commands whose replies were lost are sent again on the new connection, so
+ *                an applied MULTI RPUSH + EXPIRE is applied twice -> duplicates_after_drop (in
+ *                the trials whose one-shot reset lands on a write's reply)
  */
 'use strict';
 
@@ -44,7 +48,7 @@ const express = require('express');
 const { Server } = require('socket.io');
 const Redis = require('ioredis');
 
-const KNOWN_BUGS = new Set(['read_modify_write']);
+const KNOWN_BUGS = new Set(['read_modify_write', 'resend_unfulfilled']);
 const BUGS = new Set((process.env.NODE_BUGS || '').split(',').map((b) => b.trim()).filter(Boolean));
 const unknown = [...BUGS].filter((b) => !KNOWN_BUGS.has(b));
 if (unknown.length) {
@@ -67,9 +71,13 @@ const STORAGE_DOWN = 'storage unavailable';
 // The offline queue stays on (ioredis' default): a command sent while reconnecting waits for the
 // connection, but commandTimeout bounds that wait (and a stalled server's reply), and
 // maxRetriesPerRequest: 1 fails queued commands after one reconnect attempt.
+// autoResendUnfulfilledCommands off: ioredis' default re-sends, after a reconnect, every command
+// whose reply the dropped connection lost -- an RPUSH that was applied is applied again (the
+// lab found this in this app: a turn stored twice after a one-shot reset; bug resend_unfulfilled).
 const redis = new Redis(process.env.REDIS_URL, {
   maxRetriesPerRequest: 1,
   enableOfflineQueue: true,
+  autoResendUnfulfilledCommands: BUGS.has('resend_unfulfilled'),
   connectTimeout: 3000,
   commandTimeout: 5000,
 });
