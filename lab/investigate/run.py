@@ -101,6 +101,8 @@ class Investigation:
     replay_of: str | None = None  # replay: every trial runs this trial's seed
     out: TextIO = sys.stdout
     scan: Scan | None = None  # the spec's [source], scanned before anything starts
+    check_only: bool = False  # lab init: the contract check, no experiment and no report
+    contract: str = ""  # the contract check's line
 
     kind = "investigate"  # the run folder's name: <time>-<kind>-<app>
 
@@ -160,6 +162,8 @@ class Investigation:
                 except KeyboardInterrupt as exc:  # a signal (lab.common.signals): the report covers what finished
                     interrupted = exc
                 self._check_alive(proc, link)
+        if self.check_only and interrupted is None:
+            return EXIT_CLEAN if self.contract.startswith("contract ok") else EXIT_FOUND
         return self._report(done, out_dir, time.monotonic() - t0, interrupted)
 
     @staticmethod
@@ -179,7 +183,10 @@ class Investigation:
             prober = Prober(self.spec, browser, targets, self.cfg.redis_url)
             try:
                 if not self.replay_of:
-                    self.say("  " + await preflight(prober))
+                    self.contract = await preflight(prober)
+                    self.say("  " + self.contract)
+                if self.check_only:
+                    return
                 # Fault-free experiments share nothing a fault could disturb: their trials run
                 # together; an experiment with a fault has the Redis link to itself.
                 free = [(no, e) for no, e in self.plan if e.fault == "none"]

@@ -1,0 +1,143 @@
+"""`lab init`'s inferences, as pure functions over what the app answered: where a reply is in a
+chat answer, the history's shape around a message the lab sent, the Redis key named after a
+session. Each returns what it found with the evidence, or None: a draft says what it guessed
+and names what it could not infer, never invents it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+REPLY_NAMES = ("reply", "answer", "response", "completion", "output", "content", "message", "text")
+ROLE_NAMES = ("role", "author", "sender", "from", "type")
+CONTENT_NAMES = ("content", "text", "message", "body")
+SEPARATORS = (":", "|", "\t", " ")
+
+
+@dataclass
+class Draft:
+    """A spec being drafted: its sections (TOML values), per field why it was chosen, and what
+    could not be inferred (section.field -> what to give)."""
+
+    sections: dict[str, dict[str, Any]] = field(default_factory=dict)
+    why: dict[str, str] = field(default_factory=dict)  # "section.key" -> the evidence
+    unknown: dict[str, str] = field(default_factory=dict)  # "section.key" -> what is needed
+    notes: list[str] = field(default_factory=list)  # optional parts not inferred, and why
+
+    def put(self, section: str, key: str, value: Any, why: str) -> None:
+        self.sections.setdefault(section, {})[key] = value
+        self.why[f"{section}.{key}"] = why
+        self.unknown.pop(f"{section}.{key}", None)
+
+    def missing(self, section: str, key: str, need: str) -> None:
+        self.unknown[f"{section}.{key}"] = need
+
+    def get(self, section: str, key: str) -> Any:
+        return self.sections.get(section, {}).get(key)
+
+
+def reply_path(answer: Any, sent: str) -> tuple[str, str] | None:
+    """Where the reply is in a chat answer: a string field that is not the message sent (the
+    reply names first). ($.path, the reply's text)."""
+    if not isinstance(answer, dict):
+        return None
+    strings = {k: v for k, v in answer.items() if isinstance(v, str) and v and v != sent}
+    for name in (*REPLY_NAMES, *strings):
+        if name in strings:
+            return f"$.{name}", strings[name]
+    for k, v in answer.items():  # one level down: {"message": {"content": ...}}
+        if isinstance(v, dict):
+            inner = reply_path(v, sent)
+            if inner is not None:
+                return f"$.{k}{inner[0][1:]}", inner[1]
+    return None
+
+
+@dataclass(frozen=True)
+class HistoryShape:
+    items: str  # $ or $.messages
+    format: str  # objects | strings
+    role_field: str = "role"
+    content_field: str = "content"
+    separator: str = ":"
+    order: str = "oldest_first"
+    user_role: str = "user"
+    assistant_role: str = "assistant"
+
+
+def _lists(doc: Any) -> list[tuple[str, list[Any]]]:
+    """Every list in ``doc`` at $ or one or two fields down, with its path."""
+    out: list[tuple[str, list[Any]]] = []
+    if isinstance(doc, list):
+        out.append(("$", doc))
+    elif isinstance(doc, dict):
+        for k, v in doc.items():
+            if isinstance(v, list):
+                out.append((f"$.{k}", v))
+            elif isinstance(v, dict):
+                out += [(f"$.{k}.{k2}", v2) for k2, v2 in v.items() if isinstance(v2, list)]
+    return out
+
+
+def history_shape(doc: Any, sent: str, reply: str | None) -> HistoryShape | None:
+    """The history's shape, from a read made after one send of ``sent`` (answered ``reply``):
+    the list holding that text, its items' fields (or "role<sep>text" strings), the roles of
+    the message and its reply, and their order."""
+    for path, items in _lists(doc):
+        for i, it in enumerate(items):
+            shape = _item_shape(it, sent)
+            if shape is None:
+                continue
+            fmt, role_f, content_f, sep, user_role = shape
+            others = [(j, _role_of(x, role_f, sep)) for j, x in enumerate(items) if j != i]
+            after = [(j, r) for j, r in others if r and r != user_role]
+            bot = next((r for j, r in after if reply is None or reply in str(items[j])), None)
+            bot = bot or next((r for _, r in after), "assistant")
+            reply_at = next((j for j, x in enumerate(items) if j != i and reply and reply in str(x)), None)
+            order = "newest_first" if reply_at is not None and reply_at < i else "oldest_first"
+            return HistoryShape(path, fmt, role_f, content_f, sep, order, user_role, bot)
+    return None
+
+
+def _item_shape(it: Any, sent: str) -> tuple[str, str, str, str, str] | None:
+    if isinstance(it, dict):
+        content = next((k for k, v in it.items() if v == sent), None)
+        if content is None:
+            return None
+        role = next((k for k in ROLE_NAMES if isinstance(it.get(k), str) and k != content), None)
+        if role is None:
+            return None
+        return "objects", role, content, ":", str(it[role])
+    if isinstance(it, str) and it.endswith(sent) and len(it) > len(sent):
+        head = it[: -len(sent)]
+        sep = next((s for s in SEPARATORS if head.endswith(s)), None)
+        if sep is None or not head[: -len(sep)].strip():
+            return None
+        return "strings", "role", "content", sep, head[: -len(sep)].strip()
+    return None
+
+
+def _role_of(it: Any, role_field: str, sep: str) -> str | None:
+    if isinstance(it, dict):
+        v = it.get(role_field)
+        return v if isinstance(v, str) else None
+    if isinstance(it, str) and sep in it:
+        return it.split(sep, 1)[0].strip() or None
+    return None
+
+
+def key_pattern(keys: list[str], session: str) -> str | None:
+    """The conversation's Redis key as a pattern: the one key named after the session's value,
+    with that value as {session} (None: no key, or more than one, holds it)."""
+    named = [k for k in keys if session and session in k]
+    if len(named) != 1:
+        return None
+    return named[0].replace(session, "{session}")
+
+
+def pick_cookie(names: list[str]) -> str | None:
+    """The session cookie among those the app set: the one named like a session, else the only one."""
+    liked = [n for n in names if any(w in n.lower() for w in ("sid", "session", "conv", "chat"))]
+    if len(liked) == 1:
+        return liked[0]
+    return names[0] if len(names) == 1 else None

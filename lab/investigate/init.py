@@ -1,0 +1,136 @@
+"""`lab init`: draft a target spec for an app the lab did not write. The app is started as
+`lab investigate` starts it (its own process group, the lab's Redis through Toxiproxy), probed
+(lab.investigate.draft_probe), and the draft written with the evidence of each value. Then the
+draft, unedited, goes through `lab investigate`'s contract check: one send, one read."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from collections.abc import Callable
+from typing import Any, TextIO
+
+from lab.common.config import LabConfig
+from lab.common.errors import UsageError
+from lab.common.locks import exclusive
+from lab.common.signals import interrupt_on
+from lab.investigate import spec as sp, target
+from lab.investigate.draft import Draft
+from lab.investigate.draft_probe import probe
+from lab.investigate.draft_toml import render
+
+EXIT_CHECKED, EXIT_CHECK_FAILED, EXIT_INCOMPLETE = 0, 1, 3
+DEFAULT_ENV = {"REDIS_URL": "{redis_url}", "PORT": "{port}"}
+
+
+@dataclass
+class Init:
+    command: str
+    port: int
+    out: Path
+    cwd: Path
+    name: str
+    env: dict[str, str] = field(default_factory=dict)
+    check: bool = True
+    stdout: TextIO = field(default_factory=lambda: sys.stdout)
+
+    def say(self, msg: str) -> None:
+        print(msg, file=self.stdout, flush=True)
+
+    def run(self, cfg: LabConfig) -> int:
+        d = self._started()
+        spec = self._provisional(d)
+        from lab.investigate.run import link_for
+
+        link = link_for(cfg)
+        busy = UsageError(f"a lab investigate or lab init is running on {link.run_dir}", "wait for it to end")
+        self.say(f"lab init: starting {self.command} on port {self.port}, with the lab's Redis (through Toxiproxy)")
+        with exclusive(link.run_dir / "investigate.lock", busy), interrupt_on((signal.SIGTERM, signal.SIGHUP)):
+            with link, target.running(spec, link.run_dir, cfg.host, cfg.ports["redis_proxy"]):
+                probe(spec.http.base_url, d, os.environ.get, lambda text: _keys(cfg.redis_url, text))
+        self.out.write_text(render(self.name, d, self._header(d)))
+        self.say(f"wrote {self.out}:")
+        for key, why in d.why.items():
+            if why:
+                self.say(f"  guessed {key} = {d.sections[key.split('.')[0]][key.split('.')[1]]!r}  ({why})")
+        for note in d.notes:
+            self.say(f"  note: {note}")
+        if d.unknown:
+            self.say("could not infer (the spec says so where each goes; give it, then run lab init --check-only):")
+            self.say("\n".join(f"  - {k}: {need}" for k, need in d.unknown.items()))
+            return EXIT_INCOMPLETE
+        return self.contract(cfg) if self.check else EXIT_CHECKED
+
+    def contract(self, cfg: LabConfig) -> int:
+        """The draft, unedited, through the contract check of `lab investigate`."""
+        from lab.investigate.run import Investigation
+
+        spec = sp.load(self.out)
+        self.say(f"checking {self.out} with lab investigate's contract check (one send, one read):")
+        inv = Investigation(spec, cfg, [], 1, Path("reports"), 0, check_only=True, out=self.stdout)
+        inv.kind = "init"
+        code = inv.run()
+        self.say(
+            f"{self.out} passes the contract check: lab investigate --target {self.out}"
+            if code == EXIT_CHECKED
+            else f"{self.out} does not pass the contract check: fix what the line above says"
+        )
+        return EXIT_CHECKED if code == EXIT_CHECKED else EXIT_CHECK_FAILED
+
+    def _started(self) -> Draft:
+        d = Draft()
+        d.put("start", "command", self.command, "")
+        d.put("start", "cwd", os.path.relpath(self.cwd, self.out.resolve().parent), "")
+        d.put("start", "env", {**DEFAULT_ENV, **self.env}, "")
+        d.put("http", "port", self.port, "")
+        return d
+
+    def _provisional(self, d: Draft) -> sp.Spec:
+        """A spec for starting the app only: the routes are what the probe finds out."""
+        data = {
+            "name": self.name,
+            "start": {k: v for k, v in d.sections["start"].items()},
+            "http": {"port": self.port, "cookie": "unknown"},
+            "chat": {"path": "/"},
+            "history": {"path": "/"},
+        }
+        return sp.parse(data, self.out)
+
+    def _header(self, d: Draft) -> list[str]:
+        return [
+            f"Drafted by lab init on {time.strftime('%Y-%m-%d')} for {self.command!r} on port {self.port}.",
+            "Each value says what it was guessed from; check them, then:",
+            f"  lab investigate --target {self.out}",
+            "The format: docs/investigate.md ('The target spec (TOML)') and docs/app-shapes.md.",
+            *(["INCOMPLETE: the lines marked COULD NOT INFER need a value."] if d.unknown else []),
+            *(f"Note: {n}" for n in d.notes),
+        ]
+
+
+def _keys(redis_url: str, text: str) -> list[str]:
+    """The keys in the lab's Redis whose values hold ``text`` (the Redis holds only what the
+    probe made the app write): the conversation's, not an index of its ids beside it."""
+    import redis
+
+    r = redis.Redis.from_url(redis_url, socket_timeout=5)
+    read: dict[bytes, Callable[[bytes], Any]] = {
+        b"list": lambda k: r.lrange(k, 0, -1),
+        b"string": lambda k: [r.get(k)],
+        b"hash": r.hvals,
+        b"set": r.smembers,
+        b"zset": lambda k: r.zrange(k, 0, -1),
+    }
+    try:
+        found = []
+        for key in list(r.scan_iter(count=100))[:1000]:
+            kind = r.type(key)
+            values = read.get(kind.encode() if isinstance(kind, str) else kind, lambda k: [])(key)
+            if any(text.encode() in (v or b"") for v in values):
+                found.append(key.decode(errors="replace"))
+        return found
+    finally:
+        r.close()

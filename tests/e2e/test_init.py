@@ -1,0 +1,95 @@
+"""`lab init` against the examples, each started for real (the lab's Redis through Toxiproxy):
+the drafted spec passes lab investigate's contract check unedited (the built-in service, the
+foreign app, the FastAPI app behind its login), or the run names exactly what it could not
+infer (the Socket.IO app's event names, its session and history) and exits 3."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from lab.common.config import PORT_ENV
+from tests.e2e.test_investigate import ROOT, _assert_nothing_left
+from tests.helpers import free_ports, run_lab
+
+GUNICORN = "{python} -m gunicorn --config services/chat/gunicorn.conf.py --bind 127.0.0.1:{port} services.chat.wsgi:app"
+
+
+def _init(tmp_path: Path, start: str, *extra: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    ports = free_ports(len(PORT_ENV) + 1)
+    e = dict(os.environ) | {name: str(p) for name, p in zip(PORT_ENV.values(), ports)} | (env or {})
+    e["LAB_RUN_DIR"] = str(tmp_path / "run")
+    out = tmp_path / "drafted.toml"
+    p = run_lab(
+        e,
+        "init",
+        "--start",
+        start,
+        "--port",
+        str(ports[-1]),
+        "--cwd",
+        str(ROOT),
+        "--out",
+        str(out),
+        *extra,
+        timeout=300,
+    )
+    _assert_nothing_left(tmp_path / "run-investigate", p.stdout + p.stderr)
+    return p.returncode, p.stdout + p.stderr, out.read_text() if out.exists() else ""
+
+
+@pytest.mark.parametrize(
+    "start, extra, expect",
+    [
+        ("{python} examples/foreign_app.py", (), {"http": "cookie", "history": "separator"}),
+        (GUNICORN, ("--env", "CHAT_REDIS_URL={redis_url}", "--env", "PYTHONPATH={cwd}"), {"http": "ready_path"}),
+    ],
+    ids=["foreign", "chat-service"],
+)
+def test_init_drafts_a_spec_that_passes_the_contract_check(
+    tmp_path: Path, start: str, extra: tuple[str, ...], expect: dict[str, str]
+) -> None:
+    code, out, text = _init(tmp_path, start, *extra)
+    assert code == 0, out
+    assert "contract ok" in out and "passes the contract check" in out, out
+    spec = tomllib.loads(text)
+    assert spec["redis"]["key"].endswith("{session}"), text
+    assert all(k in spec[section] for section, k in expect.items()), text
+    assert "COULD NOT INFER" not in text
+
+
+def test_init_finds_the_login_and_the_ids_in_the_url_in_openapi(tmp_path: Path) -> None:
+    password = "pw-" + secrets.token_hex(12)
+    env = {"CHAT_USER": "ada", "CHAT_PASSWORD": password, "LAB_LOGIN_USERNAME": "ada", "LAB_LOGIN_PASSWORD": password}
+    code, out, text = _init(tmp_path, "{python} examples/fastapi_chat.py", env=env)
+    assert code == 0, out
+    spec = tomllib.loads(text)
+    assert spec["session"] == {"in": "path", "from": "create", "create": "/api/conversations", "id": "$.id"}, text
+    assert spec["auth"]["body"]["password"] == "{env:LAB_LOGIN_PASSWORD}" and spec["redis"]["key"] == "conv:{session}"
+    assert password not in out and password not in text
+
+
+def test_init_without_the_login_values_names_them(tmp_path: Path) -> None:
+    env = {"CHAT_USER": "ada", "CHAT_PASSWORD": "pw-" + secrets.token_hex(8)}
+    code, out, text = _init(tmp_path, "{python} examples/fastapi_chat.py", env=env)
+    assert code == 3, out
+    assert "auth.body: the login's values: set LAB_LOGIN_USERNAME and LAB_LOGIN_PASSWORD" in out, out
+
+
+def test_init_of_a_socketio_app_names_exactly_what_it_could_not_infer(tmp_path: Path) -> None:
+    code, out, text = _init(tmp_path, "node examples/node/server.js")
+    assert code == 3, out
+    named = [line.split(":")[0].strip(" -") for line in out.splitlines() if line.startswith("  - ")]
+    assert named == [
+        "transport.event",
+        "transport.chunk",
+        "transport.end",
+        "chat.message_field",
+        "history.path",
+        "session.in",
+    ], out
+    assert 'kind = "socketio"' in text and len([x for x in text.splitlines() if "= ?   # COULD NOT INFER" in x]) == 6
