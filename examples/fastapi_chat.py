@@ -3,24 +3,34 @@ a WebSocket, to show the lab against an app shaped like today's LLM front ends. 
 client, created in the lifespan, closed at shutdown); correct (every write one MULTI/EXEC with the
 TTL renewal, awaited before it is acknowledged; a reply being streamed is stored even when the
 client leaves mid-stream), so `lab investigate` should find nothing. /openapi.json describes it.
+It serves its own chat page too (examples/fastapi_page.html), which a browser holding the login's
+cookie uses as is: the lab can drive the app's own page, not only its API.
 
     REDIS_URL=redis://127.0.0.1:16380/0 PORT=18192 CHAT_USER=alice CHAT_PASSWORD=... \\
         python examples/fastapi_chat.py
 
 The contract (the password and the tokens are never printed, unless FASTAPI_LOG_LOGINS=1 prints
 every login's body and token -- a debug setting left on, against which the lab's redaction is tested):
-  POST /api/login {"username", "password"} -> 200 {"token"} | 401 (the one CHAT_USER/CHAT_PASSWORD)
-  /api/conversations*: header `Authorization: Bearer <token>`, else 401; unknown ids -> 404
+  POST /api/login {"username", "password"} -> 200 {"token"} | 401 (the one CHAT_USER/CHAT_PASSWORD);
+      the 200 also sets the cookie `chat_token` = the token (HttpOnly, SameSite=Lax, Path=/, a
+      session cookie: no Max-Age)
+  /api/conversations*: header `Authorization: Bearer <token>` or the cookie `chat_token` (the
+      header first; OpenAPI shows the bearer scheme only), else 401; unknown ids -> 404
   POST /api/conversations -> 201 {"id"} (remembered in the process; no key until the first write)
   POST /api/conversations/{id}/messages {"content": 1..4000 chars} -> 200 {"reply": "Echo: ..."};
       key conv:{id}, a list of JSON rows {"role": "user"|"assistant", "content"}, oldest first (RPUSH)
   GET  /api/conversations/{id}/messages -> 200 {"messages": [...]}, oldest first
-  WS   /api/conversations/{id}/ws?token=<token> (closed 4401 / 4404 right after accept): the client
+  WS   /api/conversations/{id}/ws?token=<token>, or without ?token= the handshake's `chat_token`
+      cookie (closed 4401 / 4404 right after accept): the client
       sends {"type": "message", "content"}; the server stores the user's row, sends {"type": "ack"},
       streams the reply as 6 {"type": "delta", "text"} frames 40 ms apart, stores the reply's row,
       sends {"type": "done", "reply"}. A storage error: {"type": "error", "detail"}; the socket
       stays open. Every write: MULTI, RPUSH, EXPIRE 7 d, EXEC. Redis errors on HTTP -> 503.
+  POST/GET /api/messages?conversation=<id>: the same two routes, the id in a query parameter
+  header X-Api-Key: <CHAT_API_KEY> authenticates as well, where CHAT_API_KEY is set
   GET  /health -> 200 {"ok": true}
+  GET  / and GET /c/{id} -> 200 the chat page, text/html, no auth (not in OpenAPI). Its DOM and its
+      use of the API: the comment at the top of examples/fastapi_page.html
 
 FASTAPI_BUGS (comma-separated; empty = correct), one at a time or together:
   ttl_set_once        every EXPIRE with NX: the TTL is set by the conversation's first write and
@@ -42,12 +52,14 @@ import os
 import secrets
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import redis
 import redis.asyncio
 import uvicorn
-from fastapi import APIRouter, Depends, FastAPI, HTTPException, Query, WebSocket, WebSocketDisconnect
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Query, Request, Response, WebSocket, WebSocketDisconnect
+from fastapi.responses import HTMLResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field, ValidationError
 
@@ -64,10 +76,13 @@ if BUGS - KNOWN_BUGS:
 # A debug setting left on, as happens: every login request and the token it got, printed to the
 # log. The lab must keep both out of everything it writes (tests/e2e/test_investigate_shapes.py).
 LOG_LOGINS = os.environ.get("FASTAPI_LOG_LOGINS") == "1"
+API_KEY = os.environ.get("CHAT_API_KEY", "")  # optional: header X-Api-Key authenticates as well
 
 TTL_S = 7 * 24 * 3600
 PIECES, PIECE_DELAY_S = 6, 0.04  # the stand-in for an LLM's tokens
 STORAGE_ERRORS = (redis.RedisError, OSError)
+COOKIE = "chat_token"  # the login's cookie: the same token as its answer's, for the page
+PAGE = (Path(__file__).parent / "fastapi_page.html").read_text(encoding="utf-8")  # read once
 log = logging.getLogger("fastapi_chat")
 
 _tokens: set[str] = set()
@@ -152,8 +167,14 @@ def storage_or_503() -> Iterator[None]:
 bearer = HTTPBearer(auto_error=False)  # our own 401 (with its detail), not FastAPI's
 
 
-def require_token(creds: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> None:
-    if creds is None or creds.credentials not in _tokens:
+def require_token(request: Request, creds: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> None:
+    """The bearer header, else the login's cookie (read from the request: OpenAPI keeps showing
+    the bearer scheme alone)."""
+    key = request.headers.get("x-api-key", "")
+    if API_KEY and secrets.compare_digest(key.encode(), API_KEY.encode()):
+        return  # a service's static key (CHAT_API_KEY), as an API gateway would pass it
+    token = creds.credentials if creds is not None else request.cookies.get(COOKIE)
+    if token not in _tokens:
         raise HTTPException(401, "missing or unknown bearer token", headers={"WWW-Authenticate": "Bearer"})
 
 
@@ -189,7 +210,7 @@ async def health() -> dict[str, bool]:
     tags=["auth"],
     responses={401: {"description": "Bad credentials"}},
 )
-async def login(body: LoginIn) -> TokenOut:
+async def login(body: LoginIn, response: Response) -> TokenOut:
     user_ok = secrets.compare_digest(body.username.encode(), USER)
     password_ok = secrets.compare_digest(body.password.encode(), PASSWORD)
     if not (user_ok and password_ok):
@@ -198,7 +219,15 @@ async def login(body: LoginIn) -> TokenOut:
     _tokens.add(token)
     if LOG_LOGINS:
         print(f"login {body.model_dump()} -> token {token}", flush=True)
+    response.set_cookie(COOKIE, token, path="/", httponly=True, samesite="lax")  # no max_age: a session cookie
     return TokenOut(token=token)
+
+
+@app.get("/", include_in_schema=False)
+@app.get("/c/{conv_id}", include_in_schema=False)
+async def chat_page() -> HTMLResponse:
+    """The page itself needs no login: it reads the conversation with the browser's cookie."""
+    return HTMLResponse(PAGE)
 
 
 @api.post("", status_code=201, response_model=ConversationOut, summary="Start a conversation")
@@ -228,6 +257,18 @@ async def history(key: ConversationKey) -> HistoryOut:
 app.include_router(api)
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+# The same routes with the conversation's id in a query parameter (?conversation=<id>), as some
+# APIs take it; not in OpenAPI, which keeps describing the path form.
+@app.post("/api/messages", dependencies=[Depends(require_token)], include_in_schema=False)
+async def send_by_query(body: MessageIn, conversation: Annotated[str, Query()]) -> ReplyOut:
+    return await send_message(body, conversation_key(conversation))
+
+
+@app.get("/api/messages", dependencies=[Depends(require_token)], include_in_schema=False)
+async def history_by_query(conversation: Annotated[str, Query()]) -> HistoryOut:
+    return await history(conversation_key(conversation))
 
 
 def pieces(text: str) -> list[str]:
@@ -298,6 +339,7 @@ async def next_message(ws: WebSocket) -> str | None:
 @app.websocket("/api/conversations/{conv_id}/ws", name="conversation_stream")
 async def conversation_stream(ws: WebSocket, conv_id: str, token: Annotated[str, Query()] = "") -> None:
     await ws.accept()  # first: a close before it reaches a browser as HTTP 403, without the code
+    token = token or ws.cookies.get(COOKIE, "")  # no ?token=: the login's cookie (the app's page)
     if token not in _tokens:
         await ws.close(code=4401, reason="missing or unknown token")
         return

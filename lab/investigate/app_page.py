@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 
 import json
+import re
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -25,7 +26,9 @@ SELECTOR_TIMEOUT_MS = 5_000  # the page is up: an element that is not there by n
 
 
 def _matches(path: str, method: str) -> Callable[[Response], bool]:
-    return lambda r: r.request.method == method and urlsplit(r.url).path == path
+    """A request of the page to ``path`` ({session}: any one path segment, the page's own id)."""
+    pattern = re.compile("^" + "[^/]+".join(re.escape(p) for p in path.split("{session}")) + "$")
+    return lambda r: r.request.method == method and pattern.match(urlsplit(r.url).path) is not None
 
 
 async def load(

@@ -18,7 +18,7 @@ from playwright.async_api import Browser, BrowserContext, Page
 
 from lab.faults import base as faults
 from lab.model.history import Send, Trial, TtlObs
-from lab.investigate import app_page
+from lab.investigate import app_frames, app_page
 from lab.investigate.rows import answer
 from lab.investigate.spec import Spec
 from lab.plan.lockstep import Lockstep
@@ -238,7 +238,8 @@ class Prober:
         text, mid = self._message(trial_id, turn, nonce, tab)
         t_invoke = time.time()
         if self.spec.page is not None:
-            raw = await app_page.send(page, self.spec, text, cut, in_page)
+            driver = app_frames if self.spec.transport is not None else app_page
+            raw = await driver.send(page, self.spec, text, cut, in_page)
         else:
             raw = await page.evaluate(
                 "([t, i, s, m]) => labSend(t, i, s, m)", [text, mid, streamed, "cut" if cut else "read"]

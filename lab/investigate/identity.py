@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
@@ -71,7 +72,14 @@ class Identity:
             return None if c is None else str(c["value"])
         if s.source == "fixed":
             return s.value
-        return local_storage(await ctx.storage_state(), self.origin()).get(SESSION_KEY)
+        if self.spec.page is not None and s.page_url:  # the app's page shows it in its URL
+            for p in ctx.pages:
+                m = page_url_id(s.page_url, urlsplit(p.url).path)
+                if m:
+                    return m
+            return None
+        key = s.page_storage if self.spec.page is not None else SESSION_KEY
+        return local_storage(await ctx.storage_state(), self.origin()).get(key or SESSION_KEY)
 
     async def cookie(self, ctx: BrowserContext) -> dict[str, Any] | None:
         name = self.spec.session.name
@@ -105,3 +113,10 @@ def local_storage(state: Any, origin: str) -> dict[str, str]:
         if o.get("origin") == origin:
             return {i["name"]: i["value"] for i in o.get("localStorage", [])}
     return {}
+
+
+def page_url_id(pattern: str, path: str) -> str | None:
+    """The id in a page's URL path, by the spec's pattern (/c/{session})."""
+    head, _, tail = pattern.partition("{session}")
+    m = re.fullmatch(re.escape(head) + "([^/]+)" + re.escape(tail), path)
+    return m.group(1) if m else None

@@ -8,11 +8,12 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from playwright.async_api import Browser, BrowserContext, Error as PlaywrightError, Page, Route
 
-from lab.investigate import app_page
-from lab.investigate.identity import Identity
+from lab.investigate import app_frames, app_page
+from lab.investigate.identity import Identity, page_url_id
 from lab.investigate.page import LOST_ANSWER, PAGE_PATH, TAKE_ANSWER_JS, html
 from lab.model.history import Row
 from lab.investigate.rows import parse_rows
@@ -50,7 +51,13 @@ class Pages:
         await self.serve_page(ctx)
         if self.spec.page is not None:
             await ctx.add_init_script(app_page.reload_hook(self.spec))  # inert unless armed
-        return ctx, await ctx.new_page()
+        return ctx, self._watched(await ctx.new_page())
+
+    def _watched(self, page: Page) -> Page:
+        """The app's own page over its own socket: its frames are the answers (app_frames)."""
+        if self.spec.page is not None and self.spec.transport is not None:
+            app_frames.watch(page)
+        return page
 
     async def serve_page(self, ctx: BrowserContext) -> None:
         """The lab's page (when the app's own is not driven), on the target's own origin, served
@@ -80,16 +87,29 @@ class Pages:
         while self._pool:
             await self._pool.pop()[0].close()
 
-    async def open(self, ctx: BrowserContext) -> tuple[Page, dict[str, Any]]:
+    async def open(self, ctx: BrowserContext, at: str | None = None) -> tuple[Page, dict[str, Any]]:
         """A new page in ``ctx`` showing the conversation, and its first history read (raw)."""
         await self.serve_page(ctx)
-        page = await ctx.new_page()
-        return page, await self.load(ctx, page)
+        page = self._watched(await ctx.new_page())
+        return page, await self.load(ctx, page, at)
 
-    async def load(self, ctx: BrowserContext, page: Page) -> dict[str, Any]:
-        """Navigate ``page`` to the conversation; its first history read (raw)."""
+    def _conversation_url(self, ctx: BrowserContext, page: Page) -> str | None:
+        """Where another tab of ``ctx`` shows the conversation, if the app keeps its id in the
+        URL (a second tab opens the same conversation, as a user opens its link)."""
+        pattern = self.spec.session.page_url
+        if pattern is None:
+            return None
+        for other in ctx.pages:
+            sid = page_url_id(pattern, urlsplit(other.url).path) if other is not page else None
+            if sid:
+                return pattern.replace("{session}", sid)
+        return None
+
+    async def load(self, ctx: BrowserContext, page: Page, at: str | None = None) -> dict[str, Any]:
+        """Navigate ``page`` to the conversation (``at``: this path of the app's page); its
+        first history read (raw)."""
         if self.spec.page is not None:
-            url = self.spec.url(self.spec.page.path)
+            url = self.spec.url(at or self._conversation_url(ctx, page) or self.spec.page.path)
             return await app_page.load(page, self.spec, lambda: page.goto(url))
         await page.goto(self.spec.url(PAGE_PATH))
         # A user types once the page shows its history. Sending earlier races the page's own
@@ -112,7 +132,8 @@ class Pages:
         after it (lab window). The answer (raw) and the reloaded page's first history read (raw,
         with ``start``: when it left)."""
         if self.spec.page is not None:
-            return await app_page.send_then_reload(page, self.spec, text, delay_ms)
+            driver = app_frames if self.spec.transport is not None else app_page
+            return await driver.send_then_reload(page, self.spec, text, delay_ms)
         # The send and the reload: up to a timeout each (and the delay).
         timeout_ms = 2 * self.spec.chat.timeout_s * 1000 + delay_ms
         async with page.expect_event("domcontentloaded", timeout=timeout_ms):
@@ -131,13 +152,16 @@ class Pages:
     async def browser_restart(self, ctx: BrowserContext) -> dict[str, Any]:
         """A new context keeping what a browser keeps across a restart -- ``ctx``'s persistent
         cookies and its localStorage -- logged in again: its first history read."""
+        # A conversation the app's page keeps in its URL: the restored tab (or its link) opens it.
+        sid = await self.identity.session_id(ctx) if self.spec.session.page_url else None
+        at = self.spec.session.page_url.replace("{session}", sid) if sid and self.spec.session.page_url else None
         state = await ctx.storage_state()
         # A browser restart keeps only persistent cookies (expires != -1).
         state["cookies"] = [c for c in state["cookies"] if c.get("expires", -1) != -1]
         fresh = await self.browser.new_context(storage_state=state)
         try:
             await self.identity.login(fresh)
-            return (await self.open(fresh))[1]
+            return (await self.open(fresh, at))[1]
         finally:
             await fresh.close()
 

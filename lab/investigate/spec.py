@@ -100,7 +100,7 @@ def parse(data: dict[str, Any], path: Path) -> Spec:
         _stream(data),
         _page(data),
         source=_source(data, start.cwd),
-        session=shapes.session(data, http.cookie, paths),
+        session=shapes.session(data, http.cookie, paths, page="page" in data),
         auth=shapes.auth(data),
         transport=transport,
     )

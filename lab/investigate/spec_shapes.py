@@ -26,7 +26,7 @@ def _one_of(t: dict[str, Any], section: str, key: str, default: str, valid: tupl
     return str(v)
 
 
-def session(data: dict[str, Any], cookie: str | None, paths: tuple[str, ...]) -> Session:
+def session(data: dict[str, Any], cookie: str | None, paths: tuple[str, ...], page: bool = False) -> Session:
     """[session], or the session cookie of [http] cookie (the shape before [session] existed).
     ``paths``: the chat's and history's paths, which must hold {session} when the id is a path
     segment (and must not otherwise)."""
@@ -50,7 +50,21 @@ def session(data: dict[str, Any], cookie: str | None, paths: tuple[str, ...]) ->
         id_path=text(s, "session", "id", pattern=JSON_PATH, expected="a JSON path like $.id"),
         value=text(s, "session", "value", expected="the fixed id"),
         field=text(s, "session", "field", expected="a JSON field name"),
+        page_storage=text(s, "session", "page_storage", expected="the app page's localStorage key holding the id"),
+        page_url=text(
+            s,
+            "session",
+            "page_url",
+            pattern=re.compile(r"^/[^{}\s]*\{session\}[^{}\s]*$"),
+            expected="the app page's URL path with {session}, e.g. /c/{session}",
+        ),
     )
+    if page and carrier != "cookie" and not (out.page_storage or out.page_url):
+        raise bad(
+            "session.page_storage / session.page_url",
+            None,
+            "where the app's own page keeps the id ([page] drives it): a localStorage key, or a URL like /c/{session}",
+        )
     needs = {"create": ("create", out.create_path), "fixed": ("value", out.value)}
     if source in needs and needs[source][1] is None:
         raise bad(f"session.{needs[source][0]}", None, f"a value (required with from = {source!r})")
@@ -111,6 +125,13 @@ def transport(data: dict[str, Any]) -> Transport | None:
     message = t.get("message", {})
     if not isinstance(message, dict):
         raise bad("transport.message", message, 'a table of fields merged into the message frame, e.g. { type = "m" }')
+    if sio and "page" in data:
+        raise bad(
+            "transport.kind",
+            kind,
+            "websocket with [page] (the app's own Socket.IO page starts on long-polling, which the lab does not "
+            "watch yet): drive a Socket.IO app through the lab's page (omit [page])",
+        )
     frame = "an event's name" if sio else "a frame's kind (its type_field value)"
     return Transport(
         kind,

@@ -83,6 +83,10 @@ class Session:
     id_path: str | None = None  # create / answer: where the id is in that JSON ($.id)
     value: str | None = None  # source = fixed
     field: str | None = None  # the chat body's / message frame's field that carries it (null before it is known)
+    # The app's own page ([page]) keeps the id itself: under this localStorage key, or in its URL
+    # (a path pattern with {session}, e.g. /c/{session}).
+    page_storage: str | None = None
+    page_url: str | None = None
 
     @property
     def is_cookie(self) -> bool:

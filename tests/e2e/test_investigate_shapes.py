@@ -23,6 +23,7 @@ from tests.e2e.test_investigate import ROOT, _investigate
 REST = ROOT / "examples" / "fastapi-rest.toml"
 WS = ROOT / "examples" / "fastapi-ws.toml"
 NODE = ROOT / "examples" / "node-socketio.toml"
+PAGE = ROOT / "examples" / "fastapi-page.toml"  # the app's own page, over its own WebSocket
 
 
 @pytest.fixture(autouse=True)
@@ -35,7 +36,7 @@ def login(monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 def _run(tmp_path: Path, spec: Path, bugs: str, *args: str) -> tuple[int, str, dict[str, Any], list[dict[str, Any]]]:
-    var = "NODE_BUGS" if spec == NODE else "FASTAPI_BUGS"
+    var = "NODE_BUGS" if spec == NODE else "FASTAPI_BUGS"  # any other spec: the FastAPI app
     code, out, results = _investigate(tmp_path, *args, "--set", f"start.env.{var}={bugs}", spec=spec)
     trials_files = sorted((tmp_path / "reports").glob("*/trials.json"))
     trials = json.loads(trials_files[-1].read_text()) if trials_files else []
@@ -50,6 +51,7 @@ def _run(tmp_path: Path, spec: Path, bugs: str, *args: str) -> tuple[int, str, d
 BUGS = {
     "rest-ttl_set_once": (REST, "ttl_set_once", "ttl_not_renewed", "", 5),
     "ws-save_at_stream_end": (WS, "save_at_stream_end", "saved_at_stream_end", "", 5),
+    "page-save_at_stream_end": (PAGE, "save_at_stream_end", "saved_at_stream_end", "", 5),
     "node-read_modify_write": (NODE, "read_modify_write", "lost_update", "", 5),
     "node-resend_unfulfilled": (NODE, "resend_unfulfilled", "duplicates_after_drop", "drop", 1),
 }
@@ -68,7 +70,7 @@ def test_each_example_bug_is_diagnosed_in_5_of_5_and_nothing_else(tmp_path: Path
     assert not [t for t in trials if t.get("unknown")], [t["unknown"] for t in trials if t.get("unknown")]
 
 
-@pytest.mark.parametrize("spec", [REST, WS, NODE], ids=["rest", "ws", "node"])
+@pytest.mark.parametrize("spec", [REST, WS, NODE, PAGE], ids=["rest", "ws", "node", "page"])
 def test_each_example_without_its_bug_has_no_anomaly(tmp_path: Path, spec: Path) -> None:
     exit_code, out, results, trials = _run(tmp_path, spec, "", "--trials", "2")
     assert exit_code == 0, out
@@ -102,3 +104,29 @@ def test_the_login_secrets_stay_out_of_every_file_and_the_terminal(tmp_path: Pat
     assert all(
         re.fullmatch(r"login \{'username': 'ada', 'password': '\[redacted\]'\} -> token \[redacted\]", x) for x in lines
     ), lines
+
+
+def test_ids_in_a_query_parameter_and_a_static_key_header(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same app through ?conversation=<id> routes, authenticated by a static header from an
+    environment variable ([auth] header_env): the trials talk to it that way (every trial's own
+    conversation read back), nothing is found, and the key is in no file the run wrote."""
+    key = "key-" + secrets.token_hex(12)
+    monkeypatch.setenv("CHAT_API_KEY", key)
+    text = REST.read_text()
+    text = text.replace(text[text.index("[auth]") : text.index("[session]")], AUTH_BY_KEY)
+    text = text.replace('in = "path"', 'in = "query"\nname = "conversation"')
+    text = text.replace('path = "/api/conversations/{session}/messages"', 'path = "/api/messages"')
+    spec = tmp_path / "query.toml"
+    spec.write_text(text.replace('cwd = ".."', f'cwd = "{ROOT}"'))
+    exit_code, out, results, trials = _run(tmp_path, spec, "", "--trials", "1", "--only", "none|latency")
+    assert exit_code == 0 and results["diagnoses"] == [], out
+    assert len({t["redis_final"]["key"] for t in trials}) == len(trials) >= 4, trials
+    assert key not in out and not [p for p in tmp_path.rglob("*") if p.is_file() and key.encode() in p.read_bytes()]
+
+
+AUTH_BY_KEY = """[auth]
+header_env = "CHAT_API_KEY"
+header = "X-Api-Key"
+scheme = ""
+
+"""

@@ -112,3 +112,21 @@ def test_local_storage_of_an_origin_from_a_storage_state() -> None:
     }
     assert local_storage(state, "http://127.0.0.1:2") == {"k": "v"}
     assert local_storage(state, "http://127.0.0.1:3") == {}
+
+
+def test_the_app_page_keeps_the_id_in_its_url_or_storage() -> None:
+    from lab.investigate.identity import page_url_id
+
+    page = sp.load(ROOT / "examples" / "fastapi-page.toml")
+    assert page.session.page_url == "/c/{session}" and page.page is not None and page.auth is not None
+    assert page.auth.token_path is None  # the login's cookie
+    assert page_url_id("/c/{session}", "/c/ab12") == "ab12"
+    assert page_url_id("/c/{session}", "/c/ab12/x") is None and page_url_id("/c/{session}", "/") is None
+    data = _data(ROOT / "examples" / "fastapi-page.toml")
+    del data["session"]["page_url"]
+    with pytest.raises(UsageError, match="where the app's own page keeps the id"):
+        sp.parse(data, REST)
+    data = _data(NODE)
+    data["page"] = {"input": "#m", "message": "li"}
+    with pytest.raises(UsageError, match="drive a Socket.IO app through the lab's page"):
+        sp.parse(data, NODE)

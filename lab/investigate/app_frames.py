@@ -1,0 +1,187 @@
+"""The app's own page over its own WebSocket ([page] with a [transport]): the lab types and
+clicks as a user does, and reads each answer from the frames the page's socket sends and
+receives (Playwright's WebSocket frame events): the message frame that carries the text, the
+app's ack, the reply's fragments, its end or the app's error frame. A cut mid-reply is the
+reload the caller makes at the first fragment: it closes the page's socket, as a refresh does.
+
+The functions return the same raw dicts as the lab's page (lab/investigate/page.py), so the
+prober judges either the same way."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+from weakref import WeakKeyDictionary
+
+from playwright.async_api import Page, TimeoutError as PlaywrightTimeout, WebSocket
+
+from lab.investigate import app_page
+from lab.investigate.rows import json_path
+from lab.investigate.spec import Spec
+
+Frame = tuple[float, str, Any]  # (epoch s, "sent" | "received" | "close", payload)
+
+
+class FrameLog:
+    """Every frame of a page's WebSockets, in order, as they happen (one log per page)."""
+
+    def __init__(self) -> None:
+        self.frames: list[Frame] = []
+        self._changed = asyncio.Event()
+
+    def _add(self, direction: str, payload: Any) -> None:
+        self.frames.append((time.time(), direction, payload))
+        self._changed.set()
+
+    def attach(self, page: Page) -> None:
+        def socket(ws: WebSocket) -> None:
+            ws.on("framesent", lambda payload: self._add("sent", payload))
+            ws.on("framereceived", lambda payload: self._add("received", payload))
+            ws.on("close", lambda _ws: self._add("close", None))
+
+        page.on("websocket", socket)
+
+    async def at(self, i: int, deadline: float) -> Frame | None:
+        """Frame ``i``, once there (None at the deadline, time.monotonic())."""
+        while len(self.frames) <= i:
+            self._changed.clear()
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            try:
+                await asyncio.wait_for(self._changed.wait(), timeout=left)
+            except TimeoutError:
+                return None
+        return self.frames[i]
+
+
+_LOGS: WeakKeyDictionary[Page, FrameLog] = WeakKeyDictionary()
+
+
+def watch(page: Page) -> None:
+    """Log ``page``'s frames from now on (before it opens its socket; once per page)."""
+    if page not in _LOGS:
+        _LOGS[page] = log = FrameLog()
+        log.attach(page)
+
+
+def _kind(spec: Spec, payload: Any) -> tuple[Any, Any]:
+    assert spec.transport is not None
+    try:
+        d = json.loads(payload)
+    except (TypeError, ValueError):
+        return None, payload
+    return (d.get(spec.transport.type_field) if isinstance(d, dict) else None), d
+
+
+def _pick(d: Any, path: str | None) -> Any:
+    try:
+        return json_path(d, path) if path else None
+    except KeyError:
+        return None
+
+
+async def send(
+    page: Page, spec: Spec, text: str, cut: bool, in_page: bool = False, idle: bool = True
+) -> dict[str, Any]:
+    """Type ``text`` and send it; its answer from the frames. With ``cut``, back at the first
+    reply fragment (the caller reloads: the socket closes mid-reply). ``idle``: then wait for
+    ``page.idle`` (not before a reload that should follow the answer at once)."""
+    assert spec.page is not None and spec.transport is not None
+    watch(page)
+    log, t0 = _LOGS[page], time.monotonic()
+    i = len(log.frames)
+    # Frame events carry no time of their own: they reach the lab a little after the browser
+    # sent or got the frame. The send is timed from before the typing and the answer from the
+    # event, so ``ms`` can only come out longer than it was: never "acknowledged too fast" by
+    # the lab's own delay (measured: an ack 297 ms after the message frame's event, under 300 ms
+    # of Redis latency, on an app that waits for its write).
+    invoked = time.time()
+    try:
+        await app_page._type_and_send(page, spec.page, text, in_page)
+    except PlaywrightTimeout as exc:
+        return app_page._no_answer(t0, spec, exc)
+    out: dict[str, Any] = {"status": None, "type": "frames", "body": "", "ms": 0.0, "error": None, "cut": None}
+    out |= {"start": None, "end": None, "reply": None, "frames": 0}
+    await _follow(log, i, spec, text, cut, out, t0 + spec.chat.timeout_s)
+    if out["start"] is not None:
+        out["ms"] += (out["start"] - invoked) * 1000 if out["status"] is not None else 0.0
+        out["start"] = invoked
+    if idle and spec.page.idle and out["reply"] is not None:
+        try:
+            await page.wait_for_selector(spec.page.idle, state="attached", timeout=spec.chat.timeout_s * 1000)
+        except PlaywrightTimeout:
+            out["error"] = f"page: page.idle = {spec.page.idle!r} never appeared after the reply's end frame"
+    return out
+
+
+async def _follow(
+    log: FrameLog, i: int, spec: Spec, text: str, cut: bool, out: dict[str, Any], deadline: float
+) -> None:
+    """Read the frames from ``i`` on: the message frame holding ``text``, then its answer."""
+    t = spec.transport
+    assert t is not None
+    chunks: list[str] = []
+
+    def acked(at: float) -> None:
+        if out["status"] is None:
+            out["status"], out["ms"] = 200, (at - out["start"]) * 1000
+
+    while True:
+        frame = await log.at(i, deadline)
+        if frame is None:
+            out["error"] = out["error"] or (
+                f"no {t.end} frame within {spec.chat.timeout_s:g} s"
+                if out["start"]
+                else f"the page sent no frame holding the message within {spec.chat.timeout_s:g} s"
+            )
+            break
+        i += 1
+        at, direction, payload = frame
+        if out["start"] is None:
+            if direction == "sent" and isinstance(payload, str) and text in payload:
+                out["start"] = at
+            continue
+        if direction == "close":
+            out["error"] = "the page's socket closed before the reply ended"
+            break
+        if direction != "received":
+            continue
+        kind, d = _kind(spec, payload)
+        out["frames"] += 1
+        if t.ack and kind == t.ack:
+            acked(at)
+        elif t.error and kind == t.error:
+            out["status"], out["error"] = 503, "error frame: " + str(payload)[:160]
+            break
+        elif kind == t.chunk:
+            acked(at)
+            piece = _pick(d, t.chunk_text)
+            chunks.append("" if piece is None else str(piece))
+            if cut:
+                out["cut"] = True
+                break
+        elif kind == t.end:
+            acked(at)
+            whole = _pick(d, t.end_text)
+            out["reply"] = "".join(chunks) if whole is None else str(whole)
+            out["cut"] = False if cut else None
+            break
+    out["end"] = out["end"] or time.time()
+    out["body"] = "".join(chunks)
+
+
+async def send_then_reload(
+    page: Page, spec: Spec, text: str, delay_ms: int = 0
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The user who refreshes as the reply ends (or ``delay_ms`` after: lab window): the lab
+    reloads the page at the end frame (a frame event, then the reload: the delay between the
+    two is measured as refresh_delay_ms)."""
+    out = await send(page, spec, text, False, idle=False)
+    if delay_ms:
+        await asyncio.sleep(delay_ms / 1000)
+    reload: Callable[[], Any] = page.reload
+    return out, await app_page.load(page, spec, reload)
