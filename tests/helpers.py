@@ -44,9 +44,18 @@ def isolated_env(run_dir: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def run_lab(env: dict[str, str], *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+def run_lab(
+    env: dict[str, str], *args: str, timeout: float = 600, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The `lab` command as a user runs it; ``stdin``: what it reads (default: nothing, not a terminal)."""
     return subprocess.run(
-        [sys.executable, "-m", "lab", *args], env=env, capture_output=True, text=True, timeout=timeout, cwd=ROOT
+        [sys.executable, "-m", "lab", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+        input=stdin if stdin is not None else "",
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +18,8 @@ named after it. A login found in OpenAPI takes its values from environment varia
 (LAB_LOGIN_<FIELD>): set them before the run.
 
 The spec is written with the evidence of every value, and what could not be inferred is left
-as a line marked COULD NOT INFER. Then the draft, unedited, goes through lab investigate's
-contract check (one send, one read).
+as a line marked COULD NOT INFER -- or, at a terminal (or with --ask), asked one question each.
+Then the draft, unedited, goes through lab investigate's contract check (one send, one read).
 
 Exit status: 0 written and the contract check passed, 1 written and the check failed (the line
 says why), 2 bad input (an option; an app that does not start), 3 written with values it could
@@ -65,6 +66,12 @@ def add(sub: Any) -> None:
         "--env", action="append", default=[], type=_env, metavar="NAME=VALUE", help="the app's environment (repeatable)"
     )
     ini.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
+    ini.add_argument(
+        "--ask",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="ask what the probe could not infer, one question each (default: when stdin is a terminal)",
+    )
     ini.add_argument("--no-check", action="store_true", help="write the draft, skip the contract check")
     ini.add_argument("--check-only", action="store_true", help="only check FILE (a spec you edited)")
     ini.set_defaults(func=run, long_running=True)
@@ -85,5 +92,8 @@ def run(args: argparse.Namespace) -> int:
     cwd = Path(args.cwd)
     if not cwd.is_dir():
         raise UsageError(f"--cwd {args.cwd!r} is not a folder", "give the folder the command runs in")
-    init = Init(args.start, args.port, out, cwd.resolve(), args.name or out.stem, dict(args.env), not args.no_check)
+    ask = sys.stdin.isatty() if args.ask is None else args.ask
+    init = Init(
+        args.start, args.port, out, cwd.resolve(), args.name or out.stem, dict(args.env), not args.no_check, ask
+    )
     return init.run(LabConfig.from_env())

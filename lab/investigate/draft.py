@@ -65,7 +65,7 @@ class HistoryShape:
     assistant_role: str = "assistant"
 
 
-def _lists(doc: Any) -> list[tuple[str, list[Any]]]:
+def lists(doc: Any) -> list[tuple[str, list[Any]]]:
     """Every list in ``doc`` at $ or one or two fields down, with its path."""
     out: list[tuple[str, list[Any]]] = []
     if isinstance(doc, list):
@@ -83,7 +83,7 @@ def history_shape(doc: Any, sent: str, reply: str | None) -> HistoryShape | None
     """The history's shape, from a read made after one send of ``sent`` (answered ``reply``):
     the list holding that text, its items' fields (or "role<sep>text" strings), the roles of
     the message and its reply, and their order."""
-    for path, items in _lists(doc):
+    for path, items in lists(doc):
         for i, it in enumerate(items):
             shape = _item_shape(it, sent)
             if shape is None:

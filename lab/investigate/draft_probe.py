@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from lab.investigate import draft_openapi
-from lab.investigate.draft import Draft, history_shape, key_pattern, pick_cookie, reply_path
+from lab.investigate.draft import Draft, history_shape, key_pattern, lists, pick_cookie, reply_path
 from lab.investigate.draft_openapi import MESSAGE_FIELDS
 
 CHAT_PATHS = ("/chat", "/api/chat", "/api/send", "/send", "/api/messages", "/messages", "/api/message")
@@ -198,17 +198,24 @@ def _unsent(c: Client, d: Draft) -> None:
     A history route that answers a list is named as a guess, unconfirmed."""
     for path in HISTORY_PATHS:
         status, _, doc = c.call("GET", path)
-        if 200 <= status < 300 and isinstance(doc, (dict, list)):
+        found = lists(doc) if 200 <= status < 300 else []
+        if found:
             d.missing(
                 "history", "path", f"confirmed by a message in it: GET {path} answers {json.dumps(doc)[:60]} (a guess)"
             )
+            d.put("history", "items", found[0][0], f"the list in GET {path}'s answer (empty: unconfirmed)")
             break
     else:
         d.missing("history", "path", "the history route: none of the common ones answered JSON")
     if not c.cookies() and not d.get("session", "in"):
-        d.missing(
-            "session",
-            "in",
-            "where the conversation's id lives: the app set no cookie and has no create call "
-            '(e.g. in = "header", from = "answer": docs/app-shapes.md)',
-        )
+        for key, need in (
+            (
+                "in",
+                "where the conversation's id lives (header | query | path): the app set no cookie, has no create call",
+            ),
+            ("name", "the header's or query parameter's name (e.g. X-Conversation-Id)"),
+            ("from", "where the id comes from: answer (the first answer carries it) | create | fixed"),
+            ("id", "where the id is in that answer, e.g. $.conversation_id (docs/app-shapes.md)"),
+            ("field", "the message's field that carries the id back, if it does (e.g. conversation_id)"),
+        ):
+            d.missing("session", key, need)

@@ -36,6 +36,7 @@ class Init:
     name: str
     env: dict[str, str] = field(default_factory=dict)
     check: bool = True
+    ask: bool = False  # ask what the probe could not infer (stdin: a terminal, or --ask)
     stdout: TextIO = field(default_factory=lambda: sys.stdout)
 
     def say(self, msg: str) -> None:
@@ -52,6 +53,8 @@ class Init:
         with exclusive(link.run_dir / "investigate.lock", busy), interrupt_on((signal.SIGTERM, signal.SIGHUP)):
             with link, target.running(spec, link.run_dir, cfg.host, cfg.ports["redis_proxy"]):
                 probe(spec.http.base_url, d, os.environ.get, lambda text: _keys(cfg.redis_url, text))
+        if d.unknown and self.ask:
+            self._ask(d)
         self.out.write_text(render(self.name, d, self._header(d)))
         self.say(f"wrote {self.out}:")
         for key, why in d.why.items():
@@ -73,13 +76,30 @@ class Init:
         self.say(f"checking {self.out} with lab investigate's contract check (one send, one read):")
         inv = Investigation(spec, cfg, [], 1, Path("reports"), 0, check_only=True, out=self.stdout)
         inv.kind = "init"
-        code = inv.run()
+        try:
+            code = inv.run()
+        except target.TargetError as exc:  # the draft answered outside itself: the check failed
+            self.say(f"  {exc.message}")
+            code = EXIT_CHECK_FAILED
         self.say(
             f"{self.out} passes the contract check: lab investigate --target {self.out}"
             if code == EXIT_CHECKED
             else f"{self.out} does not pass the contract check: fix what the line above says"
         )
         return EXIT_CHECKED if code == EXIT_CHECKED else EXIT_CHECK_FAILED
+
+    def _ask(self, d: Draft) -> None:
+        """What the probe could not infer, asked one by one (an empty answer leaves it out)."""
+        self.say("lab init could not infer these; answer each (empty: leave it out):")
+        for key, need in list(d.unknown.items()):
+            self.say(f"  {key}: {need}")
+            try:
+                answer = input(f"  {key} = ").strip()
+            except EOFError:
+                return
+            if answer:
+                section, _, name = key.partition(".")
+                d.put(section, name, answer, "given at lab init's question")
 
     def _started(self) -> Draft:
         d = Draft()

@@ -102,6 +102,7 @@ def _results(
             "replay_of": inv.replay_of,
         },
     )
+    results["display"] = display(done)
     results["diagnoses"] = [d.as_json() for d in found]
     results["not_judged"] = not_judged
     results["bounds"] = {name: {"k": k, "n": n, "upper95": round(u, 4)} for name, (k, n, u) in bounds.items()}
@@ -151,10 +152,25 @@ def _say_summary(
             lines_after=lines,
         )
     )
+    if results["display"]["k"]:
+        inv.say("Display, not loss: " + results["display"]["what"])
     if not_judged and not found:
         inv.say(
             "Not judged (no trial had their evidence): " + "; ".join(f"{c} ({why})" for c, why in not_judged.items())
         )
+
+
+def display(done: list[TrialOutcome]) -> dict[str, Any]:
+    """What a refresh mid-stream showed: the cut reply missing from the page right after it,
+    while the settled history holds it whole -- a finding about the page, not loss."""
+    cut = [o for o in done if o.result.validity != "unknown" and any(s.cut for s in o.trial.sends)]
+    hit = [o.trial_id for o in cut if o.result.cut_shown_missing]
+    what = (
+        f"in {len(hit)}/{len(cut)} trials with a reply cut mid-stream, the page right after the refresh "
+        "showed the cut reply missing, and the settled history holds it whole (stored after the cut: "
+        "a user sees it on the next load; trials " + ", ".join(hit[:4]) + (" ..." if len(hit) > 4 else "") + ")"
+    )
+    return {"k": len(hit), "n": len(cut), "trials": hit, "what": what if hit else ""}
 
 
 def _replayed(inv: "Investigation", found: list[dg.Diagnosis], runs: int, out_dir: Path) -> int:

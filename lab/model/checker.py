@@ -52,6 +52,9 @@ class Result:
     # counted in ``lost``.
     lost_update: list[str] = field(default_factory=list)
     stale: list[str] = field(default_factory=list)
+    # A reply cut mid-stream, missing from the page right after the refresh and stored when the
+    # history settled: what the user saw, not loss (a display finding, not an anomaly).
+    cut_shown_missing: list[str] = field(default_factory=list)
     duplicated: list[str] = field(default_factory=list)  # "id:role" stored more than once
     reordered: list[str] = field(default_factory=list)
     unexpected: list[str] = field(default_factory=list)
@@ -222,6 +225,7 @@ def _shown(res: Result, trial: Trial, placed: dict[str, Placement]) -> None:
             for i in before
             if i not in cut and ((not shown[i].user and placed[i].user) or (not shown[i].reply and placed[i].reply))
         ]
+        res.cut_shown_missing = [i for i in before if i in cut and not shown[i].reply and placed[i].reply]
 
 
 def precedes(a: _Msg, b: _Msg) -> bool:

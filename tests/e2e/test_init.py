@@ -19,7 +19,9 @@ from tests.helpers import free_ports, run_lab
 GUNICORN = "{python} -m gunicorn --config services/chat/gunicorn.conf.py --bind 127.0.0.1:{port} services.chat.wsgi:app"
 
 
-def _init(tmp_path: Path, start: str, *extra: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+def _init(
+    tmp_path: Path, start: str, *extra: str, env: dict[str, str] | None = None, stdin: str = ""
+) -> tuple[int, str, str]:
     ports = free_ports(len(PORT_ENV) + 1)
     e = dict(os.environ) | {name: str(p) for name, p in zip(PORT_ENV.values(), ports)} | (env or {})
     e["LAB_RUN_DIR"] = str(tmp_path / "run")
@@ -37,6 +39,7 @@ def _init(tmp_path: Path, start: str, *extra: str, env: dict[str, str] | None = 
         str(out),
         *extra,
         timeout=300,
+        stdin=stdin,
     )
     _assert_nothing_left(tmp_path / "run-investigate", p.stdout + p.stderr)
     return p.returncode, p.stdout + p.stderr, out.read_text() if out.exists() else ""
@@ -80,16 +83,33 @@ def test_init_without_the_login_values_names_them(tmp_path: Path) -> None:
     assert "auth.body: the login's values: set LAB_LOGIN_USERNAME and LAB_LOGIN_PASSWORD" in out, out
 
 
+NODE_UNKNOWN = {  # what lab init cannot see from outside a Socket.IO app, and the answers
+    "transport.event": "chat",
+    "transport.chunk": "token",
+    "transport.end": "done",
+    "chat.message_field": "text",
+    "history.path": "/api/history",
+    "session.in": "header",
+    "session.name": "X-Conversation-Id",
+    "session.from": "answer",
+    "session.id": "$.conversation_id",
+    "session.field": "conversation_id",
+}
+
+
 def test_init_of_a_socketio_app_names_exactly_what_it_could_not_infer(tmp_path: Path) -> None:
-    code, out, text = _init(tmp_path, "node examples/node/server.js")
+    code, out, text = _init(tmp_path, "node examples/node/server.js", "--no-ask")
     assert code == 3, out
     named = [line.split(":")[0].strip(" -") for line in out.splitlines() if line.startswith("  - ")]
-    assert named == [
-        "transport.event",
-        "transport.chunk",
-        "transport.end",
-        "chat.message_field",
-        "history.path",
-        "session.in",
-    ], out
-    assert 'kind = "socketio"' in text and len([x for x in text.splitlines() if "= ?   # COULD NOT INFER" in x]) == 6
+    assert named == list(NODE_UNKNOWN), out
+    assert 'kind = "socketio"' in text and len([x for x in text.splitlines() if "= ?   # COULD NOT INFER" in x]) == 10
+    assert 'items = "$.messages"' in text  # the list GET /api/history answers, unconfirmed
+
+
+def test_init_asks_what_it_could_not_infer_and_the_answers_pass_the_check(tmp_path: Path) -> None:
+    answers = "".join(v + "\n" for v in NODE_UNKNOWN.values())
+    code, out, text = _init(tmp_path, "node examples/node/server.js", "--ask", stdin=answers)
+    assert code == 0, out
+    assert "contract ok" in out and "COULD NOT INFER" not in text, out
+    spec = tomllib.loads(text)
+    assert spec["transport"] == {"kind": "socketio", "event": "chat", "chunk": "token", "end": "done"}, text
