@@ -82,10 +82,15 @@ def test_each_example_without_its_bug_has_no_anomaly(tmp_path: Path, spec: Path)
     if spec != REST:  # frames: the last reply of each mid_stream trial cut by closing the connection
         cut = [t["sends"][-1]["cut"] for t in trials if t["refresh"] == "mid_stream"]
         assert cut == [True, True], cut
-        # The reply, still being generated at the cut, was missing from the reloaded page and is
-        # stored whole: said as what the page showed, not as loss.
-        assert results["display"]["n"] == 2 and results["display"]["k"] >= 1, results["display"]
-        assert "Display, not loss" in out
+        # Where the reply, still being generated at the cut, was missing from the reloaded page
+        # (it is stored whole), that is said as what the page showed, not as loss: whether the
+        # reload's read came before the end of the reply is the machine's timing (FastAPI's 6 x
+        # 40 ms: 3/3 trials here; Node's 4 x 30 ms: 0/2).
+        shown = results["display"]
+        assert shown["n"] == 2 and set(shown["trials"]) <= {
+            t["trial_id"] for t in trials if t["refresh"] == "mid_stream"
+        }
+        assert ("Display, not loss" in out) == (shown["k"] > 0), out
 
 
 def test_the_login_secrets_stay_out_of_every_file_and_the_terminal(tmp_path: Path, login: str) -> None:
@@ -134,3 +139,17 @@ header = "X-Api-Key"
 scheme = ""
 
 """
+
+
+def test_the_app_page_keeping_the_id_in_local_storage(tmp_path: Path) -> None:
+    """The same app page, its conversation's id read from its localStorage ([session]
+    page_storage) instead of its URL: a refresh, a second tab and a browser restart (which keeps
+    localStorage) all find the conversation; nothing is found."""
+    text = PAGE.read_text().replace('page_url = "/c/{session}"', 'page_storage = "conversation"')
+    spec = tmp_path / "storage.toml"
+    spec.write_text(text.replace('cwd = ".."', f'cwd = "{ROOT}"'))
+    exit_code, out, results, trials = _run(tmp_path, spec, "", "--trials", "1", "--only", "none|latency")
+    assert exit_code == 0 and results["diagnoses"] == [], out
+    restart = next(t for t in trials if t["refresh"] == "browser_restart")
+    assert len(restart["page_after_refresh"]) == 2 * restart["turns"], restart  # the conversation, found again
+    assert len({t["redis_final"]["key"] for t in trials}) == len(trials), trials

@@ -137,6 +137,25 @@ def test_stale_rows_missing_after_refresh_but_present_at_the_end() -> None:
     assert r.validity == "valid" and r.stale == ["b"] and r.amnesia is False
 
 
+def test_a_cut_reply_missing_from_the_page_and_stored_is_shown_missing_not_stale() -> None:
+    """A refresh mid-stream: the reply still being written is not on the reloaded page and is
+    stored when the history settles -- what the page showed, neither stale nor lost."""
+    full = rows("a:user", "a:assistant", "b:user", "b:assistant")
+    cut = s("b", "ok", t=2)
+    cut.cut = True
+    r = check(
+        trial(
+            [s("a", "ok"), cut],
+            full,
+            page=rows("a:user", "a:assistant", "b:user"),
+            events=[{"kind": "refresh", "t": 5.0}],
+        )
+    )
+    assert r.validity == "valid" and r.stale == [] and r.cut_shown_missing == ["b"] and not r.lost_turns
+    whole = check(trial([s("a", "ok"), cut], full, page=full, events=[{"kind": "refresh", "t": 5.0}]))
+    assert whole.cut_shown_missing == []
+
+
 def test_turns_acknowledged_after_the_refresh_are_not_expected_on_the_page() -> None:
     full = rows("a:user", "a:assistant", "b:user", "b:assistant")
     r = check(
