@@ -70,7 +70,7 @@ class Identity:
         if s.is_cookie:
             c = await self.cookie(ctx)
             return None if c is None else str(c["value"])
-        if s.source == "fixed":
+        if s.source == "fixed" and s.value and "{random}" not in s.value:
             return s.value
         if self.spec.page is not None and s.page_url:  # the app's page shows it in its URL
             for p in ctx.pages:

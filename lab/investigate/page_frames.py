@@ -23,7 +23,13 @@ function pick(doc, path) {  // $.a.b of a JSON value; undefined where a step is 
 function sid() {
   const S = CFG.session;
   if (S.carrier === "cookie") return null;  // the browser sends the app's cookie itself
-  return S.source === "fixed" ? S.value : localStorage.getItem(CFG.session_key);
+  if (S.source === "fixed" && !S.value.includes("{random}")) return S.value;
+  let id = localStorage.getItem(CFG.session_key);
+  if (!id && S.source === "fixed") {  // an id the page makes itself, once per browser, as many pages do
+    id = S.value.split("{random}").join(crypto.randomUUID().split("-").join(""));
+    localStorage.setItem(CFG.session_key, id);
+  }
+  return id;
 }
 function keep(id) {  // the first id the app gives is the conversation's; later ones do not move it
   if (id === undefined || id === null || id === "" || CFG.session.source !== "answer") return;

@@ -153,3 +153,16 @@ def test_the_app_page_keeping_the_id_in_local_storage(tmp_path: Path) -> None:
     restart = next(t for t in trials if t["refresh"] == "browser_restart")
     assert len(restart["page_after_refresh"]) == 2 * restart["turns"], restart  # the conversation, found again
     assert len({t["redis_final"]["key"] for t in trials}) == len(trials), trials
+
+
+def test_an_id_the_page_makes_itself(tmp_path: Path) -> None:
+    """[session] from = "fixed" with value = "{random}": the lab's page mints the conversation's
+    id itself, once per browser (the Node app takes a client's 32-hex id), and sends it in every
+    event; the history is read with it, each trial its own conversation; nothing is found."""
+    text = NODE.read_text().replace('from = "answer"', 'from = "fixed"\nvalue = "{random}"')
+    spec = tmp_path / "minted.toml"
+    spec.write_text(text.replace('cwd = ".."', f'cwd = "{ROOT}"'))
+    exit_code, out, results, trials = _run(tmp_path, spec, "", "--trials", "1", "--only", "none|latency")
+    assert exit_code == 0 and results["diagnoses"] == [], out
+    keys = [t["redis_final"]["key"] for t in trials]
+    assert len(set(keys)) == len(keys) and all(re.fullmatch(r"chat:[0-9a-f]{32}", k) for k in keys), keys
