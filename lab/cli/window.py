@@ -19,10 +19,11 @@ correct profile, with trials added until the value's 95 % interval is narrow (or
   --vary fault_onset_ms     a one-send fault (down) on this long after its turn's send began
   --vary turns              the conversation's length
 
-With --target SPEC (lab investigate's spec of an app you did not write) the sweep is the
-refresh's delay after the answer, under 300 ms of latency on the Redis link by default: two
-curves, the stale read (the page after the refresh lacks a turn the settled read has -- a write
-that lands after the answer) and the loss (the settled read lacks an acknowledged turn).
+With --target SPEC (lab investigate's spec of an app you did not write): refresh_delay_ms,
+under 300 ms of latency on the Redis link by default, with two curves -- the stale read (the
+page after the refresh lacks a turn the settled read has: a write that lands after the answer)
+and the loss (the settled read lacks an acknowledged turn); tab_gap_ms (two tabs, 100 ms of
+latency) and turns (no fault), with the loss curve.
 
 The window comes back in words -- "loses the turn when the refresh comes within 30-100 ms of the
 answer", or "at every delay tried: no wait saves it" -- with the curve and its band in
@@ -36,6 +37,7 @@ examples:
   lab window --profile read_modify_write --vary tab_gap_ms --values 0,5,20,50,200
   lab window --profile fire_and_forget --vary refresh_delay_ms --fault latency:latency_ms=100
   lab window --target examples/foreign-app.toml --set start.env.FOREIGN_BUGS=write_after_answer --vary refresh_delay_ms
+  lab window --target examples/foreign-app.toml --set start.env.FOREIGN_BUGS=read_modify_write --vary tab_gap_ms
 
 exit: 0 measured; 1 the correct profile lost data (the curve is not the defect's alone);
 3 a value with no judged trial (unknown); 2 bad input; 128+N a signal (partial report written).
@@ -146,29 +148,35 @@ def run_target(args: argparse.Namespace) -> int:
     from lab.common.errors import UsageError
     from lab.investigate import spec as spec_mod
     from lab.investigate.experiments import Experiment
-    from lab.investigate.window import TargetWindow
+    from lab.investigate.window import TARGET_SWEEPS, TargetWindow
     from lab.plan import sweeps
-    from lab.plan.schedule import parse_fault
+    from lab.plan.schedule import fault_text, parse_fault
 
     sweep = sweeps.get(args.vary)
-    if sweep.name != "refresh_delay_ms":
+    if sweep.name not in TARGET_SWEEPS:
         raise UsageError(
-            f"--target with --vary {sweep.name}: an app's window is swept by refresh_delay_ms only",
-            "the others need the built-in service's own switches: use --profile",
+            f"--target with --vary {sweep.name}: an app's window is swept by {', '.join(TARGET_SWEEPS)}",
+            "the others need the built-in service's own switches (a TTL to age, a fault's onset): use --profile",
         )
     spec = spec_mod.load(Path(args.target), args.sets)  # bad spec: exit 2, nothing started
-    values = sweeps.parse_values(args.values, sweep) if args.values else TARGET_VALUES
-    fault, params = parse_fault(args.fault or TARGET_FAULT)
+    refresh = sweep.name == "refresh_delay_ms"
+    values = sweeps.parse_values(args.values, sweep) if args.values else TARGET_VALUES if refresh else sweep.values
+    default_fault = TARGET_FAULT if refresh else fault_text(sweep.fault, dict(sweep.fault_params))
+    fault, params = parse_fault(args.fault or default_fault)
     turns = args.turns or 3
-    plan = [
-        (i, Experiment(fault, tuple(sorted(params.items())), "after_ack", turns, "lab window", delay_ms=v))
-        for i, v in enumerate(values)
-    ]
+    point = {"refresh_delay_ms": "after_ack", "tab_gap_ms": "two_tabs", "turns": "settled"}[sweep.name]
+
+    def experiment(v: int) -> Experiment:
+        knob = {"delay_ms": v} if refresh else {"gap_ms": v} if sweep.name == "tab_gap_ms" else {}
+        n = v if sweep.name == "turns" else turns
+        return Experiment(fault, tuple(sorted(params.items())), point, n, "lab window", **knob)
+
+    plan = [(i, experiment(v)) for i, v in enumerate(values)]
     for _, e in plan:
         e.cell(spec.name)  # each value's cell validates it
     seed, cap = _seed_and_cap(args)
     print(
-        f"lab window: {spec.name}, {sweep.what} over {', '.join(map(str, values))} under {args.fault or TARGET_FAULT}; "
+        f"lab window: {spec.name}, {sweep.what} over {', '.join(map(str, values))} under {args.fault or default_fault}; "
         f"{min(FIRST_TRIALS, cap)}-{cap} trials per value, seed {seed}",
         flush=True,
     )

@@ -131,7 +131,7 @@ class Prober:
         together = exp.refresh in CONCURRENT_POINTS and turn >= exp.turns - TWO_TAB_ROUNDS[exp.refresh] + 1
         try:
             if together:
-                sent = await self._send_together(ctx, page, exp.refresh, t.trial_id, turn, nonce)
+                sent = await self._send_together(ctx, page, exp.refresh, t.trial_id, turn, nonce, exp.gap_ms)
             elif exp.refresh == "after_ack" and turn == exp.turns:
                 # Reloaded the moment its answer arrives: the TTL read below comes after that.
                 sent = [await self._send_then_reload(page, t, turn, nonce, streamed, exp.delay_ms)]
@@ -148,7 +148,8 @@ class Prober:
             # A black box has no backend events: both requests in flight together as the
             # browser saw them (an app that serializes them rightly passes).
             t.concurrent = concurrency.at_browser(sent)
-            t.unknown = t.unknown or concurrency.problem(t.concurrent)
+            gap = concurrency.gap_problem(t.concurrent, exp.gap_ms) if exp.gap_ms else concurrency.problem(t.concurrent)
+            t.unknown = t.unknown or gap
         self._phase(t, "send")
         await self._observe_ttl(ctx, t, turn)
         self._phase(t, "ttl")
@@ -205,7 +206,7 @@ class Prober:
         return read
 
     async def _send_together(
-        self, ctx: BrowserContext, page: Page, pattern: str, trial_id: str, turn: int, nonce: str
+        self, ctx: BrowserContext, page: Page, pattern: str, trial_id: str, turn: int, nonce: str, gap_ms: int = 0
     ) -> list[Send]:
         """The last turn sent twice at nearly the same moment: from a second tab of the same
         context (two_tabs: another message), or the same message under the same id twice from
@@ -214,13 +215,14 @@ class Prober:
         if pattern == "double_submit":
             return list(await asyncio.gather(*(self._send(page, trial_id, turn, nonce) for _ in range(2))))
         tab, _ = await self.pages.open(ctx)
+
+        async def second() -> Send:
+            if gap_ms:  # lab window: the user's pause between the two tabs, the variable swept
+                await asyncio.sleep(gap_ms / 1000)
+            return await self._send(tab, trial_id, turn, nonce, tab="b", in_page=True)
+
         try:
-            return list(
-                await asyncio.gather(
-                    self._send(page, trial_id, turn, nonce, in_page=True),
-                    self._send(tab, trial_id, turn, nonce, tab="b", in_page=True),
-                )
-            )
+            return list(await asyncio.gather(self._send(page, trial_id, turn, nonce, in_page=True), second()))
         finally:
             await tab.close()
 

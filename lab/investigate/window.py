@@ -1,9 +1,13 @@
-"""`lab window --target SPEC`: the window of an app the lab did not write -- its after_ack
-refresh delayed by each value of the sweep, under the investigation's fault (by default the
-same 300 ms of latency as its after_ack experiment: a write made after the answer then takes
-round trips to land). Two curves: the stale read (the page after the refresh lacks a turn the
-settled read has: a write that lands after the answer) and the loss (the settled read lacks an
-acknowledged turn). Same target start-up, contract check and checker as `lab investigate`."""
+"""`lab window --target SPEC`: the window of an app the lab did not write, swept by one of:
+- refresh_delay_ms: its after_ack refresh delayed by each value, under the investigation's
+  fault (by default the same 300 ms of latency as its after_ack experiment: a write made after
+  the answer then takes round trips to land). Two curves: the stale read (the page after the
+  refresh lacks a turn the settled read has) and the loss (the settled read lacks an
+  acknowledged turn).
+- tab_gap_ms: two_tabs' second tab sending each value after the first (100 ms of latency, as the
+  investigation's two_tabs experiment): the loss curve of a lost update.
+- turns: the conversation's length, no fault: the loss curve of a capped history.
+Same target start-up, contract check and checker as `lab investigate`."""
 
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ from lab.common.signals import exit_code
 from lab.faults.base import Targets
 from lab.investigate import pages
 from lab.investigate.blackbox import Prober
+from lab.investigate.experiments import Experiment
 from lab.investigate.preflight import preflight
 from lab.investigate.run import Investigation, parse_trial_id
 from lab.model.outcome import TrialOutcome
@@ -26,6 +31,8 @@ from lab.report import EXIT_CLEAN, EXIT_INCONCLUSIVE
 from lab.report.window import terminal, write
 
 KINDS = {"stale": "stale read (the page after the refresh)", "lost": "lost (the settled read)"}
+# The sweeps an app's window is measured by, and the experiment's field each one varies.
+TARGET_SWEEPS = {"refresh_delay_ms": "delay_ms", "tab_gap_ms": "gap_ms", "turns": "turns"}
 
 
 def _as_kind(words: str, kind: str) -> str:
@@ -45,20 +52,31 @@ class TargetWindow(Investigation):
     max_width: float = 0.45
     kind = "window"
 
+    @property
+    def kinds(self) -> dict[str, str]:
+        """The curves: a stale read only where the refresh is what varies."""
+        assert self.sweep is not None
+        return KINDS if self.sweep.name == "refresh_delay_ms" else {"lost": KINDS["lost"]}
+
+    def value(self, exp: Experiment) -> int:
+        assert self.sweep is not None
+        return int(getattr(exp, TARGET_SWEEPS[self.sweep.name]))
+
     def points(self, done: list[TrialOutcome]) -> dict[str, dict[int, Point]]:
-        by_no = {no: exp.delay_ms for no, exp in self.plan}
-        out = {kind: {v: Point(v) for v in self.values} for kind in KINDS}
+        by_no = {no: self.value(exp) for no, exp in self.plan}
+        out = {kind: {v: Point(v) for v in self.values} for kind in self.kinds}
         for o in done:
             value = by_no[parse_trial_id(o.trial.trial_id)[0]]
             why = [o.trial.unknown] if o.trial.unknown else []
-            out["stale"][value].add(o.result, bool(o.result.stale), self.point_replay(value), why)
+            if "stale" in out:
+                out["stale"][value].add(o.result, bool(o.result.stale), self.point_replay(value), why)
             out["lost"][value].add(o.result, lost(o.result), self.point_replay(value), why)
         return out
 
     def more(self, done: list[TrialOutcome], no: int, tried: int) -> int:
         if tried == 0:
             return self.first
-        value = dict(self.plan)[no].delay_ms
+        value = self.value(dict(self.plan)[no])
         wide = max(pts[value].width for pts in self.points(done).values())
         return 0 if wide <= self.max_width or tried >= self.max_trials else min(self.first, self.max_trials - tried)
 
@@ -92,13 +110,13 @@ class TargetWindow(Investigation):
     ) -> int:
         assert self.sweep is not None
         s, pts = self.sweep, self.points(done)
-        curves = {kind: [pts[kind][v].as_json() for v in self.values] for kind in KINDS}
+        curves = {kind: [pts[kind][v].as_json() for v in self.values] for kind in self.kinds}
         window = {
             kind: _as_kind(window_words(list(pts[kind].values()), s.unit, s.early, s.late, s.every), kind)
-            for kind in KINDS
+            for kind in self.kinds
         }
-        edge = window_edge(list(pts["stale"].values())) or window_edge(list(pts["lost"].values()))
-        unjudged = [str(p["value"]) for p in curves["stale"] if not p["n"]]
+        edge = next((e for e in (window_edge(list(p.values())) for p in pts.values()) if e), None)
+        unjudged = [str(p["value"]) for p in curves["lost"] if not p["n"]]
         exp = self.plan[0][1]
         results: dict[str, Any] = {
             "run_id": out_dir.name,
@@ -110,7 +128,7 @@ class TargetWindow(Investigation):
             "log_x": s.log_x,
             "seed": self.seed,
             "fault": fault_text(exp.fault, dict(exp.params)),
-            "profiles": dict(KINDS),
+            "profiles": dict(self.kinds),
             "curves": curves,
             "window": window,
             "edge": {"kind": edge[0], "between": [edge[1], edge[2]]} if edge else None,

@@ -74,7 +74,9 @@ def test_no_wait_after_the_answer_saves_a_write_never_awaited(tmp_path: Path) ->
     assert results["window"]["defect"] == "loses the turn at every delay tried (0-300 ms): no wait saves it"
 
 
-def _target_window(tmp_path: Path, *sets: str) -> tuple[dict[str, Any], str]:
+def _target_window(
+    tmp_path: Path, *sets: str, vary: str = "refresh_delay_ms", values: str = "0,3000"
+) -> tuple[dict[str, Any], str]:
     from tests.e2e.test_investigate import FOREIGN, _env
 
     env, port = _env(tmp_path)
@@ -87,9 +89,9 @@ def _target_window(tmp_path: Path, *sets: str) -> tuple[dict[str, Any], str]:
         str(FOREIGN),
         *set_args,
         "--vary",
-        "refresh_delay_ms",
+        vary,
         "--values",
-        "0,3000",
+        values,
         "--max-trials",
         "5",
         "--seed",
@@ -135,3 +137,29 @@ def test_errors_swallowed_lose_the_turn_only_when_the_fault_meets_its_writes(tmp
     assert at_send["k"] >= 0.6 * at_send["n"] and after["k"] == 0, results["curves"]["defect"]
     _correct_lost_nothing(results)
     assert results["window"]["defect"].startswith("loses the turn when the fault comes within 0-1000 ms of the send")
+
+
+def test_an_apps_lost_update_needs_its_tabs_close_together(tmp_path: Path) -> None:
+    """The foreign app's read_modify_write (GET, add, SET of one JSON document), two tabs under
+    100 ms of latency: the second tab at once loses a turn in every trial, one 1 s later in none
+    (its GET comes after the first tab's SET)."""
+    results, out = _target_window(
+        tmp_path, "start.env.FOREIGN_BUGS=read_modify_write", vary="tab_gap_ms", values="0,1000"
+    )
+    lost = {p["value"]: p for p in results["curves"]["lost"]}
+    assert lost[0]["k"] == lost[0]["n"] >= 5 and lost[1000]["k"] == 0 and lost[1000]["n"] >= 5, lost
+    assert "stale" not in results["curves"] and results["window"]["lost"].startswith(
+        "loses a turn when the second tab sends within 0-1000 ms of the first"
+    ), results["window"]
+    assert "tab_gap_ms" in out
+
+
+def test_an_apps_capped_history_loses_only_longer_conversations(tmp_path: Path) -> None:
+    """cap_history keeps the newest 4 rows: 2 turns are kept whole, 3 lose the first (no fault);
+    the app without the cap keeps both lengths."""
+    results, _ = _target_window(tmp_path, "start.env.FOREIGN_BUGS=cap_history", vary="turns", values="2,3")
+    lost = {p["value"]: p for p in results["curves"]["lost"]}
+    assert lost[2]["k"] == 0 and lost[3]["k"] == lost[3]["n"] >= 5, lost
+    assert results["window"]["lost"].startswith("loses a turn once the conversation is 2-3 turns long"), results
+    correct, _ = _target_window(tmp_path / "correct", vary="turns", values="2,3")
+    assert all(p["k"] == 0 and p["n"] >= 5 for p in correct["curves"]["lost"]), correct["curves"]

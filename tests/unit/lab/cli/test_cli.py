@@ -63,7 +63,10 @@ def lab(*args: str, tmp: Path) -> subprocess.CompletedProcess[str]:
             ("window", "--profile", "fire_and_forget", "--vary", "turns", "--values", "1,500"),
             "turns=500 is out of range",
         ),
-        (("window", "--target", "examples/foreign-app.toml", "--vary", "tab_gap_ms"), "swept by refresh_delay_ms only"),
+        (
+            ("window", "--target", "examples/foreign-app.toml", "--vary", "age_ttl_pct"),
+            "swept by refresh_delay_ms, tab_gap_ms, turns",
+        ),
         (("window", "--target", "no/such.toml", "--vary", "refresh_delay_ms"), "cannot read target spec no/such.toml"),
         (("window", "--profile", "ttl_set_once", "--target", "x.toml", "--vary", "turns"), "not allowed with argument"),
     ],
