@@ -26,6 +26,11 @@ def add(sub: Any) -> None:
     what.add_argument("--reset", action="store_true", help="restore the exercise to its original")
     what.add_argument("--text", action="store_true", help="print the lesson without the experiment")
     what.add_argument(
+        "--window",
+        action="store_true",
+        help="draw the lesson's curve: when its defect loses (lab window with the lesson's sweep; report.html)",
+    )
+    what.add_argument(
         "--replay",
         type=opt_int("--replay", 0, 2**31 - 1),
         default=None,
@@ -84,6 +89,8 @@ def run(args: argparse.Namespace) -> int:
         dest = lessons.reset(lesson, given)
         print(f"lab lesson {lesson.number}: {dest} restored from {lesson.pristine.relative_to(ROOT)}")
         return 0
+    if args.window:
+        return _window(lesson, args)
     if args.text:
         print(lessons.intro(lesson) + "\n\n" + suspect_lines.before(lesson) + "\n" + lessons.outro(lesson))
         return 0
@@ -99,3 +106,29 @@ def run(args: argparse.Namespace) -> int:
     check.run_demo(lesson, args.trials or 5, seed, reports)
     print(lessons.outro(lesson))
     return 0
+
+
+def _window(lesson: Any, args: argparse.Namespace) -> int:
+    """The lesson's curve: `lab window` with the lesson's own sweep (its defect against the
+    correct profile), into the same reports folder."""
+    import shlex
+
+    from lab.cli import build_parser
+    from lab.common.errors import UsageError
+
+    if not lesson.window:
+        raise UsageError(
+            f"lesson {lesson.number} has no curve of its own",
+            "lessons with one: " + ", ".join(str(x.number) for x in _with_window()),
+        )
+    argv = ["window", *shlex.split(lesson.window), "--reports", args.reports]
+    argv += ["--seed", str(args.seed)] if args.seed is not None else []
+    print(f"lab lesson {lesson.number} --window: lab {shlex.join(argv)}", flush=True)
+    window_args = build_parser().parse_args(argv)
+    return int(window_args.func(window_args))
+
+
+def _with_window() -> list[Any]:
+    from lab.lessons.base import REGISTRY
+
+    return [x for _, x in sorted(REGISTRY.items()) if x.window]

@@ -169,7 +169,11 @@ def outro(lesson: Lesson) -> str:
             "The mechanism:",
             lesson.mechanism,
             *(
-                ["", f"When it loses -- the curve: lab window {lesson.window}", f"  measured: {lesson.window_seen}"]
+                [
+                    "",
+                    f"When it loses -- the curve: lab lesson {lesson.number} --window (lab window {lesson.window})",
+                    f"  measured: {lesson.window_seen}",
+                ]
                 if lesson.window
                 else []
             ),

@@ -69,6 +69,8 @@ def lab(*args: str, tmp: Path) -> subprocess.CompletedProcess[str]:
         ),
         (("window", "--target", "no/such.toml", "--vary", "refresh_delay_ms"), "cannot read target spec no/such.toml"),
         (("window", "--profile", "ttl_set_once", "--target", "x.toml", "--vary", "turns"), "not allowed with argument"),
+        (("lesson", "3", "--window"), "lesson 3 has no curve of its own"),
+        (("lesson", "3", "--window", "--check"), "not allowed with argument"),
     ],
 )
 def test_bad_chaos_input_exits_2_before_starting_anything(args: tuple[str, ...], fragment: str, tmp_path: Path) -> None:
@@ -137,3 +139,16 @@ def test_investigate_help_teaches(tmp_path: Path) -> None:
         "docs/investigate.md",
     ):
         assert fragment in res.stdout, fragment
+
+
+def test_each_lessons_curve_is_a_valid_window_command() -> None:
+    """`lab lesson N --window` runs `lab window` with the lesson's own arguments: they parse."""
+    import shlex
+
+    from lab.cli import build_parser
+    from lab.lessons.base import REGISTRY
+
+    with_curve = [x for x in REGISTRY.values() if x.window]
+    assert sorted(x.number for x in with_curve) == [1, 2, 8]
+    for x in with_curve:
+        assert build_parser().parse_args(["window", *shlex.split(x.window)]).command == "window"
