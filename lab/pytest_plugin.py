@@ -22,6 +22,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import pytest
 
+from lab import pytest_target
+from lab.pytest_target import _lab_record, lab_chat, lab_target  # noqa: F401 (fixtures of this plugin)
+
 if TYPE_CHECKING:
     from lab.faults import Fault, Targets
     from lab.stack import Stack
@@ -49,6 +52,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         help="leave a stack this session started running afterwards (debugging)",
     )
+    pytest_target.addoptions(group)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -80,13 +84,21 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_seed_key] = seed
     if cache is not None:
         cache.set(_SEED_KEY, seed)
+    pytest_target.configure(config)
 
 
 _seed_key = pytest.StashKey[int]()
 
 
 def pytest_report_header(config: pytest.Config) -> str:
-    return f"chaoslab: --lab-seed={config.stash[_seed_key]} (replay with that option)"
+    target = config.getoption("--lab-target", None)
+    return f"chaoslab: --lab-seed={config.stash[_seed_key]} (replay with that option)" + (
+        f"; --lab-target {target}: tests using page are recorded and judged" if target else ""
+    )
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    pytest_target.summary(terminalreporter, config, config.stash[_seed_key])
 
 
 @pytest.fixture(scope="session")
@@ -110,11 +122,14 @@ def lab_stack(request: pytest.FixtureRequest) -> Iterator["Stack"]:
 
 
 @pytest.fixture(scope="session")
-def lab_targets(lab_stack: "Stack") -> "Targets":
-    """What faults act on; Toxiproxy is reset (no toxics, proxies enabled) at session start."""
+def lab_targets(request: pytest.FixtureRequest) -> "Targets":
+    """What faults act on -- the lab's stack, or with --lab-target the app's Redis link;
+    Toxiproxy is reset (no toxics, proxies enabled) at session start."""
     from lab.faults import Targets
 
-    targets = Targets.of(lab_stack)
+    if pytest_target.spec_key in request.config.stash:
+        return request.getfixturevalue("lab_target").targets
+    targets = Targets.of(request.getfixturevalue("lab_stack"))
     targets.toxiproxy.reset()
     return targets
 
@@ -126,7 +141,7 @@ def lab_seed(request: pytest.FixtureRequest) -> int:
 
 
 @pytest.fixture
-def inject(lab_targets: "Targets") -> Iterator[Inject]:
+def inject(request: pytest.FixtureRequest, lab_targets: "Targets") -> Iterator[Inject]:
     """Apply faults during a test: ``inject("latency", latency_ms=300)`` returns the evidence
     that it took effect. Every fault applied is removed after the test, in reverse order, also
     when the test fails."""
@@ -138,7 +153,10 @@ def inject(lab_targets: "Targets") -> Iterator[Inject]:
 
         def _inject(fault: "str | Fault", /, **params: Any) -> str:
             f = make(fault, **params) if isinstance(fault, str) else fault
-            return applied.enter_context(f.on(lab_targets))
+            evidence = applied.enter_context(f.on(lab_targets))
+            if pytest_target.faults_key in request.node.stash:  # --lab-target: the trial's fault
+                request.node.stash[pytest_target.faults_key].append((f.name, dict(params)))
+            return evidence
 
         yield _inject
 

@@ -25,11 +25,7 @@ def add(sub: Any) -> None:
     what.add_argument("--check", action="store_true", help="check your exercise under the fault")
     what.add_argument("--reset", action="store_true", help="restore the exercise to its original")
     what.add_argument("--text", action="store_true", help="print the lesson without the experiment")
-    what.add_argument(
-        "--window",
-        action="store_true",
-        help="draw the lesson's curve: when its defect loses (lab window with the lesson's sweep; report.html)",
-    )
+    what.add_argument("--window", action="store_true", help="draw the lesson's curve: when its defect loses")
     what.add_argument(
         "--replay",
         type=opt_int("--replay", 0, 2**31 - 1),
@@ -113,7 +109,7 @@ def _window(lesson: Any, args: argparse.Namespace) -> int:
     correct profile), into the same reports folder."""
     import shlex
 
-    from lab.cli import build_parser
+    from lab.cli import window
     from lab.common.errors import UsageError
 
     if not lesson.window:
@@ -124,7 +120,9 @@ def _window(lesson: Any, args: argparse.Namespace) -> int:
     argv = ["window", *shlex.split(lesson.window), "--reports", args.reports]
     argv += ["--seed", str(args.seed)] if args.seed is not None else []
     print(f"lab lesson {lesson.number} --window: lab {shlex.join(argv)}", flush=True)
-    window_args = build_parser().parse_args(argv)
+    parser = argparse.ArgumentParser(prog="lab")
+    window.add(parser.add_subparsers(dest="command"))
+    window_args = parser.parse_args(argv)
     return int(window_args.func(window_args))
 
 

@@ -25,9 +25,14 @@ from lab.investigate.spec import PageSpec, Spec
 SELECTOR_TIMEOUT_MS = 5_000  # the page is up: an element that is not there by now is not coming
 
 
+def path_pattern(path: str) -> re.Pattern[str]:
+    """A spec's path as a pattern of URL paths: {session} is any one path segment (the page's own id)."""
+    return re.compile("^" + "[^/]+".join(re.escape(p) for p in path.split("{session}")) + "$")
+
+
 def _matches(path: str, method: str) -> Callable[[Response], bool]:
-    """A request of the page to ``path`` ({session}: any one path segment, the page's own id)."""
-    pattern = re.compile("^" + "[^/]+".join(re.escape(p) for p in path.split("{session}")) + "$")
+    """A request of the page to ``path``."""
+    pattern = path_pattern(path)
     return lambda r: r.request.method == method and pattern.match(urlsplit(r.url).path) is not None
 
 

@@ -1,0 +1,232 @@
+"""A user's own pytest-playwright test as a lab trial (`pytest --lab-target SPEC`): recorded from
+the browser's own network events on the spec's chat and history routes -- nothing in the test
+changes. Each chat POST is a send (ok / fail / info, with its reply where the answer carries
+it); a navigation after a send is the refresh, and the first history read after it is what the
+page showed. At the end the history is read until it settles, and the conversation's Redis key
+is read directly. The trial is judged by the one checker (lab.model.checker).
+
+Sync Playwright (pytest-playwright's API); the app's own page, as the user's test drives it."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+from playwright.sync_api import BrowserContext, Error as PlaywrightError, Frame, Page, Request, Response
+
+from lab.investigate.app_page import path_pattern
+from lab.investigate.identity import local_storage, page_url_id
+from lab.investigate.keys import KeyReader
+from lab.investigate.rows import json_path, parse_rows
+from lab.investigate.settle import QUIESCENCE_DEADLINE_S, QUIET_S
+from lab.investigate.spec import Spec
+from lab.model.history import Row, Send, Trial
+
+
+@dataclass
+class Recorder:
+    spec: Spec
+    ctx: BrowserContext
+    redis_url: str
+    trial_id: str
+    seed: int
+    fault: str = "none"
+    fault_params: dict[str, Any] = field(default_factory=dict)
+    _answers: list[tuple[float, Response]] = field(default_factory=list)
+    _failed: list[tuple[float, Request]] = field(default_factory=list)
+    _reads: list[tuple[float, Response]] = field(default_factory=list)
+    _navigations: list[float] = field(default_factory=list)
+    _restarted: list[BrowserContext] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        chat, history = path_pattern(self.spec.chat.path), path_pattern(self.spec.history.path)
+        self._chat = lambda r: r.request.method == "POST" and chat.match(urlsplit(r.url).path) is not None
+        self._history = lambda r: r.request.method == "GET" and history.match(urlsplit(r.url).path) is not None
+        self.ctx.on("response", self._response)
+        self.ctx.on("requestfailed", self._request_failed)
+        self.ctx.on("page", self._watch)
+        for page in self.ctx.pages:
+            self._watch(page)
+
+    def _watch(self, page: Page) -> None:
+        def navigated(frame: Frame) -> None:
+            if frame == page.main_frame:
+                self._navigations.append(time.time())
+
+        page.on("framenavigated", navigated)
+
+    def _response(self, resp: Response) -> None:
+        if self._chat(resp):
+            self._answers.append((time.time(), resp))
+        elif self._history(resp):
+            self._reads.append((time.time(), resp))
+
+    def _request_failed(self, req: Request) -> None:
+        if req.method == "POST" and path_pattern(self.spec.chat.path).match(urlsplit(req.url).path):
+            self._failed.append((time.time(), req))
+
+    # ------------------------------------------------------------------ the trial
+    def trial(self) -> Trial:
+        """The test so far as a judged-ready trial (sends, the page after the refresh, the
+        settled history, the key)."""
+        t = Trial(
+            self.trial_id, fault=self.fault, fault_params=dict(self.fault_params), refresh="settled", seed=self.seed
+        )
+        t.sends = self._sends()
+        t.turns = len(t.sends)
+        for _, r in self._reads:
+            t.history_reads.append(r.status)
+        first_send = min((s.t_invoke for s in t.sends), default=None)
+        refresh = next((n for n in self._navigations if first_send is not None and n > first_send), None)
+        if refresh is not None:
+            t.events.append({"t": refresh, "kind": "refresh"})
+            shown = next((r for at, r in self._reads if at >= refresh), None)
+            t.page_after_refresh = self._rows(shown) if shown is not None else None
+            t.refresh_reached = shown is not None
+        t.final_rows = self._settled(t)
+        self._key(t)
+        return t
+
+    def _sends(self) -> list[Send]:
+        out: list[tuple[float, Send]] = []
+        for at, resp in self._answers:
+            out.append((at, self._send(resp.request, resp)))
+        answered = {id(resp.request) for _, resp in self._answers}
+        for at, req in self._failed:  # a body cut after its answer came fails too: the answer counts
+            if id(req) not in answered:
+                out.append((at, self._send(req, None)))
+        sends = [s for _, s in sorted(out, key=lambda x: x[1].t_invoke)]
+        for i, s in enumerate(sends, 1):
+            s.turn, s.id = i, f"t{i}"
+        return sends
+
+    def _send(self, req: Request, resp: Response | None) -> Send:
+        try:
+            body = json.loads(req.post_data or "{}")
+            text = str(body.get(self.spec.chat.message_field, ""))
+        except ValueError:
+            text = req.post_data or ""
+        timing = req.timing
+        start = timing["startTime"] / 1000 if timing.get("startTime", -1) > 0 else time.time()
+        ms = timing["responseStart"] if timing.get("responseStart", -1) >= 0 else None
+        end = start + timing["responseEnd"] / 1000 if timing.get("responseEnd", -1) >= 0 else time.time()
+        s = Send("", text, 0, ms=ms, t_invoke=start)
+        if resp is None:
+            s.complete("info", None, req.failure or "the request failed", end)
+            return s
+        status = resp.status
+        if 200 <= status < 300:
+            s.reply = self._reply(resp)
+            s.complete("ok", status, f"HTTP {status}", end)
+        else:
+            s.html = "text/html" in (resp.headers.get("content-type") or "")
+            s.complete("fail" if 400 <= status < 500 else "info", status, f"HTTP {status}", end)
+        return s
+
+    def _reply(self, resp: Response) -> str | None:
+        if not self.spec.chat.reply_path or self.spec.stream is not None:
+            return None
+        try:  # the body may be gone with a page the test reloaded at once: the reply unknown
+            return str(json_path(json.loads(resp.text()), self.spec.chat.reply_path))
+        except (PlaywrightError, ValueError, KeyError):
+            return None
+
+    def _rows(self, resp: Response) -> list[Row]:
+        try:
+            return parse_rows(self.spec.history, resp.text()) if 200 <= resp.status < 300 else []
+        except (PlaywrightError, ValueError):
+            return []
+
+    # ------------------------------------------------------------------ the lab's refresh points
+    def reload_after_answer(self, page: Page, send: Any) -> None:
+        """``send()`` (the test's click or Enter), then the reload the moment its answer is in."""
+        with page.expect_response(self._chat, timeout=self.spec.chat.timeout_s * 1000) as info:
+            send()
+        info.value.finished()
+        page.reload()
+
+    def reload_mid_stream(self, page: Page, send: Any) -> None:
+        """``send()``, then the reload as soon as the answer starts: a streamed reply is cut,
+        its connection closed as a refresh closes it."""
+        with page.expect_response(self._chat, timeout=self.spec.chat.timeout_s * 1000):
+            send()
+        page.reload()
+
+    def restart_browser(self, page: Page) -> Page:
+        """A new browser context keeping what a browser keeps across a restart (persistent
+        cookies, localStorage), at the same URL; recorded as the refresh. The settled read stays
+        with the old session: whether the conversation is still stored under it is the point."""
+        assert self.ctx.browser is not None
+        state = self.ctx.storage_state()
+        state["cookies"] = [c for c in state["cookies"] if c.get("expires", -1) != -1]
+        fresh = self.ctx.browser.new_context(storage_state=state, base_url=self.spec.http.base_url)
+        fresh.on("response", self._response)
+        fresh.on("page", self._watch)
+        self._restarted.append(fresh)
+        new = fresh.new_page()
+        new.goto(page.url)
+        return new
+
+    def close(self) -> None:
+        for c in self._restarted:
+            c.close()
+
+    # ------------------------------------------------------------------ after the test
+    def session_id(self) -> str | None:
+        s = self.spec.session
+        if s.is_cookie:
+            return next((c["value"] for c in self.ctx.cookies(self.spec.http.base_url) if c["name"] == s.name), None)
+        if s.page_url:
+            for page in self.ctx.pages:
+                sid = page_url_id(s.page_url, urlsplit(page.url).path)
+                if sid:
+                    return sid
+        origin = "{0.scheme}://{0.netloc}".format(urlsplit(self.spec.http.base_url))
+        return local_storage(self.ctx.storage_state(), origin).get(s.page_storage or "")
+
+    def _settled(self, t: Trial) -> list[Row] | None:
+        """The history read until it stays the same for QUIET_S (as lab investigate's)."""
+        sid, s, path = self.session_id(), self.spec.session, self.spec.history.path
+        headers: dict[str, str] = {}
+        if not s.is_cookie:
+            if sid is None:
+                return [] if not t.sends else None
+            if s.carrier == "path":
+                path = path.replace("{session}", quote(sid, safe=""))
+            elif s.carrier == "header":
+                headers[s.name] = sid
+            else:
+                path += ("&" if "?" in path else "?") + f"{s.name}={quote(sid, safe='')}"
+        deadline, last, since = time.monotonic() + QUIESCENCE_DEADLINE_S, None, time.monotonic()
+        while time.monotonic() < deadline:
+            resp = self.ctx.request.get(self.spec.url(path), headers=headers, fail_on_status_code=False)
+            rows = parse_rows(self.spec.history, resp.text()) if 200 <= resp.status < 300 else None
+            if rows is not None and rows != last:
+                last, since = rows, time.monotonic()
+            elif rows is not None and time.monotonic() - since >= QUIET_S:
+                return last
+            time.sleep(0.05)  # a polling interval bounded by the deadline
+        t.unknown = f"the history never settled within {QUIESCENCE_DEADLINE_S:g} s"
+        return None
+
+    def _key(self, t: Trial) -> None:
+        sid = self.session_id()
+        if not self.spec.redis.key or sid is None:
+            return
+        key = self.spec.redis.key.replace("{session}", sid)
+        keys = KeyReader(self.redis_url)
+        try:
+            pttl, kind, values = keys.read(key)
+        finally:
+            keys.close()
+        raw = b"\n".join(values)
+        t.redis_final = {
+            "key": key,
+            "type": kind,
+            "pttl_ms": pttl,
+            "values": len(values),
+            "stored_turns": [s.turn for s in t.sends if s.text.encode() in raw],
+        }

@@ -1,0 +1,166 @@
+"""`pytest --lab-target SPEC`: a user's own pytest-playwright tests against their own app, its
+Redis behind the lab's Toxiproxy (part of the ``chaoslab`` plugin, lab.pytest_plugin).
+
+The target is started once per session as `lab investigate` starts it; pytest-playwright's
+``base_url`` points at it; ``inject`` and ``@pytest.mark.fault`` act on its Redis link. Every
+test that uses ``page`` is recorded from the browser's network events (lab.investigate.recorder)
+and judged by the lab's checker beside the test's own asserts, which stay the user's check. The
+terminal summary gives, per test and fault, the anomaly rates with Wilson intervals over its
+repeats (``--lab-trials N`` or pytest-repeat's ``--count``), the diagnoses, and a replay line."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from lab.faults import Targets
+    from lab.investigate.recorder import Recorder
+    from lab.investigate.spec import Spec
+    from lab.model.checker import Result
+    from lab.model.history import Trial
+
+spec_key = pytest.StashKey["Spec"]()
+trials_key = pytest.StashKey[list[tuple[str, "Trial", "Result"]]]()
+recorder_key = pytest.StashKey["Recorder"]()
+faults_key = pytest.StashKey[list[tuple[str, dict[str, Any]]]]()
+
+
+def addoptions(group: Any) -> None:
+    group.addoption("--lab-target", default=None, metavar="SPEC", help="your app, as lab investigate's spec (TOML)")
+    group.addoption(
+        "--lab-set", action="append", default=[], metavar="KEY=VALUE", help="override a spec field (repeatable)"
+    )
+    group.addoption(
+        "--lab-trials", type=int, default=None, metavar="N", help="with --lab-target: run each test N times"
+    )
+
+
+def configure(config: pytest.Config) -> None:
+    raw = config.getoption("--lab-target", None)
+    if not raw:
+        return
+    from lab.common.errors import UsageError
+    from lab.investigate import spec as spec_mod
+
+    try:
+        spec = spec_mod.load(Path(raw), config.getoption("--lab-set"))
+    except UsageError as exc:
+        raise pytest.UsageError(f"--lab-target {raw}: {exc}") from None
+    config.stash[spec_key] = spec
+    config.stash[trials_key] = []
+    if hasattr(config.option, "base_url"):  # pytest-base-url (pytest-playwright's base_url)
+        config.option.base_url = spec.http.base_url
+    n = config.getoption("--lab-trials")
+    if n is not None:
+        if not hasattr(config.option, "count"):
+            raise pytest.UsageError("--lab-trials needs pytest-repeat (pip install pytest-repeat), or use --count")
+        config.option.count = n
+
+
+@dataclass
+class LabTarget:
+    spec: "Spec"
+    targets: "Targets"
+    redis_url: str  # the lab's Redis, direct (not through Toxiproxy)
+    base_url: str
+
+
+@pytest.fixture(scope="session")
+def lab_target(request: pytest.FixtureRequest) -> Iterator[LabTarget]:
+    """The app of --lab-target, started with its Redis behind Toxiproxy, for the whole session."""
+    if spec_key not in request.config.stash:
+        pytest.skip("lab_target needs --lab-target SPEC")
+    from lab.common.config import LabConfig
+    from lab.common.errors import LabError
+    from lab.faults import Targets
+    from lab.investigate import target
+    from lab.investigate.run import link_for
+
+    spec, cfg = request.config.stash[spec_key], LabConfig.from_env()
+    link = link_for(cfg)
+    with ExitStack() as session:
+        try:
+            session.enter_context(link)
+            session.enter_context(target.running(spec, link.run_dir, cfg.host, cfg.ports["redis_proxy"]))
+        except LabError as exc:
+            pytest.fail(f"--lab-target {spec.file}: {exc}", pytrace=False)
+        targets = Targets.of(link)
+        targets.toxiproxy.reset()
+        yield LabTarget(spec, targets, cfg.redis_url, spec.http.base_url)
+
+
+@pytest.fixture(autouse=True)
+def _lab_record(request: pytest.FixtureRequest) -> Iterator[None]:
+    """With --lab-target, a test using ``page`` is recorded and judged; others run as they are."""
+    if spec_key not in request.config.stash or "page" not in request.fixturenames:
+        yield
+        return
+    from lab.investigate.recorder import Recorder
+    from lab.model.checker import check_safe
+
+    lt: LabTarget = request.getfixturevalue("lab_target")
+    page = request.getfixturevalue("page")
+    seed = int(request.getfixturevalue("lab_seed"))
+    rec = Recorder(lt.spec, page.context, lt.redis_url, request.node.nodeid, seed)
+    request.node.stash[recorder_key] = rec
+    request.node.stash[faults_key] = []
+    yield
+    applied = request.node.stash[faults_key]
+    if applied:
+        rec.fault, rec.fault_params = applied[0]
+    try:
+        t = rec.trial()
+    finally:
+        rec.close()
+    result = check_safe(t)
+    request.config.stash[trials_key].append((_test_name(request.node.nodeid), t, result))
+    request.node.user_properties.append(("lab_verdict", result.validity))
+    request.node.user_properties.append(("lab_anomalies", json.dumps(result.anomalies())))
+    # The trial's record (sends, what the page showed, the settled history, the Redis key),
+    # beside pytest-playwright's own artifacts (--tracing / --screenshot retain-on-failure).
+    out = artifacts(request.config, request.node.nodeid)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "trial.json").write_text(json.dumps(t.as_json(), indent=1) + "\n")
+
+
+def artifacts(config: pytest.Config, nodeid: str) -> Path:
+    """A trial's folder, under pytest-playwright's --output (test-results) like its traces."""
+    base = Path(config.getoption("--output", None) or "test-results")
+    base = base if base.is_absolute() else Path(config.rootpath) / base
+    return base / "lab" / re.sub(r"[^\w.-]+", "-", nodeid).strip("-")
+
+
+@pytest.fixture
+def lab_chat(request: pytest.FixtureRequest, _lab_record: None) -> "Recorder":
+    """This test's record (--lab-target): ``lab_chat.trial()`` and the refresh helpers at the
+    lab's points -- ``reload_after_answer(page, send)``, ``reload_mid_stream(page, send)``,
+    ``restart_browser(page)``."""
+    if recorder_key not in request.node.stash:
+        pytest.skip("lab_chat needs --lab-target SPEC and the page fixture")
+    return request.node.stash[recorder_key]
+
+
+def _test_name(nodeid: str) -> str:
+    """The test without pytest-repeat's [N-M] (its repeats are one test's trials)."""
+    return re.sub(r"\[\d+-\d+\]$", "", re.sub(r"-\d+-\d+\]$", "]", nodeid))
+
+
+def summary(terminalreporter: Any, config: pytest.Config, seed: int) -> None:
+    from lab.investigate.pytest_summary import lines
+
+    if spec_key not in config.stash or not config.stash[trials_key]:
+        return
+    terminalreporter.write_sep("=", "chaoslab: the lab's judgement of the recorded tests")
+    replay = ["--lab-target", config.getoption("--lab-target")]
+    replay += [x for v in config.getoption("--lab-set") for x in ("--lab-set", v)] + ["--lab-seed", str(seed)]
+    records = config.stash[trials_key]
+    for line in lines(records, replay, lambda nodeid: str(artifacts(config, nodeid) / "trial.json")):
+        terminalreporter.write_line(line)

@@ -1,0 +1,54 @@
+"""`pytest --lab-target SPEC` on a user's own pytest-playwright test file (examples/pytest_user:
+chat, reload, expect the messages -- nothing in it knows the lab), run as its own pytest
+process against the foreign example: with a bug switch and a fault, the lab's rates with
+intervals and the diagnosis beside the test's own verdict; against the correct app, none, with
+the upper bounds."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from tests.e2e.test_investigate import FOREIGN, ROOT, _assert_nothing_left, _env
+
+
+def _user_tests(tmp_path: Path, *args: str) -> tuple[int, str]:
+    env, port = _env(tmp_path)
+    cmd = [sys.executable, "-m", "pytest", "examples/pytest_user", "--lab-target", str(FOREIGN)]
+    cmd += ["--lab-set", f"http.port={port}", "-p", "no:cacheprovider", "-p", "no:xdist", "-q"]
+    cmd += ["--output", str(tmp_path / "out"), "--junitxml", str(tmp_path / "junit.xml"), *args]
+    p = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    out = p.stdout + p.stderr
+    _assert_nothing_left(tmp_path / "run-investigate", out)
+    return p.returncode, out
+
+
+def test_a_users_test_under_a_fault_gets_the_rates_and_the_diagnosis(tmp_path: Path) -> None:
+    """ack_early (the answer first, the write in a thread) under 300 ms of Redis latency: the
+    user's own test passes (its reload comes after the write landed), and the lab finds every
+    answer faster than one Redis round trip: acked_too_fast 5/5, with its replay line and record."""
+    code, out = _user_tests(
+        tmp_path, "--lab-set", "start.env.FOREIGN_BUGS=ack_early", "--lab-trials", "5", "-k", "slow_redis"
+    )
+    assert code == 0, out  # the test's own asserts are the user's check: they passed
+    assert "under latency:latency_ms=300: 5 judged trials of 5" in out, out
+    assert "[acked_too_fast]" in out and "-- 5/5 [0.57, 1.00]" in out, out
+    assert "acknowledged turns lost: 0/5 [0.00, 0.43]" in out, out
+    replay = next(line for line in out.splitlines() if line.strip().startswith("replay: pytest"))
+    assert "--lab-set start.env.FOREIGN_BUGS=ack_early" in replay and "--lab-seed" in replay, replay
+    record = next(line for line in out.splitlines() if "its record:" in line).split("its record:")[1].strip()
+    assert Path(record).is_file() and str(tmp_path / "out") in record, record
+    props = [
+        p.get("value") for p in ET.parse(tmp_path / "junit.xml").iter("property") if p.get("name") == "lab_verdict"
+    ]
+    assert len(props) == 5 and set(props) <= {"valid", "invalid"}, props
+
+
+def test_a_users_test_against_the_correct_app_finds_nothing(tmp_path: Path) -> None:
+    code, out = _user_tests(tmp_path, "--lab-trials", "3")
+    assert code == 0, out
+    assert out.count("no anomaly found in 3 judged trials") == 3, out  # lab_chat's reload too
+    assert "under none: 3 judged trials of 3" in out and "under latency:latency_ms=300: 3 judged trials of 3" in out
+    assert "acknowledged turns lost: 0/3 [0.00, 0.56]" in out and "[" + "acked_too_fast]" not in out, out
