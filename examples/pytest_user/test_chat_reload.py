@@ -44,3 +44,12 @@ def test_a_reload_right_after_the_answer(page: Page, lab_chat: object) -> None:
     page.fill("#msg", "the last message, reloaded at once")
     lab_chat.reload_after_answer(page, lambda: page.click("#send"))  # type: ignore[attr-defined]
     expect(page.locator("#messages li.msg")).to_have_count(2 * TURNS)
+
+
+def test_the_chat_survives_a_browser_restart(page: Page, lab_chat: object) -> None:
+    """lab_chat's browser restart: a new context keeping only what a browser keeps (persistent
+    cookies, localStorage), at the same URL."""
+    chat(page, TURNS)
+    after = lab_chat.restart_browser(page)  # type: ignore[attr-defined]
+    expect(after.locator("#messages li.msg")).to_have_count(2 * TURNS)
+    assert lab_chat.verdict().validity == "valid"  # type: ignore[attr-defined]

@@ -170,6 +170,12 @@ class Recorder:
         new.goto(page.url)
         return new
 
+    def verdict(self) -> Any:
+        """The checker's result for the test so far (reads the settled history and the key)."""
+        from lab.model.checker import check_safe
+
+        return check_safe(self.trial())
+
     def close(self) -> None:
         for c in self._restarted:
             c.close()
@@ -229,4 +235,6 @@ class Recorder:
             "pttl_ms": pttl,
             "values": len(values),
             "stored_turns": [s.turn for s in t.sends if s.text.encode() in raw],
+            # The key's raw values, as the app stored them (the first 50, 500 bytes each).
+            "dump": [v[:500].decode(errors="replace") for v in values[:50]],
         }
