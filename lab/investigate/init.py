@@ -11,8 +11,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Callable
-from typing import Any, TextIO
+from typing import TextIO
 
 from lab.common.config import LabConfig
 from lab.common.errors import UsageError
@@ -136,21 +135,12 @@ def _keys(redis_url: str, text: str) -> list[str]:
     probe made the app write): the conversation's, not an index of its ids beside it."""
     import redis
 
-    r = redis.Redis.from_url(redis_url, socket_timeout=5)
-    read: dict[bytes, Callable[[bytes], Any]] = {
-        b"list": lambda k: r.lrange(k, 0, -1),
-        b"string": lambda k: [r.get(k)],
-        b"hash": r.hvals,
-        b"set": r.smembers,
-        b"zset": lambda k: r.zrange(k, 0, -1),
-    }
+    from lab.investigate.keys import KeyReader
+
+    r, reader = redis.Redis.from_url(redis_url, socket_timeout=5), KeyReader(redis_url)
     try:
-        found = []
-        for key in list(r.scan_iter(count=100))[:1000]:
-            kind = r.type(key)
-            values = read.get(kind.encode() if isinstance(kind, str) else kind, lambda k: [])(key)
-            if any(text.encode() in (v or b"") for v in values):
-                found.append(key.decode(errors="replace"))
-        return found
+        names = [k.decode(errors="replace") for k in list(r.scan_iter(count=100))[:1000]]
+        return [k for k in names if any(text.encode() in v for v in reader.read(k)[2])]
     finally:
         r.close()
+        reader.close()
