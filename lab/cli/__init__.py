@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from contextlib import nullcontext
 
-from lab.cli import bench, catalogue, chaos, init, investigate, lesson, stack, suspects, window
+from lab.cli import bench, catalogue, chaos, init, investigate, lesson, proxy, stack, suspects, window
 from lab.common import redact
 from lab.common.errors import LabError
 
@@ -29,6 +29,7 @@ them, injects faults, and proves which defect makes a chat forget its history.
   lab bench               the lab's runner against a plain Playwright loop, seconds per trial
   lab investigate --target FILE   diagnose a chat backend you did not write (a black box)
   lab init --start CMD --port N   draft that spec for an app, and check it
+  lab proxy up --redis HOST:PORT  Toxiproxy in front of an app's Redis (an app that already runs)
   lab up                  start the native stack (redis-server, toxiproxy-server, backend)
   lab status --json       what runs where
   lab down                stop everything the lab started (also after a killed `lab up`)
@@ -39,7 +40,7 @@ Ports and folders come from LAB_* variables (LAB_REDIS_PORT, LAB_CHAT_PROXY_PORT
 """
 
 # In the order `lab --help` lists them.
-COMMANDS = (chaos, window, stack, bench, lesson, investigate, init, suspects, catalogue)
+COMMANDS = (chaos, window, stack, bench, lesson, investigate, init, proxy, suspects, catalogue)
 
 
 def build_parser() -> argparse.ArgumentParser:

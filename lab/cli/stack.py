@@ -68,6 +68,9 @@ def run_down(args: argparse.Namespace) -> int:
         from lab.investigate.run import link_for
 
         report += [f"investigate: {r}" for r in link_for(stack.cfg).down()]
+        from lab.stack.proxy import RedisProxy
+
+        report += [f"proxy: {r}" for r in RedisProxy(stack.cfg).down()]  # `lab proxy up`'s, if any
     print("lab down: " + ("; ".join(report) if report else "nothing was running"))
     return 0
 

@@ -5,9 +5,14 @@ plan (lab.investigate.run.full_plan), so a replay names the same experiment what
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
+from lab.common.errors import UsageError
 from lab.plan.schedule import Cell
+
+if TYPE_CHECKING:
+    from lab.investigate.spec import Spec
 
 # The last turns sent from two tabs at once (two_tabs), or twice from one (double_submit). Two
 # rounds of two tabs: an app with a connection pool may open its second connection in the first
@@ -122,3 +127,30 @@ def long_turns(turns: int) -> int:
     """The long conversation's length: long enough for the caps apps commonly set on a history
     (10-20 messages), short enough to stay a few seconds per trial."""
     return min(100, max(12, 4 * turns))
+
+
+def only_filter(spec: "Spec", text: str, where: str) -> Callable[[Experiment], bool] | None:
+    """--only 'down|mid_stream' as a filter of experiments (None: the default plan); an unknown
+    name, or mid_stream without a [stream] section in the spec, is refused (UsageError)."""
+    wanted = {f.strip() for f in text.split("|") if f.strip()}
+    if not wanted:
+        return None
+    plan = default_plan(3, streams=True, ids=True) + optional_plan(3)
+    known = {e.fault for e in plan} | {e.refresh for e in plan}
+    if wanted - known:
+        raise UsageError(
+            f"--only {text!r}: unknown experiment(s) {', '.join(sorted(wanted - known))}",
+            f"valid: faults {', '.join(sorted({e.fault for e in plan}))}; refresh points "
+            f"{', '.join(sorted({e.refresh for e in plan}))}",
+        )
+    if "redis_restart" in wanted and spec.start.external:
+        raise UsageError(
+            f"--only {text!r}: redis_restart needs the lab's own Redis; [start] external = true uses the app's",
+            "leave it out: an app's Redis is not the lab's to kill",
+        )
+    if "mid_stream" in wanted and not spec.streams:
+        raise UsageError(
+            f"--only {text!r}: mid_stream needs a [stream] or [transport] section in {where}",
+            "add [stream] with the request fields that make the answer stream, e.g. request = { stream = true }",
+        )
+    return lambda e: e.fault in wanted or e.refresh in wanted

@@ -60,28 +60,6 @@ def uses_ids(spec: Spec) -> bool:
     return bool(spec.chat.id_field) and spec.page is None
 
 
-def only_filter(spec: Spec, text: str, where: str) -> Callable[[Experiment], bool] | None:
-    """--only 'down|mid_stream' as a filter of experiments (None: the default plan); an unknown
-    name, or mid_stream without a [stream] section in the spec, is refused (UsageError)."""
-    wanted = {f.strip() for f in text.split("|") if f.strip()}
-    if not wanted:
-        return None
-    plan = experiments.default_plan(3, streams=True, ids=True) + experiments.optional_plan(3)
-    known = {e.fault for e in plan} | {e.refresh for e in plan}
-    if wanted - known:
-        raise UsageError(
-            f"--only {text!r}: unknown experiment(s) {', '.join(sorted(wanted - known))}",
-            f"valid: faults {', '.join(sorted({e.fault for e in plan}))}; refresh points "
-            f"{', '.join(sorted({e.refresh for e in plan}))}",
-        )
-    if "mid_stream" in wanted and not spec.streams:
-        raise UsageError(
-            f"--only {text!r}: mid_stream needs a [stream] or [transport] section in {where}",
-            "add [stream] with the request fields that make the answer stream, e.g. request = { stream = true }",
-        )
-    return lambda e: e.fault in wanted or e.refresh in wanted
-
-
 def trial_seed(seed: int, exp_no: int, k: int) -> int:
     """A trial's own seed: a pure function of the run's seed and the trial's place in the plan."""
     return random.Random(f"{seed}/{exp_no}/{k}").randrange(1 << 31)
@@ -103,6 +81,7 @@ class Investigation:
     scan: Scan | None = None  # the spec's [source], scanned before anything starts
     check_only: bool = False  # lab init: the contract check, no experiment and no report
     contract: str = ""  # the contract check's line
+    redis_direct: str = ""  # the Redis the key is read from: the lab's, or the app's own (external)
 
     kind = "investigate"  # the run folder's name: <time>-<kind>-<app>
 
@@ -118,7 +97,12 @@ class Investigation:
         kind = "replay" if self.replay_of else self.kind
         run_id = time.strftime("%Y%m%d-%H%M%S") + f"-{kind}-{self.spec.name}"
         out_dir = self.reports_root / run_id
-        link = link_for(self.cfg)
+        link: Any = link_for(self.cfg)
+        if self.spec.start.external:  # the app's own Redis, behind `lab proxy up`
+            from lab.stack.proxy import RedisProxy
+
+            link = RedisProxy(self.cfg)
+            link.run_dir.mkdir(parents=True, exist_ok=True)
         # SIGTERM / SIGHUP unwind like Ctrl-C: the target, Redis and Toxiproxy are stopped.
         # One investigation per run folder: a second one would stop the first one's Redis and
         # Toxiproxy as "leftovers" when it starts.
@@ -137,7 +121,7 @@ class Investigation:
                 self.out = cast(TextIO, redact.Writer(self.out))
             return self._run(link, out_dir)
 
-    def _run(self, link: NativeStack, out_dir: Path) -> int:
+    def _run(self, link: Any, out_dir: Path) -> int:
         t0 = time.monotonic()
         done: list[TrialOutcome] = []
         interrupted: BaseException | None = None
@@ -148,7 +132,12 @@ class Investigation:
         with link, self._keeping_the_log(link, out_dir):
             host, port = self.cfg.host, self.cfg.ports["redis_proxy"]
             argv = [fill(a, target.placeholders(self.spec, host, port)) for a in self.spec.start.command]
-            self.say(f"  Redis for the target at {host}:{port} (through Toxiproxy); starting: {' '.join(argv)}")
+            self.say(
+                f"  the running app, its Redis ({link.redis_url}) behind the lab proxy at {host}:{port}"
+                if self.spec.start.external
+                else f"  Redis for the target at {host}:{port} (through Toxiproxy); starting: {' '.join(argv)}"
+            )
+            self.redis_direct = link.redis_url if self.spec.start.external else self.cfg.redis_url
             with target.running(self.spec, link.run_dir, host, port) as proc:
                 self.say(f"  target ready (pid {proc.pid}, log {link.run_dir / 'target.log'})")
                 pg = self.spec.page
@@ -180,7 +169,7 @@ class Investigation:
 
     async def _browse(self, targets: Targets, done: list[TrialOutcome]) -> None:
         async with pages.chromium() as browser:
-            prober = Prober(self.spec, browser, targets, self.cfg.redis_url)
+            prober = Prober(self.spec, browser, targets, self.redis_direct)
             try:
                 if not self.replay_of:
                     self.contract = await preflight(prober)

@@ -107,6 +107,13 @@ def parse(data: dict[str, Any], path: Path) -> Spec:
 
 
 def _start(st: dict[str, Any], spec_dir: Path) -> Start:
+    external = st.get("external", False)
+    if not isinstance(external, bool):
+        raise bad("start.external", external, "true (the app already runs: lab proxy up) or false")
+    if external:
+        if "command" in st:
+            raise bad("start.command", st["command"], "no command with external = true (the lab starts nothing)")
+        return Start((), spec_dir, {}, number(st, "start", "ready_timeout_s", 30, 1, 600), external=True)
     cmd = st.get("command")
     if isinstance(cmd, str) and cmd.strip():
         command = tuple(shlex.split(cmd))

@@ -14,6 +14,7 @@ class Start:
     cwd: Path
     env: dict[str, str]
     ready_timeout_s: float
+    external: bool = False  # the app already runs, its Redis behind `lab proxy up`: nothing started
 
 
 @dataclass(frozen=True)

@@ -67,6 +67,9 @@ def running(spec: Spec, run_dir: Path, redis_host: str, redis_port: int) -> Iter
     """Start the target, wait until ready, yield it; stop its whole process group on the way out."""
     from urllib.parse import urlsplit
 
+    if spec.start.external:
+        yield from _external(spec)
+        return
     values = placeholders(spec, redis_host, redis_port)
     argv = [fill(a, values) for a in spec.start.command]
     env = dict(os.environ)
@@ -90,6 +93,37 @@ def running(spec: Spec, run_dir: Path, redis_host: str, redis_port: int) -> Iter
         yield info
     finally:
         procs.stop(info, run_dir, timeout_s=5.0)
+
+
+class _Running(procs.ProcInfo):
+    """An app the lab did not start: not the lab's to watch or stop."""
+
+    def alive(self) -> bool:
+        return True
+
+
+def _external(spec: Spec) -> Iterator[procs.ProcInfo]:
+    """An app that already runs: ready when it answers; nothing to start or stop."""
+    from urllib.parse import urlsplit
+
+    host = urlsplit(spec.http.base_url).hostname or "127.0.0.1"
+    info = _Running(NAME, 0, 0, ["(external: started by its owner)"])
+    expected = f"the running app at {spec.http.base_url} answering"
+    try:
+        wait_until(
+            lambda: (
+                _port_taken(host, spec.http.port) and any(_get(spec.url(p)) < 500 for p in ("/", spec.history.path))
+            ),
+            what=f"target {spec.name} ({expected})",
+            timeout_s=spec.start.ready_timeout_s,
+            interval_s=0.1,
+        )
+    except NotReady as exc:
+        raise TargetError(
+            f"{exc.message}\nexpected: {expected} within {spec.start.ready_timeout_s:g} s",
+            "[start] external = true: start the app yourself, its Redis at the address lab proxy up printed",
+        ) from None
+    yield info
 
 
 def _port_taken(host: str, port: int) -> bool:

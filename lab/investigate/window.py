@@ -82,7 +82,7 @@ class TargetWindow(Investigation):
 
     async def _browse(self, targets: Targets, done: list[TrialOutcome]) -> None:
         async with pages.chromium() as browser:
-            prober = Prober(self.spec, browser, targets, self.cfg.redis_url)
+            prober = Prober(self.spec, browser, targets, self.redis_direct)
             try:
                 self.say("  " + await preflight(prober))
                 tried = dict.fromkeys(dict(self.plan), 0)
