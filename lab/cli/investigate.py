@@ -42,8 +42,12 @@ examples:
   lab investigate --target examples/foreign-app.toml --set start.env.FOREIGN_BUGS=cap_history
   lab investigate --target my-app.toml --trials 20 --turns 5     a full run: tighter bounds
   lab investigate --target my-app.toml --only 'mid_stream|down'  some experiments only
+  lab investigate --target examples/fastapi-ws.toml       a login, ids in the URL, a WebSocket
+  lab investigate --target examples/node-socketio.toml    Socket.IO, the id in a header
 
-The spec format (TOML) is in docs/investigate.md, section "The target spec (TOML)".
+The spec format (TOML) is in docs/investigate.md, section "The target spec (TOML)"; sessions in
+headers, query parameters and URLs, logins, WebSocket and Socket.IO: docs/app-shapes.md. A spec
+drafted for you: lab init --start CMD --port N --out FILE. An app that already runs: lab proxy up.
 """
 
 
