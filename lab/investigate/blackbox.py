@@ -24,7 +24,7 @@ from lab.investigate.spec import Spec
 from lab.plan.lockstep import Lockstep
 from lab.model import concurrency
 from lab.investigate.experiments import TWO_TAB_ROUNDS, Experiment
-from lab.investigate.keys import KeyReader
+from lab.investigate.keys import KeyReader, key_record
 from lab.investigate import settle
 from lab.investigate.pages import Pages, Read
 from lab.plan.schedule import CONCURRENT_POINTS
@@ -295,14 +295,7 @@ class Prober:
         t0 = time.time()
         pttl, kind, values = self.keys.read(key)
         t1 = time.time()
-        raw = b"\n".join(values)
-        t.redis_final = {
-            "key": key,
-            "type": kind,
-            "pttl_ms": pttl,
-            "values": len(values),
-            "stored_turns": [s.turn for s in t.sends if s.text.encode() in raw],
-        }
+        t.redis_final = key_record(key, pttl, kind, values, t.sends)
         if t.sends and pttl != -2:
             t.ttl.append(
                 TtlObs(max(s.turn for s in t.sends), (t0 + t1) / 2, pttl, len(values), round((t1 - t0) * 1000, 2))

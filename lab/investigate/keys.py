@@ -134,3 +134,22 @@ def _same(prev: Snapshot, cur: Snapshot) -> bool:
 
 def _obs(turn: int, snap: Snapshot, settled: bool) -> TtlObs:
     return TtlObs(turn, snap[0], snap[2], snap[3], round(snap[1], 2), settled=settled)
+
+
+def key_record(
+    key: str, pttl: int, kind: str, values: list[bytes], sends: list[Any], dump: bool = False
+) -> dict[str, Any]:
+    """The conversation's key after the history settled, as a trial records it: which turns'
+    texts occur in its raw values (the storage format stays the app's business); ``dump``:
+    the raw values too (the first 50, 500 bytes each)."""
+    raw = b"\n".join(values)
+    record = {
+        "key": key,
+        "type": kind,
+        "pttl_ms": pttl,
+        "values": len(values),
+        "stored_turns": [s.turn for s in sends if s.text.encode() in raw],
+    }
+    if dump:
+        record["dump"] = [v[:500].decode(errors="replace") for v in values[:50]]
+    return record

@@ -19,7 +19,7 @@ from playwright.sync_api import BrowserContext, Error as PlaywrightError, Frame,
 
 from lab.investigate.app_page import path_pattern
 from lab.investigate.identity import local_storage, page_url_id
-from lab.investigate.keys import KeyReader
+from lab.investigate.keys import KeyReader, key_record
 from lab.investigate.rows import json_path, parse_rows
 from lab.investigate.settle import QUIESCENCE_DEADLINE_S, QUIET_S
 from lab.investigate.spec import Spec
@@ -228,13 +228,4 @@ class Recorder:
             pttl, kind, values = keys.read(key)
         finally:
             keys.close()
-        raw = b"\n".join(values)
-        t.redis_final = {
-            "key": key,
-            "type": kind,
-            "pttl_ms": pttl,
-            "values": len(values),
-            "stored_turns": [s.turn for s in t.sends if s.text.encode() in raw],
-            # The key's raw values, as the app stored them (the first 50, 500 bytes each).
-            "dump": [v[:500].decode(errors="replace") for v in values[:50]],
-        }
+        t.redis_final = key_record(key, pttl, kind, values, t.sends, dump=True)
