@@ -250,8 +250,17 @@ async def send_message(body: MessageIn, key: ConversationKey) -> ReplyOut:
 @api.get("/{conv_id}/messages", response_model=HistoryOut, summary="The conversation, oldest first", responses=ON_ID)
 async def history(key: ConversationKey) -> HistoryOut:
     with storage_or_503():
-        rows = await db().lrange(key, 0, -1)
+        rows = await read_rows(key)
     return HistoryOut(messages=[Row.model_validate_json(r) for r in rows])
+
+
+async def read_rows(key: str) -> list[Any]:
+    """A read is idempotent: retried once on a connection an outage broke (the client's own
+    retries are off: a write retried blindly could be stored twice)."""
+    try:
+        return list(await db().lrange(key, 0, -1))
+    except (redis.ConnectionError, redis.TimeoutError):
+        return list(await db().lrange(key, 0, -1))
 
 
 app.include_router(api)
