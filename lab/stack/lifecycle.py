@@ -33,8 +33,17 @@ class Lifecycle:
     _started: bool = False
 
     def __enter__(self: S) -> S:
-        with deferred():
-            self._started = not self.up().get("reused")
+        try:
+            with deferred():
+                self._started = not self.up().get("reused")
+        except BaseException:
+            # A signal noted while up() returned is raised here, with the stack up: no __exit__
+            # will run for it, so stop what this call started now.
+            if self._started and not self.keep:
+                with deferred():
+                    self.down()
+            self._started = False
+            raise
         return self
 
     def __exit__(self: S, *exc: object) -> None:

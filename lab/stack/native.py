@@ -71,28 +71,35 @@ class NativeStack(Lifecycle, ProcessFaults):
         self.run_dir.mkdir(parents=True, exist_ok=True)
         # A signal during start-up raises Interrupted (exit 128 + N, "SIGTERM during start-up"),
         # so what had started is stopped below.
-        with self._lock(), interrupt_on(exc=Interrupted):
-            running = [p for p in procs.recorded(self.run_dir) if p.alive()]
-            if running and len(running) == len(self.services) and self._healthy():
-                if self._recorded_code() == self._fingerprint():
-                    state = self._state()
-                    state["reused"] = True
-                    return state
-                # The backend runs older code than this checkout (the lab was updated while a
-                # stack was up): measuring it would measure the wrong code. Restart.
-            if procs.recorded(self.run_dir):
-                self._stop_all()  # leftovers of a killed lab or a half-stopped stack
-            self._check_ports_free()
-            try:
+        fresh = False  # from here on this call starts services: any exception stops them
+        try:
+            with self._lock(), interrupt_on(exc=Interrupted):
+                running = [p for p in procs.recorded(self.run_dir) if p.alive()]
+                if running and len(running) == len(self.services) and self._healthy():
+                    if self._recorded_code() == self._fingerprint():
+                        state = self._state()
+                        state["reused"] = True
+                        return state
+                    # The backend runs older code than this checkout (the lab was updated while
+                    # a stack was up): measuring it would measure the wrong code. Restart.
+                if procs.recorded(self.run_dir):
+                    self._stop_all()  # leftovers of a killed lab or a half-stopped stack
+                self._check_ports_free()
+                fresh = True
                 self._start(proxies, timeout_s)
-            except BaseException:
+                state = self._state()
+                (self.run_dir / STATE_FILE).write_text(json.dumps(state, indent=2) + "\n")
+                state["reused"] = False
+                return state
+        except BaseException:
+            # Also a signal after the last service came up, raised on the way out of
+            # interrupt_on: it left all three running under "stopped everything that had
+            # started" (the interrupt storm, 1 of 10 interruptions at start-up, CI 2026-12-02).
+            if fresh:
                 with deferred():  # a second Ctrl-C must not cut the clean-up short
                     self._stop_all()
-                raise
-            state = self._state()
-            (self.run_dir / STATE_FILE).write_text(json.dumps(state, indent=2) + "\n")
-            state["reused"] = False
-            return state
+                    (self.run_dir / STATE_FILE).unlink(missing_ok=True)
+            raise
 
     def down(self) -> list[str]:
         """Stop and reap every recorded service (also those of a killed lab); report each."""
