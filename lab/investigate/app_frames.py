@@ -182,6 +182,6 @@ async def send_then_reload(
     two is measured as refresh_delay_ms)."""
     out = await send(page, spec, text, False, idle=False)
     if delay_ms:
-        await asyncio.sleep(delay_ms / 1000)
+        await asyncio.sleep(delay_ms / 1000)  # the user reading the answer first: the swept variable
     reload: Callable[[], Any] = page.reload
     return out, await app_page.load(page, spec, reload)

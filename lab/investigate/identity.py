@@ -91,20 +91,26 @@ class Identity:
 
     async def history_request(self, ctx: BrowserContext) -> tuple[str, dict[str, str]] | None:
         """The history's URL and headers for ``ctx``'s conversation (None: it has none yet)."""
-        s, path = self.spec.session, self.spec.history.path
-        sid = await self.session_id(ctx)
-        headers = self.auth_headers()
-        if s.is_cookie:
-            return self.spec.url(path), headers
-        if sid is None:
-            return None
-        if s.carrier == "path":
-            path = path.replace("{session}", quote(sid, safe=""))
-        elif s.carrier == "query":
-            path += ("&" if "?" in path else "?") + urlencode({s.name: sid})
-        else:
-            headers[s.name] = sid
-        return self.spec.url(path), headers
+        got = history_target(self.spec, await self.session_id(ctx))
+        return None if got is None else (got[0], {**self.auth_headers(), **got[1]})
+
+
+def history_target(spec: Spec, sid: str | None) -> tuple[str, dict[str, str]] | None:
+    """The history's URL and the session's header for the conversation ``sid`` (None: a session
+    not in a cookie has no id yet, so there is no conversation to read)."""
+    s, path = spec.session, spec.history.path
+    if s.is_cookie:
+        return spec.url(path), {}
+    if sid is None:
+        return None
+    headers: dict[str, str] = {}
+    if s.carrier == "path":
+        path = path.replace("{session}", quote(sid, safe=""))
+    elif s.carrier == "query":
+        path += ("&" if "?" in path else "?") + urlencode({s.name: sid})
+    else:
+        headers[s.name] = sid
+    return spec.url(path), headers
 
 
 def local_storage(state: Any, origin: str) -> dict[str, str]:

@@ -13,12 +13,14 @@ import json
 import time
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
 from playwright.sync_api import BrowserContext, Error as PlaywrightError, Frame, Page, Request, Response
 
 from lab.investigate.app_page import path_pattern
-from lab.investigate.identity import local_storage, page_url_id
+from lab.common.errors import NotReady
+from lab.common.wait import wait_until
+from lab.investigate.identity import history_target, local_storage, page_url_id
 from lab.investigate.keys import KeyReader, key_record
 from lab.investigate.rows import json_path, parse_rows
 from lab.investigate.settle import QUIESCENCE_DEADLINE_S, QUIET_S
@@ -195,28 +197,26 @@ class Recorder:
 
     def _settled(self, t: Trial) -> list[Row] | None:
         """The history read until it stays the same for QUIET_S (as lab investigate's)."""
-        sid, s, path = self.session_id(), self.spec.session, self.spec.history.path
-        headers: dict[str, str] = {}
-        if not s.is_cookie:
-            if sid is None:
-                return [] if not t.sends else None
-            if s.carrier == "path":
-                path = path.replace("{session}", quote(sid, safe=""))
-            elif s.carrier == "header":
-                headers[s.name] = sid
-            else:
-                path += ("&" if "?" in path else "?") + f"{s.name}={quote(sid, safe='')}"
-        deadline, last, since = time.monotonic() + QUIESCENCE_DEADLINE_S, None, time.monotonic()
-        while time.monotonic() < deadline:
-            resp = self.ctx.request.get(self.spec.url(path), headers=headers, fail_on_status_code=False)
+        target = history_target(self.spec, self.session_id())
+        if target is None:  # no id was ever given: nothing stored to read
+            return [] if not t.sends else None
+        url, headers = target
+        seen: dict[str, Any] = {"rows": None, "since": time.monotonic()}
+
+        def quiet() -> tuple[list[Row]] | None:  # a tuple: an empty history is an answer too
+            resp = self.ctx.request.get(url, headers=headers, fail_on_status_code=False)
             rows = parse_rows(self.spec.history, resp.text()) if 200 <= resp.status < 300 else None
-            if rows is not None and rows != last:
-                last, since = rows, time.monotonic()
-            elif rows is not None and time.monotonic() - since >= QUIET_S:
-                return last
-            time.sleep(0.05)  # a polling interval bounded by the deadline
-        t.unknown = f"the history never settled within {QUIESCENCE_DEADLINE_S:g} s"
-        return None
+            if rows is not None and rows != seen["rows"]:
+                seen["rows"], seen["since"] = rows, time.monotonic()
+            elif rows is not None and time.monotonic() - seen["since"] >= QUIET_S:
+                return (rows,)
+            return None
+
+        try:
+            return wait_until(quiet, what="the settled history", timeout_s=QUIESCENCE_DEADLINE_S)[0]
+        except NotReady:
+            t.unknown = f"the history never settled within {QUIESCENCE_DEADLINE_S:g} s"
+            return None
 
     def _key(self, t: Trial) -> None:
         sid = self.session_id()
