@@ -113,17 +113,21 @@ step_docker() {
 }
 
 step_node() {
-  # The Node example (examples/node: Express, Socket.IO, ioredis), from its package-lock.json.
-  local dir="$ROOT/examples/node" stamp="$ROOT/examples/node/node_modules/.lab-installed" want
-  want=$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)
-  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
-    say "node: examples/node up to date"; return
-  fi
+  # The Node examples (Express, Socket.IO, ioredis), each from its package-lock.json:
+  # examples/node runs as a process, examples/compose-app/app is copied into its image.
+  local dir stamp want
   command -v npm >/dev/null || die "no npm on PATH: apt-get install nodejs npm (Node >= 18), then make setup"
-  say "node: installing examples/node (npm ci)"
-  (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) \
-    || die "npm ci failed in examples/node: is the npm registry reachable? (npm config get registry)"
-  echo "$want" >"$stamp"
+  for dir in "$ROOT/examples/node" "$ROOT/examples/compose-app/app"; do
+    stamp="$dir/node_modules/.lab-installed"
+    want=$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)
+    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+      say "node: ${dir#"$ROOT"/} up to date"; continue
+    fi
+    say "node: installing ${dir#"$ROOT"/} (npm ci)"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) \
+      || die "npm ci failed in ${dir#"$ROOT"/}: is the npm registry reachable? (npm config get registry)"
+    echo "$want" >"$stamp"
+  done
 }
 
 case "${1:-all}" in

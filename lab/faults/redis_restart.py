@@ -39,7 +39,9 @@ class RedisRestart(Fault):
         try:
             self._run_id = r.info("server")["run_id"]
             self._before = t.stack.instance("redis")
-            if self.durable:
+            # An app's own Redis (a compose target) keeps the persistence its owner configured:
+            # the restart tests that, and `durable` does not apply.
+            if self.durable and not _as_configured(t):
                 r.config_set("appendfsync", "always")
                 r.config_set("appendonly", "yes")  # rewrites the current data into the AOF
                 wait_until(
@@ -70,7 +72,13 @@ class RedisRestart(Fault):
         now = t.stack.instance("redis")
         if info["run_id"] == getattr(self, "_run_id", None) or now == getattr(self, "_before", None):
             raise FaultNotConfirmed(f"Redis has the same run_id / {now}: it was not restarted")
+        if _as_configured(t):
+            return f"the app's Redis restarted: {self._before} -> {now} (its own persistence: aof_enabled={aof})"
         if aof != int(self.durable):
             # The durable variant is only exercised if the new server really reloaded with AOF.
             raise FaultNotConfirmed(f"restarted Redis has aof_enabled={aof}, expected {int(self.durable)}")
         return f"Redis restarted: {self._before} -> {now} (run_id {str(info['run_id'])[:8]}, aof_enabled={aof})"
+
+
+def _as_configured(t: Targets) -> bool:
+    return bool(getattr(t.stack, "redis_as_configured", False))

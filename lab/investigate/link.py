@@ -4,8 +4,14 @@ of its three services: the browser talks to the target directly, on the target's
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
 from lab.common.config import LabConfig
 from lab.stack.native import NativeStack
+
+if TYPE_CHECKING:
+    from lab.investigate.spec import Spec
 
 LINK_SERVICES = ("redis", "toxiproxy")
 
@@ -13,3 +19,27 @@ LINK_SERVICES = ("redis", "toxiproxy")
 def redis_link(cfg: LabConfig) -> NativeStack:
     """redis-server + toxiproxy-server with the "redis" proxy only (no backend, no chat proxy)."""
     return NativeStack(cfg, services=LINK_SERVICES)
+
+
+def link_for(cfg: LabConfig) -> NativeStack:
+    """The investigation's own Redis + Toxiproxy, in a run folder next to the native stack's."""
+    return redis_link(replace(cfg, run_dir=cfg.run_dir.with_name(cfg.run_dir.name + "-investigate")))
+
+
+def link_for_spec(spec: "Spec", cfg: LabConfig) -> Any:
+    """What the target's Redis traffic goes through: the lab's own Redis + Toxiproxy; the app's
+    Redis behind `lab proxy up` ([start] external); or the app's compose project with the lab's
+    Toxiproxy in it ([start] compose)."""
+    if spec.start.external:
+        from lab.stack.proxy import RedisProxy
+
+        proxy = RedisProxy(cfg)
+        proxy.run_dir.mkdir(parents=True, exist_ok=True)
+        return proxy
+    if spec.start.compose is not None:
+        from lab.stack.compose.app import AppStack
+
+        run_dir = link_for(cfg).run_dir
+        run_dir.mkdir(parents=True, exist_ok=True)
+        return AppStack(cfg, spec.start.compose, run_dir, spec.start.env, spec.http.port)
+    return link_for(cfg)

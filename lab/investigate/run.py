@@ -14,7 +14,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO, cast
 
@@ -30,7 +30,7 @@ from lab.investigate import experiments, pages, reporting
 from lab.investigate.blackbox import Prober
 from lab.investigate.experiments import Experiment
 from lab.investigate.preflight import preflight
-from lab.investigate.link import redis_link
+from lab.investigate.link import link_for, link_for_spec
 from lab.stack.native import NativeStack
 from lab.investigate.spec import Spec, fill
 from lab.model.outcome import TrialOutcome
@@ -42,11 +42,6 @@ from lab.suspects import Scan
 
 __all__ = ["EXIT_CLEAN", "EXIT_FOUND", "EXIT_INCONCLUSIVE", "Investigation", "run", "link_for"]
 DEFAULT_CONCURRENCY = 6  # trials at once (each its own pooled browser context)
-
-
-def link_for(cfg: LabConfig) -> NativeStack:
-    """The investigation's own Redis + Toxiproxy, in a run folder next to the native stack's."""
-    return redis_link(replace(cfg, run_dir=cfg.run_dir.with_name(cfg.run_dir.name + "-investigate")))
 
 
 def full_plan(spec: Spec, turns: int) -> list[Experiment]:
@@ -97,12 +92,7 @@ class Investigation:
         kind = "replay" if self.replay_of else self.kind
         run_id = time.strftime("%Y%m%d-%H%M%S") + f"-{kind}-{self.spec.name}"
         out_dir = self.reports_root / run_id
-        link: Any = link_for(self.cfg)
-        if self.spec.start.external:  # the app's own Redis, behind `lab proxy up`
-            from lab.stack.proxy import RedisProxy
-
-            link = RedisProxy(self.cfg)
-            link.run_dir.mkdir(parents=True, exist_ok=True)
+        link = link_for_spec(self.spec, self.cfg)
         # SIGTERM / SIGHUP unwind like Ctrl-C: the target, Redis and Toxiproxy are stopped.
         # One investigation per run folder: a second one would stop the first one's Redis and
         # Toxiproxy as "leftovers" when it starts.
@@ -132,13 +122,9 @@ class Investigation:
         with link, self._keeping_the_log(link, out_dir):
             host, port = self.cfg.host, self.cfg.ports["redis_proxy"]
             argv = [fill(a, target.placeholders(self.spec, host, port)) for a in self.spec.start.command]
-            self.say(
-                f"  the running app, its Redis ({link.redis_url}) behind the lab proxy at {host}:{port}"
-                if self.spec.start.external
-                else f"  Redis for the target at {host}:{port} (through Toxiproxy); starting: {' '.join(argv)}"
-            )
+            self.say(self._where(link, host, port, argv))
             self.redis_direct = link.redis_url if self.spec.start.external else self.cfg.redis_url
-            with target.running(self.spec, link.run_dir, host, port) as proc:
+            with target.running(self.spec, link.run_dir, host, port, link) as proc:
                 self.say(f"  target ready (pid {proc.pid}, log {link.run_dir / 'target.log'})")
                 pg = self.spec.page
                 self.say(
@@ -154,6 +140,14 @@ class Investigation:
         if self.check_only and interrupted is None:
             return EXIT_CLEAN if self.contract.startswith("contract ok") else EXIT_FOUND
         return self._report(done, out_dir, time.monotonic() - t0, interrupted)
+
+    def _where(self, link: Any, host: str, port: int, argv: list[str]) -> str:
+        if self.spec.start.external:
+            return f"  the running app, its Redis ({link.redis_url}) behind the lab proxy at {host}:{port}"
+        if self.spec.start.compose is not None:
+            stood_in = f"; stand-ins for {', '.join(link.substituted)} (no registry)" if link.substituted else ""
+            return f"  {link.file} as compose project {link.project}: {link.route}{stood_in}"
+        return f"  Redis for the target at {host}:{port} (through Toxiproxy); starting: {' '.join(argv)}"
 
     @staticmethod
     @contextmanager

@@ -107,6 +107,12 @@ def parse(data: dict[str, Any], path: Path) -> Spec:
 
 
 def _start(st: dict[str, Any], spec_dir: Path) -> Start:
+    if "compose" in st:
+        from lab.investigate.spec_compose import compose_start
+
+        app = compose_start(st, spec_dir)
+        env = _env(st)
+        return Start((), Path(app.file).parent, env, number(st, "start", "ready_timeout_s", 600, 1, 1800), compose=app)
     external = st.get("external", False)
     if not isinstance(external, bool):
         raise bad("start.external", external, "true (the app already runs: lab proxy up) or false")
@@ -126,13 +132,17 @@ def _start(st: dict[str, Any], spec_dir: Path) -> Start:
     cwd = spec_dir / text(st, "start", "cwd", default=".", expected="a folder, relative to the spec file")
     if not cwd.is_dir():
         raise bad("start.cwd", st.get("cwd"), f"an existing folder (resolved to {cwd})")
-    env = st.get("env", {})
-    if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, (str, int)) for k, v in env.items()):
-        raise bad("start.env", env, 'a table of NAME = "value" strings')
-    env = {k: str(v) for k, v in env.items()}
+    env = _env(st)
     for k, v in env.items():
         _check_placeholders(f"start.env.{k}", v)
     return Start(command, cwd.resolve(), env, number(st, "start", "ready_timeout_s", 30, 1, 600))
+
+
+def _env(st: dict[str, Any]) -> dict[str, str]:
+    env = st.get("env", {})
+    if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, (str, int)) for k, v in env.items()):
+        raise bad("start.env", env, 'a table of NAME = "value" strings')
+    return {k: str(v) for k, v in env.items()}
 
 
 def _http(h: dict[str, Any]) -> Http:

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from lab.stack.compose.override import AppCompose
 
 
 @dataclass(frozen=True)
@@ -15,6 +18,7 @@ class Start:
     env: dict[str, str]
     ready_timeout_s: float
     external: bool = False  # the app already runs, its Redis behind `lab proxy up`: nothing started
+    compose: "AppCompose | None" = None  # the app in its own compose file (lab.investigate.spec_compose)
 
 
 @dataclass(frozen=True)

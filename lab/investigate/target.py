@@ -10,7 +10,9 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from lab.common.errors import LabError, NotReady
 from lab.investigate.spec import Spec, fill
@@ -63,12 +65,16 @@ def _accepts(host: str, port: int) -> bool:
 
 
 @contextmanager
-def running(spec: Spec, run_dir: Path, redis_host: str, redis_port: int) -> Iterator[procs.ProcInfo]:
-    """Start the target, wait until ready, yield it; stop its whole process group on the way out."""
+def running(spec: Spec, run_dir: Path, redis_host: str, redis_port: int, link: Any = None) -> Iterator[procs.ProcInfo]:
+    """Start the target, wait until ready, yield it; stop its whole process group on the way out.
+    An external app is only waited for; a compose app's stack (``link``) started it already."""
     from urllib.parse import urlsplit
 
     if spec.start.external:
         yield from _external(spec)
+        return
+    if spec.start.compose is not None:
+        yield from _compose_app(spec, link, run_dir / f"{NAME}.log")
         return
     values = placeholders(spec, redis_host, redis_port)
     argv = [fill(a, values) for a in spec.start.command]
@@ -126,6 +132,25 @@ def _external(spec: Spec) -> Iterator[procs.ProcInfo]:
     yield info
 
 
+@dataclass(frozen=True)
+class _Container(procs.ProcInfo):
+    """The backend's container in the app's compose project: alive while it runs."""
+
+    stack: Any = None
+
+    def alive(self) -> bool:
+        return bool(self.stack.backend_running())
+
+
+def _compose_app(spec: Spec, stack: Any, log: Path) -> Iterator[procs.ProcInfo]:
+    """The backend its compose project runs, ready when it answers (its container's log is the
+    target's log); the project is the stack's to remove."""
+    argv = [f"(compose service {spec.start.compose.service})"]  # type: ignore[union-attr]
+    info = _Container(NAME, stack.backend_pid(), 0, argv, stack)
+    _wait_ready(spec, info, "127.0.0.1", log)
+    yield info
+
+
 def _port_taken(host: str, port: int) -> bool:
     try:
         return _accepts(host, port)
@@ -151,7 +176,7 @@ def _wait_ready(spec: Spec, info: procs.ProcInfo, host: str, log: Path) -> None:
     def exited() -> str | None:
         if info.alive():
             return None
-        return "the target exited during start-up"
+        return "the target exited during start-up" if not spec.start.compose else "the backend's container exited"
 
     try:
         wait_until(

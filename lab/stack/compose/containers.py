@@ -51,10 +51,11 @@ def _engine_errors(fn: Callable[P, R]) -> Callable[P, R]:
 
 
 class Containers(DockerCli):
-    """Mixed into ComposeStack."""
+    """Mixed into ComposeStack (and, with its own names, the app stack: lab.stack.compose.app)."""
 
     run_dir: Path
     _sdk: Any
+    _log_follower = "backend-log"  # the process following the backend's log (procs name)
 
     def _follow_backend_log(self, host: str) -> None:
         """Follow the chat container's log into the run folder (lab.stack.events reads it),
@@ -85,11 +86,15 @@ class Containers(DockerCli):
             self._sdk = docker.DockerClient(base_url=host or self._host(), version="auto", timeout=60)
         return self._sdk
 
+    def _service_of(self) -> dict[str, str]:
+        """The lab's service names -> this project's compose services."""
+        return SERVICE_OF
+
     def _container(self, service: str, host: str | None = None) -> Any:
         """The compose project's container of a service, found by compose's labels."""
-        name = SERVICE_OF.get(service)
+        name = self._service_of().get(service)
         if name is None:
-            raise UsageError(f"unknown service {service!r}", f"valid: {', '.join(SERVICE_OF)}")
+            raise UsageError(f"unknown service {service!r}", f"valid: {', '.join(self._service_of())}")
         found = self._client(host).containers.list(
             all=True,
             filters={"label": [f"com.docker.compose.project={self.project}", f"com.docker.compose.service={name}"]},
@@ -134,7 +139,8 @@ class Containers(DockerCli):
         """SIGKILL the Redis container (no shutdown save) and start the same container again:
         its writable layer (/data) survives, and its command reads the AOF flag written here."""
         c = self._container("redis")
-        self._put_file(c, *APPENDONLY_FLAG, b"yes\n" if durable else b"no\n")
+        if not getattr(self, "redis_as_configured", False):  # an app's own Redis keeps its own config
+            self._put_file(c, *APPENDONLY_FLAG, b"yes\n" if durable else b"no\n")
         c.kill()  # SIGKILL
         wait_until(lambda: not self._state("redis")["Running"], what="redis container killed", timeout_s=timeout_s)
         c.start()
@@ -145,10 +151,10 @@ class Containers(DockerCli):
     def restart_backend(self, timeout_s: float = 30.0) -> str:
         """Stop the chat container (SIGTERM: gunicorn finishes in-flight requests; SIGKILL
         after 10 s) and start it again; its log follower is restarted with it."""
-        c = self._container("chat")
-        info = procs.read(self.run_dir, "backend-log")
+        c = self._container("backend")
+        info = procs.read(self.run_dir, self._log_follower)
         c.stop(timeout=10)
-        wait_until(lambda: not self._state("chat")["Running"], what="chat container stopped", timeout_s=timeout_s)
+        wait_until(lambda: not self._state("backend")["Running"], what="backend container stopped", timeout_s=timeout_s)
         if info is not None:
             procs.stop(info, self.run_dir)  # it exits with the container; reap it
         c.start()

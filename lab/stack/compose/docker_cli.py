@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from pathlib import Path
 from typing import Any
 
 from lab.common.config import LabConfig
 from lab.common.errors import LabError
-from lab.stack.engine import DOCKER
+from lab.stack.engine import DOCKER, Engine
 
 
 class DockerCli:
@@ -17,6 +18,7 @@ class DockerCli:
 
     cfg: LabConfig
     project: str
+    engine: "Engine"
     _images: dict[str, str]
 
     # ----------------------------------------------------------------- helpers
@@ -36,18 +38,37 @@ class DockerCli:
             raise LabError(f"docker {' '.join(args[:3])} failed: {res.stderr.strip()[-400:]}")
         return res
 
-    def _compose(self, host: str, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    def _compose_files(self) -> list[Path]:
+        return [self.cfg.root / "compose.yaml"]
+
+    def _compose_dir(self) -> Path:
+        """Where relative paths of the first file resolve (compose's project directory)."""
+        return self.cfg.root
+
+    def _compose(
+        self, host: str, *args: str, timeout: float = 600, files: list[Path] | None = None
+    ) -> subprocess.CompletedProcess[str]:
         compose = shutil.which("docker-compose")
         if compose is None:
             raise LabError("docker-compose is not installed", "run `make setup` as root")
         res = subprocess.run(
-            [compose, "-f", str(self.cfg.root / "compose.yaml"), *args],
+            [compose, *(a for f in files or self._compose_files() for a in ("-f", str(f))), *args],
             env=self._env(host),
             capture_output=True,
             text=True,
             timeout=timeout,
-            cwd=self.cfg.root,
+            cwd=self._compose_dir(),
         )
         if res.returncode != 0:
             raise LabError(f"docker-compose {' '.join(args[:2])} failed: {res.stderr.strip()[-600:]}")
         return res
+
+    def _stop_engine_if_idle(self, host: str) -> str | None:
+        """Stop the lab's private engine unless another project still has containers on it
+        (the lab's compose stack and an investigation's app can share one engine)."""
+        engine = self.engine
+        if host != engine.private_host:
+            return None  # DOCKER_HOST's or the system's engine: not the lab's to stop
+        if self._docker(host, "ps", "-aq", check=False).stdout.strip():
+            return None
+        return engine.stop()

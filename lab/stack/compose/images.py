@@ -28,8 +28,9 @@ OFFICIAL = {
     "toxiproxy": "ghcr.io/shopify/toxiproxy:2.12.0",
     "chat_base": "python:3.11-slim-bookworm",
 }
-BASE_PACKAGES = "redis-server,python3,python3-venv,ca-certificates"
-TOXIPROXY_DOCKERFILE = Path(__file__).parent / "toxiproxy.Dockerfile"
+# nodejs: the stand-in for an app's node:* images (lab.stack.compose.substitutes).
+BASE_PACKAGES = "redis-server,python3,python3-venv,ca-certificates,nodejs"
+TOXIPROXY_DOCKERFILE = Path(__file__).parent / "offline" / "toxiproxy.Dockerfile"
 CHAT_DOCKERFILE = ROOT / "services" / "chat" / "Dockerfile"
 
 

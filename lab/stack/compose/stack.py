@@ -158,7 +158,9 @@ class ComposeStack(Lifecycle, Images, Containers):
             self._compose(host, "down", "--remove-orphans", "-t", "5")
             report.append(f"compose project {self.project}: down")
         self.close()
-        stopped = self.engine.stop()
+        # An idle private engine is stopped (one an investigation's app still uses is left); no
+        # reachable engine: what a killed run left of one is stopped.
+        stopped = self._stop_engine_if_idle(host) if host is not None else self.engine.stop()
         if stopped:
             report.append(stopped)
         (self.run_dir / "stack.json").unlink(missing_ok=True)

@@ -1,0 +1,215 @@
+"""An app's own compose file as the stack of `lab investigate` ([start] compose = ...): the
+user's file, unedited, plus the lab's override (lab.stack.compose.override) in a compose project
+of the lab's own, on the engine compose mode uses (lab.stack.engine). Everything the project
+created -- containers, networks, volumes -- is removed after success, failure or a signal.
+
+The user's Redis runs as the user configured it (its persistence too): redis_restart kills and
+starts that container and reports what survived. The lab reads the key directly at the port it
+publishes for Redis, and the backend's log is followed into the run folder as target.log."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import redis
+import yaml
+
+from lab.common.config import LabConfig
+from lab.common.errors import LabError, UsageError
+from lab.common.http import http_get
+from lab.common.wait import wait_until
+from lab.stack import ports, procs, topology
+from lab.stack.compose import override as ov
+from lab.stack.compose.app_faults import AppFaults
+from lab.stack.compose.substitutes import Substitutes, needed
+from lab.stack.engine import DOCKER, Engine
+from lab.stack.lifecycle import Lifecycle
+
+OVERRIDE = "compose.lab.yaml"
+
+
+class AppStack(Lifecycle, Substitutes, AppFaults):
+    mode = "compose"
+    redis_as_configured = True  # redis_restart: the app's own persistence, not the lab's AOF switch
+
+    def __init__(self, cfg: LabConfig, app: ov.AppCompose, run_dir: Path, env: dict[str, str], http_port: int) -> None:
+        from lab.stack.compose.stack import ComposeStack
+
+        self.cfg, self.app, self.run_dir, self.env, self.http_port = cfg, app, run_dir, env, http_port
+        self.file = Path(app.file)
+        self.cache = ComposeStack(cfg).cache
+        # The engine compose mode uses (one per data root): stopped at the end only if idle.
+        self.engine: Engine = ComposeStack(cfg).engine
+        self._sdk: Any = None
+        self._images: dict[str, str] = {}
+        self.substituted: list[str] = []
+        self.route = ""
+        # A project of the lab's own: the user's own project of this file is never touched.
+        key = f"{run_dir}\0{self.file.resolve()}".encode()
+        self.project = "chaoslab-app-" + hashlib.sha1(key).hexdigest()[:8]
+
+    # ----------------------------------------------------------------- compose plumbing
+    def _compose_files(self) -> list[Path]:
+        return [self.file, self.run_dir / OVERRIDE]
+
+    def _compose_dir(self) -> Path:
+        return self.file.parent
+
+    @property
+    def redis_url(self) -> str:
+        return self.cfg.redis_url  # the app's Redis, published by the override on the lab's port
+
+    @property
+    def backend_log(self) -> Path:
+        return self.run_dir / "target.log"
+
+    # ----------------------------------------------------------------- up / down
+    def up(self, timeout_s: float = 600.0) -> dict[str, Any]:
+        from lab.common.errors import Interrupted
+        from lab.common.signals import deferred, interrupt_on
+
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        with interrupt_on(exc=Interrupted):  # a signal during start-up: undo the half-start
+            try:
+                return self._up(timeout_s)
+            except BaseException:
+                with deferred():
+                    self.down()
+                raise
+
+    def _up(self, timeout_s: float) -> dict[str, Any]:
+        if (self.run_dir / OVERRIDE).exists():
+            self.down()  # an earlier run's project, killed before its clean-up
+        self.engine.run_dir.mkdir(parents=True, exist_ok=True)
+        host = self.engine.ensure()
+        raw = self._read_raw()
+        resolved = self._resolved(host, [self.file])
+        self._check_ports_free(resolved)
+        self.substituted = self._substitute(host, needed(resolved))
+        image = self._toxiproxy_ref(host)
+        at = ov.Published(self.http_port, self.cfg.ports["redis"], self.cfg.ports["toxiproxy"])
+        config_file = self.run_dir / "toxiproxy.json"
+        plan = ov.plan(raw, resolved, self.app, at, image, str(config_file), self.env)
+        topology.write([topology.Proxy("redis", plan.listen, plan.upstream)], config_file)
+        (self.run_dir / OVERRIDE).write_text(
+            "# Written by the lab for this run (lab.stack.compose.override); removed with the project.\n"
+            + yaml.safe_dump(plan.override, sort_keys=False)
+        )
+        self.route = plan.route
+        # --build: the backend's image is rebuilt from the app's current source (the layer
+        # cache makes an unchanged one instant); the stand-ins are tagged, never pulled.
+        self._compose(host, "up", "-d", "--build", timeout=timeout_s)
+        self._wait_started(host, timeout_s)
+        self.backend_log.unlink(missing_ok=True)  # this run's output only
+        self._follow_log(host)
+        return {"mode": self.mode, "project": self.project, "docker_host": host, "reused": False}
+
+    def _read_raw(self) -> dict[str, Any]:
+        try:
+            raw = yaml.safe_load(self.file.read_text())
+        except (OSError, yaml.YAMLError) as exc:
+            raise UsageError(f"start.compose: cannot read {self.file}: {exc}", "give the app's compose file") from None
+        if not isinstance(raw, dict):
+            raise UsageError(
+                f"start.compose: {self.file} is not a compose file (no mapping)", "give the app's compose file"
+            )
+        return raw
+
+    def _resolved(self, host: str, files: list[Path]) -> dict[str, Any]:
+        """The app's config as compose resolves it (variables, env files, paths made absolute)."""
+        res = self._compose(host, "config", files=files)
+        return dict(yaml.safe_load(res.stdout) or {})
+
+    def _check_ports_free(self, resolved: dict[str, Any]) -> None:
+        """The app's own published ports (an override cannot take them away) and the lab's."""
+        want = [(s, ip, p) for s, ip, p in ov.published_ports(resolved)]
+        want += [
+            ("the lab", "127.0.0.1", p) for p in (self.http_port, self.cfg.ports["redis"], self.cfg.ports["toxiproxy"])
+        ]
+        for service, ip, port in want:
+            if not ports.is_free("127.0.0.1" if ip in ("0.0.0.0", "") else ip, port):
+                who = ports.holder(port)
+                raise UsageError(
+                    f"port {port}, which {'the service ' + repr(service) + ' publishes in ' + str(self.file) if service != 'the lab' else 'the lab publishes'}, "
+                    f"is in use" + (f" by {who}" if who else ""),
+                    "stop what holds it (your own stack of this file? docker compose down), or free it",
+                )
+
+    def _toxiproxy_ref(self, host: str) -> str:
+        from lab.stack.compose.images import OFFICIAL
+
+        official = OFFICIAL["toxiproxy"]
+        if self._has_image(host, official) or self._pullable(host, official):
+            return official
+        return self._choose_images(host).get("TOXIPROXY_IMAGE", official)
+
+    def _wait_started(self, host: str, timeout_s: float) -> None:
+        """Every container running, healthy where it has a healthcheck; then Toxiproxy's proxy
+        answering and the real Redis at the lab's port."""
+        ids = self._compose(host, "ps", "-q").stdout.split()
+
+        def ready() -> bool:
+            fmt = "{{.Name}} {{.State.Status}} {{if .State.Health}}{{.State.Health.Status}}{{end}}"
+            lines = self._docker(host, "inspect", "-f", fmt, *ids).stdout.strip().splitlines()
+            exited = [line.split()[0] for line in lines if line.split()[1] in ("exited", "dead")]
+            if exited:
+                raise LabError(
+                    f"{', '.join(exited)} exited during start-up; its log:\n{self._logs(host, exited[0])}",
+                    f"run the app's own stack to see why: docker compose -f {self.file} up",
+                )
+            return all(line.split()[1] == "running" and line.split()[2:] in ([], ["healthy"]) for line in lines)
+
+        wait_until(ready, what=f"the services of {self.file.name} started", timeout_s=timeout_s, interval_s=0.5)
+        wait_until(lambda: http_get(self.cfg.toxiproxy_url + "/proxies")[0] == 200, what="toxiproxy", timeout_s=30)
+        wait_until(lambda: _pings(self.cfg.redis_url), what="the app's redis at the lab's port", timeout_s=30)
+
+    def _logs(self, host: str, name: str) -> str:
+        res = self._docker(host, "logs", "--tail", "20", name.lstrip("/"), check=False)
+        return "\n".join("  | " + line for line in (res.stdout + res.stderr).splitlines()[-20:]) or "  | (no output)"
+
+    def _follow_log(self, host: str) -> None:
+        """The backend's output, as target.log (evidence for the report); `docker logs -f`
+        ends with the container, so a backend restart follows it anew (--since: no repeats)."""
+        c = self._container("backend", host)
+        procs.spawn(  # its output is target.log
+            "target",
+            [DOCKER, "logs", "-f", "--since", c.attrs["State"]["StartedAt"], c.id],
+            self.run_dir,
+            env=self._env(host),
+        )
+
+    def down(self) -> list[str]:
+        report = []
+        for info in procs.recorded(self.run_dir):
+            report.append(f"{info.name} {procs.stop(info, self.run_dir)}")
+        host = self.engine.find()
+        if host is not None and (self.run_dir / OVERRIDE).exists():
+            # Containers, the project's networks and its volumes (named and anonymous): all the
+            # lab's, under its own project name; --rmi local: the backend's image it built.
+            self._compose(host, "down", "--volumes", "--remove-orphans", "--rmi", "local", "-t", "5")
+            report.append(f"compose project {self.project}: containers, networks and volumes removed")
+        self.close()
+        if host is not None:
+            stopped = self._stop_engine_if_idle(host)
+            if stopped:
+                report.append(stopped)
+        (self.run_dir / OVERRIDE).unlink(missing_ok=True)
+        (self.run_dir / "toxiproxy.json").unlink(missing_ok=True)
+        return report
+
+    def status(self) -> dict[str, Any]:
+        return {"mode": self.mode, "up": (self.run_dir / OVERRIDE).exists(), "project": self.project}
+
+
+def _pings(url: str) -> bool:
+    r = redis.Redis.from_url(url, socket_timeout=1, socket_connect_timeout=1, retry=None)
+    try:
+        return bool(r.ping())
+    except redis.ResponseError:
+        return True  # NOAUTH: a Redis with a password answered
+    except (redis.RedisError, OSError):
+        return False
+    finally:
+        r.close()

@@ -1,0 +1,74 @@
+"""The container faults (lab.stack.compose.containers) on an app's own services: the same
+verbs under the app's service names, its own Redis configuration kept (no AOF switch), and
+readiness judged from outside -- the backend's published port, the app's Redis at the lab's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lab.common.errors import LabError
+from lab.common.http import http_get
+from lab.common.wait import wait_until
+from lab.stack import procs
+from lab.stack.compose.containers import Containers, _engine_errors
+from lab.stack.compose.override import TOXIPROXY, AppCompose
+
+
+class AppFaults(Containers):
+    """Mixed into AppStack."""
+
+    app: AppCompose
+    engine: Any
+    http_port: int
+    _log_follower = "target"
+
+    def _service_of(self) -> dict[str, str]:
+        a = self.app
+        return {"redis": a.redis_service, "backend": a.service, "chat": a.service, "toxiproxy": TOXIPROXY}
+
+    def _host(self) -> str:
+        host = self.engine.find()
+        if host is None:
+            raise LabError("the Docker engine of the app's stack is gone", "run the investigation again")
+        return str(host)
+
+    def _follow_backend_log(self, host: str) -> None:
+        self._follow_log(host)
+
+    def _follow_log(self, host: str) -> None:
+        raise NotImplementedError  # AppStack's
+
+    def _wait_backend(self, timeout_s: float) -> None:
+        url = f"http://127.0.0.1:{self.http_port}/"
+        wait_until(lambda: http_get(url)[0] < 500, what="the backend after its restart", timeout_s=timeout_s)
+
+    def _wait_redis(self, timeout_s: float) -> None:
+        from lab.stack.compose.app import _pings
+
+        wait_until(lambda: _pings(self.cfg.redis_url), what="the app's redis", timeout_s=timeout_s)
+
+    def backend_running(self) -> bool:
+        try:
+            return bool(self._state("backend")["Running"])
+        except LabError:
+            return False
+
+    def backend_pid(self) -> int:
+        return int(self._state("backend")["Pid"])
+
+    @_engine_errors
+    def heal(self) -> None:
+        """Redis not left frozen or killed, the backend not left stopped."""
+        st = self._state("redis")
+        if st["Paused"]:
+            self.resume_redis()
+        elif not st["Running"]:
+            self._container("redis").start()
+            self._wait_redis(30)
+        if not self._state("backend")["Running"]:
+            self._container("backend").start()
+            info = procs.read(self.run_dir, self._log_follower)
+            if info is not None:
+                procs.stop(info, self.run_dir)
+            self._follow_log(self._host())
+            self._wait_backend(30)
