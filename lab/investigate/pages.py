@@ -4,7 +4,7 @@ browser restart, and the session cookie -- what a trial reads raw, for the probe
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -85,7 +85,7 @@ class Pages:
 
     async def close(self) -> None:
         while self._pool:
-            await self._pool.pop()[0].close()
+            await closing(self._pool.pop()[0].close())
 
     async def open(self, ctx: BrowserContext, at: str | None = None) -> tuple[Page, dict[str, Any]]:
         """A new page in ``ctx`` showing the conversation, and its first history read (raw)."""
@@ -212,4 +212,20 @@ async def chromium() -> AsyncIterator[Browser]:
         try:
             yield browser
         finally:
-            await browser.close()
+            await closing(browser.close())
+
+
+async def closing(aw: Awaitable[None]) -> None:
+    """Close what may be gone already. Ctrl-C in a terminal reaches the whole process group:
+    Playwright's driver (a node process) exits on it, and the browser with it -- closing its
+    contexts then fails, and that failure must not replace the interrupt (seen: a traceback and
+    exit 1 instead of 130)."""
+    from playwright.async_api import Error
+
+    try:
+        await aw
+    except Error:
+        pass
+    except Exception as exc:  # the driver's pipe closed under the call: not a playwright Error
+        if "Connection closed" not in str(exc):
+            raise

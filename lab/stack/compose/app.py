@@ -89,7 +89,8 @@ class AppStack(Lifecycle, Substitutes, AppFaults):
         self._check_ports_free(resolved)
         self.substituted = self._substitute(host, needed(resolved))
         image = self._toxiproxy_ref(host)
-        at = ov.Published(self.http_port, self.cfg.ports["redis"], self.cfg.ports["toxiproxy"])
+        ports_ = self.cfg.ports
+        at = ov.Published(self.http_port, ports_["redis"], ports_["toxiproxy"], ports_["redis_proxy"])
         config_file = self.run_dir / "toxiproxy.json"
         plan = ov.plan(raw, resolved, self.app, at, image, str(config_file), self.env)
         topology.write([topology.Proxy("redis", plan.listen, plan.upstream)], config_file)
@@ -164,6 +165,7 @@ class AppStack(Lifecycle, Substitutes, AppFaults):
         wait_until(ready, what=f"the services of {self.file.name} started", timeout_s=timeout_s, interval_s=0.5)
         wait_until(lambda: http_get(self.cfg.toxiproxy_url + "/proxies")[0] == 200, what="toxiproxy", timeout_s=30)
         wait_until(lambda: _pings(self.cfg.redis_url), what="the app's redis at the lab's port", timeout_s=30)
+        wait_until(lambda: _pings(self.cfg.redis_proxy_url), what="the app's redis through toxiproxy", timeout_s=30)
 
     def _logs(self, host: str, name: str) -> str:
         res = self._docker(host, "logs", "--tail", "20", name.lstrip("/"), check=False)

@@ -50,6 +50,7 @@ class Published:
     http: int  # the backend (the spec's http.port)
     redis: int  # the real Redis, direct
     toxiproxy: int  # Toxiproxy's API
+    redis_proxy: int = 0  # Redis through Toxiproxy (a latency fault measures its effect there)
 
 
 @dataclass(frozen=True)
@@ -108,7 +109,8 @@ def plan(
                 # The official image's entrypoint is /toxiproxy; a command repeats -host=0.0.0.0.
                 "command": ["-host=0.0.0.0", "-config=/config/toxiproxy.json"],
                 "volumes": [f"{config_file}:/config/toxiproxy.json:ro"],
-                "ports": [f"127.0.0.1:{at.toxiproxy}:{API_PORT}"],
+                "ports": [f"127.0.0.1:{at.toxiproxy}:{API_PORT}"]
+                + ([f"127.0.0.1:{at.redis_proxy}:{listen_port}"] if at.redis_proxy else []),
                 "networks": tp_nets,
                 "healthcheck": {"test": ["CMD", "/toxiproxy-cli", "list"], "interval": "1s", "timeout": "3s", "retries": 30},
                 "depends_on": {app.redis_service: {"condition": "service_started"}},

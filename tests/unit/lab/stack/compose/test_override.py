@@ -23,7 +23,14 @@ def resolved(env: dict[str, str] | None = None, app_networks: dict[str, Any] | N
 
 
 def app(**kw: Any) -> ov.AppCompose:
-    base = {"file": "/x/compose.yaml", "service": "app", "redis_service": "redis", "redis_env": "REDIS_URL", "redis_host": None, "port": 3000}
+    base = {
+        "file": "/x/compose.yaml",
+        "service": "app",
+        "redis_service": "redis",
+        "redis_env": "REDIS_URL",
+        "redis_host": None,
+        "port": 3000,
+    }
     return ov.AppCompose(**(base | kw))  # type: ignore[arg-type]
 
 

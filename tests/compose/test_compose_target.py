@@ -1,0 +1,161 @@
+"""`lab investigate` on an app's own compose file (examples/compose-app: Express + ioredis and
+Redis with AOF on a named volume), the file unedited: no anomaly without its bug, the bug's
+diagnosis with it (through both routes: the backend's REDIS_URL overridden, or the host name
+`redis` taken over), and afterwards nothing the lab made -- no container, network or volume on
+the engine, the app's file byte-identical -- also after SIGTERM or Ctrl-C mid-run.
+
+The engine is one the module starts and keeps (DOCKER_HOST), as a user's system engine is: the
+lab must leave it as it found it, and `docker ps -a` can be asked afterwards."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from lab.common.config import ROOT
+from lab.common.wait import wait_until
+from lab.stack.engine import DOCKER, Engine
+from tests.helpers import free_ports, isolated_env, run_lab, start_lab
+
+pytestmark = pytest.mark.timeout(900)  # a fresh engine data root loads or builds images first
+
+EXAMPLE = ROOT / "examples" / "compose-app"
+SPEC = EXAMPLE / "lab.toml"
+FILES = [EXAMPLE / "compose.yaml", EXAMPLE / "app" / "Dockerfile", EXAMPLE / "app" / "server.js"]
+DOCKER_ROOT = ROOT / ".lab" / "docker-tests"
+
+
+def digest() -> str:
+    return hashlib.sha256(b"".join(f.read_bytes() for f in FILES)).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A Docker engine that outlives every run of the module (a user's system engine)."""
+    if os.environ.get("DOCKER_HOST"):
+        yield os.environ["DOCKER_HOST"]
+        return
+    eng = Engine(tmp_path_factory.mktemp("engine"), DOCKER_ROOT)
+    try:
+        yield eng.ensure()
+    finally:
+        eng.stop()
+
+
+def docker(host: str, *args: str) -> str:
+    res = subprocess.run([DOCKER, *args], env={**os.environ, "DOCKER_HOST": host}, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    return res.stdout
+
+
+def engine_state(host: str) -> dict[str, list[str]]:
+    """What `docker ps -a`, `docker network ls` and `docker volume ls` show."""
+    return {
+        "containers": docker(host, "ps", "-a", "--format", "{{.Names}}").split(),
+        "networks": docker(host, "network", "ls", "--format", "{{.Name}}").split(),
+        "volumes": docker(host, "volume", "ls", "--format", "{{.Name}}").split(),
+    }
+
+
+def env_for(tmp_path: Path, host: str) -> dict[str, str]:
+    return isolated_env(tmp_path / "run", DOCKER_HOST=host, LAB_DOCKER_ROOT=str(DOCKER_ROOT))
+
+
+def takeover_spec(tmp_path: Path) -> Path:
+    """The example's spec routing by the host name the backend dials instead of its REDIS_URL."""
+    text = SPEC.read_text().replace('compose = "compose.yaml"', f'compose = "{EXAMPLE / "compose.yaml"}"')
+    path = tmp_path / "takeover.toml"
+    path.write_text(text.replace('redis_env = "REDIS_URL"', 'redis_host = "redis"'))
+    return path
+
+
+def investigate(tmp_path: Path, host: str, spec: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], dict]:  # type: ignore[type-arg]
+    env = env_for(tmp_path, host)
+    port = free_ports(1)[0]
+    reports = tmp_path / "reports"
+    before, hashed = engine_state(host), digest()
+    p = run_lab(
+        env,
+        "investigate",
+        "--target",
+        str(spec),
+        "--set",
+        f"http.port={port}",
+        "--reports",
+        str(reports),
+        *args,
+        timeout=900,
+    )
+    assert engine_state(host) == before, p.stdout + p.stderr  # nothing the lab made is left
+    assert digest() == hashed  # the app's files byte-identical
+    found = sorted(reports.glob("*/results.json"))
+    return p, json.loads(found[-1].read_text()) if found else {}
+
+
+def test_the_correct_app_shows_no_anomaly(tmp_path: Path, engine: str) -> None:
+    p, results = investigate(tmp_path, engine, SPEC, "--trials", "1")
+    out = p.stdout + p.stderr
+    assert p.returncode == 0, out
+    assert "as compose project chaoslab-app-" in out and "REDIS_URL=redis://chaoslab-toxiproxy:6379/0" in out
+    assert results["verdict"] == "no anomaly found" and results["diagnoses"] == [], out
+    assert all(c["status"] == "valid" for c in results["cells"]), results["cells"]
+
+
+@pytest.mark.parametrize("route", ["redis_env", "redis_host"])
+def test_the_bug_switch_is_diagnosed(tmp_path: Path, engine: str, route: str) -> None:
+    """APP_BUGS=swallow_errors, the down experiment: the writes really failed through the lab's
+    Toxiproxy (the route works) and the app answered 200 anyway."""
+    spec = SPEC if route == "redis_env" else takeover_spec(tmp_path)
+    p, results = investigate(
+        tmp_path, engine, spec, "--trials", "3", "--only", "down", "--set", "start.env.APP_BUGS=swallow_errors"
+    )
+    out = p.stdout + p.stderr
+    assert p.returncode == 1, out
+    assert [d["code"] for d in results["diagnoses"]] == ["acked_while_unreachable"], out
+    if route == "redis_host":
+        assert "redis:6379 taken over by Toxiproxy on default; redis moved to chaoslab-store" in out
+    log = next(iter(sorted((tmp_path / "reports").glob("*/target.log")))).read_text()
+    assert "bugs: swallow_errors" in log and "storing a user row failed" in log  # the app's own log, kept
+
+
+@pytest.mark.parametrize(
+    ("sig", "to"), [(signal.SIGTERM, "pid"), (signal.SIGINT, "group")], ids=["SIGTERM-pid", "SIGINT-group"]
+)
+def test_a_signal_mid_run_leaves_nothing(tmp_path: Path, engine: str, sig: signal.Signals, to: str) -> None:
+    """SIGTERM to the lab's pid (kill, a supervisor) or SIGINT to its process group (Ctrl-C),
+    once the app's stack is up and trials run: the project is removed all the same."""
+    env = env_for(tmp_path, engine)
+    before, hashed = engine_state(engine), digest()
+    proc = start_lab(
+        "investigate", "--target", str(SPEC), "--set", f"http.port={free_ports(1)[0]}", "--trials", "4",
+        "--reports", str(tmp_path / "reports"),
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+    )  # fmt: skip
+    lines: list[str] = []
+    try:
+        assert proc.stdout is not None
+        wait_until(
+            lambda: bool(lines.append(proc.stdout.readline()) or "contract ok" in lines[-1] or proc.poll() is not None),  # type: ignore[union-attr]
+            what="the app's stack up and the first trials running",
+            timeout_s=600,
+        )
+        assert proc.poll() is None, "".join(lines)
+        os.kill(proc.pid, sig) if to == "pid" else os.killpg(proc.pid, sig)
+        rest, _ = proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    out = "".join(lines) + rest
+    assert proc.returncode == 128 + sig, out
+    assert "Traceback" not in out and "never retrieved" not in out, out
+    assert engine_state(engine) == before, out
+    assert digest() == hashed
+    assert not [p for p in (tmp_path / "run-investigate").glob("*.pid")], out  # the log follower too
