@@ -19,6 +19,11 @@ history reads failing (amnesia), stale reads, a TTL not renewed by writes or no 
 cookie lost at a browser restart, a capped history, a streamed turn stored only when its stream
 completes, two tabs' turns overwriting each other (a lost update), a double click stored twice.
 
+Where the app lives in its own compose file ([start] compose = "compose.yaml", service, redis_env
+or redis_host, port), the lab starts that file, unedited, with Toxiproxy added in an override of
+its own, and removes every container, network and volume it made. Where the app already runs
+([start] external = true), `lab proxy up --redis HOST:PORT` puts Toxiproxy in front of its Redis.
+
 A correct app gets "no anomaly found" with the trial counts and the 95% upper bounds of what could
 have been missed. Reports: reports/<run-id>/results.json, trials.json, report.html.
 
@@ -38,6 +43,7 @@ none/double_submit (the last message sent twice at once); opt-in: redis_restart.
 examples:
   lab investigate --target examples/chat-service.toml
   lab investigate --target examples/chat-service.toml --set start.env.CHAT_DEFECTS=fire_and_forget
+  lab investigate --target examples/compose-app/lab.toml --only down --set start.env.APP_BUGS=swallow_errors
   lab investigate --target examples/foreign-app.toml      its own page, no ids, newest first
   lab investigate --target examples/foreign-app.toml --set start.env.FOREIGN_BUGS=cap_history
   lab investigate --target my-app.toml --trials 20 --turns 5     a full run: tighter bounds
