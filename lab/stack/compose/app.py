@@ -13,7 +13,6 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-import redis
 import yaml
 
 from lab.common.config import LabConfig
@@ -22,7 +21,7 @@ from lab.common.http import http_get
 from lab.common.wait import wait_until
 from lab.stack import ports, procs, topology
 from lab.stack.compose import override as ov
-from lab.stack.compose.app_faults import AppFaults
+from lab.stack.compose.app_faults import AppFaults, pings
 from lab.stack.compose.substitutes import Substitutes, needed
 from lab.stack.engine import DOCKER, Engine
 from lab.stack.lifecycle import Lifecycle
@@ -164,8 +163,8 @@ class AppStack(Lifecycle, Substitutes, AppFaults):
 
         wait_until(ready, what=f"the services of {self.file.name} started", timeout_s=timeout_s, interval_s=0.5)
         wait_until(lambda: http_get(self.cfg.toxiproxy_url + "/proxies")[0] == 200, what="toxiproxy", timeout_s=30)
-        wait_until(lambda: _pings(self.cfg.redis_url), what="the app's redis at the lab's port", timeout_s=30)
-        wait_until(lambda: _pings(self.cfg.redis_proxy_url), what="the app's redis through toxiproxy", timeout_s=30)
+        wait_until(lambda: pings(self.cfg.redis_url), what="the app's redis at the lab's port", timeout_s=30)
+        wait_until(lambda: pings(self.cfg.redis_proxy_url), what="the app's redis through toxiproxy", timeout_s=30)
 
     def _logs(self, host: str, name: str) -> str:
         res = self._docker(host, "logs", "--tail", "20", name.lstrip("/"), check=False)
@@ -203,15 +202,3 @@ class AppStack(Lifecycle, Substitutes, AppFaults):
 
     def status(self) -> dict[str, Any]:
         return {"mode": self.mode, "up": (self.run_dir / OVERRIDE).exists(), "project": self.project}
-
-
-def _pings(url: str) -> bool:
-    r = redis.Redis.from_url(url, socket_timeout=1, socket_connect_timeout=1, retry=None)
-    try:
-        return bool(r.ping())
-    except redis.ResponseError:
-        return True  # NOAUTH: a Redis with a password answered
-    except (redis.RedisError, OSError):
-        return False
-    finally:
-        r.close()

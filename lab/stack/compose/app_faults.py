@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import redis
+
 from lab.common.errors import LabError
 from lab.common.http import http_get
 from lab.common.wait import wait_until
@@ -43,9 +45,7 @@ class AppFaults(Containers):
         wait_until(lambda: http_get(url)[0] < 500, what="the backend after its restart", timeout_s=timeout_s)
 
     def _wait_redis(self, timeout_s: float) -> None:
-        from lab.stack.compose.app import _pings
-
-        wait_until(lambda: _pings(self.cfg.redis_url), what="the app's redis", timeout_s=timeout_s)
+        wait_until(lambda: pings(self.cfg.redis_url), what="the app's redis", timeout_s=timeout_s)
 
     def backend_running(self) -> bool:
         try:
@@ -72,3 +72,15 @@ class AppFaults(Containers):
                 procs.stop(info, self.run_dir)
             self._follow_log(self._host())
             self._wait_backend(30)
+
+
+def pings(url: str) -> bool:
+    r = redis.Redis.from_url(url, socket_timeout=1, socket_connect_timeout=1, retry=None)
+    try:
+        return bool(r.ping())
+    except redis.ResponseError:
+        return True  # NOAUTH: a Redis with a password answered
+    except (redis.RedisError, OSError):
+        return False
+    finally:
+        r.close()
