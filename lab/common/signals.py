@@ -156,6 +156,16 @@ def run_async(main: Coroutine[Any, Any, T]) -> T:
         task = loop.create_task(main)
         first: list[int] = []
 
+        def unretrieved(lp: asyncio.AbstractEventLoop, ctx: dict[str, Any]) -> None:
+            # Ctrl-C reaches the whole process group: Playwright's driver exits on it, and its
+            # transport's error future (nobody awaits it once the run unwinds) would be printed
+            # as "Future exception was never retrieved". Anything else is reported as usual.
+            if first and "Connection closed while reading from the driver" in str(ctx.get("exception")):
+                return
+            lp.default_exception_handler(ctx)
+
+        loop.set_exception_handler(unretrieved)
+
         def cancel(signum: int) -> None:
             if first:
                 print(

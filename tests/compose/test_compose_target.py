@@ -159,3 +159,40 @@ def test_a_signal_mid_run_leaves_nothing(tmp_path: Path, engine: str, sig: signa
     assert engine_state(engine) == before, out
     assert digest() == hashed
     assert not [p for p in (tmp_path / "run-investigate").glob("*.pid")], out  # the log follower too
+
+
+def no_persistence_copy(tmp_path: Path) -> Path:
+    """The example with Redis's persistence off, as some teams run it (the app's build context
+    is the example's own folder)."""
+    text = (EXAMPLE / "compose.yaml").read_text().replace("build: ./app", f"build: {EXAMPLE / 'app'}")
+    text = text.replace("redis-server --appendonly yes", "redis-server --appendonly no --save ''")
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "compose.yaml").write_text(text)
+    spec = SPEC.read_text().replace('compose = "compose.yaml"', f'compose = "{tmp_path / "app" / "compose.yaml"}"')
+    (tmp_path / "lab.toml").write_text(spec)
+    return tmp_path / "lab.toml"
+
+
+@pytest.mark.parametrize("persistence", ["aof", "none"])
+def test_redis_restart_tests_the_apps_own_persistence(tmp_path: Path, engine: str, persistence: str) -> None:
+    """The app's Redis killed and started as its file configures it: AOF on a named volume keeps
+    the conversation; no persistence loses it."""
+    spec = SPEC if persistence == "aof" else no_persistence_copy(tmp_path)
+    p, results = investigate(tmp_path, engine, spec, "--trials", "2", "--only", "redis_restart")
+    out = p.stdout + p.stderr
+    cell = results["cells"][0]
+    assert cell["status"] == "valid" and cell["trials"] == 2, out
+    if persistence == "aof":
+        assert p.returncode == 0 and results["diagnoses"] == [], out
+    else:
+        assert p.returncode == 1 and [d["code"] for d in results["diagnoses"]] == ["lost_on_redis_restart"], out
+
+
+def test_a_backend_that_exits_at_start_is_named_and_nothing_is_left(tmp_path: Path, engine: str) -> None:
+    """A bad bug switch makes the backend exit 2 at start-up: exit 2 (bad input) with the
+    container's last lines, and the project removed."""
+    p, _ = investigate(tmp_path, engine, SPEC, "--set", "start.env.APP_BUGS=no_such_bug")
+    out = p.stdout + p.stderr
+    assert p.returncode == 2, out
+    assert "exited during start-up" in out and "APP_BUGS: unknown" in out, out
+    assert "Traceback" not in out

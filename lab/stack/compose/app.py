@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from lab.common.config import LabConfig
-from lab.common.errors import LabError, UsageError
+from lab.common.errors import LabError, NotReady, UsageError
 from lab.common.http import http_get
 from lab.common.wait import wait_until
 from lab.stack import ports, procs, topology
@@ -27,6 +27,13 @@ from lab.stack.engine import DOCKER, Engine
 from lab.stack.lifecycle import Lifecycle
 
 OVERRIDE = "compose.lab.yaml"
+
+
+class AppDidNotStart(LabError):
+    """The app's stack did not come up: bad input (exit 2), as a target that does not start is,
+    never mistaken for a diagnosis (exit 1)."""
+
+    exit_code = 2
 
 
 class AppStack(Lifecycle, Substitutes, AppFaults):
@@ -149,19 +156,32 @@ class AppStack(Lifecycle, Substitutes, AppFaults):
         """Every container running, healthy where it has a healthcheck; then Toxiproxy's proxy
         answering and the real Redis at the lab's port."""
         ids = self._compose(host, "ps", "-q").stdout.split()
+        fmt = "{{.Name}} {{.State.Status}} {{if .State.Health}}{{.State.Health.Status}}{{end}}"
+
+        def states() -> list[list[str]]:
+            return [line.split() for line in self._docker(host, "inspect", "-f", fmt, *ids).stdout.strip().splitlines()]
 
         def ready() -> bool:
-            fmt = "{{.Name}} {{.State.Status}} {{if .State.Health}}{{.State.Health.Status}}{{end}}"
-            lines = self._docker(host, "inspect", "-f", fmt, *ids).stdout.strip().splitlines()
-            exited = [line.split()[0] for line in lines if line.split()[1] in ("exited", "dead")]
-            if exited:
-                raise LabError(
-                    f"{', '.join(exited)} exited during start-up; its log:\n{self._logs(host, exited[0])}",
-                    f"run the app's own stack to see why: docker compose -f {self.file} up",
-                )
-            return all(line.split()[1] == "running" and line.split()[2:] in ([], ["healthy"]) for line in lines)
+            return all(st[1] == "running" and st[2:] in ([], ["healthy"]) for st in states())
 
-        wait_until(ready, what=f"the services of {self.file.name} started", timeout_s=timeout_s, interval_s=0.5)
+        def exited() -> str | None:
+            gone = [st[0].lstrip("/") for st in states() if st[1] in ("exited", "dead")]
+            return f"{', '.join(gone)} exited during start-up" if gone else None
+
+        try:
+            wait_until(
+                ready,
+                what=f"the services of {self.file.name} started",
+                timeout_s=timeout_s,
+                interval_s=0.5,
+                abort=exited,
+            )
+        except NotReady as exc:
+            gone = exited()
+            raise AppDidNotStart(
+                exc.message + (f"; its last lines:\n{self._logs(host, gone.split(',')[0].split()[0])}" if gone else ""),
+                f"run the app's own stack to see why: docker compose -f {self.file} up",
+            ) from None
         wait_until(lambda: http_get(self.cfg.toxiproxy_url + "/proxies")[0] == 200, what="toxiproxy", timeout_s=30)
         wait_until(lambda: pings(self.cfg.redis_url), what="the app's redis at the lab's port", timeout_s=30)
         wait_until(lambda: pings(self.cfg.redis_proxy_url), what="the app's redis through toxiproxy", timeout_s=30)
