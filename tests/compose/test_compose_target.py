@@ -196,3 +196,18 @@ def test_a_backend_that_exits_at_start_is_named_and_nothing_is_left(tmp_path: Pa
     assert p.returncode == 2, out
     assert "exited during start-up" in out and "APP_BUGS: unknown" in out, out
     assert "Traceback" not in out
+
+
+def test_a_port_the_apps_file_publishes_in_use_is_named(tmp_path: Path, engine: str) -> None:
+    """The example publishes 127.0.0.1:3000 (an override cannot take that away): held, the run
+    stops before anything starts, naming the port and the service."""
+    import socket
+
+    with socket.socket() as held:
+        held.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        held.bind(("127.0.0.1", 3000))
+        held.listen()
+        p, results = investigate(tmp_path, engine, SPEC)
+    out = p.stdout + p.stderr
+    assert p.returncode == 2 and results == {}, out
+    assert "port 3000 is in use" in out and "the service 'app' publishes it" in out, out

@@ -151,19 +151,40 @@ class AppStack(Lifecycle, Substitutes, AppFaults):
         return dict(yaml.safe_load(res.stdout) or {})
 
     def _check_ports_free(self, resolved: dict[str, Any]) -> None:
-        """The app's own published ports (an override cannot take them away) and the lab's."""
-        want = [(s, ip, p) for s, ip, p in ov.published_ports(resolved)]
-        want += [
-            ("the lab", "127.0.0.1", p) for p in (self.http_port, self.cfg.ports["redis"], self.cfg.ports["toxiproxy"])
+        """The app's own published ports (an override cannot take them away), then the lab's:
+        a port in use stops the run before anything starts."""
+        from lab.common.config import PORT_ENV
+
+        want = [
+            (
+                f"the service {s!r} publishes it in {self.file}",
+                "stop what holds it (your own stack of this file?)",
+                ip,
+                p,
+            )
+            for s, ip, p in ov.published_ports(resolved)
         ]
-        for service, ip, port in want:
+        want.append(
+            (
+                "the lab publishes the backend there (http.port)",
+                "choose another: --set http.port=NNNNN",
+                "",
+                self.http_port,
+            )
+        )
+        for key in ("redis", "toxiproxy", "redis_proxy"):
+            want.append(
+                (
+                    f"the lab publishes it ({PORT_ENV[key]})",
+                    f"choose another: {PORT_ENV[key]}=NNNNN",
+                    "",
+                    self.cfg.ports[key],
+                )
+            )
+        for why, hint, ip, port in want:
             if not ports.is_free("127.0.0.1" if ip in ("0.0.0.0", "") else ip, port):
                 who = ports.holder(port)
-                raise UsageError(
-                    f"port {port}, which {'the service ' + repr(service) + ' publishes in ' + str(self.file) if service != 'the lab' else 'the lab publishes'}, "
-                    f"is in use" + (f" by {who}" if who else ""),
-                    "stop what holds it (your own stack of this file? docker compose down), or free it",
-                )
+                raise UsageError(f"port {port} is in use{f' by {who}' if who else ''}: {why}", hint)
 
     def _toxiproxy_ref(self, host: str) -> str:
         from lab.stack.compose.images import OFFICIAL
