@@ -68,6 +68,10 @@ def run_down(args: argparse.Namespace) -> int:
         from lab.investigate.run import link_for
 
         report += [f"investigate: {r}" for r in link_for(stack.cfg).down()]
+        from lab.stack.compose.app import AppStack
+
+        app = AppStack.left_behind(stack.cfg, link_for(stack.cfg).run_dir)  # an app's compose project
+        report += [f"investigate: {r}" for r in app.down()] if app is not None else []
         from lab.stack.proxy import RedisProxy
 
         report += [f"proxy: {r}" for r in RedisProxy(stack.cfg).down()]  # `lab proxy up`'s, if any

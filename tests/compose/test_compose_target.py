@@ -125,6 +125,24 @@ def test_the_bug_switch_is_diagnosed(tmp_path: Path, engine: str, route: str) ->
     assert "bugs: swallow_errors" in log and "storing a user row failed" in log  # the app's own log, kept
 
 
+def start_run(tmp_path: Path, env: dict[str, str]) -> tuple[subprocess.Popen[str], list[str]]:
+    """`lab investigate` on the example, in a session of its own, once its trials run."""
+    proc = start_lab(
+        "investigate", "--target", str(SPEC), "--set", f"http.port={free_ports(1)[0]}", "--trials", "4",
+        "--reports", str(tmp_path / "reports"),
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+    )  # fmt: skip
+    lines: list[str] = []
+    assert proc.stdout is not None
+    wait_until(
+        lambda: bool(lines.append(proc.stdout.readline()) or "contract ok" in lines[-1] or proc.poll() is not None),  # type: ignore[union-attr]
+        what="the app's stack up and the first trials running",
+        timeout_s=600,
+    )
+    assert proc.poll() is None, "".join(lines)
+    return proc, lines
+
+
 @pytest.mark.parametrize(
     ("sig", "to"), [(signal.SIGTERM, "pid"), (signal.SIGINT, "group")], ids=["SIGTERM-pid", "SIGINT-group"]
 )
@@ -133,20 +151,8 @@ def test_a_signal_mid_run_leaves_nothing(tmp_path: Path, engine: str, sig: signa
     once the app's stack is up and trials run: the project is removed all the same."""
     env = env_for(tmp_path, engine)
     before, hashed = engine_state(engine), digest()
-    proc = start_lab(
-        "investigate", "--target", str(SPEC), "--set", f"http.port={free_ports(1)[0]}", "--trials", "4",
-        "--reports", str(tmp_path / "reports"),
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-    )  # fmt: skip
-    lines: list[str] = []
+    proc, lines = start_run(tmp_path, env)
     try:
-        assert proc.stdout is not None
-        wait_until(
-            lambda: bool(lines.append(proc.stdout.readline()) or "contract ok" in lines[-1] or proc.poll() is not None),  # type: ignore[union-attr]
-            what="the app's stack up and the first trials running",
-            timeout_s=600,
-        )
-        assert proc.poll() is None, "".join(lines)
         os.kill(proc.pid, sig) if to == "pid" else os.killpg(proc.pid, sig)
         rest, _ = proc.communicate(timeout=180)
     finally:
@@ -159,6 +165,20 @@ def test_a_signal_mid_run_leaves_nothing(tmp_path: Path, engine: str, sig: signa
     assert engine_state(engine) == before, out
     assert digest() == hashed
     assert not [p for p in (tmp_path / "run-investigate").glob("*.pid")], out  # the log follower too
+
+
+def test_lab_down_removes_what_a_killed_run_left(tmp_path: Path, engine: str) -> None:
+    """SIGKILL leaves no chance to clean up: the project runs on, and `lab down` removes it."""
+    env = env_for(tmp_path, engine)
+    before = engine_state(engine)
+    proc, _ = start_run(tmp_path, env)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=60)
+    assert engine_state(engine)["containers"] != before["containers"]  # left running
+    down = run_lab(env, "down")
+    assert down.returncode == 0 and "containers, networks and volumes removed" in down.stdout, down.stdout + down.stderr
+    assert engine_state(engine) == before
+    assert not list((tmp_path / "run-investigate").glob("*.pid"))
 
 
 def no_persistence_copy(tmp_path: Path) -> Path:

@@ -10,6 +10,8 @@ publishes for Redis, and the backend's log is followed into the run folder as ta
 from __future__ import annotations
 
 import hashlib
+import json
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,7 @@ from lab.stack.engine import DOCKER, Engine
 from lab.stack.lifecycle import Lifecycle
 
 OVERRIDE = "compose.lab.yaml"
+STATE = "compose-app.json"  # what `lab down` needs to remove a project a killed run left
 
 
 class AppDidNotStart(LabError):
@@ -89,6 +92,8 @@ class AppStack(Lifecycle, Substitutes, AppFaults):
         if (self.run_dir / OVERRIDE).exists():
             self.down()  # an earlier run's project, killed before its clean-up
         self.engine.run_dir.mkdir(parents=True, exist_ok=True)
+        state = {"app": asdict(self.app), "env": self.env, "http_port": self.http_port}
+        (self.run_dir / STATE).write_text(json.dumps(state, indent=2) + "\n")
         host = self.engine.ensure()
         raw = self._read_raw()
         resolved = self._resolved(host, [self.file])
@@ -258,9 +263,18 @@ class AppStack(Lifecycle, Substitutes, AppFaults):
             stopped = self._stop_engine_if_idle(host)
             if stopped:
                 report.append(stopped)
-        (self.run_dir / OVERRIDE).unlink(missing_ok=True)
-        (self.run_dir / "toxiproxy.json").unlink(missing_ok=True)
+        for name in (OVERRIDE, "toxiproxy.json", STATE):
+            (self.run_dir / name).unlink(missing_ok=True)
         return report
+
+    @classmethod
+    def left_behind(cls, cfg: LabConfig, run_dir: Path) -> "AppStack | None":
+        """The app stack a run in ``run_dir`` started and could not remove (it was SIGKILLed)."""
+        try:
+            state = json.loads((run_dir / STATE).read_text())
+        except (OSError, ValueError):
+            return None
+        return cls(cfg, ov.AppCompose(**state["app"]), run_dir, state["env"], state["http_port"])
 
     def status(self) -> dict[str, Any]:
         return {"mode": self.mode, "up": (self.run_dir / OVERRIDE).exists(), "project": self.project}
