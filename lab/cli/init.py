@@ -33,10 +33,16 @@ examples:
       --port 18193 --out fastapi.toml          (the app's own CHAT_USER / CHAT_PASSWORD as well)
   lab init --start "{python} -m gunicorn -b 127.0.0.1:{port} services.chat.wsgi:app" --port 18190 \\
       --env CHAT_REDIS_URL={redis_url} --out chat.toml
+  lab init --compose examples/compose-app/compose.yaml --service app --container-port 3000 \
+      --port 18301 --out compose-app.toml        an app in its own compose file, started unedited
   lab init --check-only --out my-app.toml       check a spec you edited
 
 The app gets REDIS_URL={redis_url} and PORT={port} unless --env says otherwise; placeholders
 as in a spec: {python} {redis_url} {redis_host} {redis_port} {port} {cwd} {spec_dir}.
+With --compose, the app runs as its compose file says (a Docker engine: DOCKER_HOST, the
+system's, or as root the lab's own), with the lab's Toxiproxy routed in by REDIS_URL (or
+--redis-env NAME / --redis-host NAME) and its port published at --port; --env adds to the
+backend's environment.
 """
 
 
@@ -61,6 +67,21 @@ def add(sub: Any) -> None:
     ini.add_argument("--port", type=opt_int("--port", 1024, 65535), metavar="N", help="the port the app listens on")
     ini.add_argument("--out", required=True, metavar="FILE", help="the spec to write, e.g. my-app.toml")
     ini.add_argument("--cwd", default=".", metavar="DIR", help="where the command runs (default: here)")
+    app = ini.add_argument_group("an app in its own compose file (instead of --start)")
+    app.add_argument("--compose", metavar="FILE", help="the app's compose file (never written)")
+    app.add_argument("--service", metavar="NAME", help="the backend's service in it")
+    app.add_argument(
+        "--container-port",
+        type=opt_int("--container-port", 1, 65535),
+        metavar="N",
+        help="its port inside the container",
+    )
+    app.add_argument("--redis-service", default="redis", metavar="NAME", help="the Redis service (default: redis)")
+    route = app.add_mutually_exclusive_group()
+    route.add_argument(
+        "--redis-env", metavar="NAME", help="the variable the backend reads Redis's address from (default: REDIS_URL)"
+    )
+    route.add_argument("--redis-host", metavar="NAME", help="or the host name it dials (Toxiproxy takes it over)")
     ini.add_argument("--name", default=None, help="the target's name (default: the file's stem)")
     ini.add_argument(
         "--env", action="append", default=[], type=_env, metavar="NAME=VALUE", help="the app's environment (repeatable)"
@@ -85,8 +106,12 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if args.check_only:
         return Init("", 0, out, Path("."), out.stem).contract(LabConfig.from_env())
-    if not args.start or args.port is None:
-        raise UsageError("lab init needs --start COMMAND and --port N (or --check-only)", "see lab init --help")
+    if bool(args.start) == bool(args.compose) or args.port is None:
+        raise UsageError(
+            "lab init needs --port N and either --start COMMAND or --compose FILE (or --check-only)",
+            "see lab init --help",
+        )
+    compose = _compose(args, out) if args.compose else None
     if out.exists() and not args.force:
         raise UsageError(f"{out} exists", "give another --out, or --force to overwrite it")
     cwd = Path(args.cwd)
@@ -94,6 +119,30 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--cwd {args.cwd!r} is not a folder", "give the folder the command runs in")
     ask = sys.stdin.isatty() if args.ask is None else args.ask
     init = Init(
-        args.start, args.port, out, cwd.resolve(), args.name or out.stem, dict(args.env), not args.no_check, ask
-    )
+        args.start or "", args.port, out, cwd.resolve(), args.name or out.stem, dict(args.env), not args.no_check, ask,
+        compose=compose,
+    )  # fmt: skip
     return init.run(LabConfig.from_env())
+
+
+def _compose(args: argparse.Namespace, out: Path) -> dict[str, Any]:
+    """[start]'s compose keys from the flags (lab.investigate.spec_compose checks them)."""
+    import os
+
+    from lab.common.errors import UsageError
+
+    file = Path(args.compose)
+    if not file.is_file():
+        raise UsageError(f"--compose {args.compose!r}: no such file", "give the app's compose file")
+    if not args.service or args.container_port is None:
+        raise UsageError(
+            "--compose needs --service NAME and --container-port N", "e.g. --service app --container-port 3000"
+        )
+    route = {"redis_host": args.redis_host} if args.redis_host else {"redis_env": args.redis_env or "REDIS_URL"}
+    return {
+        "compose": os.path.relpath(file.resolve(), out.resolve().parent),
+        "service": args.service,
+        "redis_service": args.redis_service,
+        **route,
+        "port": args.container_port,
+    }

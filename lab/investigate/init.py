@@ -11,7 +11,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from lab.common.config import LabConfig
 from lab.common.errors import UsageError
@@ -37,6 +37,8 @@ class Init:
     check: bool = True
     ask: bool = False  # ask what the probe could not infer (stdin: a terminal, or --ask)
     stdout: TextIO = field(default_factory=lambda: sys.stdout)
+    # --compose: the app in its own compose file, [start]'s compose keys (lab.investigate.spec_compose)
+    compose: dict[str, Any] | None = None
 
     def say(self, msg: str) -> None:
         print(msg, file=self.stdout, flush=True)
@@ -44,13 +46,16 @@ class Init:
     def run(self, cfg: LabConfig) -> int:
         d = self._started()
         spec = self._provisional(d)
-        from lab.investigate.run import link_for
+        from lab.investigate.link import link_for_spec
 
-        link = link_for(cfg)
+        link = link_for_spec(spec, cfg)
         busy = UsageError(f"a lab investigate or lab init is running on {link.run_dir}", "wait for it to end")
-        self.say(f"lab init: starting {self.command} on port {self.port}, with the lab's Redis (through Toxiproxy)")
+        self.say(
+            f"lab init: starting {self._what()} on port {self.port}, "
+            + ("its Redis through the lab's Toxiproxy" if self.compose else "with the lab's Redis (through Toxiproxy)")
+        )
         with exclusive(link.run_dir / "investigate.lock", busy), interrupt_on((signal.SIGTERM, signal.SIGHUP)):
-            with link, target.running(spec, link.run_dir, cfg.host, cfg.ports["redis_proxy"]):
+            with link, target.running(spec, link.run_dir, cfg.host, cfg.ports["redis_proxy"], link):
                 probe(spec.http.base_url, d, os.environ.get, lambda text: _keys(cfg.redis_url, text))
         if d.unknown and self.ask:
             self._ask(d)
@@ -100,8 +105,20 @@ class Init:
                 section, _, name = key.partition(".")
                 d.put(section, name, answer, "given at lab init's question")
 
+    def _what(self) -> str:
+        if self.compose:
+            return f"the service {self.compose['service']!r} of {self.compose['compose']}"
+        return self.command
+
     def _started(self) -> Draft:
         d = Draft()
+        if self.compose:
+            for k, v in self.compose.items():
+                d.put("start", k, v, "")
+            if self.env:
+                d.put("start", "env", dict(self.env), "")
+            d.put("http", "port", self.port, "")
+            return d
         d.put("start", "command", self.command, "")
         d.put("start", "cwd", os.path.relpath(self.cwd, self.out.resolve().parent), "")
         d.put("start", "env", {**DEFAULT_ENV, **self.env}, "")
@@ -121,7 +138,7 @@ class Init:
 
     def _header(self, d: Draft) -> list[str]:
         return [
-            f"Drafted by lab init on {time.strftime('%Y-%m-%d')} for {self.command!r} on port {self.port}.",
+            f"Drafted by lab init on {time.strftime('%Y-%m-%d')} for {self._what()!r} on port {self.port}.",
             "Each value says what it was guessed from; check them, then:",
             f"  lab investigate --target {self.out}",
             "The format: docs/investigate.md ('The target spec (TOML)') and docs/app-shapes.md.",

@@ -231,3 +231,29 @@ def test_a_port_the_apps_file_publishes_in_use_is_named(tmp_path: Path, engine: 
     out = p.stdout + p.stderr
     assert p.returncode == 2 and results == {}, out
     assert "port 3000 is in use" in out and "the service 'app' publishes it" in out, out
+
+
+def test_lab_init_drafts_a_compose_target(tmp_path: Path, engine: str) -> None:
+    """`lab init --compose`: the app started from its file, unedited, probed; the draft's [start]
+    names the file and the service. The example has no OpenAPI and routes with ids in paths,
+    which the probe's common routes do not include: exit 3, the missing values named."""
+    env = env_for(tmp_path, engine)
+    out = tmp_path / "drafted.toml"
+    before, hashed = engine_state(engine), digest()
+    p = run_lab(
+        env, "init", "--compose", str(EXAMPLE / "compose.yaml"), "--service", "app", "--container-port", "3000",
+        "--port", str(free_ports(1)[0]), "--out", str(out), "--no-ask", timeout=900,
+    )  # fmt: skip
+    text = p.stdout + p.stderr
+    assert p.returncode == 3, text
+    assert "lab init: starting the service 'app' of" in text and "COULD NOT INFER" in out.read_text(), text
+    import tomllib
+
+    start = tomllib.loads(out.read_text())["start"]
+    assert (Path(out.parent, start["compose"]).resolve(), start["service"], start["redis_env"], start["port"]) == (
+        EXAMPLE / "compose.yaml",
+        "app",
+        "REDIS_URL",
+        3000,
+    )
+    assert engine_state(engine) == before and digest() == hashed
