@@ -1,6 +1,7 @@
 """A Docker engine for compose mode: the one DOCKER_HOST names, else the system one, else (as
-root) a private dockerd the lab starts itself -- vfs storage, its own data root, exec root and
-socket, no iptables -- and stops again. DOCKER_HOST is set only for the lab's child processes."""
+root) a private dockerd the lab starts itself -- overlay2 storage where the data root's file
+system can mount overlayfs, else vfs; its own data root, exec root and socket, no iptables --
+and stops again. DOCKER_HOST is set only for the lab's child processes."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from lab.common.errors import LabError, NotReady
@@ -48,6 +50,29 @@ def reachable(host: str) -> bool:
     except (OSError, subprocess.TimeoutExpired):
         return False
     return res.returncode == 0 and bool(res.stdout.strip())
+
+
+def storage_driver(data_root: Path) -> str:
+    """overlay2 if an overlayfs mounts on the data root's file system, else vfs. vfs copies an
+    image's whole file system for every container and build step (measured here, a 388 MB
+    image: creating a container took 2.4 s on vfs, 0.03 s on overlay2); overlay2 cannot sit on
+    an overlayfs itself (a data root inside a container's root file system), where vfs can."""
+    probe = Path(tempfile.mkdtemp(prefix=".overlay-probe-", dir=data_root))
+    try:
+        for d in ("lower", "upper", "work", "merged"):
+            (probe / d).mkdir()
+        opts = f"lowerdir={probe / 'lower'},upperdir={probe / 'upper'},workdir={probe / 'work'}"
+        res = subprocess.run(
+            ["mount", "-t", "overlay", "overlay", "-o", opts, str(probe / "merged")], capture_output=True, timeout=30
+        )
+        if res.returncode != 0:
+            return "vfs"
+        subprocess.run(["umount", str(probe / "merged")], capture_output=True, timeout=30)
+        return "overlay2"
+    except (OSError, subprocess.TimeoutExpired):
+        return "vfs"
+    finally:
+        shutil.rmtree(probe, ignore_errors=True)
 
 
 class Engine:
@@ -92,7 +117,7 @@ class Engine:
                 # --bridge=none: compose uses its own networks; the default docker0 bridge would be
                 # left behind on this host when the engine stops.
                 dockerd,
-                "--storage-driver=vfs",
+                f"--storage-driver={storage_driver(self.data_root)}",
                 "--iptables=false",
                 "--bridge=none",
                 "--data-root",
