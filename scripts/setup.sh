@@ -14,6 +14,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 VENV=${LAB_VENV:-$ROOT/.venv}
 BIN=${LAB_BIN:-$ROOT/.lab/bin}
 TOXIPROXY_VERSION=2.12.0
+COMPOSE_V2_VERSION=2.29.7
 PYTHON=${PYTHON:-python3}
 
 say() { printf '[setup] %s\n' "$*"; }
@@ -96,6 +97,7 @@ step_toxiproxy() {
 # docker-compose 1.29 and debootstrap (for an offline base image). Optional: without root the
 # step says what to install and compose tests skip with that reason.
 step_docker() {
+  step_compose_v2
   local missing=() pair
   for pair in dockerd:docker.io docker-compose:docker-compose debootstrap:debootstrap; do
     command -v "${pair%%:*}" >/dev/null || [ -x "/usr/sbin/${pair%%:*}" ] || missing+=("${pair#*:}")
@@ -110,6 +112,29 @@ step_docker() {
     || { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null; } \
     || die "apt-get install ${missing[*]} failed; try it by hand to see why"
   say "docker: installed ${missing[*]}"
+}
+
+# Docker Compose v2 (the `docker compose` most machines have), built with go install: the compose
+# tests run an investigation with it beside docker-compose 1.29. Optional: without Go it says so.
+step_compose_v2() {
+  local bin="$BIN/docker-compose-v2"
+  if [ -x "$bin" ] && "$bin" version 2>/dev/null | grep -q "$COMPOSE_V2_VERSION"; then
+    say "compose v2: $COMPOSE_V2_VERSION present ($bin)"; return
+  fi
+  local go=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
+  if ! command -v "$go" >/dev/null; then
+    say "compose v2: no Go toolchain; its compose test will skip (install Go, then make setup)"; return
+  fi
+  mkdir -p "$BIN"
+  local gobin; gobin=$(mktemp -d)
+  trap 'rm -rf "$gobin"; trap - RETURN' RETURN  # once: step_docker returns after this
+  say "compose v2: go install v$COMPOSE_V2_VERSION (about 2 minutes the first time on 2 cores)"
+  GOBIN="$gobin" GOFLAGS=-mod=mod "$go" install \
+    -ldflags "-X github.com/docker/compose/v2/internal.Version=v$COMPOSE_V2_VERSION" \
+    "github.com/docker/compose/v2/cmd@v$COMPOSE_V2_VERSION" \
+    || { say "compose v2: go install failed (is the Go module proxy reachable?); its compose test will skip"; return; }
+  install -m 0755 "$gobin/cmd" "$bin"
+  say "compose v2: $("$bin" version) installed in $bin"
 }
 
 step_node() {

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from lab.common.config import ROOT
+from lab.common.config import ROOT, LabConfig
 from lab.common.wait import wait_until
 from lab.stack.engine import DOCKER, Engine
 from tests.helpers import free_ports, isolated_env, run_lab, start_lab
@@ -76,8 +76,10 @@ def takeover_spec(tmp_path: Path) -> Path:
     return path
 
 
-def investigate(tmp_path: Path, host: str, spec: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], dict]:  # type: ignore[type-arg]
-    env = env_for(tmp_path, host)
+def investigate(
+    tmp_path: Path, host: str, spec: Path, *args: str, **extra_env: str
+) -> tuple[subprocess.CompletedProcess[str], dict]:  # type: ignore[type-arg]
+    env = env_for(tmp_path, host) | extra_env
     port = free_ports(1)[0]
     reports = tmp_path / "reports"
     before, hashed = engine_state(host), digest()
@@ -179,6 +181,25 @@ def test_lab_down_removes_what_a_killed_run_left(tmp_path: Path, engine: str) ->
     assert down.returncode == 0 and "containers, networks and volumes removed" in down.stdout, down.stdout + down.stderr
     assert engine_state(engine) == before
     assert not list((tmp_path / "run-investigate").glob("*.pid"))
+
+
+COMPOSE_V2 = LabConfig.from_env().bin_dir / "docker-compose-v2"
+
+
+@pytest.mark.skipif(
+    not COMPOSE_V2.exists(), reason=f"no {COMPOSE_V2}: make setup builds Compose v2 with go install (needs Go)"
+)
+def test_compose_v2_gives_the_same_diagnosis(tmp_path: Path, engine: str) -> None:
+    """Compose v2 (`docker compose`, what most machines have) resolves and merges files its own
+    way (long-syntax ports, explicit default networks): the takeover route, the diagnosis and
+    the clean-up are the same as with docker-compose 1.29."""
+    p, results = investigate(
+        tmp_path, engine, takeover_spec(tmp_path), "--trials", "3", "--only", "down",
+        "--set", "start.env.APP_BUGS=swallow_errors", LAB_COMPOSE=str(COMPOSE_V2),
+    )  # fmt: skip
+    out = p.stdout + p.stderr
+    assert p.returncode == 1 and [d["code"] for d in results["diagnoses"]] == ["acked_while_unreachable"], out
+    assert "taken over by Toxiproxy on default" in out
 
 
 def no_persistence_copy(tmp_path: Path) -> Path:

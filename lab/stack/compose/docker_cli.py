@@ -13,6 +13,26 @@ from lab.common.errors import LabError
 from lab.stack.engine import DOCKER, Engine
 
 
+def compose_command() -> list[str]:
+    """docker-compose (1.29 here, where the lab is tested), else Compose v2's `docker compose`
+    plugin, as most machines have it now. LAB_COMPOSE names one (e.g. "docker compose")."""
+    if os.environ.get("LAB_COMPOSE"):
+        return os.environ["LAB_COMPOSE"].split()
+    found = shutil.which("docker-compose")
+    if found is not None:
+        return [found]
+    try:
+        v2 = subprocess.run([DOCKER, "compose", "version"], capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        v2 = False
+    if v2:
+        return [DOCKER, "compose"]
+    raise LabError(
+        "neither docker-compose nor the docker compose plugin is installed",
+        "run `make setup` as root (installs docker-compose), or install Docker Compose v2",
+    )
+
+
 class DockerCli:
     """Mixed into ComposeStack: runs docker / docker-compose with the project's environment."""
 
@@ -48,11 +68,8 @@ class DockerCli:
     def _compose(
         self, host: str, *args: str, timeout: float = 600, files: list[Path] | None = None
     ) -> subprocess.CompletedProcess[str]:
-        compose = shutil.which("docker-compose")
-        if compose is None:
-            raise LabError("docker-compose is not installed", "run `make setup` as root")
         res = subprocess.run(
-            [compose, *(a for f in files or self._compose_files() for a in ("-f", str(f))), *args],
+            [*compose_command(), *(a for f in files or self._compose_files() for a in ("-f", str(f))), *args],
             env=self._env(host),
             capture_output=True,
             text=True,
