@@ -47,18 +47,21 @@ def _run(tmp_path: Path, spec: Path, bugs: str, *args: str) -> tuple[int, str, d
 # in how many of the 5 trials at least). ioredis re-sends a lost command only where the one-shot
 # reset landed on a write's reply after Redis applied it: 5/5, 1/5, 1/5 and 1/5 trials in four
 # runs (2 cores, 2026-12-02) -- a rate, which the diagnosis reports; the correct app's
-# drop trials (test_each_example_without_its_bug_has_no_anomaly) never duplicate.
+# drop trials (test_each_example_without_its_bug_has_no_anomaly) never duplicate. The Node
+# app's lost update is a race too: two tabs meet in its GET..SET window in 5/5, 5/6 and 3/6
+# trials of three CI runs (the last beside the compose tests' engine), so at least 2 of 6: more
+# than one trial, and its correct profile never loses a turn (the test below).
 BUGS = {
     "rest-ttl_set_once": (REST, "ttl_set_once", "ttl_not_renewed", "", 5),
     "ws-save_at_stream_end": (WS, "save_at_stream_end", "saved_at_stream_end", "", 5),
     "page-save_at_stream_end": (PAGE, "save_at_stream_end", "saved_at_stream_end", "", 5),
-    "node-read_modify_write": (NODE, "read_modify_write", "lost_update", "", 5),
+    "node-read_modify_write": (NODE, "read_modify_write", "lost_update", "", 2),
     "node-resend_unfulfilled": (NODE, "resend_unfulfilled", "duplicates_after_drop", "drop", 1),
 }
 
 
 @pytest.mark.parametrize("case", list(BUGS))
-def test_each_example_bug_is_diagnosed_in_5_of_5_and_nothing_else(tmp_path: Path, case: str) -> None:
+def test_each_example_bug_is_diagnosed_and_nothing_else(tmp_path: Path, case: str) -> None:
     spec, bug, code, only, at_least = BUGS[case]
     # 6 per experiment: 5 judged ones even where one is honestly unknown.
     exit_code, out, results, trials = _run(tmp_path, spec, bug, "--trials", "6", *(["--only", only] if only else []))
@@ -66,9 +69,7 @@ def test_each_example_bug_is_diagnosed_in_5_of_5_and_nothing_else(tmp_path: Path
     found = {d["code"]: d for d in results["diagnoses"]}
     assert set(found) == {code}, out
     d = found[code]
-    # 5/5 of the experiment that tests it (the TTL rule: every trial with two writes to judge).
-    # At least 5 trials diagnosed (of 6): a race is a rate, and two tabs of the Node app meet in
-    # the GET..SET window in most rounds, not all (5/5 and 5/6 seen); the other rules: every trial.
+    # The deterministic rules in every judged trial (at least 5 of 6); the races (BUGS) at their rate.
     assert d["n"] >= 5 and d["k"] >= at_least, d
     # Trials may be unknown, honestly (two tabs that did not overlap in the browser: 1 of 5 on a
     # CI run), as long as the diagnosis is drawn from 5 judged ones.
