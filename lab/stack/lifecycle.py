@@ -10,6 +10,7 @@ records as ours).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
 from lab.common.signals import deferred
@@ -45,6 +46,20 @@ class Lifecycle:
             self._started = False
             raise
         return self
+
+    def _start_or_undo(self, start: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        """``start()`` with SIGINT/SIGTERM raised as Interrupted, and anything escaping it
+        (a failure, a signal) stopping what it had started: the compose stacks' ``up()``."""
+        from lab.common.errors import Interrupted
+        from lab.common.signals import interrupt_on
+
+        with interrupt_on(exc=Interrupted):
+            try:
+                return start()
+            except BaseException:
+                with deferred():
+                    self.down()  # type: ignore[attr-defined]
+                raise
 
     def __exit__(self: S, *exc: object) -> None:
         started, self._started = self._started, False

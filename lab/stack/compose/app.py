@@ -76,17 +76,8 @@ class AppStack(Lifecycle, Substitutes, AppFaults):
 
     # ----------------------------------------------------------------- up / down
     def up(self, timeout_s: float = 600.0) -> dict[str, Any]:
-        from lab.common.errors import Interrupted
-        from lab.common.signals import deferred, interrupt_on
-
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        with interrupt_on(exc=Interrupted):  # a signal during start-up: undo the half-start
-            try:
-                return self._up(timeout_s)
-            except BaseException:
-                with deferred():
-                    self.down()
-                raise
+        return self._start_or_undo(lambda: self._up(timeout_s))  # a signal or failure: the half-start undone
 
     def _up(self, timeout_s: float) -> dict[str, Any]:
         if (self.run_dir / OVERRIDE).exists():

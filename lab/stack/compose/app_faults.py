@@ -11,8 +11,7 @@ import redis
 from lab.common.errors import LabError
 from lab.common.http import http_get
 from lab.common.wait import wait_until
-from lab.stack import procs
-from lab.stack.compose.containers import Containers, _engine_errors
+from lab.stack.compose.containers import Containers
 from lab.stack.compose.override import TOXIPROXY, AppCompose
 
 
@@ -23,6 +22,7 @@ class AppFaults(Containers):
     engine: Any
     http_port: int
     _log_follower = "target"
+    _own_store_network = False  # the app's networks are its own: Containers.heal leaves them
 
     def _service_of(self) -> dict[str, str]:
         a = self.app
@@ -55,23 +55,6 @@ class AppFaults(Containers):
 
     def backend_pid(self) -> int:
         return int(self._state("backend")["Pid"])
-
-    @_engine_errors
-    def heal(self) -> None:
-        """Redis not left frozen or killed, the backend not left stopped."""
-        st = self._state("redis")
-        if st["Paused"]:
-            self.resume_redis()
-        elif not st["Running"]:
-            self._container("redis").start()
-            self._wait_redis(30)
-        if not self._state("backend")["Running"]:
-            self._container("backend").start()
-            info = procs.read(self.run_dir, self._log_follower)
-            if info is not None:
-                procs.stop(info, self.run_dir)
-            self._follow_log(self._host())
-            self._wait_backend(30)
 
 
 def pings(url: str) -> bool:

@@ -56,6 +56,7 @@ class Containers(DockerCli):
     run_dir: Path
     _sdk: Any
     _log_follower = "backend-log"  # the process following the backend's log (procs name)
+    _own_store_network = True  # compose.yaml's "store" network, which redis_net_disconnect cuts
 
     def _follow_backend_log(self, host: str) -> None:
         """Follow the chat container's log into the run folder (lab.stack.events reads it),
@@ -210,11 +211,11 @@ class Containers(DockerCli):
         elif not st["Running"]:
             self._container("redis").start()
             self._wait_redis(30)
-        if self._store_network() not in self.redis_networks():
+        if self._own_store_network and self._store_network() not in self.redis_networks():
             self.reconnect_redis()
-        if not self._state("chat")["Running"]:
-            self._container("chat").start()
-            info = procs.read(self.run_dir, "backend-log")
+        if not self._state("backend")["Running"]:
+            self._container("backend").start()
+            info = procs.read(self.run_dir, self._log_follower)
             if info is not None:
                 procs.stop(info, self.run_dir)
             self._follow_backend_log(self._host())

@@ -48,17 +48,8 @@ class ComposeStack(Lifecycle, Images, Containers):
 
     # ----------------------------------------------------------------- verbs
     def up(self, timeout_s: float = 180.0) -> dict[str, Any]:
-        from lab.common.errors import Interrupted
-        from lab.common.signals import deferred, interrupt_on
-
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        with interrupt_on(exc=Interrupted):  # SIGINT/SIGTERM during start-up: undo the half-start
-            try:
-                return self._up(timeout_s)
-            except BaseException:
-                with deferred():
-                    self.down()
-                raise
+        return self._start_or_undo(lambda: self._up(timeout_s))  # a signal or failure: the half-start undone
 
     def _up(self, timeout_s: float) -> dict[str, object]:
         reusable = self._reusable()
