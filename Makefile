@@ -110,9 +110,10 @@ investigate: setup
 suspects: venv
 	@$(LAB) suspects $(if $(SRC),$(SRC),services/chat)
 
-# PLAIN_RUNS=N (plain loop repetitions per profile), TRIALS=N (lab trials of the correct cell)
+# PLAIN_RUNS=N (plain loop repetitions per profile), TRIALS=N (lab trials of the correct cell),
+# FAIL_BELOW=1 (exit 1 when a target is missed; by default the figures are printed, exit 0)
 bench: setup
-	@$(LAB) bench --plain-runs "$(PLAIN_RUNS)" --trials "$(TRIALS)"
+	@$(LAB) bench --plain-runs "$(PLAIN_RUNS)" --trials "$(TRIALS)" $(if $(FAIL_BELOW),--fail-below)
 
 # Lessons on async pitfalls: `make lesson` lists them; N=3 runs lesson 3 (story, experiment,
 # mechanism); CHECK=1 checks your lessons/NN_*/exercise.py under the fault; RESET=1 restores it.
