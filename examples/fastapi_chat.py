@@ -79,7 +79,8 @@ LOG_LOGINS = os.environ.get("FASTAPI_LOG_LOGINS") == "1"
 API_KEY = os.environ.get("CHAT_API_KEY", "")  # optional: header X-Api-Key authenticates as well
 
 TTL_S = 7 * 24 * 3600
-PIECES, PIECE_DELAY_S = 6, 0.04  # the stand-in for an LLM's tokens
+PIECES = 6  # the stand-in for an LLM's tokens, each after a model's pause
+PIECE_DELAY_S = int(os.environ.get("FASTAPI_PIECE_DELAY_MS", "40")) / 1000
 STORAGE_ERRORS = (redis.RedisError, OSError)
 COOKIE = "chat_token"  # the login's cookie: the same token as its answer's, for the page
 PAGE = (Path(__file__).parent / "fastapi_page.html").read_text(encoding="utf-8")  # read once

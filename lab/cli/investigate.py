@@ -82,7 +82,9 @@ def add(sub: Any) -> None:
         type=opt_int("--trials", 1, 1000),
         default=None,
         metavar="N",
-        help="trials per experiment (default 3; more trials = tighter bounds)",
+        help="judged trials per experiment (default 3; more trials = tighter bounds): a trial "
+        "left unknown (a window the machine did not let it hit) is replaced by another, up to "
+        "3 x N in all",
     )
     inv.add_argument(
         "--turns", type=opt_int("--turns", 2, 100), default=None, metavar="N", help="turns per conversation (default 3)"

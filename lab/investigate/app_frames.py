@@ -22,7 +22,7 @@ from lab.investigate import app_page
 from lab.investigate.rows import json_path
 from lab.investigate.spec import Spec
 
-Frame = tuple[float, str, Any]  # (epoch s, "sent" | "received" | "close", payload)
+Frame = tuple[float, str, Any, int]  # (epoch s, "sent" | "received" | "close", payload, socket number)
 
 
 class FrameLog:
@@ -31,16 +31,21 @@ class FrameLog:
     def __init__(self) -> None:
         self.frames: list[Frame] = []
         self._changed = asyncio.Event()
+        self._sockets = 0
 
-    def _add(self, direction: str, payload: Any) -> None:
-        self.frames.append((time.time(), direction, payload))
+    def _add(self, direction: str, payload: Any, sock: int) -> None:
+        self.frames.append((time.time(), direction, payload, sock))
         self._changed.set()
 
     def attach(self, page: Page) -> None:
         def socket(ws: WebSocket) -> None:
-            ws.on("framesent", lambda payload: self._add("sent", payload))
-            ws.on("framereceived", lambda payload: self._add("received", payload))
-            ws.on("close", lambda _ws: self._add("close", None))
+            # Each socket numbered: a reload opens another, and a cut is judged on the one that
+            # carried the message (lab.investigate.cut).
+            self._sockets += 1
+            n = self._sockets
+            ws.on("framesent", lambda payload: self._add("sent", payload, n))
+            ws.on("framereceived", lambda payload: self._add("received", payload, n))
+            ws.on("close", lambda _ws: self._add("close", None, n))
 
         page.on("websocket", socket)
 
@@ -68,8 +73,34 @@ def watch(page: Page) -> None:
         log.attach(page)
 
 
+def log_of(page: Page) -> FrameLog | None:
+    """``page``'s frame log, if it is watched."""
+    return _LOGS.get(page)
+
+
+def frame_kind(spec: Spec, payload: Any) -> Any:
+    """A frame's kind as the spec's transport names it (None: not one of the app's frames)."""
+    return _kind(spec, payload)[0]
+
+
 def _kind(spec: Spec, payload: Any) -> tuple[Any, Any]:
+    """A frame's kind and its data: the JSON frame's ``type_field``, or for Socket.IO the event
+    name of an Engine.IO message packet (``42["chunk", {...}]``, optionally ``42/ns,[...]``)."""
     assert spec.transport is not None
+    if spec.transport.kind == "socketio":
+        if not isinstance(payload, str) or not payload.startswith("42"):
+            return None, payload
+        body = payload[2:]
+        if body.startswith("/"):  # a namespace: "/ns," before the array
+            body = body.partition(",")[2]
+        body = body.lstrip("0123456789")  # an ack id, if the event asks for one
+        try:
+            arr = json.loads(body)
+        except ValueError:
+            return None, payload
+        if not isinstance(arr, list) or not arr:
+            return None, payload
+        return arr[0], (arr[1] if len(arr) > 1 else None)
     try:
         d = json.loads(payload)
     except (TypeError, ValueError):
@@ -140,7 +171,7 @@ async def _follow(
             )
             break
         i += 1
-        at, direction, payload = frame
+        at, direction, payload, _sock = frame
         if out["start"] is None:
             if direction == "sent" and isinstance(payload, str) and text in payload:
                 out["start"] = at

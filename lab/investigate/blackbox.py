@@ -18,7 +18,7 @@ from playwright.async_api import Browser, BrowserContext, Page
 
 from lab.faults import base as faults
 from lab.model.history import Send, Trial, TtlObs
-from lab.investigate import app_frames, app_page
+from lab.investigate import app_frames, app_page, cut
 from lab.investigate.rows import answer
 from lab.investigate.spec import Spec
 from lab.plan.lockstep import Lockstep
@@ -83,11 +83,16 @@ class Prober:
             for turn in range(1, exp.turns + 1):
                 if t.unknown or not await self._turn(ctx, page, exp, t, turn, nonce, step if one_shot else None):
                     break
+            missed: str | None = None
             if exp.refresh == "mid_stream" and not t.unknown:
                 # Inside the fault window, right after the cut of the last reply's stream. (The
                 # after_ack reload is the last turn's send itself: _send_then_reload.)
                 self._refresh_mark(t)
                 self._page_after(await self._reload(page, t), t)
+                last = t.sends[-1] if t.sends else None
+                if last is not None and last.cut:
+                    whole = [s.text for s in t.sends[:-1] if s.streamed and s.outcome == "ok" and not s.cut]
+                    missed = await cut.missed(page, self.spec, last.text, whole)
             if in_window:
                 assert step is not None
                 in_window = False
@@ -95,6 +100,8 @@ class Prober:
             # Healed from here on.
             if not t.unknown:
                 await self._after(ctx, page, t)
+            # Judged as far as it goes (its reads are evidence), but it claims no cut.
+            t.unknown = t.unknown or missed
         except Exception as exc:  # the browser or the target broke: unknown, with the reason
             broken = True
             t.unknown = t.unknown or f"driver: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}"

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 from playwright.async_api import Browser, BrowserContext, Error as PlaywrightError, Page, Route
 
-from lab.investigate import app_frames, app_page
+from lab.investigate import app_frames, app_page, cut
 from lab.investigate.identity import Identity, page_url_id
 from lab.investigate.page import LOST_ANSWER, PAGE_PATH, TAKE_ANSWER_JS, html
 from lab.model.history import Row
@@ -54,9 +54,10 @@ class Pages:
         return ctx, self._watched(await ctx.new_page())
 
     def _watched(self, page: Page) -> Page:
-        """The app's own page over its own socket: its frames are the answers (app_frames)."""
-        if self.spec.page is not None and self.spec.transport is not None:
-            app_frames.watch(page)
+        """What the page's network sees of its sends: the app's own page over its own socket
+        reads its answers from the frames (app_frames); a cut mid-reply is checked on them
+        (lab.investigate.cut)."""
+        cut.watch(page, self.spec)
         return page
 
     async def serve_page(self, ctx: BrowserContext) -> None:

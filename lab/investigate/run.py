@@ -42,6 +42,10 @@ from lab.suspects import Scan
 
 __all__ = ["EXIT_CLEAN", "EXIT_FOUND", "EXIT_INCONCLUSIVE", "Investigation", "run", "link_for"]
 DEFAULT_CONCURRENCY = 6  # trials at once (each its own pooled browser context)
+# An experiment's unknown trials are replaced until --trials were judged, up to this many times
+# --trials in all: a busy machine that misses a window in some trials still gives the rate its
+# judged trials; one that misses it in most gives an honest "unknown" (lab.investigate.run).
+TOP_UP_FACTOR = 3
 
 
 def full_plan(spec: Spec, turns: int) -> list[Experiment]:
@@ -201,11 +205,16 @@ class Investigation:
     ) -> None:
         """One experiment's trials, ``concurrency`` at a time; under a fault each group shares it
         through one Lockstep. ``sem``: fault-free experiments running side by side share it.
-        ``start``, ``count``: trials start..start+count (a window's later rounds), else all."""
+        ``start``, ``count``: trials start..start+count (a window's later rounds), else all --
+        and then the rates count judged trials only: a trial that is unknown (a window the
+        machine did not let it hit) is replaced by another, up to TOP_UP_FACTOR x the trials,
+        where the experiment judged any at all (an app it cannot judge costs no more)."""
         fault = faults.make(exp.fault, **dict(exp.params))
         t0 = time.monotonic()
         n = self.trials if count is None else count
-        ids = [(f"e{no}-{exp.fault}-{exp.refresh}-{k:02d}", k) for k in range(start, start + n)]
+        top_up = count is None and not self.replay_of
+        pending = list(range(start, start + n))
+        next_k, last_k = start + n, start + (TOP_UP_FACTOR * n if top_up else n)
         mine: list[TrialOutcome] = []
 
         async def one(tid: str, k: int, step: Lockstep | None) -> Trial:
@@ -214,8 +223,9 @@ class Investigation:
             async with sem:
                 return await prober.trial(exp, tid, self._seed(no, k), step)
 
-        for i in range(0, len(ids), self.concurrency):
-            group = ids[i : i + self.concurrency]
+        while pending:
+            group = [(f"e{no}-{exp.fault}-{exp.refresh}-{k:02d}", k) for k in pending[: self.concurrency]]
+            pending = pending[self.concurrency :]
             step = Lockstep(len(group), fault, prober.fault_targets) if exp.fault != "none" else None
             try:
                 got = await asyncio.gather(*(one(tid, k, step) for tid, k in group))
@@ -226,6 +236,10 @@ class Investigation:
                 o = TrialOutcome(None, t, check_safe(t), seconds=t.seconds, replay=self.replay_command(t.trial_id))
                 mine.append(o)
                 done.append(o)  # as soon as known: an interrupted run reports it
+            judged = sum(o.result.validity != "unknown" for o in mine)
+            if not pending and top_up and 0 < judged < n and next_k < last_k:
+                more = min(n - judged, last_k - next_k)
+                pending, next_k = list(range(next_k, next_k + more)), next_k + more
         unknown = [o for o in mine if o.result.validity == "unknown"]
         self.say(
             f"  {exp.label}: {len(mine)} trials in {time.monotonic() - t0:.1f} s"
@@ -234,6 +248,7 @@ class Investigation:
                 if unknown
                 else ""
             )
+            + (f"; {len(mine) - n} more run in their place" if len(mine) > n else "")
         )
 
     def _seed(self, no: int, k: int) -> int:

@@ -1,0 +1,194 @@
+"""Did a cut mid-reply land before the reply ended? Told from the browser's network, not from
+the page's script: a page (the lab's or the app's own) may react to the first fragment late on a
+busy machine, and by then the app may have finished its stream (and stored what it stores at
+the end) -- the trial then did not test the window it claims to.
+
+Two checks, on the times Playwright's network events reach the lab (one clock for all):
+- **the end seen first**: the reply's end reached the browser before the cut closed its
+  connection -- a streamed HTTP answer whose request *finished* (its whole body arrived) rather
+  than *failed*; on frames (WebSocket, Socket.IO over a WebSocket), the end frame received on the
+  message's socket before that socket's close;
+- **too late to tell**: the cut came at least CUT_FRACTION of the way through the shortest
+  reply the same conversation streamed to its end (first fragment to end), or such replies
+  stream whole within MIN_REPLY_S. The app may have sent
+  its end the browser had not read yet when the connection closed (seen here: an app streaming
+  its reply at once, the end frame never reported before the close), so a cut is credited only
+  while it is clearly inside the reply's usual time.
+
+Neither check can see a reply that ended early by chance; the first turn, with no earlier reply
+to measure, is judged by the first check only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from urllib.parse import unquote_plus
+from weakref import WeakKeyDictionary
+
+from playwright.async_api import Page, Request, Response
+
+from lab.investigate import app_frames
+from lab.investigate.spec import Spec
+
+SETTLE_S = 5.0  # how long the network may take to report the cut connection's end
+# A cut must land within this fraction of the shortest earlier reply's stream to count: reply
+# lengths vary, and the lab's clock reads events a little after the browser saw them.
+CUT_FRACTION = 0.5
+# Replies that stream whole faster than this leave no window the lab can aim at from its clock
+# (event times reach it with a few ms of jitter): every cut is then unknown.
+MIN_REPLY_S = 0.02
+
+
+@dataclass
+class Span:
+    """One reply as the browser's network saw it (epoch s, as the events reached the lab):
+    its start (first fragment, or a streamed answer's headers), its end, the connection's close."""
+
+    start: float | None = None
+    end: float | None = None
+    closed: float | None = None
+
+    @property
+    def length_s(self) -> float | None:
+        return self.end - self.start if self.start is not None and self.end is not None else None
+
+
+def judge(cut: Span, earlier: Sequence[Span], what_end: str) -> str | None:
+    """Why ``cut`` did not test the mid-stream window (None: it did, as far as can be told).
+    Pure: the spans come from the page's network events."""
+    if cut.end is not None and (cut.closed is None or cut.end <= cut.closed):
+        return (
+            f"the reply's {what_end} reached the browser before the cut closed its connection: "
+            "the mid-stream window was not tested"
+        )
+    lengths = [s.length_s for s in earlier if s.length_s is not None]
+    if cut.start is None or cut.closed is None or not lengths:
+        return None
+    took, usual = cut.closed - cut.start, min(lengths)
+    if usual < MIN_REPLY_S:
+        return (
+            f"the earlier replies streamed whole in {usual * 1000:.0f} ms: too short a window to aim a cut "
+            "at (the mid-stream window was not tested)"
+        )
+    if took >= CUT_FRACTION * usual:
+        return (
+            f"the cut closed the connection {took * 1000:.0f} ms into the reply, while the shortest "
+            f"earlier reply took {usual * 1000:.0f} ms to end: it may have come after this reply's end "
+            "(the mid-stream window was not tested; a busy machine reacts late)"
+        )
+    return None
+
+
+class Posts:
+    """A page's POST requests: when each one's answer began and how it ended."""
+
+    def __init__(self) -> None:
+        self.requests: list[Request] = []
+        self.answered: dict[int, float] = {}
+        self.ended: dict[int, tuple[float, bool]] = {}  # (when, finished: True / failed: False)
+        self._changed = asyncio.Event()
+
+    def _answer(self, resp: Response) -> None:
+        self.answered.setdefault(id(resp.request), time.time())
+
+    def _end(self, req: Request, finished: bool) -> None:
+        self.ended[id(req)] = (time.time(), finished)
+        self._changed.set()
+
+    def attach(self, page: Page) -> None:
+        page.on("request", lambda r: self.requests.append(r) if r.method == "POST" else None)
+        page.on("response", self._answer)
+        page.on("requestfinished", lambda r: self._end(r, True))
+        page.on("requestfailed", lambda r: self._end(r, False))
+
+    def carrying(self, text: str) -> Request | None:
+        """The last POST whose body holds ``text`` (JSON or a form's encoding)."""
+        for r in reversed(self.requests):
+            body = r.post_data or ""
+            if text in body or text in unquote_plus(body):
+                return r
+        return None
+
+    async def span(self, text: str, deadline: float) -> Span | None:
+        req = self.carrying(text)
+        if req is None:
+            return None
+        while id(req) not in self.ended:
+            self._changed.clear()
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            try:
+                await asyncio.wait_for(self._changed.wait(), timeout=left)
+            except TimeoutError:
+                break
+        at, finished = self.ended.get(id(req), (None, False))
+        return Span(self.answered.get(id(req)), at if finished else None, None if finished else at)
+
+
+_POSTS: WeakKeyDictionary[Page, Posts] = WeakKeyDictionary()
+
+
+def watch(page: Page, spec: Spec) -> None:
+    """Record what ``page``'s network sees of its sends, if the spec's replies can be cut."""
+    if spec.transport is not None:
+        app_frames.watch(page)
+    elif spec.stream is not None and page not in _POSTS:
+        _POSTS[page] = posts = Posts()
+        posts.attach(page)
+
+
+async def missed(page: Page, spec: Spec, text: str, earlier: Sequence[str], settle_s: float = SETTLE_S) -> str | None:
+    """Why the cut of the reply to ``text`` did not test the mid-stream window (None: it landed
+    inside it, or the network cannot tell -- then the page's own claim stands). ``earlier``:
+    the texts of the conversation's replies streamed to their end before it."""
+    deadline = time.monotonic() + settle_s
+    if spec.transport is not None:
+        log = app_frames.log_of(page)
+        if log is None:
+            return None
+        cut = await _frame_span(log, spec, text, deadline)
+        spans = [await _frame_span(log, spec, e, deadline) for e in earlier]
+        what = f"{spec.transport.end} frame"
+    else:
+        posts = _POSTS.get(page)
+        if posts is None:
+            return None
+        cut = await posts.span(text, deadline)
+        spans = [await posts.span(e, deadline) for e in earlier]
+        what = "whole streamed answer"
+    if cut is None:
+        return None  # not seen on a watched connection (Socket.IO still long-polling): cannot tell
+    return judge(cut, [s for s in spans if s is not None], what)
+
+
+async def _frame_span(log: app_frames.FrameLog, spec: Spec, text: str, deadline: float) -> Span | None:
+    """The reply to ``text`` on the socket that carried it: first fragment, end frame, close."""
+    t = spec.transport
+    assert t is not None
+    # The message went out before the cut: its frame is logged already (no wait for it).
+    sent = [(k, f[3]) for k, f in enumerate(log.frames) if f[1] == "sent" and isinstance(f[2], str) and text in f[2]]
+    if not sent:
+        return None
+    i, sock = sent[-1][0] + 1, sent[-1][1]
+    span = Span()
+    while span.end is None and span.closed is None:
+        frame = await log.at(i, deadline)
+        if frame is None:
+            break  # neither seen in time
+        i += 1
+        at, direction, payload, n = frame
+        if n != sock:
+            continue
+        if direction == "close":
+            span.closed = at
+        elif direction == "received":
+            kind = app_frames.frame_kind(spec, payload)
+            if kind == t.chunk and span.start is None:
+                span.start = at
+            elif kind == t.end:
+                span.end = at
+    return span

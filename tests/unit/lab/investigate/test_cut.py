@@ -1,0 +1,43 @@
+"""A cut mid-reply judged from the browser's network: the end seen before the close, or a cut
+too late into the reply to be told from its end."""
+
+from __future__ import annotations
+
+from lab.investigate.cut import Span, judge
+
+EARLIER = [Span(10.0, 10.2), Span(20.0, 20.25)]  # replies streamed whole in 200 and 250 ms
+
+
+def test_a_close_early_in_the_reply_tested_the_window() -> None:
+    assert judge(Span(30.0, None, 30.05), EARLIER, "done frame") is None
+
+
+def test_the_end_before_the_close_missed_it() -> None:
+    assert judge(Span(30.0, 30.2, 30.3), EARLIER, "done frame") == (
+        "the reply's done frame reached the browser before the cut closed its connection: "
+        "the mid-stream window was not tested"
+    )
+
+
+def test_the_end_and_no_close_missed_it() -> None:
+    assert judge(Span(30.0, 30.2, None), [], "whole streamed answer") is not None
+
+
+def test_a_close_half_way_through_the_shortest_reply_is_too_late_to_tell() -> None:
+    why = judge(Span(30.0, None, 30.1), EARLIER, "done frame")
+    assert why == (
+        "the cut closed the connection 100 ms into the reply, while the shortest earlier reply took "
+        "200 ms to end: it may have come after this reply's end (the mid-stream window was not tested; "
+        "a busy machine reacts late)"
+    )
+
+
+def test_replies_that_stream_whole_at_once_leave_no_window() -> None:
+    why = judge(Span(30.0, None, 30.001), [Span(10.0, 10.005)], "done frame")
+    assert why is not None and why.startswith("the earlier replies streamed whole in 5 ms")
+
+
+def test_no_earlier_reply_or_no_close_seen_leaves_the_pages_claim() -> None:
+    assert judge(Span(30.0, None, 30.5), [], "done frame") is None
+    assert judge(Span(30.0, None, None), EARLIER, "done frame") is None
+    assert judge(Span(None, None, 30.5), EARLIER, "done frame") is None
