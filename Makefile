@@ -17,7 +17,7 @@ MODE ?= native
 help:
 	@echo "make chaos    run the chaos matrix (native stack; MODE=compose on Docker Compose)"
 	@echo "make test     set up, lint + type-check (make lint), and run the test suite on the real stack"
-	@echo "make test-loaded [RUNS=2]   the browser and Docker tests beside a busy loop per core"
+	@echo "make test-loaded [RUNS=2] [LOAD=cpu]   the browser and Docker tests beside a shared CI runner's load (busy cores, a build, disk writes, memory); LOAD=cpu: busy loops only"
 	@echo "make lint     ruff (lint + format check) and mypy only (seconds); ruff format fixes the format"
 	@echo "make up       start the stack and print its endpoints; make down stops it"
 	@echo "make status   what runs where"
@@ -56,11 +56,13 @@ lint: venv
 test: setup lint
 	$(PY) -m pytest $(XDIST) $(PYTEST_ARGS)
 
-# The browser and Docker tests with both cores kept busy beside them (HOG_CPUS=N loops):
-# the loaded machine a CI run may meet. RUNS=2 runs them twice.
+# The browser and Docker tests on a loaded machine, the one a CI run may meet (scripts/under_load.sh):
+# LOAD=ci (default) keeps every core busy and adds what a shared runner's neighbours do -- a
+# parallel build, disk writes with fsync, memory held (MEM_MB, DISK_MB); LOAD=cpu only the busy
+# loops (HOG_CPUS=N). RUNS=2 runs them twice.
 test-loaded: setup
 	@for i in $$(seq $(if $(RUNS),$(RUNS),1)); do \
-		bash scripts/under_load.sh $(PY) -m pytest $(XDIST) tests/e2e tests/compose $(PYTEST_ARGS) || exit $$?; done
+		LOAD=$(if $(LOAD),$(LOAD),ci) bash scripts/under_load.sh $(PY) -m pytest $(XDIST) tests/e2e tests/compose $(PYTEST_ARGS) || exit $$?; done
 
 test-unit: venv
 	$(PY) -m pytest tests/unit $(PYTEST_ARGS)

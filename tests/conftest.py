@@ -49,6 +49,7 @@ def pytest_configure(config: pytest.Config) -> None:
     """The session's ports and run folder, unless the developer set them. Not in pytest-xdist's
     controller, which runs no test: its workers inherit its environment and would all keep its
     ports (one stack shared by every worker, each resetting the others' faults)."""
+    _mark_the_session(config)
     if getattr(config.option, "numprocesses", None) and "PYTEST_XDIST_WORKER" not in os.environ:
         return
     for k, v in TEST_ENV.items():
@@ -116,9 +117,117 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    _report_leftovers(terminalreporter)
     if not _SECONDS_PER_DIR:
         return
     total = sum(s for s, _ in _SECONDS_PER_DIR.values())
     parts = [f"{d} {s:.0f} s ({int(n)} tests)" for d, (s, n) in _SECONDS_PER_DIR.items()]
     # Under pytest-xdist the seconds are summed over the workers: pytest's last line is the wall time.
     terminalreporter.write_line(f"time per directory: {', '.join(parts)}; {total:.0f} s in all")
+
+
+# Nothing of the lab may outlive the session (a test once SIGKILLed `lab up` with no `lab
+# down`; the private dockerd and containerd it left broke the next module's engine, 12 errors far
+# from the cause). The session is snapshot at its start and compared at its end: a process,
+# mount, network interface, lab container or /run/chaoslab-* folder that is new and this
+# session's (tests/leftovers.py says how that is decided) fails the run, is listed, and only
+# then is removed, so one failed run does not poison the next.
+#
+# Where it runs: once, in the process that sees the whole session -- pytest itself, or under
+# pytest-xdist its controller. The controller takes the snapshot before it starts the workers
+# (its sessionstart runs before xdist's, which is trylast) and compares after they have exited
+# (this sessionfinish is trylast: after xdist's, which tears the workers down), so every
+# worker's session fixtures (the session stacks) have been finalized. A check in each worker
+# could not tell its own leftovers from a process the other worker has just started.
+# A pytest that a test runs (it inherits LAB_TEST_SESSION) leaves the check to the outer one.
+from tests import leftovers as _lo  # noqa: E402
+
+_CHECK = pytest.StashKey[str]()
+_BEFORE = pytest.StashKey["_lo.Snapshot"]()
+_FOUND = pytest.StashKey[list["_lo.Leftover"]]()
+_MARKS = pytest.StashKey["_lo.Marks"]()
+LEFTOVER_WAIT_S = 20.0  # a stopped dockerd takes seconds to stop its containerd and unmount
+
+
+def _mark_the_session(config: pytest.Config) -> None:
+    if "PYTEST_XDIST_WORKER" in os.environ or os.environ.get(_lo.SESSION_VAR):
+        return
+    import secrets
+
+    session = f"{os.getpid()}-{secrets.token_hex(4)}"
+    os.environ[_lo.SESSION_VAR] = session  # inherited by the workers and all they start
+    config.stash[_CHECK] = session
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if _CHECK in session.config.stash:
+        session.config.stash[_BEFORE] = _lo.take()
+
+
+def _marks(config: pytest.Config) -> "_lo.Marks":
+    basetemp = str(config._tmp_path_factory.getbasetemp())  # type: ignore[attr-defined]  # pytest's own; xdist gives workers subfolders of it
+    session_runs = [Path(worker_env(w)["LAB_RUN_DIR"]) for w in range(MAX_WORKERS)]
+    keep = bool(config.getoption("--lab-keep-stack", default=False))
+    return _lo.Marks(
+        session=config.stash[_CHECK],
+        own_pid=os.getpid(),
+        paths=(basetemp, str(ROOT / ".lab" / "docker-tests"), str(ROOT / ".lab" / "run" / "pytest")),
+        mount_roots=(str(ROOT / ".lab") + "/", "/run/chaoslab-", basetemp),
+        # --lab-keep-stack leaves the session stacks running on purpose.
+        kept_groups=_lo.kept_groups(session_runs) if keep else frozenset(),
+    )
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    config = session.config
+    if _BEFORE not in config.stash:
+        return
+    from lab.common.errors import NotReady
+    from lab.common.wait import wait_until
+
+    before, marks = config.stash[_BEFORE], _marks(config)
+    # Bounded: processes stopped by a teardown may need a moment to exit; no fixed sleep.
+    try:
+        wait_until(
+            lambda: not _lo.leftovers(before, _lo.take(), marks),
+            what="the session's processes, mounts and interfaces gone",
+            timeout_s=LEFTOVER_WAIT_S,
+            interval_s=0.5,
+        )
+        return
+    except NotReady:
+        found = _lo.leftovers(before, _lo.take(), marks)
+    if not found:
+        return
+    config.stash[_FOUND], config.stash[_MARKS] = found, marks
+    if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def _report_leftovers(tr: pytest.TerminalReporter) -> None:
+    found = tr.config.stash.get(_FOUND, None)
+    if not found:
+        return
+    tr.write_sep("=", f"LEFT RUNNING by this test session: {len(found)} (the run fails)", red=True, bold=True)
+    for lo in found:
+        tr.write_line(f"  {lo.line()}")
+    tr.write_line(
+        "A test or fixture that started a stack, an engine or a run did not stop it: find the test by the"
+        " tmp folder in the command line or cwd above, and give it a `finally` (or fixture teardown) that runs"
+        " `lab down` (tests/cleanup.py: lab_down_after)."
+    )
+    # Removed only now, after the report, so the next run starts clean.
+    cleaned = _lo.clean(found, tr.config.stash[_MARKS])
+    tr.write_line("Cleaned up after this report: " + "; ".join(cleaned))
+    del tr.config.stash[_FOUND]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """No terminal summary (an internal error, -p no:terminal): report and clean up on stderr."""
+    found = config.stash.get(_FOUND, None)
+    if found:
+        import sys
+
+        print(f"LEFT RUNNING by this test session: {', '.join(lo.line() for lo in found)}", file=sys.stderr)
+        print("cleaned up: " + "; ".join(_lo.clean(found, config.stash[_MARKS])), file=sys.stderr)

@@ -60,9 +60,7 @@ def check(
             trial.errors.append(f"{fault.name} precondition not met: {problem}")
 
 
-def window_missed(
-    refresh: str, turns: int, trial: Trial, by_id: Mapping[str, list[dict[str, Any]]]
-) -> str | None:
+def window_missed(refresh: str, turns: int, trial: Trial, by_id: Mapping[str, list[dict[str, Any]]]) -> str | None:
     """Why a refresh that claims a moment inside the last send did not come then (None: it did,
     or the trial never got that far -- the checker says so by itself)."""
     last = [s for s in trial.sends if s.turn == turns and s.retry_of is None]

@@ -22,6 +22,7 @@ from lab.common.config import PORT_ENV, LabConfig
 from lab.common.errors import Interrupted, LabError, UsageError
 from lab.common.signals import deferred, interrupt_on
 from lab.stack.fingerprint import backend_command, code_fingerprint
+from lab.common.files import write_atomic
 from lab.common.http import http_get
 from lab.common.locks import exclusive
 from lab.stack import ports, procs
@@ -88,7 +89,9 @@ class NativeStack(Lifecycle, ProcessFaults):
                 fresh = True
                 self._start(proxies, timeout_s)
                 state = self._state()
-                (self.run_dir / STATE_FILE).write_text(json.dumps(state, indent=2) + "\n")
+                write_atomic(
+                    self.run_dir / STATE_FILE, json.dumps(state, indent=2) + "\n"
+                )  # `lab status` may read it now
                 state["reused"] = False
                 return state
         except BaseException:

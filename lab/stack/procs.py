@@ -14,6 +14,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from lab.common.files import write_atomic
 from lab.common.wait import wait_until
 from lab.common.errors import NotReady
 
@@ -79,7 +80,9 @@ def spawn(
     ticks = _start_ticks(proc.pid)
     info = ProcInfo(name, proc.pid, ticks if ticks is not None else -1, argv)
     # Written before any wait: a lab killed during start-up still leaves a trail for `lab down`.
-    pidfile(run_dir, name).write_text(json.dumps(info.as_json()))
+    # Atomically: a reader (a test, `lab down`, `lab status`) that finds the file finds it whole;
+    # read() deletes a pidfile it cannot parse, which would lose the trail.
+    write_atomic(pidfile(run_dir, name), json.dumps(info.as_json()))
     # Popen would warn (ResourceWarning) if garbage-collected while the child runs; the pidfile
     # is the handle from here on, and _start_ticks reaps the child if we are still its parent.
     proc.returncode = 0

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from lab.common.config import LabConfig, parse_port
 from lab.common.errors import UsageError
+from lab.common.files import write_atomic
 
 REQUIRED_PROXIES = ("redis", "chat")
 # Which configured port a proxy listens on natively, and where each compose service runs natively.
@@ -121,4 +122,5 @@ def render_native(proxies: list[Proxy], cfg: LabConfig) -> list[Proxy]:
 
 
 def write(proxies: list[Proxy], path: Path) -> None:
-    path.write_text(json.dumps([p.as_json() for p in proxies], indent=2) + "\n")
+    # Atomically: toxiproxy-server (or its container) reads it at start.
+    write_atomic(path, json.dumps([p.as_json() for p in proxies], indent=2) + "\n")

@@ -17,6 +17,7 @@ import requests
 
 from lab.common.config import PORT_ENV, ROOT
 from lab.stack.toxiproxy import Toxiproxy
+from tests.cleanup import lab_down_after
 from tests.helpers import isolated_env, run_lab, start_lab
 
 
@@ -33,11 +34,11 @@ def _env(run_dir: Path) -> dict[str, str]:
 def compose_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     env = _env(tmp_path_factory.mktemp("compose-run"))
     env["_LINKS_BEFORE"] = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
-    up = lab(env, "up", "--mode", "compose")
-    assert up.returncode == 0, up.stdout + up.stderr
-    env["_UP_STDOUT"] = up.stdout
-    yield env
-    lab(env, "down", "--mode", "compose")
+    with lab_down_after(env, "--mode", "compose"):  # also after a failed or timed-out up
+        up = lab(env, "up", "--mode", "compose")
+        assert up.returncode == 0, up.stdout + up.stderr
+        env["_UP_STDOUT"] = up.stdout
+        yield env
 
 
 def _url(env: dict[str, str], name: str) -> str:
@@ -151,16 +152,34 @@ def test_a_signal_during_compose_up_leaves_nothing(tmp_path: Path, sig: signal.S
     stopped, no pidfile, no network interface left that the run created."""
     env = _env(tmp_path / "run")
     before = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
+    # `lab down` afterwards whatever happens: the finally below SIGKILLs a `lab` that outlived
+    # the signal, which leaves its private dockerd and containerd running.
+    with lab_down_after(env, "--mode", "compose"):
+        _signal_during_up(tmp_path, env, sig, before)
+
+
+def _pid_in(pidfile: Path) -> int | None:
+    """The pid a pidfile records, None until it exists and parses. The lab writes it atomically;
+    waiting for it to parse keeps the test right even where a pidfile is written in two steps."""
+    try:
+        return int(json.loads(pidfile.read_text())["pid"])
+    except (FileNotFoundError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _signal_during_up(tmp_path: Path, env: dict[str, str], sig: signal.Signals, before: str) -> None:
     proc = start_lab("up", "--mode", "compose", env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     from lab.common.wait import wait_until
 
     pidfile = tmp_path / "run" / "dockerd.pid"
     try:
         wait_until(
-            lambda: pidfile.exists() or proc.poll() is not None, what="the private engine started", timeout_s=120
+            lambda: _pid_in(pidfile) is not None or proc.poll() is not None,
+            what="the private engine started (dockerd.pid recorded)",
+            timeout_s=120,
         )
         assert proc.poll() is None, "start-up must still be running when the signal is sent"
-        pid = json.loads(pidfile.read_text())["pid"]
+        pid = _pid_in(pidfile)
         proc.send_signal(sig)
         _out, err = proc.communicate(timeout=180)
     finally:
@@ -188,10 +207,11 @@ def test_a_signal_during_compose_up_leaves_nothing(tmp_path: Path, sig: signal.S
 def test_a_port_already_taken_is_named_and_nothing_starts(tmp_path: Path) -> None:
     env = _env(tmp_path / "run")
     port = int(env["LAB_CHAT_PROXY_PORT"])
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", port))
-        s.listen()
-        res = lab(env, "up", "--mode", "compose", timeout=120)
-    assert res.returncode == 2
-    assert f"port {port} (LAB_CHAT_PROXY_PORT) is in use" in res.stderr
-    assert not list((tmp_path / "run").glob("*.pid"))
+    with lab_down_after(env, "--mode", "compose"):  # in case it did start something after all
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", port))
+            s.listen()
+            res = lab(env, "up", "--mode", "compose", timeout=120)
+        assert res.returncode == 2
+        assert f"port {port} (LAB_CHAT_PROXY_PORT) is in use" in res.stderr
+        assert not list((tmp_path / "run").glob("*.pid"))

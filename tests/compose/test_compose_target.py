@@ -22,6 +22,7 @@ import pytest
 from lab.common.config import ROOT, LabConfig
 from lab.common.wait import wait_until
 from lab.stack.engine import DOCKER, Engine
+from tests.cleanup import lab_down_after
 from tests.helpers import free_ports, isolated_env, run_lab, start_lab
 
 pytestmark = pytest.mark.timeout(900)  # a fresh engine data root loads or builds images first
@@ -83,20 +84,22 @@ def investigate(
     port = free_ports(1)[0]
     reports = tmp_path / "reports"
     before, hashed = engine_state(host), digest()
-    p = run_lab(
-        env,
-        "investigate",
-        "--target",
-        str(spec),
-        "--set",
-        f"http.port={port}",
-        "--reports",
-        str(reports),
-        *args,
-        timeout=900,
-    )
-    assert engine_state(host) == before, p.stdout + p.stderr  # nothing the lab made is left
-    assert digest() == hashed  # the app's files byte-identical
+    # `lab down` afterwards: a run that timed out was SIGKILLed and left the app's project up.
+    with lab_down_after(env):
+        p = run_lab(
+            env,
+            "investigate",
+            "--target",
+            str(spec),
+            "--set",
+            f"http.port={port}",
+            "--reports",
+            str(reports),
+            *args,
+            timeout=900,
+        )
+        assert engine_state(host) == before, p.stdout + p.stderr  # nothing the lab made is left
+        assert digest() == hashed  # the app's files byte-identical
     found = sorted(reports.glob("*/results.json"))
     return p, json.loads(found[-1].read_text()) if found else {}
 
@@ -136,12 +139,17 @@ def start_run(tmp_path: Path, env: dict[str, str]) -> tuple[subprocess.Popen[str
     )  # fmt: skip
     lines: list[str] = []
     assert proc.stdout is not None
-    wait_until(
-        lambda: bool(lines.append(proc.stdout.readline()) or "contract ok" in lines[-1] or proc.poll() is not None),  # type: ignore[union-attr]
-        what="the app's stack up and the first trials running",
-        timeout_s=600,
-    )
-    assert proc.poll() is None, "".join(lines)
+    try:
+        wait_until(
+            lambda: bool(lines.append(proc.stdout.readline()) or "contract ok" in lines[-1] or proc.poll() is not None),  # type: ignore[union-attr]
+            what="the app's stack up and the first trials running",
+            timeout_s=600,
+        )
+        assert proc.poll() is None, "".join(lines)
+    except BaseException:
+        proc.kill()  # not left running beside the caller's `lab down`
+        proc.communicate()
+        raise
     return proc, lines
 
 
@@ -153,34 +161,38 @@ def test_a_signal_mid_run_leaves_nothing(tmp_path: Path, engine: str, sig: signa
     once the app's stack is up and trials run: the project is removed all the same."""
     env = env_for(tmp_path, engine)
     before, hashed = engine_state(engine), digest()
-    proc, lines = start_run(tmp_path, env)
-    try:
-        os.kill(proc.pid, sig) if to == "pid" else os.killpg(proc.pid, sig)
-        rest, _ = proc.communicate(timeout=180)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    out = "".join(lines) + rest
-    assert proc.returncode == 128 + sig, out
-    assert "Traceback" not in out and "never retrieved" not in out, out
-    assert engine_state(engine) == before, out
-    assert digest() == hashed
-    assert not [p for p in (tmp_path / "run-investigate").glob("*.pid")], out  # the log follower too
+    with lab_down_after(env):  # also when the signal step fails and `lab` is SIGKILLed below
+        proc, lines = start_run(tmp_path, env)
+        try:
+            os.kill(proc.pid, sig) if to == "pid" else os.killpg(proc.pid, sig)
+            rest, _ = proc.communicate(timeout=180)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+        out = "".join(lines) + rest
+        assert proc.returncode == 128 + sig, out
+        assert "Traceback" not in out and "never retrieved" not in out, out
+        assert engine_state(engine) == before, out
+        assert digest() == hashed
+        assert not [p for p in (tmp_path / "run-investigate").glob("*.pid")], out  # the log follower too
 
 
 def test_lab_down_removes_what_a_killed_run_left(tmp_path: Path, engine: str) -> None:
     """SIGKILL leaves no chance to clean up: the project runs on, and `lab down` removes it."""
     env = env_for(tmp_path, engine)
     before = engine_state(engine)
-    proc, _ = start_run(tmp_path, env)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.communicate(timeout=60)
-    assert engine_state(engine)["containers"] != before["containers"]  # left running
-    down = run_lab(env, "down")
-    assert down.returncode == 0 and "containers, networks and volumes removed" in down.stdout, down.stdout + down.stderr
-    assert engine_state(engine) == before
-    assert not list((tmp_path / "run-investigate").glob("*.pid"))
+    with lab_down_after(env):  # the test's own `lab down` may not be reached
+        proc, _ = start_run(tmp_path, env)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=60)
+        assert engine_state(engine)["containers"] != before["containers"]  # left running
+        down = run_lab(env, "down")
+        assert down.returncode == 0 and "containers, networks and volumes removed" in down.stdout, (
+            down.stdout + down.stderr
+        )
+        assert engine_state(engine) == before
+        assert not list((tmp_path / "run-investigate").glob("*.pid"))
 
 
 COMPOSE_V2 = LabConfig.from_env().bin_dir / "docker-compose-v2"
@@ -261,20 +273,21 @@ def test_lab_init_drafts_a_compose_target(tmp_path: Path, engine: str) -> None:
     env = env_for(tmp_path, engine)
     out = tmp_path / "drafted.toml"
     before, hashed = engine_state(engine), digest()
-    p = run_lab(
-        env, "init", "--compose", str(EXAMPLE / "compose.yaml"), "--service", "app", "--container-port", "3000",
-        "--port", str(free_ports(1)[0]), "--out", str(out), "--no-ask", timeout=900,
-    )  # fmt: skip
-    text = p.stdout + p.stderr
-    assert p.returncode == 3, text
-    assert "lab init: starting the service 'app' of" in text and "COULD NOT INFER" in out.read_text(), text
-    import tomllib
+    with lab_down_after(env):  # `lab init` started the app's project: a timed-out one is left up
+        p = run_lab(
+            env, "init", "--compose", str(EXAMPLE / "compose.yaml"), "--service", "app", "--container-port", "3000",
+            "--port", str(free_ports(1)[0]), "--out", str(out), "--no-ask", timeout=900,
+        )  # fmt: skip
+        text = p.stdout + p.stderr
+        assert p.returncode == 3, text
+        assert "lab init: starting the service 'app' of" in text and "COULD NOT INFER" in out.read_text(), text
+        import tomllib
 
-    start = tomllib.loads(out.read_text())["start"]
-    assert (Path(out.parent, start["compose"]).resolve(), start["service"], start["redis_env"], start["port"]) == (
-        EXAMPLE / "compose.yaml",
-        "app",
-        "REDIS_URL",
-        3000,
-    )
-    assert engine_state(engine) == before and digest() == hashed
+        start = tomllib.loads(out.read_text())["start"]
+        assert (Path(out.parent, start["compose"]).resolve(), start["service"], start["redis_env"], start["port"]) == (
+            EXAMPLE / "compose.yaml",
+            "app",
+            "REDIS_URL",
+            3000,
+        )
+        assert engine_state(engine) == before and digest() == hashed

@@ -1,6 +1,6 @@
 """`lab bench` at smoke size on a stack of its own: both loops run on both profiles, every
 requested trial is measured or excluded, the figures are printed and written. What was measured,
-never a ratio or a timeout: the bench measures, it does not judge (issue 43)."""
+never a ratio or a timeout: the bench measures, it does not judge."""
 
 from __future__ import annotations
 

@@ -14,6 +14,7 @@ import pytest
 
 from lab.common.config import PORT_ENV
 from tests.e2e.test_investigate import ROOT, _assert_nothing_left
+from tests.cleanup import lab_down_after
 from tests.helpers import free_ports, run_lab
 
 GUNICORN = "{python} -m gunicorn --config services/chat/gunicorn.conf.py --bind 127.0.0.1:{port} services.chat.wsgi:app"
@@ -26,22 +27,23 @@ def _init(
     e = dict(os.environ) | {name: str(p) for name, p in zip(PORT_ENV.values(), ports)} | (env or {})
     e["LAB_RUN_DIR"] = str(tmp_path / "run")
     out = tmp_path / "drafted.toml"
-    p = run_lab(
-        e,
-        "init",
-        "--start",
-        start,
-        "--port",
-        str(ports[-1]),
-        "--cwd",
-        str(ROOT),
-        "--out",
-        str(out),
-        *extra,
-        timeout=300,
-        stdin=stdin,
-    )
-    _assert_nothing_left(tmp_path / "run-investigate", p.stdout + p.stderr)
+    with lab_down_after(e):  # `lab init` starts the app, Redis and Toxiproxy: a timed-out one leaves them
+        p = run_lab(
+            e,
+            "init",
+            "--start",
+            start,
+            "--port",
+            str(ports[-1]),
+            "--cwd",
+            str(ROOT),
+            "--out",
+            str(out),
+            *extra,
+            timeout=300,
+            stdin=stdin,
+        )
+        _assert_nothing_left(tmp_path / "run-investigate", p.stdout + p.stderr)
     return p.returncode, p.stdout + p.stderr, out.read_text() if out.exists() else ""
 
 

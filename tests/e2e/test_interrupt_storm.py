@@ -31,6 +31,7 @@ from lab.stack import procs
 from lab.stack.events import BackendEvents
 from lab.stack.ports import is_free
 from lab.common.wait import wait_until
+from tests.cleanup import lab_down_after
 from tests.helpers import isolated_env, run_lab, start_lab
 
 ONLY = "profile=correct;fault=none|latency;refresh=settled"
@@ -132,110 +133,111 @@ def test_interrupt_storm(tmp_path: Path) -> None:
     missed = 0
     leftovers_total = 0
     rows = []
-    for i, it in enumerate(_plan(n, seed)):
-        (run_dir / "backend.log").unlink(missing_ok=True)  # phases are read from this run's log
-        reports = tmp_path / f"reports-{i:03d}"
-        proc = start_lab(
-            "chaos",
-            "--trials",
-            "1",
-            "--seed",
-            str(seed + i),
-            "--only",
-            ONLY,
-            "--concurrency",
-            "2",
-            "--reports",
-            str(reports),
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            preexec_fn=_default_dispositions,
-        )
-        try:
-            hit = _wait_for_phase(it, proc, run_dir)
-            if hit:
-                if it.to_group:
-                    os.killpg(proc.pid, it.sig)
-                else:
-                    proc.send_signal(it.sig)
-            out = proc.communicate(timeout=120)[0]
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.communicate()
-        code = proc.returncode
-        if it.sig == signal.SIGKILL:
-            down = run_lab(env, "down")
-            assert down.returncode == 0, down.stderr
-        # Chromium and Playwright's driver notice their parent's end by themselves: wait for it.
-        try:
-            wait_until(
-                lambda: not _leftovers(run_dir, ports, proc.pid, tmp),
-                what="nothing left",
-                timeout_s=30,
-                interval_s=0.05,
+    with lab_down_after(env):  # a failed check mid-storm ends the loop: stop what that run left
+        for i, it in enumerate(_plan(n, seed)):
+            (run_dir / "backend.log").unlink(missing_ok=True)  # phases are read from this run's log
+            reports = tmp_path / f"reports-{i:03d}"
+            proc = start_lab(
+                "chaos",
+                "--trials",
+                "1",
+                "--seed",
+                str(seed + i),
+                "--only",
+                ONLY,
+                "--concurrency",
+                "2",
+                "--reports",
+                str(reports),
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=_default_dispositions,
             )
-        except Exception:
-            pass
-        left = _leftovers(run_dir, ports, proc.pid, tmp)
-        leftovers_total += len(left)
-        results = sorted(reports.glob("*/results.json"))
-        partial = json.loads(results[-1].read_text()) if results else None
-        row = {
-            "i": i,
-            "kind": it.kind,
-            "phase": it.phase,
-            "turn": it.turn,
-            "hit": hit,
-            "exit": code,
-            "interrupted": partial and partial.get("interrupted"),
-            "leftovers": left,
+            try:
+                hit = _wait_for_phase(it, proc, run_dir)
+                if hit:
+                    if it.to_group:
+                        os.killpg(proc.pid, it.sig)
+                    else:
+                        proc.send_signal(it.sig)
+                out = proc.communicate(timeout=120)[0]
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.communicate()
+            code = proc.returncode
+            if it.sig == signal.SIGKILL:
+                down = run_lab(env, "down")
+                assert down.returncode == 0, down.stderr
+            # Chromium and Playwright's driver notice their parent's end by themselves: wait for it.
+            try:
+                wait_until(
+                    lambda: not _leftovers(run_dir, ports, proc.pid, tmp),
+                    what="nothing left",
+                    timeout_s=30,
+                    interval_s=0.05,
+                )
+            except Exception:
+                pass
+            left = _leftovers(run_dir, ports, proc.pid, tmp)
+            leftovers_total += len(left)
+            results = sorted(reports.glob("*/results.json"))
+            partial = json.loads(results[-1].read_text()) if results else None
+            row = {
+                "i": i,
+                "kind": it.kind,
+                "phase": it.phase,
+                "turn": it.turn,
+                "hit": hit,
+                "exit": code,
+                "interrupted": partial and partial.get("interrupted"),
+                "leftovers": left,
+            }
+            rows.append(row)
+            print(
+                f"  #{i:03d} {it.kind:<10} at {it.phase:<11}"
+                + (f" (chat.received {it.turn})" if it.phase == "mid-trial" else " " * 19)
+                + f" -> exit {code}, report {'interrupted' if row['interrupted'] else 'whole' if partial else 'none'}"
+                + (", MISSED (the run had ended)" if not hit else "")
+                + (f", LEFT: {left}" if left else ""),
+                flush=True,
+            )
+            assert not left, f"#{i} {it}: left behind {left}\n{out}"
+            if not hit:
+                missed += 1
+                assert code == 0, out  # it ended on its own before the signal: a valid tiny run
+                continue
+            codes[it.kind][code] += 1
+            if it.sig == signal.SIGKILL:
+                assert code == -signal.SIGKILL, out
+                continue
+            assert code == 128 + it.sig, f"#{i} {it}: exit {code}\n{out}"
+            if it.phase == "mid-trial":
+                # The trials had begun: a partial report says so.
+                assert partial is not None and partial["interrupted"] is True, out
+                assert partial["signal"] == it.sig.name, partial
+            elif partial is not None and partial["interrupted"]:
+                assert partial["signal"] == it.sig.name, partial
+        summary = {
+            "seed": seed,
+            "runs": n,
+            "missed": missed,
+            "leftovers": leftovers_total,
+            "exit_codes": {k: dict(c) for k, c in codes.items()},
+            "rows": rows,
         }
-        rows.append(row)
+        (tmp_path / "storm.json").write_text(json.dumps(summary, indent=2) + "\n")
         print(
-            f"  #{i:03d} {it.kind:<10} at {it.phase:<11}"
-            + (f" (chat.received {it.turn})" if it.phase == "mid-trial" else " " * 19)
-            + f" -> exit {code}, report {'interrupted' if row['interrupted'] else 'whole' if partial else 'none'}"
-            + (", MISSED (the run had ended)" if not hit else "")
-            + (f", LEFT: {left}" if left else ""),
-            flush=True,
+            f"interrupt storm: {n} runs, {missed} missed (ended before the signal), leftovers "
+            f"{leftovers_total}; exit codes: "
+            + ", ".join(f"{k} {dict(c)}" for k, c in codes.items())
+            + f"; {tmp_path / 'storm.json'}"
         )
-        assert not left, f"#{i} {it}: left behind {left}\n{out}"
-        if not hit:
-            missed += 1
-            assert code == 0, out  # it ended on its own before the signal: a valid tiny run
-            continue
-        codes[it.kind][code] += 1
-        if it.sig == signal.SIGKILL:
-            assert code == -signal.SIGKILL, out
-            continue
-        assert code == 128 + it.sig, f"#{i} {it}: exit {code}\n{out}"
-        if it.phase == "mid-trial":
-            # The trials had begun: a partial report says so.
-            assert partial is not None and partial["interrupted"] is True, out
-            assert partial["signal"] == it.sig.name, partial
-        elif partial is not None and partial["interrupted"]:
-            assert partial["signal"] == it.sig.name, partial
-    summary = {
-        "seed": seed,
-        "runs": n,
-        "missed": missed,
-        "leftovers": leftovers_total,
-        "exit_codes": {k: dict(c) for k, c in codes.items()},
-        "rows": rows,
-    }
-    (tmp_path / "storm.json").write_text(json.dumps(summary, indent=2) + "\n")
-    print(
-        f"interrupt storm: {n} runs, {missed} missed (ended before the signal), leftovers "
-        f"{leftovers_total}; exit codes: "
-        + ", ".join(f"{k} {dict(c)}" for k, c in codes.items())
-        + f"; {tmp_path / 'storm.json'}"
-    )
-    # The next run starts cleanly after the last interruption too.
-    up = run_lab(env, "up")
-    assert up.returncode == 0, up.stderr
-    assert run_lab(env, "down").returncode == 0
-    assert not _leftovers(run_dir, ports, None)
-    assert missed <= n // 2, "most interruptions must land while the run is running"
+        # The next run starts cleanly after the last interruption too.
+        up = run_lab(env, "up")
+        assert up.returncode == 0, up.stderr
+        assert run_lab(env, "down").returncode == 0
+        assert not _leftovers(run_dir, ports, None)
+        assert missed <= n // 2, "most interruptions must land while the run is running"

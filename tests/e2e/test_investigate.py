@@ -18,6 +18,7 @@ import pytest
 
 from lab.common.config import PORT_ENV
 from lab.stack import procs
+from tests.cleanup import lab_down_after
 from tests.helpers import free_ports, run_lab, start_lab
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,20 +59,21 @@ def _env(tmp_path: Path) -> tuple[dict[str, str], int]:
 def _investigate(tmp_path: Path, *args: str, spec: Path = EXAMPLE) -> tuple[int, str, dict]:  # type: ignore[type-arg]
     env, target_port = _env(tmp_path)
     reports = tmp_path / "reports"
-    p = run_lab(
-        env,
-        "investigate",
-        "--target",
-        str(spec),
-        "--set",
-        f"http.port={target_port}",
-        "--reports",
-        str(reports),
-        *args,
-        timeout=600,
-    )
-    out = p.stdout + p.stderr
-    _assert_nothing_left(tmp_path / "run-investigate", out)
+    with lab_down_after(env):  # a run that timed out was SIGKILLed: what it started is left
+        p = run_lab(
+            env,
+            "investigate",
+            "--target",
+            str(spec),
+            "--set",
+            f"http.port={target_port}",
+            "--reports",
+            str(reports),
+            *args,
+            timeout=600,
+        )
+        out = p.stdout + p.stderr
+        _assert_nothing_left(tmp_path / "run-investigate", out)
     results_files = sorted(reports.glob("*/results.json"))
     results = json.loads(results_files[-1].read_text()) if results_files else {}
     return p.returncode, out, results
@@ -182,42 +184,43 @@ def test_interrupted_run_leaves_nothing_running(tmp_path: Path, sig: signal.Sign
     target, Redis and Toxiproxy are stopped. Ctrl-C in a terminal reaches the whole process
     group (the lab and Playwright's driver and Chromium), SIGTERM only the lab."""
     env, target_port = _env(tmp_path)
-    proc = start_lab(
-        "investigate",
-        "--target",
-        str(EXAMPLE),
-        "--set",
-        f"http.port={target_port}",
-        "--trials",
-        "5",
-        "--reports",
-        str(tmp_path / "reports"),
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    lines = []
-    try:
-        assert proc.stdout is not None
-        for line in proc.stdout:  # wait on the run's own progress, not on a timer
-            lines.append(line)
-            if "none/settled/t3: 5 trials" in line:
-                break
-        if group:
-            os.killpg(proc.pid, sig)
-        else:
-            proc.send_signal(sig)
-        out = "".join(lines) + proc.communicate(timeout=120)[0]
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 128 + sig, out  # 130 for SIGINT, 143 for SIGTERM (lab.common.signals)
-    _assert_nothing_left(tmp_path / "run-investigate", out)
-    assert not _port_accepts(target_port), out
-    results = json.loads(results_files(tmp_path)[-1].read_text())
-    assert results["interrupted"] is True and results["cells"][0]["trials"] == 5, results
+    with lab_down_after(env):  # also when the signal step fails and `lab` is SIGKILLed below
+        proc = start_lab(
+            "investigate",
+            "--target",
+            str(EXAMPLE),
+            "--set",
+            f"http.port={target_port}",
+            "--trials",
+            "5",
+            "--reports",
+            str(tmp_path / "reports"),
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        lines = []
+        try:
+            assert proc.stdout is not None
+            for line in proc.stdout:  # wait on the run's own progress, not on a timer
+                lines.append(line)
+                if "none/settled/t3: 5 trials" in line:
+                    break
+            if group:
+                os.killpg(proc.pid, sig)
+            else:
+                proc.send_signal(sig)
+            out = "".join(lines) + proc.communicate(timeout=120)[0]
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        assert proc.returncode == 128 + sig, out  # 130 for SIGINT, 143 for SIGTERM (lab.common.signals)
+        _assert_nothing_left(tmp_path / "run-investigate", out)
+        assert not _port_accepts(target_port), out
+        results = json.loads(results_files(tmp_path)[-1].read_text())
+        assert results["interrupted"] is True and results["cells"][0]["trials"] == 5, results
 
 
 def _port_accepts(port: int) -> bool:
@@ -232,29 +235,32 @@ def test_lab_down_cleans_up_after_a_killed_investigation(tmp_path: Path) -> None
     """SIGKILL gives the lab no chance to clean up: `lab down` stops what it left (the target,
     Redis and Toxiproxy, recorded by pidfiles in the investigation's run folder)."""
     env, target_port = _env(tmp_path)
-    proc = start_lab(
-        "investigate",
-        "--target",
-        str(EXAMPLE),
-        "--set",
-        f"http.port={target_port}",
-        "--reports",
-        str(tmp_path / "reports"),
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    lines = []
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        lines.append(line)
-        if "target ready" in line:
-            break
-    proc.kill()
-    proc.communicate(timeout=60)
-    run_dir = tmp_path / "run-investigate"
-    assert any(p.alive() for p in procs.recorded(run_dir)), "".join(lines)
-    down = run_lab(env, "down", timeout=120)
-    assert down.returncode == 0 and "investigate: target" in down.stdout, down.stdout + down.stderr
-    _assert_nothing_left(run_dir, down.stdout)
-    assert not _port_accepts(target_port)
+    with lab_down_after(env):  # the test's own `lab down` may not be reached
+        proc = start_lab(
+            "investigate",
+            "--target",
+            str(EXAMPLE),
+            "--set",
+            f"http.port={target_port}",
+            "--reports",
+            str(tmp_path / "reports"),
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
+        lines = []
+        assert proc.stdout is not None
+        try:
+            for line in proc.stdout:
+                lines.append(line)
+                if "target ready" in line:
+                    break
+        finally:
+            proc.kill()  # the test's own SIGKILL, also when the wait above is cut short
+            proc.communicate(timeout=60)
+        run_dir = tmp_path / "run-investigate"
+        assert any(p.alive() for p in procs.recorded(run_dir)), "".join(lines)
+        down = run_lab(env, "down", timeout=120)
+        assert down.returncode == 0 and "investigate: target" in down.stdout, down.stdout + down.stderr
+        _assert_nothing_left(run_dir, down.stdout)
+        assert not _port_accepts(target_port)

@@ -13,6 +13,7 @@ import pytest
 from lab import lessons
 from lab.common.config import PORT_ENV
 from lab.stack import ports
+from tests.cleanup import lab_down_after
 from tests.helpers import isolated_env, run_lab, start_lab
 
 
@@ -44,32 +45,33 @@ def test_exercise_fails_and_solution_passes_the_check(number: int, version: str,
     shutil.copyfile(le.pristine if version == "exercise" else le.solution, mine)
     run_dir = tmp_path / "run"
     env = _env(run_dir)
-    res = run_lab(
-        env,
-        "lesson",
-        str(number),
-        "--check",
-        "--exercise",
-        str(mine),
-        "--seed",
-        "2026",
-        "--reports",
-        str(tmp_path / "reports"),
-        timeout=280,
-    )
-    out = res.stdout + res.stderr
-    assert _leftovers(run_dir, env) == [], "the check left services running"
-    if version == "exercise":
-        assert res.returncode == 1, out
-        assert "FAIL: the defect is still there" in out and "replay: .venv/bin/lab lesson" in out
-        if le.kind == "behaviour":  # the exercise's suspect line, proven by the failing trials
-            assert "proven: the failing trials show the mechanism of these lines" in out, out
-            assert f"{mine}:" in out, out
-    else:
-        assert res.returncode == 0, out
-        assert "PASS: none of" in out and "0/20 [0.00, 0.16]" in out
-        if le.kind == "behaviour":  # the fix leaves no suspect line
-            assert "cleared: no suspect line left in the exercise, and 0/20 trials" in out, out
+    with lab_down_after(env):  # a check that timed out was SIGKILLed: its stack is left
+        res = run_lab(
+            env,
+            "lesson",
+            str(number),
+            "--check",
+            "--exercise",
+            str(mine),
+            "--seed",
+            "2026",
+            "--reports",
+            str(tmp_path / "reports"),
+            timeout=280,
+        )
+        out = res.stdout + res.stderr
+        assert _leftovers(run_dir, env) == [], "the check left services running"
+        if version == "exercise":
+            assert res.returncode == 1, out
+            assert "FAIL: the defect is still there" in out and "replay: .venv/bin/lab lesson" in out
+            if le.kind == "behaviour":  # the exercise's suspect line, proven by the failing trials
+                assert "proven: the failing trials show the mechanism of these lines" in out, out
+                assert f"{mine}:" in out, out
+        else:
+            assert res.returncode == 0, out
+            assert "PASS: none of" in out and "0/20 [0.00, 0.16]" in out
+            if le.kind == "behaviour":  # the fix leaves no suspect line
+                assert "cleared: no suspect line left in the exercise, and 0/20 trials" in out, out
 
 
 def test_a_runtime_error_in_the_exercise_fails_the_check_at_its_line(tmp_path: Path) -> None:
@@ -79,23 +81,24 @@ def test_a_runtime_error_in_the_exercise_fails_the_check_at_its_line(tmp_path: P
     line = next(i for i, t in enumerate(mine.read_text().splitlines(), 1) if "await kroutine" in t)
     run_dir = tmp_path / "run"
     env = _env(run_dir)
-    res = run_lab(
-        env,
-        "lesson",
-        "1",
-        "--check",
-        "--exercise",
-        str(mine),
-        "--trials",
-        "2",
-        "--reports",
-        str(tmp_path / "reports"),
-        timeout=200,
-    )
-    out = res.stdout + res.stderr
-    assert res.returncode == 1, out
-    assert f"the backend raised in your exercise: {mine}:{line}: NameError" in out
-    assert _leftovers(run_dir, env) == []
+    with lab_down_after(env):  # a check that timed out was SIGKILLed: its stack is left
+        res = run_lab(
+            env,
+            "lesson",
+            "1",
+            "--check",
+            "--exercise",
+            str(mine),
+            "--trials",
+            "2",
+            "--reports",
+            str(tmp_path / "reports"),
+            timeout=200,
+        )
+        out = res.stdout + res.stderr
+        assert res.returncode == 1, out
+        assert f"the backend raised in your exercise: {mine}:{line}: NameError" in out
+        assert _leftovers(run_dir, env) == []
 
 
 def test_sigterm_during_a_check_stops_everything(tmp_path: Path) -> None:
@@ -106,25 +109,26 @@ def test_sigterm_during_a_check_stops_everything(tmp_path: Path) -> None:
 
     run_dir = tmp_path / "run"
     env = _env(run_dir)
-    proc = start_lab(
-        "lesson",
-        "1",
-        "--check",
-        "--exercise",
-        str(lessons.REGISTRY[1].pristine),
-        "--reports",
-        str(tmp_path / "reports"),
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        # The stack is up once its state file exists: the trials start right after.
-        wait_until(lambda: (run_dir / "stack.json").exists(), what="the lesson stack up", timeout_s=120)
-        proc.send_signal(signal.SIGTERM)
-        out, _ = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 143, out  # 128 + SIGTERM (lab.common.signals)
-    assert "interrupted by SIGTERM" in out and _leftovers(run_dir, env) == []
+    with lab_down_after(env):  # also when the signal step fails and `lab` is SIGKILLed below
+        proc = start_lab(
+            "lesson",
+            "1",
+            "--check",
+            "--exercise",
+            str(lessons.REGISTRY[1].pristine),
+            "--reports",
+            str(tmp_path / "reports"),
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            # The stack is up once its state file exists: the trials start right after.
+            wait_until(lambda: (run_dir / "stack.json").exists(), what="the lesson stack up", timeout_s=120)
+            proc.send_signal(signal.SIGTERM)
+            out, _ = proc.communicate(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        assert proc.returncode == 143, out  # 128 + SIGTERM (lab.common.signals)
+        assert "interrupted by SIGTERM" in out and _leftovers(run_dir, env) == []

@@ -19,6 +19,7 @@ import redis
 
 from lab.stack import procs
 from tests.e2e.test_investigate import FOREIGN, ROOT, _env
+from tests.cleanup import lab_down_after
 from tests.helpers import free_ports, run_lab
 
 
@@ -48,45 +49,57 @@ def _app(redis_url: str, port: int, bugs: str = "") -> subprocess.Popen[bytes]:
 
 def test_a_running_app_behind_lab_proxy(tmp_path: Path, own_redis: int) -> None:
     env, port = _env(tmp_path)
-    up = run_lab(env, "proxy", "up", "--redis", f"127.0.0.1:{own_redis}", timeout=60)
-    assert up.returncode == 0, up.stdout + up.stderr
-    m = re.search(r"REDIS_URL=(redis://127\.0\.0\.1:\d+/0)", up.stdout)
-    assert m, up.stdout
-    text = FOREIGN.read_text()
-    spec = tmp_path / "running.toml"
-    spec.write_text(text[: text.index("[start]")] + "[start]\nexternal = true\n\n" + text[text.index("[http]") :])
-    spec.write_text(
-        spec.read_text().replace('paths = ["examples/foreign_app.py"]', f'paths = ["{ROOT}/examples/foreign_app.py"]')
-    )
-    args = ["investigate", "--target", str(spec), "--set", f"http.port={port}", "--reports", str(tmp_path / "reports")]
-    try:
-        for bugs, only, expect in (
-            ("", "none|latency", "No anomaly found"),
-            ("ack_early", "latency", "[acked_too_fast]"),
-        ):
-            app = _app(m.group(1), port, bugs)
-            try:
-                res = run_lab(env, *args, "--trials", "2", "--only", only, timeout=600)
-            finally:
-                app.terminate()
-                app.wait(timeout=10)
-            out = res.stdout + res.stderr
-            assert res.returncode == (0 if not bugs else 1), out
-            assert expect in out and "the running app, its Redis" in out, out
-        # The key was read from the owner's Redis itself: the conversations are there.
-        assert redis.Redis(port=own_redis).keys("conv:*"), "no conversation in the owner's Redis"
-    finally:
-        down = run_lab(env, "proxy", "down", timeout=60)
-    assert down.returncode == 0 and "stopped" in down.stdout, down.stdout + down.stderr
-    assert run_lab(env, "proxy", "status", timeout=60).returncode == 3
-    assert not [p for p in procs.recorded(tmp_path / "run-proxy") if p.alive()]
-    assert redis.Redis(port=own_redis).ping()  # the app's Redis is left as it was
+    with lab_down_after(env):  # also the proxy and a timed-out investigation's Redis and Toxiproxy
+        up = run_lab(env, "proxy", "up", "--redis", f"127.0.0.1:{own_redis}", timeout=60)
+        assert up.returncode == 0, up.stdout + up.stderr
+        m = re.search(r"REDIS_URL=(redis://127\.0\.0\.1:\d+/0)", up.stdout)
+        assert m, up.stdout
+        text = FOREIGN.read_text()
+        spec = tmp_path / "running.toml"
+        spec.write_text(text[: text.index("[start]")] + "[start]\nexternal = true\n\n" + text[text.index("[http]") :])
+        spec.write_text(
+            spec.read_text().replace(
+                'paths = ["examples/foreign_app.py"]', f'paths = ["{ROOT}/examples/foreign_app.py"]'
+            )
+        )
+        args = [
+            "investigate",
+            "--target",
+            str(spec),
+            "--set",
+            f"http.port={port}",
+            "--reports",
+            str(tmp_path / "reports"),
+        ]
+        try:
+            for bugs, only, expect in (
+                ("", "none|latency", "No anomaly found"),
+                ("ack_early", "latency", "[acked_too_fast]"),
+            ):
+                app = _app(m.group(1), port, bugs)
+                try:
+                    res = run_lab(env, *args, "--trials", "2", "--only", only, timeout=600)
+                finally:
+                    app.terminate()
+                    app.wait(timeout=10)
+                out = res.stdout + res.stderr
+                assert res.returncode == (0 if not bugs else 1), out
+                assert expect in out and "the running app, its Redis" in out, out
+            # The key was read from the owner's Redis itself: the conversations are there.
+            assert redis.Redis(port=own_redis).keys("conv:*"), "no conversation in the owner's Redis"
+        finally:
+            down = run_lab(env, "proxy", "down", timeout=60)
+        assert down.returncode == 0 and "stopped" in down.stdout, down.stdout + down.stderr
+        assert run_lab(env, "proxy", "status", timeout=60).returncode == 3
+        assert not [p for p in procs.recorded(tmp_path / "run-proxy") if p.alive()]
+        assert redis.Redis(port=own_redis).ping()  # the app's Redis is left as it was
 
 
 def test_lab_proxy_refuses_an_address_with_no_redis(tmp_path: Path) -> None:
     env, _ = _env(tmp_path)
     (dead,) = free_ports(1)
-    res = run_lab(env, "proxy", "up", "--redis", f"127.0.0.1:{dead}", timeout=60)
-    assert res.returncode == 2 and f"--redis 127.0.0.1:{dead}: no Redis answers there" in res.stderr, res.stderr
-    bad = run_lab(env, "proxy", "up", "--redis", "nonsense", timeout=60)
-    assert bad.returncode == 2 and "is not HOST:PORT" in bad.stderr, bad.stderr
+    with lab_down_after(env):  # a proxy up that wrongly succeeded is stopped
+        res = run_lab(env, "proxy", "up", "--redis", f"127.0.0.1:{dead}", timeout=60)
+        assert res.returncode == 2 and f"--redis 127.0.0.1:{dead}: no Redis answers there" in res.stderr, res.stderr
+        bad = run_lab(env, "proxy", "up", "--redis", "nonsense", timeout=60)
+        assert bad.returncode == 2 and "is not HOST:PORT" in bad.stderr, bad.stderr

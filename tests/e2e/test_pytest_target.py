@@ -11,6 +11,7 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from tests.cleanup import lab_down_after
 from tests.e2e.test_investigate import FOREIGN, ROOT, _assert_nothing_left, _env
 
 
@@ -19,9 +20,10 @@ def _user_tests(tmp_path: Path, *args: str) -> tuple[int, str]:
     cmd = [sys.executable, "-m", "pytest", "examples/pytest_user", "--lab-target", str(FOREIGN)]
     cmd += ["--lab-set", f"http.port={port}", "-p", "no:cacheprovider", "-p", "no:xdist", "-q"]
     cmd += ["--output", str(tmp_path / "out"), "--junitxml", str(tmp_path / "junit.xml"), *args]
-    p = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
-    out = p.stdout + p.stderr
-    _assert_nothing_left(tmp_path / "run-investigate", out)
+    with lab_down_after(env):  # the plugin's Redis, Toxiproxy and app of a timed-out pytest
+        p = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+        out = p.stdout + p.stderr
+        _assert_nothing_left(tmp_path / "run-investigate", out)
     return p.returncode, out
 
 

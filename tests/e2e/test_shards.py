@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import subprocess
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from lab.model.checker import check_safe
 from lab.common.config import PORT_ENV
 from lab.model.history import Trial
 from lab.model.outcome import CellOutcome, TrialOutcome
+from tests.cleanup import lab_down_after
 from tests.helpers import free_ports, run_lab, start_lab
 
 ONLY = "profile=correct|swallowed_errors;fault=none|down|latency:latency_ms=100;refresh=settled"
@@ -36,9 +38,27 @@ def _env(tmp: Path) -> dict[str, str]:
     return env
 
 
+def _shard_env(env: dict[str, str], k: int, n: int) -> dict[str, str]:
+    """Shard K of N's own run folder and ports, as lab.plan.shard.use_own_stack derives them."""
+    from lab.plan.shard import PORT_STRIDE
+
+    out = {**env, "LAB_RUN_DIR": f"{env['LAB_RUN_DIR']}-shard{k}of{n}"}
+    out.update({v: str(int(env[v]) + k * PORT_STRIDE) for v in PORT_ENV.values()})
+    return out
+
+
 def _shards(tmp: Path, n: int) -> list[Path]:
     """N shard processes at once; each one's run folder."""
     env = _env(tmp)
+    with ExitStack() as downs:
+        # `lab down` in each shard's own run folder afterwards, whatever happened: a shard that
+        # outlived its deadline is killed below, and its stack would be left running.
+        for k in range(1, n + 1):
+            downs.enter_context(lab_down_after(_shard_env(env, k, n)))
+        return _run_shards(tmp, env, n)
+
+
+def _run_shards(tmp: Path, env: dict[str, str], n: int) -> list[Path]:
     reports = tmp / f"reports-{n}"
     procs = [
         start_lab(
@@ -61,7 +81,13 @@ def _shards(tmp: Path, n: int) -> list[Path]:
         )
         for k in range(1, n + 1)
     ]
-    outs = [p.communicate(timeout=400)[0] for p in procs]
+    try:
+        outs = [p.communicate(timeout=400)[0] for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
     for k, (p, out) in enumerate(zip(procs, outs), 1):
         assert p.returncode == 0, f"shard {k}/{n}:\n{out}"
     # By K (the names start with each run's start time).

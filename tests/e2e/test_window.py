@@ -10,6 +10,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
+from tests.cleanup import lab_down_after
 from tests.helpers import isolated_env, run_lab
 
 
@@ -82,26 +83,27 @@ def _target_window(
     env, port = _env(tmp_path)
     reports = tmp_path / "reports"
     set_args = [x for s in (f"http.port={port}", *sets) for x in ("--set", s)]
-    res = run_lab(
-        env,
-        "window",
-        "--target",
-        str(FOREIGN),
-        *set_args,
-        "--vary",
-        vary,
-        "--values",
-        values,
-        "--max-trials",
-        "5",
-        "--seed",
-        "11",
-        "--reports",
-        str(reports),
-        timeout=900,
-    )
-    out = res.stdout + res.stderr
-    assert res.returncode == 0, out
+    with lab_down_after(env):  # the target, Redis and Toxiproxy of a timed-out run
+        res = run_lab(
+            env,
+            "window",
+            "--target",
+            str(FOREIGN),
+            *set_args,
+            "--vary",
+            vary,
+            "--values",
+            values,
+            "--max-trials",
+            "5",
+            "--seed",
+            "11",
+            "--reports",
+            str(reports),
+            timeout=900,
+        )
+        out = res.stdout + res.stderr
+        assert res.returncode == 0, out
     return json.loads(next(reports.glob("*-window-*/results.json")).read_text()), out
 
 

@@ -19,6 +19,7 @@ import yaml
 
 from lab.common.config import LabConfig
 from lab.common.errors import LabError, NotReady, UsageError
+from lab.common.files import write_atomic
 from lab.common.http import http_get
 from lab.common.wait import wait_until
 from lab.stack import ports, procs, topology
@@ -84,7 +85,7 @@ class AppStack(Lifecycle, Substitutes, AppFaults):
             self.down()  # an earlier run's project, killed before its clean-up
         self.engine.run_dir.mkdir(parents=True, exist_ok=True)
         state = {"app": asdict(self.app), "env": self.env, "http_port": self.http_port}
-        (self.run_dir / STATE).write_text(json.dumps(state, indent=2) + "\n")
+        write_atomic(self.run_dir / STATE, json.dumps(state, indent=2) + "\n")
         host = self.engine.ensure()
         raw = self._read_raw()
         resolved = self._resolved(host, [self.file])
@@ -96,9 +97,11 @@ class AppStack(Lifecycle, Substitutes, AppFaults):
         config_file = self.run_dir / "toxiproxy.json"
         plan = ov.plan(raw, resolved, self.app, at, image, str(config_file), self.env)
         topology.write([topology.Proxy("redis", plan.listen, plan.upstream)], config_file)
-        (self.run_dir / OVERRIDE).write_text(
+        # Atomically: the override's existence says the project is up (status), `lab down` reads it.
+        write_atomic(
+            self.run_dir / OVERRIDE,
             "# Written by the lab for this run (lab.stack.compose.override); removed with the project.\n"
-            + yaml.safe_dump(plan.override, sort_keys=False)
+            + yaml.safe_dump(plan.override, sort_keys=False),
         )
         self.route = plan.route
         # --build: the backend's image is rebuilt from the app's current source (the layer

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from lab.common.config import ROOT
 from lab.common.errors import LabError
+from lab.common.files import write_atomic
 from lab.stack.compose.docker_cli import DockerCli
 
 OFFICIAL = {
@@ -192,4 +193,4 @@ class Images(DockerCli):
         )
         if res.returncode != 0:
             raise LabError(f"pip download of the chat image's wheels failed: {res.stderr[-300:]}")
-        stamp.write_text(want)
+        write_atomic(stamp, want)  # a half-written stamp would match no input: only a whole one

@@ -16,6 +16,7 @@ from typing import Any
 import redis
 
 from lab.common.config import LabConfig, cache_dir
+from lab.common.files import write_atomic
 from lab.common.http import http_get
 from lab.stack import procs
 from lab.stack.compose.containers import Containers
@@ -77,7 +78,7 @@ class ComposeStack(Lifecycle, Images, Containers):
             "code": self._fingerprint(),
             "reused": False,
         }
-        (self.run_dir / "stack.json").write_text(json.dumps(state, indent=2) + "\n")
+        write_atomic(self.run_dir / "stack.json", json.dumps(state, indent=2) + "\n")  # `lab status` may read it now
         return state
 
     def _fingerprint(self) -> str:

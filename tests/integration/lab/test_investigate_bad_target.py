@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from lab.common.config import PORT_ENV
 from lab.stack import procs
+from tests.cleanup import lab_down_after
 from tests.helpers import free_ports, run_lab
 
 SPEC = """
@@ -25,6 +29,14 @@ path = "/chat"
 [history]
 path = "/history"
 """
+
+
+@pytest.fixture(autouse=True)
+def _down_afterwards(tmp_path: Path) -> Iterator[None]:
+    """`lab down` in the run folder _run uses, after the test's own checks (which must see what
+    the lab itself left): a run that timed out was SIGKILLed with its Redis and Toxiproxy up."""
+    with lab_down_after(dict(os.environ, LAB_RUN_DIR=str(tmp_path / "run"))):
+        yield
 
 
 def _run(tmp_path: Path, code: str, timeout: float = 3) -> tuple[int, str, str]:

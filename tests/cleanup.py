@@ -1,0 +1,35 @@
+"""`lab down` after a test that started a stack, an engine or a run of its own, whatever
+happened in the test: a failed assertion, a signal step that timed out, a `lab` killed with
+SIGKILL by the test's own `finally`. Killing `lab` is no clean-up: what it started (the
+services, a private dockerd and its containerd) is detached and outlives it, and one such
+leftover made the next compose module's engine fail to start (12 errors)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from tests.helpers import run_lab
+
+
+@contextmanager
+def lab_down_after(env: dict[str, str], *args: str, timeout: float = 300) -> Iterator[None]:
+    """Run the block, then `lab down ARGS` (e.g. "--mode", "compose") in ``env``'s run folder.
+
+    Native `lab down` also stops what a killed `lab investigate`, `lab init` or `lab proxy up`
+    left in that folder's siblings; compose `lab down` also the private engine it started. A
+    `lab down` that fails fails a test that passed; when the test already failed, its own error
+    stays the one reported and the down's output is added to it as a note."""
+    try:
+        yield
+    except BaseException as exc:
+        down = run_lab(env, "down", *args, timeout=timeout)
+        if down.returncode != 0:
+            exc.add_note(f"and `lab down {' '.join(args)}` after it exited {down.returncode}: {down.stderr[-2000:]}")
+        raise
+    down = run_lab(env, "down", *args, timeout=timeout)
+    assert down.returncode == 0, (
+        f"`lab down {' '.join(args)}` exited {down.returncode}; something may be left running:\n"
+        + down.stdout
+        + down.stderr
+    )
