@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from lab.driver.driver import ChatDriver, TriggerMissed
+from lab.driver.driver import ChatDriver, TriggerMissed, WindowMissed
 from lab.model.history import Trial
 from lab.plan.lockstep import Lockstep
 from lab.plan.schedule import TrialPlan
@@ -137,3 +137,5 @@ async def _turn(d: ChatDriver, plan: TrialPlan, trial: Trial, turn: int, text: s
     except TriggerMissed as exc:
         trial.refresh_reached = False
         trial.errors.append(str(exc))
+        if isinstance(exc, WindowMissed):
+            trial.preconditions_met = False  # the machine's timing: an experiment that did not hold

@@ -30,6 +30,11 @@ class TriggerMissed(Exception):
     """The refresh point's trigger did not happen (e.g. the reply came before receipt was seen)."""
 
 
+class WindowMissed(TriggerMissed):
+    """The trigger came too late for the moment it stands for: the machine's timing, not the
+    app's behaviour (the trial is unknown, and a grid may replace it: lab.expect)."""
+
+
 class ChatDriver(NetworkLog, ConcurrentSends):
     def __init__(
         self,
@@ -258,7 +263,7 @@ class ChatDriver(NetworkLog, ConcurrentSends):
                         f"trigger not seen within {TRIGGER_TIMEOUT_S:g} s: receipt logged before the reply"
                     )
                 if not received():
-                    raise TriggerMissed("trigger missed: receipt logged before the reply")
+                    raise WindowMissed("in_flight window missed: the reply came before its receipt was seen")
             await self._reload()
         elif point in ("after_ack", "mid_stream"):
             if not await self.acked(last, TRIGGER_TIMEOUT_S):
