@@ -30,8 +30,11 @@ DEFECT_CELLS = {
     "swallowed_errors": ("down", "settled"),
     "save_at_stream_end": ("none", "mid_stream"),
     "session_cookie": ("none", "browser_restart"),
-    "read_modify_write": ("latency:latency_ms=100", "two_tabs"),
+    # 300 ms: the two tabs' requests start within one Redis round trip of each other even on a
+    # loaded machine (at 100 ms, 1 of 4 trials' second request came after the first's write).
+    "read_modify_write": ("latency:latency_ms=300", "two_tabs"),
 }
+RMW_LATENCY_MS = 300
 
 
 def _cell(profile: str, fault: str, refresh: str, turns: int = 5) -> Cell:
@@ -208,19 +211,26 @@ def test_fire_and_forget_loses_earlier_replies_even_when_the_last_send_is_aborte
 
 
 def test_read_modify_write_loses_one_tabs_turn(grid: dict[str, CellOutcome], request: pytest.FixtureRequest) -> None:
-    """Two tabs send the last turn at once while Redis answers 100 ms late: both GET the same
-    document, the later SET drops the other's rows -- K of K trials lose an acknowledged turn,
-    classed as a lost update; the earlier turns, sent one at a time, are all kept. Every trial's
-    two requests were in flight together at the backend (else it would be unknown)."""
-    o = _get(grid, "read_modify_write", "latency:latency_ms=100", "two_tabs")
-    assert_cell(o, request.node.nodeid, lost=K, duplicated=0)
+    """Two tabs send the last turn at once while Redis answers 300 ms late: both GET the same
+    document, the later SET drops the other's rows -- a lost update; the earlier turns, sent one
+    at a time, are all kept. Every judged trial's two requests were in flight together at the
+    backend (else it would be unknown). The race's window is narrower than that: the second
+    request must GET before the first SETs, which the mechanism guarantees when the two arrive
+    within one Redis round trip of each other -- every such trial loses, and most trials are such
+    (a busy machine may start the second tab later: that trial's outcome is the race's)."""
+    o = _get(grid, "read_modify_write", f"latency:latency_ms={RMW_LATENCY_MS}", "two_tabs")
+    assert_cell(o, request.node.nodeid, lost=(1, K), duplicated=0)
+    in_window = []
     for t in o.trials:
-        assert t.result.lost_update, t.result.lost
         c = t.trial.concurrent
         assert c is not None and c["where"] == "backend" and c["in_flight_together"], c
-        assert set(t.result.lost_turns) == set(t.result.lost_update), t.result.lost
         last = {s.id for s in t.trial.sends if s.turn == 5}
         assert len(last) == 2 and all(s.outcome == "ok" for s in t.trial.sends if s.turn == 5)
+        assert set(t.result.lost_turns) == set(t.result.lost_update), t.result.lost  # only the race's loss
+        if c["spread_ms"] < RMW_LATENCY_MS:
+            in_window.append(t)
+            assert t.result.lost_update, (c, t.result.lost)
+    assert 2 * len(in_window) >= len(o.trials), [t.trial.concurrent for t in o.trials]
 
 
 def test_double_submit_with_an_id_is_absorbed_by_the_correct_profile(
