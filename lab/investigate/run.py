@@ -207,8 +207,8 @@ class Investigation:
         through one Lockstep. ``sem``: fault-free experiments running side by side share it.
         ``start``, ``count``: trials start..start+count (a window's later rounds), else all --
         and then the rates count judged trials only: a trial that is unknown (a window the
-        machine did not let it hit) is replaced by another, up to TOP_UP_FACTOR x the trials,
-        where the experiment judged any at all (an app it cannot judge costs no more)."""
+        machine did not let it hit) is replaced by another, up to TOP_UP_FACTOR x the trials
+        (an app the experiment cannot judge at all costs that much, and says why)."""
         fault = faults.make(exp.fault, **dict(exp.params))
         t0 = time.monotonic()
         n = self.trials if count is None else count
@@ -237,7 +237,7 @@ class Investigation:
                 mine.append(o)
                 done.append(o)  # as soon as known: an interrupted run reports it
             judged = sum(o.result.validity != "unknown" for o in mine)
-            if not pending and top_up and 0 < judged < n and next_k < last_k:
+            if not pending and top_up and judged < n and next_k < last_k:
                 more = min(n - judged, last_k - next_k)
                 pending, next_k = list(range(next_k, next_k + more)), next_k + more
         unknown = [o for o in mine if o.result.validity == "unknown"]

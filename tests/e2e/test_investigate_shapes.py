@@ -136,7 +136,11 @@ def test_ids_in_a_query_parameter_and_a_static_key_header(tmp_path: Path, monkey
     spec = tmp_path / "query.toml"
     spec.write_text(text.replace('cwd = ".."', f'cwd = "{ROOT}"'))
     exit_code, out, results, trials = _run(tmp_path, spec, "", "--trials", "1", "--only", "none|latency")
-    assert exit_code == 0 and results["diagnoses"] == [], out
+    # Nothing found. A cut mid-reply is not this test's claim: on a busy machine its one trial
+    # (and the two more run in its place) may all miss the window -- unknown, honestly (exit 3).
+    assert results["diagnoses"] == [] and exit_code in (0, 3), out
+    unexercised = [c for c in results["cells"] if c["status"] != "valid"]
+    assert all(c["refresh"] == "mid_stream" for c in unexercised) and (exit_code == 0) == (not unexercised), out
     assert len({t["redis_final"]["key"] for t in trials}) == len(trials) >= 4, trials
     assert key not in out and not [p for p in tmp_path.rglob("*") if p.is_file() and key.encode() in p.read_bytes()]
 
@@ -157,7 +161,11 @@ def test_the_app_page_keeping_the_id_in_local_storage(tmp_path: Path) -> None:
     spec = tmp_path / "storage.toml"
     spec.write_text(text.replace('cwd = ".."', f'cwd = "{ROOT}"'))
     exit_code, out, results, trials = _run(tmp_path, spec, "", "--trials", "1", "--only", "none|latency")
-    assert exit_code == 0 and results["diagnoses"] == [], out
+    # Nothing found. A cut mid-reply is not this test's claim: on a busy machine its one trial
+    # (and the two more run in its place) may all miss the window -- unknown, honestly (exit 3).
+    assert results["diagnoses"] == [] and exit_code in (0, 3), out
+    unexercised = [c for c in results["cells"] if c["status"] != "valid"]
+    assert all(c["refresh"] == "mid_stream" for c in unexercised) and (exit_code == 0) == (not unexercised), out
     restart = next(t for t in trials if t["refresh"] == "browser_restart")
     assert len(restart["page_after_refresh"]) == 2 * restart["turns"], restart  # the conversation, found again
     assert len({t["redis_final"]["key"] for t in trials}) == len(trials), trials
@@ -171,7 +179,11 @@ def test_an_id_the_page_makes_itself(tmp_path: Path) -> None:
     spec = tmp_path / "minted.toml"
     spec.write_text(text.replace('cwd = ".."', f'cwd = "{ROOT}"'))
     exit_code, out, results, trials = _run(tmp_path, spec, "", "--trials", "1", "--only", "none|latency")
-    assert exit_code == 0 and results["diagnoses"] == [], out
+    # Nothing found. A cut mid-reply is not this test's claim: on a busy machine its one trial
+    # (and the two more run in its place) may all miss the window -- unknown, honestly (exit 3).
+    assert results["diagnoses"] == [] and exit_code in (0, 3), out
+    unexercised = [c for c in results["cells"] if c["status"] != "valid"]
+    assert all(c["refresh"] == "mid_stream" for c in unexercised) and (exit_code == 0) == (not unexercised), out
     keys = [t["redis_final"]["key"] for t in trials]
     assert len(set(keys)) == len(keys) and all(re.fullmatch(r"chat:[0-9a-f]{32}", k) for k in keys), keys
 
@@ -196,7 +208,8 @@ def test_a_cut_that_came_after_the_reply_ended_is_unknown_never_a_pass(tmp_path:
     assert code == 3, out  # unknown: not exercised -- neither "no anomaly found" nor a diagnosis
     assert results["diagnoses"] == [] and results["verdict"] != "no anomaly found", out
     (cell,) = results["cells"]
-    assert cell["status"] == "unexercised" and cell["trials"] == 0 and cell["unknown"] == 2, cell
+    # Each unknown trial replaced by another, up to 3 x 2: none of them can be judged either.
+    assert cell["status"] == "unexercised" and cell["trials"] == 0 and cell["unknown"] == 6, cell
     # Either check may tell first: the network's (the end seen, a cut too late or too short a
     # reply to aim at) or the page's own (the whole reply in its first chunk).
     trials = json.loads(next((tmp_path / "reports").glob("*/trials.json")).read_text())
