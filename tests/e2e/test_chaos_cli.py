@@ -130,7 +130,9 @@ def test_two_tabs_verdict_names_read_modify_write(env: dict[str, str], tmp_path:
     cells = {c["profile"]: c for c in results["cells"]}
     assert cells["correct"]["rates"]["lost"]["k"] == 0 and cells["correct"]["status"] == "valid"
     rmw = cells["read_modify_write"]["rates"]["lost"]
-    assert rmw["k"] == rmw["n"] >= 5, rmw
+    # A race: two tabs in flight together meet in the GET..SET window at a rate (10/10 quiet,
+    # 8/10 in a 3-worker CI run). The claim is the verdict below; the rate only has to carry it.
+    assert rmw["n"] >= 5 and 2 * rmw["k"] > rmw["n"], rmw
     causes = [v for v in results["verdicts"] if v["verdict"] == "causes"]
     assert [(v["defect"], v["metric"], v["refresh"]) for v in causes] == [("read_modify_write", "lost", "two_tabs")]
     assert "read_modify_write causes it" in res.stdout
