@@ -7,9 +7,10 @@ PY := $(VENV)/bin/python
 LAB := $(PY) -m lab
 PYTEST_ARGS ?=
 # make test runs the suite in JOBS pytest-xdist workers side by side (it mostly waits: TTLs,
-# latencies, restarts -- with 2 workers the 2 cores were 43 % busy: 20 CPU-minutes in 23.5 minutes);
-# tests that share one run (a module's fixture, the Docker engine) stay in one.
-JOBS ?= 2
+# latencies, restarts -- with 2 workers the 2 cores were 43 % busy: 20 CPU-minutes in 23.5 minutes;
+# 3 workers took the same run to about 15 minutes); tests that share one run (a module's fixture,
+# the Docker engine) stay in one.
+JOBS ?= 3
 XDIST := -n $(JOBS)
 MODE ?= native
 

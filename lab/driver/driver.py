@@ -290,6 +290,10 @@ class ChatDriver(NetworkLog, ConcurrentSends):
             await old.close()
         elif point == "browser_restart":
             await self.settled(last)
+            if self.session_id is None:
+                # The session the restart forgets: the runner's fallback when the backend's
+                # events do not name it (the new browser's cookie, if any, is another session).
+                self.session_id = await self.cookie_session_id()
             ctx = self.page.context
             # A browser restart keeps only persistent cookies (those with an expiry).
             keep = [c for c in await ctx.cookies() if c.get("expires", -1) != -1]

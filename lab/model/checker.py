@@ -116,7 +116,8 @@ def _not_judged(trial: Trial) -> Result | None:
             return Result(
                 "unknown", reasons=["no send was acknowledged: the trial exercised nothing (no session to read)"]
             )
-        return Result("unknown", reasons=["the final read is missing"])
+        # Why it is missing (no session to read, the read's own error) goes with it.
+        return Result("unknown", reasons=["the final read is missing", *trial.errors])
     if not trial.fault_confirmed:
         return Result("unknown", reasons=["the fault was not confirmed"])
     if not trial.preconditions_met:

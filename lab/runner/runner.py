@@ -42,6 +42,7 @@ async def _bounded(aw: Any, timeout_s: float) -> Any:
 
 
 QUIESCENCE_TIMEOUT_S = 20.0
+FINAL_READ_TRIES = 3
 # Failing trials per cell that also keep a Playwright trace and a screenshot: a trace zip and a
 # screenshot cost the browser more than the rest of a failing trial's artifacts together, and
 # the 60th identical failure of a cell adds nothing its first ones and its replay do not show.
@@ -258,6 +259,20 @@ class Runner:
         except LabError as exc:
             return {"error": str(exc)}
 
+    def _read_store(self, sid: str) -> store.Stored:
+        """The conversation as Redis holds it, read directly (the lab's own instrument, not the
+        app's path): a timeout here is the machine's, so the read is tried FINAL_READ_TRIES times."""
+        for attempt in range(1, FINAL_READ_TRIES + 1):
+            r = redis.Redis.from_url(self.stack.cfg.redis_url, socket_timeout=5)
+            try:
+                return store.stored(r, sid)  # the service's own layouts (a list, a document)
+            except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
+                if attempt == FINAL_READ_TRIES:
+                    raise
+            finally:
+                r.close()
+        raise AssertionError("unreachable")
+
     async def _finish(
         self, plan: TrialPlan, fault: Fault, d: ChatDriver, trial: Trial, conversation_s: float
     ) -> tuple[TrialOutcome, dict[str, Any]]:
@@ -276,11 +291,7 @@ class Runner:
         if sid is not None:
             key = session.key(sid)
             try:
-                r = redis.Redis.from_url(self.stack.cfg.redis_url, socket_timeout=5)
-                try:
-                    got = store.stored(r, sid)  # the service's own layouts (a list, a document)
-                finally:
-                    r.close()
+                got = await asyncio.to_thread(self._read_store, sid)
                 dump = {"key": got.key, "layout": got.layout, "pttl_ms": got.pttl_ms, "rows": got.raw}
                 read_at = time.time()
                 trial.final_rows = [Row(row.id, row.role) for row in got.rows]
@@ -291,6 +302,11 @@ class Runner:
                 # once a mark published now is back, every earlier event is in.
                 await asyncio.to_thread(self.ctx.expired.sync, 1.0)
             trial.key_expired = key in self.ctx.expired.keys
+        else:
+            trial.errors.append(
+                "no session to read: the backend logged no chat.received for the trial's sends"
+                " and the page held no session cookie"
+            )
         d.timing.add("final_read", time.perf_counter() - t_read)
         preconditions.check(
             plan, fault, trial, self.ctx.events, self.ctx.expired.at.get(session.key(sid)) if sid else None, read_at

@@ -187,6 +187,9 @@ def test_unknown_when_the_instrument_saw_nothing() -> None:
     inflight = Send("a", "x", 1)
     assert check(trial([inflight], rows())).validity == "unknown"
     assert check(trial([s("a", "ok")], None)).reasons == ["the final read is missing"]
+    why_missing = trial([s("a", "ok")], None)
+    why_missing.errors.append("final read: Timeout reading from socket")
+    assert check(why_missing).reasons == ["the final read is missing", "final read: Timeout reading from socket"]
     # Nothing acknowledged and nothing to read: the trial exercised nothing (the reason a test's
     # unknown_ok excuses for a defect that fails every send).
     (why,) = check(trial([s("a", "info"), s("b", "info")], None)).reasons
