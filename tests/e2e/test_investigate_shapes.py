@@ -88,8 +88,12 @@ def test_each_example_without_its_bug_has_no_anomaly(tmp_path: Path, spec: Path)
     keys = {t["redis_final"]["key"] for t in trials if t.get("redis_final")}
     assert len(keys) == len(trials), keys  # one conversation per trial, read from its own id
     if spec != REST:  # frames: the last reply of each mid_stream trial cut by closing the connection
-        cut = [t["sends"][-1]["cut"] for t in trials if t["refresh"] == "mid_stream"]
-        assert cut == [True, True], cut
+        # Judged ones: a cut that missed its window (the reply had ended) is unknown, and
+        # replaced by another trial (--trials counts judged trials).
+        mid = [t for t in trials if t["refresh"] == "mid_stream"]
+        judged = [t for t in mid if not t.get("unknown")]
+        assert [t["sends"][-1]["cut"] for t in judged] == [True, True], mid
+        assert all(isinstance(t["unknown"], str) for t in mid if t.get("unknown")), mid  # says why
         # Where the reply, still being generated at the cut, was missing from the reloaded page
         # (it is stored whole), that is said as what the page showed, not as loss: whether the
         # reload's read came before the end of the reply is the machine's timing (FastAPI's 6 x
