@@ -39,6 +39,10 @@ or together, so each of the lab's diagnoses can be shown against a real app:
                 the TTL, but a refresh right after the answer reads the history without that
                 turn, which appears a few round trips later -> stale_reads (not a TTL cause:
                 under latency each step is one round trip apart)
+  cookie_path   the session cookie set by the send route only, scoped to it (Path=/api/send, as
+                `set_cookie(..., path=request.path)` does); the history route, outside that path,
+                never receives it and answers an empty list for "no session". Every turn is
+                stored; every refresh shows an empty conversation -> session_cookie_path
   reversed_history  the history stored oldest first (RPUSH) while the read path still serves the
                 list as is to a page and API that expect newest first: every conversation shows
                 upside down, in every trial, with nothing racing -> history_reversed (not
@@ -75,6 +79,7 @@ KNOWN_BUGS = {
     "read_modify_write",
     "write_after_answer",
     "reversed_history",
+    "cookie_path",
 }
 BUGS = {b.strip() for b in os.environ.get("FOREIGN_BUGS", "").split(",") if b.strip()}
 if BUGS - KNOWN_BUGS:
@@ -287,7 +292,9 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
         if sid:
-            self.send_header("Set-Cookie", f"sid={sid}; Max-Age={30 * 24 * 3600}; Path=/; HttpOnly; SameSite=Lax")
+            # Bug cookie_path: the cookie's Path is the send route's, so only that route gets it.
+            path = "/api/send" if "cookie_path" in BUGS else "/"
+            self.send_header("Set-Cookie", f"sid={sid}; Max-Age={30 * 24 * 3600}; Path={path}; HttpOnly; SameSite=Lax")
         self.end_headers()
         self.wfile.write(body)
 
@@ -302,7 +309,11 @@ class Handler(BaseHTTPRequestHandler):
         if self.path != "/api/messages":
             self._send(404, b"<html><body>not found</body></html>", "text/html")
             return
-        sid, _ = self._sid()
+        sid, new = self._sid()
+        if "cookie_path" in BUGS:
+            # The send route sets the cookie; a history read without one has no conversation.
+            self._send(200, json.dumps({"messages": [] if new else history(sid)}).encode(), "application/json")
+            return
         try:
             items = history(sid)
         except redis.RedisError as exc:

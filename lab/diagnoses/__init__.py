@@ -82,6 +82,12 @@ class Judged:
         return self.turns(i for i in self.result.lost["user"] if i not in self.result.lost_update)
 
     @property
+    def hidden_stored(self) -> list[int]:
+        """Turns the history did not show whose user text the Redis key holds (black box)."""
+        stored = set((self.trial.redis_final or {}).get("stored_turns", []))
+        return [t for t in self.lost_user if t in stored]
+
+    @property
     def reply_missing(self) -> list[int]:
         return self.turns(i for i in self.result.reply_missing if i not in self.result.lost_update)
 
@@ -110,6 +116,7 @@ EVIDENCE: dict[str, Callable[[Trial], bool]] = {
     "ttl": lambda t: any(o.settled and o.pttl_ms >= 0 for o in t.ttl),
     "key": lambda t: t.redis_final is not None,
     "cookie": lambda t: t.cookie_persistent is not None,
+    "cookie_scope": lambda t: t.cookie_scope is not None,
     "stream_cut": lambda t: any(s.cut for s in t.sends),
     "fault": lambda t: t.fault != "none",
     "latency": lambda t: t.fault == "latency",
@@ -211,9 +218,11 @@ def run(trials: list[Trial]) -> tuple[list[Diagnosis], dict[str, str]]:
     return ev.found, not_judged
 
 
-def explained(found: list[Diagnosis]) -> set[str]:
-    """Trials whose loss a diagnosis that explains loss has claimed."""
-    return {t for d in found if REGISTRY[d.code].explains_loss for t in d.trials + d.also}
+def explained(found: list[Diagnosis], *codes: str) -> set[str]:
+    """Trials whose loss a diagnosis that explains loss has claimed (of ``codes`` only, if given)."""
+    return {
+        t for d in found if REGISTRY[d.code].explains_loss and (not codes or d.code in codes) for t in d.trials + d.also
+    }
 
 
 # Shared wording helpers: every diagnosis names its trials the same way.

@@ -14,7 +14,7 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
     ]
     # An app proven to answer before its write (acked_too_fast) answers 200 for a write that
     # fails later: those trials are that cause, not a swallowed error.
-    early = explained([d for d in ev.found if d.code == "acked_too_fast"])
+    early = explained(ev.found, "acked_too_fast")
     hit = []
     for j in pool:
         if j.id in early:

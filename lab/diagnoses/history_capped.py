@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from lab.diagnoses import Diagnosis, Evidence, few, ids, register
+from lab.diagnoses import Diagnosis, Evidence, explained, few, ids, register
 
 
-@register("history_capped", needs=("no_fault",), explains_loss=True)
+@register("history_capped", needs=("no_fault",), explains_loss=True, after=("session_cookie_path",))
 def diagnose(ev: Evidence) -> Diagnosis | None:
-    pool = [j for j in ev.judged if j.trial.fault == "none" and not j.cut]
+    cookie = explained(ev.found, "session_cookie_path")  # its trials lose every turn from view
+    pool = [j for j in ev.judged if j.trial.fault == "none" and not j.cut and j.id not in cookie]
     hit = [j for j in pool if j.lost_user]
     if not hit:
         return None
@@ -16,6 +17,10 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
     if not oldest_only or len(lengths) != 1 or len(hit) < 2:
         return None
     cap = lengths.pop()
+    if cap == 0:
+        # Nothing shown at all is not a cap: the history answers for another conversation, or
+        # for none (a session the read never gets), which other diagnoses tell apart.
+        return None
     # A cap loses in EVERY fault-free conversation longer than it, not in some of them.
     longer = [j for j in pool if 2 * len(j.acked) > cap]
     if len(longer) != len(hit):

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from lab.diagnoses import Diagnosis, Evidence, register
+from lab.diagnoses import Diagnosis, Evidence, explained, register
 
 
-@register("history_hides_stored", needs=("key",), explains_loss=True)
+@register("history_hides_stored", needs=("key",), explains_loss=True, after=("session_cookie_path",))
 def diagnose(ev: Evidence) -> Diagnosis | None:
-    hit = []
-    for j in ev.judged:
-        stored = set((j.trial.redis_final or {}).get("stored_turns", []))
-        hidden = [t for t in j.lost_user if t in stored]
-        if hidden:
-            hit.append((j, hidden))
+    # A cookie scoped away from the history route hides it all too; where its Path says so, the
+    # trial is that diagnosis's (the read path may be right: it is never given the session).
+    cookie = explained(ev.found, "session_cookie_path")
+    hit = [(j, j.hidden_stored) for j in ev.judged if j.hidden_stored and j.id not in cookie]
     if not hit:
         return None
     j0, h0 = hit[0]

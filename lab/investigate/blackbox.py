@@ -165,6 +165,7 @@ class Prober:
     async def _after(self, ctx: BrowserContext, page: Page, t: Trial) -> None:
         """The refresh point (if not inside the fault window), the settled read, the key."""
         t.cookie_persistent = await self.pages.cookie_persistent(ctx)
+        t.cookie_scope = await self.pages.identity.cookie_scope(ctx)
         if t.refresh in ("settled", *CONCURRENT_POINTS):
             self._refresh_mark(t)
             self._page_after(await self._reload(page, t), t)

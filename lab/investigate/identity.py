@@ -82,8 +82,12 @@ class Identity:
         return local_storage(await ctx.storage_state(), self.origin()).get(key or SESSION_KEY)
 
     async def cookie(self, ctx: BrowserContext) -> dict[str, Any] | None:
-        name = self.spec.session.name
-        return next((dict(c) for c in await ctx.cookies(self.spec.http.base_url) if c["name"] == name), None)
+        return session_cookie(self.spec, [dict(c) for c in await ctx.cookies()])
+
+    async def cookie_scope(self, ctx: BrowserContext) -> dict[str, Any] | None:
+        """The session cookie's Path against the routes the conversation uses (None: none)."""
+        c = await self.cookie(ctx) if self.spec.session.is_cookie else None
+        return None if c is None else cookie_scope(self.spec, c)
 
     def origin(self) -> str:
         u = urlsplit(self.spec.http.base_url)
@@ -126,3 +130,54 @@ def page_url_id(pattern: str, path: str) -> str | None:
     head, _, tail = pattern.partition("{session}")
     m = re.fullmatch(re.escape(head) + "([^/]+)" + re.escape(tail), path)
     return m.group(1) if m else None
+
+
+def path_matches(cookie_path: str, request_path: str) -> bool:
+    """RFC 6265 5.1.4: whether a cookie of ``cookie_path`` is sent with a request for
+    ``request_path`` (the path itself, or below it at a "/")."""
+    cookie_path = cookie_path or "/"
+    if request_path == cookie_path:
+        return True
+    return request_path.startswith(cookie_path) and (cookie_path.endswith("/") or request_path[len(cookie_path)] == "/")
+
+
+def _domain_matches(domain: str, host: str) -> bool:
+    d = domain.lstrip(".").lower()
+    return host == d or host.endswith("." + d)
+
+
+def session_cookie(spec: Spec, cookies: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The conversation's cookie among every cookie of a browser context: its name, for the
+    app's host, on any path. Looking it up for the base URL alone filters by path: a cookie
+    scoped to the send route (Path=/api/send) would be missed, and the lab would read no key.
+    Of several (one name on several paths), the one the send route carries."""
+    host = (urlsplit(spec.http.base_url).hostname or "").lower()
+    mine = [
+        c for c in cookies if c.get("name") == spec.session.name and _domain_matches(str(c.get("domain", "")), host)
+    ]
+    if not mine:
+        return None
+    send = urlsplit(spec.url(chat_route(spec))).path
+    # The send route's own first, then the most specific path (what the browser sends first).
+    return max(mine, key=lambda c: (path_matches(str(c.get("path", "/")), send), len(str(c.get("path", "/")))))
+
+
+def chat_route(spec: Spec) -> str:
+    """The path messages go to: the chat POST, or the transport's (WebSocket, Socket.IO)."""
+    return spec.transport.path if spec.transport is not None else spec.chat.path
+
+
+def cookie_scope(spec: Spec, cookie: dict[str, Any]) -> dict[str, Any]:
+    """Whether the browser sends the session cookie to the history route and the send route:
+    a Path that covers one and not the other splits the conversation in two (sends in one
+    session, the history read, with no cookie, in none)."""
+    path = str(cookie.get("path") or "/")
+    history = urlsplit(spec.url(spec.history.path)).path
+    send = urlsplit(spec.url(chat_route(spec))).path
+    return {
+        "name": cookie.get("name"),
+        "path": path,
+        "history_path": history,
+        "covers_history": path_matches(path, history),
+        "covers_send": path_matches(path, send),
+    }

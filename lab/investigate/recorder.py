@@ -20,7 +20,7 @@ from playwright.sync_api import BrowserContext, Error as PlaywrightError, Frame,
 from lab.investigate.app_page import path_pattern
 from lab.common.errors import NotReady
 from lab.common.wait import wait_until
-from lab.investigate.identity import history_target, local_storage, page_url_id
+from lab.investigate.identity import cookie_scope, history_target, local_storage, page_url_id, session_cookie
 from lab.investigate.keys import KeyReader, key_record
 from lab.investigate.rows import json_path, parse_rows
 from lab.investigate.settle import QUIESCENCE_DEADLINE_S, QUIET_S
@@ -90,6 +90,9 @@ class Recorder:
             t.refresh_reached = shown is not None
         t.final_rows = self._settled(t)
         self._key(t)
+        if self.spec.session.is_cookie:
+            c = session_cookie(self.spec, [dict(x) for x in self.ctx.cookies()])
+            t.cookie_scope = None if c is None else cookie_scope(self.spec, c)
         return t
 
     def _sends(self) -> list[Send]:
@@ -186,7 +189,8 @@ class Recorder:
     def session_id(self) -> str | None:
         s = self.spec.session
         if s.is_cookie:
-            return next((c["value"] for c in self.ctx.cookies(self.spec.http.base_url) if c["name"] == s.name), None)
+            c = session_cookie(self.spec, [dict(x) for x in self.ctx.cookies()])
+            return None if c is None else str(c["value"])
         if s.page_url:
             for page in self.ctx.pages:
                 sid = page_url_id(s.page_url, urlsplit(page.url).path)

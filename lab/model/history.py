@@ -94,6 +94,9 @@ class Trial:
     history_reads: list[int | None] = field(default_factory=list)  # statuses of every history GET
     ttl: list[TtlObs] = field(default_factory=list)
     cookie_persistent: bool | None = None
+    # The session cookie's Path against the history and send routes (lab.investigate.identity
+    # cookie_scope): {name, path, history_path, covers_history, covers_send}; None: no cookie.
+    cookie_scope: dict[str, Any] | None = None
     # The conversation's key after the final read: {key, type, pttl_ms, values, stored_turns}
     # (stored_turns: turns whose user text occurs in its raw values; the format is the app's).
     redis_final: dict[str, Any] | None = None

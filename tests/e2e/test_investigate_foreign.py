@@ -312,3 +312,22 @@ def test_a_history_served_reversed_is_a_fixed_reversal_not_a_race(tmp_path: Path
     assert d["k"] == d["n"] == len(judged) >= 30, (d, len(judged))
     assert "spec's [history] order first" in d["cause"], d
     assert "replay trial " in out and "--replay" in out, out
+
+
+def test_a_cookie_scoped_to_the_send_route_is_said_so_and_nothing_is_lost(tmp_path: Path) -> None:
+    """cookie_path: the send route sets the session cookie with its own Path (/api/send), so the
+    history route never gets it: every refresh shows an empty conversation while Redis holds
+    every turn. The lab finds the cookie whatever its Path, reads the key, and names the Path --
+    session_cookie_path in every judged trial and nothing else: no cap of 0 rows, no read path
+    that hides, no loss (before, the cookie was looked up for the base URL, which filters by
+    path: no key read, "acked_lost" and "capped at 0 rows")."""
+    found, out, trials = _five(tmp_path, "cookie_path", "--only", "none")
+    assert set(found) == {"session_cookie_path"}, out
+    d = found["session_cookie_path"]
+    judged = [t for t in trials if not t["unknown"]]
+    assert d["k"] == d["n"] == len(judged) >= 10, (d, len(judged))
+    assert "Path=/api/send" in d["cause"] and "/api/messages" in d["cause"], d
+    for t in judged:
+        assert t["cookie_scope"]["covers_history"] is False and t["cookie_scope"]["covers_send"] is True, t
+        assert t["redis_final"]["stored_turns"] == list(range(1, t["turns"] + 1)), t  # all stored
+        assert t["page_after_refresh"] == [], t  # ... and none shown

@@ -197,6 +197,40 @@ def test_history_hides_what_redis_stores() -> None:
     assert d.code == "history_hides_stored" and "turns [1]" in d.evidence and "chat:s" in d.evidence
 
 
+SCOPED_AWAY = {"name": "sid", "path": "/api/send", "history_path": "/api/messages", "covers_history": False}
+STORED = {"key": "conv:s", "type": "list", "pttl_ms": 9, "values": 6, "stored_turns": [1, 2, 3]}
+
+
+def test_a_cookie_scoped_away_from_the_history_is_its_own_cause() -> None:
+    """Every turn stored, none shown, and the session cookie's Path does not reach the history
+    route: session_cookie_path, not a read path that hides (history_hides_stored), not a cap of
+    0 rows (history_capped), not a loss."""
+    trials = [
+        _trial(f"t{i}", [], redis_final=STORED, cookie_scope=SCOPED_AWAY, page=[], refresh=r)
+        for i, r in enumerate(["settled", "browser_restart", "settled"])
+    ]
+    (d,) = dg.diagnose(trials)
+    assert d.code == "session_cookie_path" and (d.k, d.n) == (3, 3), d
+    assert "Path=/api/send" in d.cause and "/api/messages" in d.cause and "t0" in d.evidence
+
+
+def test_a_cookie_that_reaches_the_history_leaves_the_hiding_to_the_read_path() -> None:
+    """The same hidden turns with a cookie on Path=/: the cookie explains nothing."""
+    covers = dict(SCOPED_AWAY, path="/", covers_history=True)
+    r = _trial("t0", _rows("u2", "a2", "u3", "a3"), redis_final=STORED, cookie_scope=covers)
+    assert codes([r]) == ["history_hides_stored"]
+    # ... and a cookie scoped away with nothing hidden is not a diagnosis either (a history read
+    # that carries the session some other way).
+    assert codes([_trial("t1", FULL, redis_final=STORED, cookie_scope=SCOPED_AWAY)]) == []
+
+
+def test_a_history_that_shows_nothing_is_no_cap_of_zero_rows() -> None:
+    """Every fault-free conversation empty in its history: 0 rows is no cap (issue 40: "capped
+    at 0 rows" was said of a cookie the history never got)."""
+    empty = [_trial(f"e{i}", []) for i in range(3)]
+    assert "history_capped" not in codes(empty)
+
+
 def test_lost_on_a_redis_restart_is_the_environment() -> None:
     sends = [_send(1), _send(2), _send(3)]
     r = _trial("t0", _rows("u2", "a2", "u3", "a3"), sends, fault="redis_restart", fault_turn=2)
