@@ -17,9 +17,20 @@ def order_pairs(trial: Trial, rows: list[Row]) -> tuple[int, int]:
     which was answered before the other was sent (turns in flight together have no order)."""
     msgs = _messages(trial.sends)
     placed, _ = place(rows, trial.sends)
+    # A text two messages share (two tabs answered "Sure!", a reply that counts turns read the
+    # same count) places its rows by a guess: which copy is whose is unknown, so they say nothing
+    # about order. Without this, a guess against the order made vetoed a whole reversal.
+    texts = [m.text for m in msgs]
+    replies = [m.reply for m in msgs if m.reply is not None]
+    shared = {"user": {x for x in texts if texts.count(x) > 1}, "reply": {x for x in replies if replies.count(x) > 1}}
     # (message, position) of each stored row in the order made: a question before its reply,
     # a duplicate by its first copy.
-    at = [(i, min(pos)) for i, m in enumerate(msgs) for pos in (placed[m.id].user, placed[m.id].reply) if pos]
+    at = [
+        (i, min(pos))
+        for i, m in enumerate(msgs)
+        for pos, text, role in ((placed[m.id].user, m.text, "user"), (placed[m.id].reply, m.reply, "reply"))
+        if pos and text not in shared[role]
+    ]
     fwd = rev = 0
     for x in range(len(at)):
         for y in range(x + 1, len(at)):

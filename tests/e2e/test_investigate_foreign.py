@@ -331,3 +331,16 @@ def test_a_cookie_scoped_to_the_send_route_is_said_so_and_nothing_is_lost(tmp_pa
         assert t["cookie_scope"]["covers_history"] is False and t["cookie_scope"]["covers_send"] is True, t
         assert t["redis_final"]["stored_turns"] == list(range(1, t["turns"] + 1)), t  # all stored
         assert t["page_after_refresh"] == [], t  # ... and none shown
+
+
+def test_a_reversal_is_told_through_replies_that_all_read_the_same(tmp_path: Path) -> None:
+    """reversed_history + repeat_replies: newest first served as is, and every reply the same
+    text, two tabs sending together included. Which equal reply is whose cannot be told, so those
+    rows say nothing about order; the questions, all mirrored, still do: history_reversed in
+    every judged trial, and no race (writes_out_of_order), no duplicate, no loss."""
+    found, out, trials = _five(tmp_path, "reversed_history,repeat_replies", "--only", "two_tabs|browser_restart")
+    assert set(found) == {"history_reversed"}, out
+    d = found["history_reversed"]
+    judged = [t for t in trials if not t["unknown"]]
+    assert d["k"] == d["n"] == len(judged) >= 8, (d, len(judged))
+    assert any(t["refresh"] == "two_tabs" for t in judged) and any(t["refresh"] == "browser_restart" for t in judged)

@@ -663,3 +663,27 @@ def test_each_diagnosis_carries_its_own_replay_in_json() -> None:
     d = dg.Diagnosis("x", "c", "e", 1, 2, ["e1-none-settled-00"], replay="lab investigate ... --replay e1")
     assert d.as_json()["replay"] == {"trial": "e1-none-settled-00", "command": "lab investigate ... --replay e1"}
     assert dg.Diagnosis("y", "c", "e", 0, 1).as_json()["replay"] is None
+
+
+def test_a_reversal_survives_two_tabs_whose_replies_have_the_same_text() -> None:
+    """Newest first served as is, and two tabs in flight together got the same reply text (the
+    app's reply counts turns; both read the same count): which copy is whose cannot be told, so
+    those rows say nothing about order -- the conversation's other pairs, all reversed, still
+    count, and it is no veto against the reversal (issue 40: it was, and the lab blamed a race)."""
+    from lab.diagnoses.history_reversed import order_pairs
+
+    one, two, three = _send(1), _send(2, reply="message 2"), _send(3, reply="message 2")
+    three.t_invoke = two.t_invoke  # two tabs, sent together
+    rows = [
+        Row("", "assistant", "message 2"),
+        Row("", "user", "probe t3 x"),
+        Row("", "assistant", "message 2"),
+        Row("", "user", "probe t2 x"),
+        Row("", "assistant", "reply 1"),
+        Row("", "user", "probe t1 x"),
+    ]
+    tabs = _trial("tabs", rows, [one, two, three], refresh="two_tabs")
+    fwd, rev = order_pairs(tabs, rows)
+    assert fwd == 0 and rev >= 3, (fwd, rev)
+    ds = dg.diagnose([_trial("t0", MIRROR), _trial("t1", MIRROR), tabs])
+    assert [(d.code, d.k, d.n) for d in ds] == [("history_reversed", 3, 3)], ds
