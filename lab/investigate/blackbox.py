@@ -45,6 +45,7 @@ class Prober:
 
     def __post_init__(self) -> None:
         self.keys = KeyReader(self.redis_url)
+        self._final_values: list[bytes] = []  # the last _redis_final's raw values
         self.pages = Pages(self.spec, self.browser)
 
     async def close_pool(self) -> None:
@@ -84,7 +85,12 @@ class Prober:
                 if t.unknown or not await self._turn(ctx, page, exp, t, turn, nonce, step if one_shot else None):
                     break
             missed: str | None = None
+            before_cut: list[bytes] | None = None
             if exp.refresh == "mid_stream" and not t.unknown:
+                if self.spec.page is not None:
+                    # The app's own page is cut by this reload (the lab's page cut its request in
+                    # the page already): the key now is what the store held before the cut.
+                    before_cut = await self._values(ctx)
                 # Inside the fault window, right after the cut of the last reply's stream. (The
                 # after_ack reload is the last turn's send itself: _send_then_reload.)
                 self._refresh_mark(t)
@@ -100,6 +106,8 @@ class Prober:
             # Healed from here on.
             if not t.unknown:
                 await self._after(ctx, page, t)
+                if before_cut is not None and t.sends and t.sends[-1].cut:
+                    missed = missed or cut.stored_before(before_cut, self._final_values, t)
             # Judged as far as it goes (its reads are evidence), but it claims no cut.
             t.unknown = t.unknown or missed
         except Exception as exc:  # the browser or the target broke: unknown, with the reason
@@ -303,11 +311,17 @@ class Prober:
         t0 = time.time()
         pttl, kind, values = self.keys.read(key)
         t1 = time.time()
+        self._final_values = values
         t.redis_final = key_record(key, pttl, kind, values, t.sends)
         if t.sends and pttl != -2:
             t.ttl.append(
                 TtlObs(max(s.turn for s in t.sends), (t0 + t1) / 2, pttl, len(values), round((t1 - t0) * 1000, 2))
             )
+
+    async def _values(self, ctx: BrowserContext) -> list[bytes] | None:
+        """The conversation key's raw values now (None: no key known)."""
+        key = await self.pages.session_key(ctx)
+        return None if key is None else self.keys.read(key)[2]
 
     def close(self) -> None:
         self.keys.close()

@@ -16,7 +16,8 @@ Two checks, on the times Playwright's network events reach the lab (one clock fo
   while it is clearly inside the reply's usual time.
 
 Neither check can see a reply that ended early by chance; the first turn, with no earlier reply
-to measure, is judged by the first check only.
+to measure, is judged by the first check only. The store can (``stored_before``): the cut turn's
+reply already in the key, as it is in the end, when the cut's reload began.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ from playwright.async_api import Page, Request, Response
 
 from lab.investigate import app_frames
 from lab.investigate.spec import Spec
+from lab.model.history import Trial
+from lab.model.placement import place
 
 SETTLE_S = 5.0  # how long the network may take to report the cut connection's end
 # A cut must land within this fraction of the shortest earlier reply's stream to count: reply
@@ -80,6 +83,22 @@ def judge(cut: Span, earlier: Sequence[Span], what_end: str) -> str | None:
             "(the mid-stream window was not tested; a busy machine reacts late)"
         )
     return None
+
+
+def stored_before(before: list[bytes], final: list[bytes], t: Trial) -> str | None:
+    """The store's side of the same question: the key held, as the cut's reload began, all it
+    holds at the end, the cut turn's reply shown included -- the app had finished that reply and
+    stored it before the cut (a busy machine reacts late; the browser may not have read the end
+    yet, so the network's checks above cannot see it). Nothing the app wrote after the cut means
+    nothing the cut could have stopped. A correct app that stores the reply after the client left
+    writes it later, so it is judged."""
+    last = t.sends[-1]
+    if before != final or t.final_rows is None or not place(t.final_rows, t.sends)[0][last.id].reply:
+        return None
+    return (
+        "the key already held the cut turn's reply, as stored in the end, when the cut's reload began: "
+        "the app had finished the reply before the cut (the mid-stream window was not tested)"
+    )
 
 
 class Posts:
