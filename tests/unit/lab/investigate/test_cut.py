@@ -3,7 +3,8 @@ too late into the reply to be told from its end."""
 
 from __future__ import annotations
 
-from lab.investigate.cut import Span, judge
+from lab.investigate.cut import Span, judge, stored_before
+from lab.model.history import Row, Send, Trial
 
 EARLIER = [Span(10.0, 10.2), Span(20.0, 20.25)]  # replies streamed whole in 200 and 250 ms
 
@@ -41,3 +42,28 @@ def test_no_earlier_reply_or_no_close_seen_leaves_the_pages_claim() -> None:
     assert judge(Span(30.0, None, 30.5), [], "done frame") is None
     assert judge(Span(30.0, None, None), EARLIER, "done frame") is None
     assert judge(Span(None, None, 30.5), EARLIER, "done frame") is None
+
+
+def _cut_trial(final: list[tuple[str, str]]) -> Trial:
+    sends = [Send(f"m{i}", f"question {i}", i, reply=f"answer {i}") for i in (1, 2)]
+    sends[-1].cut = True
+    return Trial("t", sends=sends, final_rows=[Row("", role, text) for role, text in final])
+
+
+WHOLE = [("user", "question 1"), ("assistant", "answer 1"), ("user", "question 2"), ("assistant", "answer 2")]
+
+
+def test_a_reply_the_store_held_before_the_cut_missed_the_window() -> None:
+    """The key held at the cut's reload all it holds in the end, the cut turn's reply included:
+    the app had finished before the cut."""
+    values = [b"u1", b"a1", b"u2", b"a2"]
+    why = stored_before(values, list(values), _cut_trial(WHOLE))
+    assert why is not None and "the mid-stream window was not tested" in why
+
+
+def test_a_reply_written_after_the_cut_or_never_is_judged() -> None:
+    # Written after the reload began (a correct app finishing the reply the client left).
+    assert stored_before([b"u1", b"a1", b"u2"], [b"u1", b"a1", b"u2", b"a2"], _cut_trial(WHOLE)) is None
+    # Never written (the bug the cut exposes): the same key before and after, no reply shown.
+    same = [b"u1", b"a1", b"u2"]
+    assert stored_before(same, list(same), _cut_trial(WHOLE[:3])) is None
