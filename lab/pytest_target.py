@@ -78,20 +78,25 @@ def lab_target(request: pytest.FixtureRequest) -> Iterator[LabTarget]:
     """The app of --lab-target, started with its Redis behind Toxiproxy, for the whole session."""
     if spec_key not in request.config.stash:
         pytest.skip("lab_target needs --lab-target SPEC")
+    from lab.common import redact
     from lab.common.config import LabConfig
     from lab.common.errors import LabError
     from lab.faults import Targets
-    from lab.investigate import target
+    from lab.investigate import redaction, target
     from lab.investigate.run import link_for
 
     spec, cfg = request.config.stash[spec_key], LabConfig.from_env()
     link = link_for(cfg)
     with ExitStack() as session:
+        # First in, last out: the trials' records and the target's log are scrubbed of the
+        # login's secrets once the target has stopped. Not the terminal: pytest's capture swaps
+        # sys.stdout itself (the lab's summary is redacted line by line, lab.investigate.pytest_summary).
+        session.enter_context(redaction.kept_secret(spec, link.run_dir, lab_artifacts(request.config), terminal=False))
         try:
             session.enter_context(link)
             session.enter_context(target.running(spec, link.run_dir, cfg.host, cfg.ports["redis_proxy"]))
         except LabError as exc:
-            pytest.fail(f"--lab-target {spec.file}: {exc}", pytrace=False)
+            pytest.fail(redact.text(f"--lab-target {spec.file}: {exc}"), pytrace=False)
         targets = Targets.of(link)
         targets.toxiproxy.reset()
         yield LabTarget(spec, targets, cfg.redis_url, spec.http.base_url)
@@ -131,11 +136,15 @@ def _lab_record(request: pytest.FixtureRequest) -> Iterator[None]:
     (out / "trial.json").write_text(json.dumps(t.as_json(), indent=1) + "\n")
 
 
-def artifacts(config: pytest.Config, nodeid: str) -> Path:
-    """A trial's folder, under pytest-playwright's --output (test-results) like its traces."""
+def lab_artifacts(config: pytest.Config) -> Path:
+    """The trials' folders, under pytest-playwright's --output (test-results) like its traces."""
     base = Path(config.getoption("--output", None) or "test-results")
-    base = base if base.is_absolute() else Path(config.rootpath) / base
-    return base / "lab" / re.sub(r"[^\w.-]+", "-", nodeid).strip("-")
+    return (base if base.is_absolute() else Path(config.rootpath) / base) / "lab"
+
+
+def artifacts(config: pytest.Config, nodeid: str) -> Path:
+    """A trial's folder (lab_artifacts)."""
+    return lab_artifacts(config) / re.sub(r"[^\w.-]+", "-", nodeid).strip("-")
 
 
 @pytest.fixture

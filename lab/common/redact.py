@@ -11,7 +11,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TextIO
+from typing import TextIO, cast
 
 MARK = "[redacted]"
 MIN_LEN = 6
@@ -53,6 +53,11 @@ class Writer:
         return getattr(self.inner, name)
 
 
+def writer(stream: TextIO) -> TextIO:
+    """``stream`` redacted (once: a run inside another's scope keeps one Writer)."""
+    return stream if isinstance(stream, Writer) else cast(TextIO, Writer(stream))
+
+
 def scrub(paths: Iterable[Path]) -> int:
     """Rewrite every file under ``paths`` (files or folders) that holds a secret; a file whose
     name holds one is renamed. Returns how many files changed."""
@@ -79,21 +84,21 @@ def scrub(paths: Iterable[Path]) -> int:
 
 
 @contextmanager
-def scope(env_names: Iterable[str], paths: Iterable[Path]) -> Iterator[None]:
-    """For one run: the values of ``env_names`` are secrets; the terminal is redacted while it
-    lasts, and ``paths`` are scrubbed when it ends (success, failure or Ctrl-C). The secrets
-    stay known after it: the CLI's last line (an error) is redacted too."""
-    names = list(env_names)
-    if not names:
-        yield
-        return
-    add(*(os.environ.get(n, "") for n in names))
+def scope(env_names: Iterable[str], paths: Iterable[Path], terminal: bool = True) -> Iterator[None]:
+    """For one run: the values of ``env_names`` are secrets, and so is any added while it lasts
+    (a login's token, the values a probe logs in with). The terminal (sys.stdout / sys.stderr)
+    is redacted while it lasts unless ``terminal`` is False (a pytest session: its capture swaps
+    those streams itself), and ``paths`` are scrubbed when it ends (success, failure or Ctrl-C).
+    The secrets stay known after it: the CLI's last line (an error) is redacted too."""
+    add(*(os.environ.get(n, "") for n in env_names))
     out, err = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = Writer(out), Writer(err)
+    if terminal:
+        sys.stdout, sys.stderr = writer(out), writer(err)
     try:
         yield
     finally:
-        sys.stdout, sys.stderr = out, err
+        if terminal:
+            sys.stdout, sys.stderr = out, err
         scrub([p for p in paths if p.exists()])
 
 

@@ -13,6 +13,7 @@ import urllib.request
 from collections.abc import Callable
 from typing import Any
 
+from lab.common import redact
 from lab.investigate import draft_openapi
 from lab.investigate.draft import Draft, history_shape, key_pattern, lists, pick_cookie, reply_path
 from lab.investigate.draft_openapi import MESSAGE_FIELDS
@@ -122,12 +123,16 @@ def _login(c: Client, d: Draft, login_env: Callable[[str], str | None]) -> bool:
     if unset:
         d.missing("auth", "body", f"the login's values: set {' and '.join(unset)} (the spec reads them there)")
         return False
+    # The draft's {env:NAME} values are the login's secrets, as a spec's [auth] are in a run: kept
+    # out of the terminal and the target's log (lab init's lab.investigate.redaction scope).
+    redact.add(*(v for v in values.values() if v))
     status, _, doc = c.call("POST", path, values)
     token = d.get("auth", "token")
     if not 200 <= status < 300:
         d.missing("auth", "body", f"a login that works: POST {path} answered {status} with the values given")
         return False
     if token and isinstance(doc, dict) and isinstance(doc.get(token[2:]), str):
+        redact.add(doc[token[2:]])
         c.headers["Authorization"] = "Bearer " + doc[token[2:]]
     return True
 

@@ -13,11 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from lab.common import redact
 from lab.common.config import LabConfig
 from lab.common.errors import UsageError
 from lab.common.locks import exclusive
 from lab.common.signals import interrupt_on
-from lab.investigate import spec as sp, target
+from lab.investigate import redaction, spec as sp, target
 from lab.investigate.draft import Draft
 from lab.investigate.draft_probe import probe
 from lab.investigate.draft_toml import render
@@ -54,12 +55,25 @@ class Init:
             f"lab init: starting {self._what()} on port {self.port}, "
             + ("its Redis through the lab's Toxiproxy" if self.compose else "with the lab's Redis (through Toxiproxy)")
         )
-        with exclusive(link.run_dir / "investigate.lock", busy), interrupt_on((signal.SIGTERM, signal.SIGHUP)):
+        # The probe's login values and token (registered as it logs in) are kept out of the
+        # terminal and the target's log (an app may print its login bodies): lab.investigate.redaction.
+        with (
+            exclusive(link.run_dir / "investigate.lock", busy),
+            redaction.kept_secret(spec, link.run_dir),
+            interrupt_on((signal.SIGTERM, signal.SIGHUP)),
+        ):
+            self.stdout = redact.writer(self.stdout)  # bound before the run: sys.stdout's Writer misses it
             with link, target.running(spec, link.run_dir, cfg.host, cfg.ports["redis_proxy"], link):
                 probe(spec.http.base_url, d, os.environ.get, lambda text: _keys(cfg.redis_url, text))
         if d.unknown and self.ask:
             self._ask(d)
-        self.out.write_text(render(self.name, d, self._header(d)))
+        # The draft names the login's variables ({env:NAME}), never their values; redacted all the
+        # same (the secrets stay known after the scope), as every file of the run is.
+        self.out.write_text(redact.text(render(self.name, d, self._header(d))))
+        return self._written(d, cfg)
+
+    def _written(self, d: Draft, cfg: LabConfig) -> int:
+        """What the draft holds and what it lacks, then its contract check (unless --no-check)."""
         self.say(f"wrote {self.out}:")
         for key, why in d.why.items():
             if why:

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from lab import diagnoses as dg
+from lab.common import redact
 from lab.model.stats import fmt_rate
 from lab.plan.schedule import fault_text
 
@@ -20,7 +21,14 @@ if TYPE_CHECKING:
 
 def lines(records: list[tuple[str, "Trial", "Result"]], replay: list[str], artifact: Callable[[str], str]) -> list[str]:
     """``replay``: the options that rerun a trial's test (target, sets, seed); ``artifact``: a
-    trial's record file."""
+    trial's record file. Redacted (lab.common.redact): a reason or an evidence quotes the app,
+    which may echo a login's secret."""
+    return [redact.text(line) for line in _lines(records, replay, artifact)]
+
+
+def _lines(
+    records: list[tuple[str, "Trial", "Result"]], replay: list[str], artifact: Callable[[str], str]
+) -> list[str]:
     groups: dict[tuple[str, str], list[tuple["Trial", "Result"]]] = defaultdict(list)
     for test, t, r in records:
         groups[(test, fault_text(t.fault, t.fault_params))].append((t, r))

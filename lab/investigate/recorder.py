@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from playwright.sync_api import BrowserContext, Error as PlaywrightError, Frame, Page, Request, Response
 
+from lab.common import redact
 from lab.investigate.app_page import path_pattern
 from lab.common.errors import NotReady
 from lab.common.wait import wait_until
@@ -42,11 +43,15 @@ class Recorder:
     _reads: list[tuple[float, Response]] = field(default_factory=list)
     _navigations: list[float] = field(default_factory=list)
     _restarted: list[BrowserContext] = field(default_factory=list)
+    _logins: list[Response] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         chat, history = path_pattern(self.spec.chat.path), path_pattern(self.spec.history.path)
         self._chat = lambda r: r.request.method == "POST" and chat.match(urlsplit(r.url).path) is not None
         self._history = lambda r: r.request.method == "GET" and history.match(urlsplit(r.url).path) is not None
+        a = self.spec.auth
+        login = path_pattern(a.login_path) if a is not None and a.login_path and a.token_path else None
+        self._login = lambda r: bool(login and r.request.method == "POST" and login.match(urlsplit(r.url).path))
         self.ctx.on("response", self._response)
         self.ctx.on("requestfailed", self._request_failed)
         self.ctx.on("page", self._watch)
@@ -65,6 +70,19 @@ class Recorder:
             self._answers.append((time.time(), resp))
         elif self._history(resp):
             self._reads.append((time.time(), resp))
+        elif self._login(resp):
+            self._logins.append(resp)
+
+    def _keep_tokens_secret(self) -> None:
+        """The tokens the test's own logins got ([auth] token) are secrets, as a run's are: the
+        session's redaction scope scrubs them from the target's log (lab.investigate.redaction)."""
+        assert self.spec.auth is not None and self.spec.auth.token_path is not None
+        for resp in self._logins:
+            try:
+                redact.add(str(json_path(json.loads(resp.text()), self.spec.auth.token_path)))
+            except (PlaywrightError, ValueError, KeyError):
+                continue  # a failed login's answer has no token
+        self._logins.clear()
 
     def _request_failed(self, req: Request) -> None:
         if req.method == "POST" and path_pattern(self.spec.chat.path).match(urlsplit(req.url).path):
@@ -74,6 +92,8 @@ class Recorder:
     def trial(self) -> Trial:
         """The test so far as a judged-ready trial (sends, the page after the refresh, the
         settled history, the key)."""
+        if self._logins:
+            self._keep_tokens_secret()
         t = Trial(
             self.trial_id, fault=self.fault, fault_params=dict(self.fault_params), refresh="settled", seed=self.seed
         )

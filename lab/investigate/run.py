@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO, cast
+from typing import Any, TextIO
 
 from lab.common import redact
 from lab.model.checker import check_safe
@@ -25,7 +25,7 @@ from lab.common.errors import UsageError
 from lab.faults import base as faults
 from lab.faults.base import Targets
 from lab.model.history import Trial
-from lab.investigate import target
+from lab.investigate import redaction, target
 from lab.investigate import experiments, pages, reporting
 from lab.investigate.blackbox import Prober
 from lab.investigate.experiments import Experiment
@@ -104,15 +104,14 @@ class Investigation:
             f"another lab investigate is running on {link.run_dir}",
             "wait for it, or give this one its own LAB_RUN_DIR and LAB_*_PORT values",
         )
-        # A login's secrets never reach the terminal or a file of the run (lab.common.redact).
-        secrets = self.spec.auth.secret_envs if self.spec.auth else ()
+        # A login's secrets never reach the terminal or a file of the run (lab.investigate.redaction);
+        # scrubbed before the lock is released: the next run's target starts a new log.
         with (
-            redact.scope(secrets, [out_dir, link.run_dir / "target.log"]),
             exclusive(link.run_dir / "investigate.lock", busy),
+            redaction.kept_secret(self.spec, link.run_dir, out_dir),
             interrupt_on((signal.SIGTERM, signal.SIGHUP)),
         ):
-            if secrets:
-                self.out = cast(TextIO, redact.Writer(self.out))
+            self.out = redact.writer(self.out)  # bound before the run: sys.stdout's Writer misses it
             return self._run(link, out_dir)
 
     def _run(self, link: Any, out_dir: Path) -> int:

@@ -1,0 +1,54 @@
+"""pytest --lab-target's recorder: a login the user's own test makes on the spec's [auth] route
+gives a token that is a secret from then on (the session's redaction scope scrubs it from the
+target's log); a failed login's answer has none."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from lab.common import redact
+from lab.investigate import spec as sp
+from lab.investigate.recorder import Recorder
+
+ROOT = Path(__file__).resolve().parents[4]
+
+
+class FakeContext:
+    pages: list[Any] = []
+
+    def on(self, event: str, handler: Any) -> None:
+        pass
+
+
+def _response(method: str, url: str, body: Any) -> Any:
+    return SimpleNamespace(request=SimpleNamespace(method=method), url=url, text=lambda: json.dumps(body))
+
+
+@pytest.fixture(autouse=True)
+def fresh(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv("CHAT_USER", "ada")
+    monkeypatch.setenv("CHAT_PASSWORD", "pw-0123456789")
+    redact.clear()
+    yield
+    redact.clear()
+
+
+def test_the_tokens_of_the_tests_own_logins_become_secrets() -> None:
+    rec = Recorder(sp.load(ROOT / "examples" / "fastapi-rest.toml"), FakeContext(), "redis://x", "t", 1)  # type: ignore[arg-type]
+    rec._response(_response("POST", "http://127.0.0.1:18193/api/login", {"token": "tok-abcdef123"}))
+    rec._response(_response("POST", "http://127.0.0.1:18193/api/login", {"detail": "bad credentials"}))
+    rec._response(_response("GET", "http://127.0.0.1:18193/api/login", {"token": "not-a-login-1"}))
+    rec._keep_tokens_secret()
+    assert redact.known() == {"tok-abcdef123"}
+
+
+def test_a_spec_without_a_token_login_records_no_login() -> None:
+    rec = Recorder(sp.load(ROOT / "examples" / "foreign-app.toml"), FakeContext(), "redis://x", "t", 1)  # type: ignore[arg-type]
+    rec._response(_response("POST", "http://127.0.0.1:18191/api/login", {"token": "tok-abcdef123"}))
+    assert rec._logins == []
