@@ -84,21 +84,9 @@ class Prober:
             for turn in range(1, exp.turns + 1):
                 if t.unknown or not await self._turn(ctx, page, exp, t, turn, nonce, step if one_shot else None):
                     break
-            missed: str | None = None
-            before_cut: list[bytes] | None = None
-            if exp.refresh == "mid_stream" and not t.unknown:
-                if self.spec.page is not None:
-                    # The app's own page is cut by this reload (the lab's page cut its request in
-                    # the page already): the key now is what the store held before the cut.
-                    before_cut = await self._values(ctx)
-                # Inside the fault window, right after the cut of the last reply's stream. (The
-                # after_ack reload is the last turn's send itself: _send_then_reload.)
-                self._refresh_mark(t)
-                self._page_after(await self._reload(page, t), t)
-                last = t.sends[-1] if t.sends else None
-                if last is not None and last.cut:
-                    whole = [s.text for s in t.sends[:-1] if s.streamed and s.outcome == "ok" and not s.cut]
-                    missed = await cut.missed(page, self.spec, last.text, whole)
+            missed, before_cut = (
+                await self._cut_reload(ctx, page, t) if exp.refresh == "mid_stream" and not t.unknown else (None, None)
+            )
             if in_window:
                 assert step is not None
                 in_window = False
@@ -317,6 +305,21 @@ class Prober:
             t.ttl.append(
                 TtlObs(max(s.turn for s in t.sends), (t0 + t1) / 2, pttl, len(values), round((t1 - t0) * 1000, 2))
             )
+
+    async def _cut_reload(self, ctx: BrowserContext, page: Page, t: Trial) -> tuple[str | None, list[bytes] | None]:
+        """mid_stream's reload, inside the fault window right after the cut of the last reply's
+        stream (the after_ack reload is the last turn's send itself: _send_then_reload). Returns
+        why the network says the cut missed its window (cut.missed), and the key as the reload
+        began where that reload is the cut: the app's own page (the lab's page cut its request
+        in the page already) -- what the store held before the cut (cut.stored_before)."""
+        before_cut = await self._values(ctx) if self.spec.page is not None else None
+        self._refresh_mark(t)
+        self._page_after(await self._reload(page, t), t)
+        last = t.sends[-1] if t.sends else None
+        if last is None or not last.cut:
+            return None, before_cut
+        whole = [s.text for s in t.sends[:-1] if s.streamed and s.outcome == "ok" and not s.cut]
+        return await cut.missed(page, self.spec, last.text, whole), before_cut
 
     async def _values(self, ctx: BrowserContext) -> list[bytes] | None:
         """The conversation key's raw values now (None: no key known)."""
