@@ -63,6 +63,11 @@ class LabConfig:
     topology_file: Path = ROOT / "toxiproxy.json"
     ports: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_PORTS))
     host: str = "127.0.0.1"
+    # The Redis the lab reads and faults may not be its own: an app's compose file may give its
+    # Redis a password (and a user) and the app a db number (lab.stack.compose.override). The
+    # userinfo of a redis:// URL ("user:password", ":password"; empty: none) and the db.
+    redis_auth: str = ""
+    redis_db: int = 0
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None, **overrides: object) -> "LabConfig":
@@ -104,23 +109,29 @@ class LabConfig:
     def toxiproxy_url(self) -> str:
         return self.url("toxiproxy")
 
+    def _redis(self, port_name: str, auth: str) -> str:
+        return f"redis://{auth + '@' if auth else ''}{self.host}:{self.ports[port_name]}/{self.redis_db}"
+
     @property
     def redis_url(self) -> str:
         """Redis itself, bypassing Toxiproxy: where the checker reads the truth."""
-        return f"redis://{self.host}:{self.ports['redis']}/0"
+        return self._redis("redis", self.redis_auth)
 
     @property
     def redis_proxy_url(self) -> str:
         """Redis through Toxiproxy: the only Redis address the backend is given."""
-        return f"redis://{self.host}:{self.ports['redis_proxy']}/0"
+        return self._redis("redis_proxy", self.redis_auth)
 
     def endpoints(self) -> dict[str, str]:
+        """For people: a password shows as ``***``."""
+        user, has_password, _ = self.redis_auth.partition(":")
+        shown = user + ":***" if has_password else user
         return {
             "chat": self.chat_url,
             "backend": self.backend_url,
             "toxiproxy": self.toxiproxy_url,
-            "redis": self.redis_url,
-            "redis_proxy": self.redis_proxy_url,
+            "redis": self._redis("redis", shown),
+            "redis_proxy": self._redis("redis_proxy", shown),
         }
 
     @property

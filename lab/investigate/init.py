@@ -64,7 +64,7 @@ class Init:
         ):
             self.stdout = redact.writer(self.stdout)  # bound before the run: sys.stdout's Writer misses it
             with link, target.running(spec, link.run_dir, cfg.host, cfg.ports["redis_proxy"], link):
-                probe(spec.http.base_url, d, os.environ.get, lambda text: _keys(cfg.redis_url, text))
+                probe(spec.http.base_url, d, os.environ.get, lambda text: _keys(link.cfg.redis_url, text))
         if d.unknown and self.ask:
             self._ask(d)
         # The draft names the login's variables ({env:NAME}), never their values; redacted all the

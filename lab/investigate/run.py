@@ -126,7 +126,9 @@ class Investigation:
             host, port = self.cfg.host, self.cfg.ports["redis_proxy"]
             argv = [fill(a, target.placeholders(self.spec, host, port)) for a in self.spec.start.command]
             self.say(self._where(link, host, port, argv))
-            self.redis_direct = link.redis_url if self.spec.start.external else self.cfg.redis_url
+            # The app's own Redis (external), or the one the link runs: with the app's password
+            # and db where its compose file gives them (link.cfg, set as the project came up).
+            self.redis_direct = link.redis_url if self.spec.start.external else link.cfg.redis_url
             with target.running(self.spec, link.run_dir, host, port, link) as proc:
                 self.say(f"  target ready (pid {proc.pid}, log {link.run_dir / 'target.log'})")
                 pg = self.spec.page

@@ -226,6 +226,44 @@ def no_persistence_copy(tmp_path: Path) -> Path:
     return tmp_path / "lab.toml"
 
 
+def password_copy(tmp_path: Path, password: str) -> Path:
+    """The example as a team with a locked-down Redis runs it: `requirepass`, and the app on db 3
+    (its REDIS_URL carries both)."""
+    text = (EXAMPLE / "compose.yaml").read_text().replace("build: ./app", f"build: {EXAMPLE / 'app'}")
+    text = text.replace("redis-server --appendonly yes", f"redis-server --appendonly yes --requirepass {password}")
+    text = text.replace('["CMD", "redis-cli", "ping"]', f'["CMD", "redis-cli", "-a", "{password}", "ping"]')
+    text = text.replace("REDIS_URL: redis://redis:6379/0", f"REDIS_URL: redis://:{password}@redis:6379/3")
+    assert text.count(password) == 3, text
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "compose.yaml").write_text(text)
+    spec = SPEC.read_text().replace('compose = "compose.yaml"', f'compose = "{tmp_path / "app" / "compose.yaml"}"')
+    (tmp_path / "lab.toml").write_text(spec)
+    return tmp_path / "lab.toml"
+
+
+def test_a_redis_with_a_password_and_a_db_number_is_read_and_faulted_as_the_app_does(
+    tmp_path: Path, engine: str
+) -> None:
+    """The app's Redis needs a password and the app uses db 3: the lab's readiness check, its
+    direct reads of the key and its faults log in as the app's REDIS_URL says, in that db (issue
+    40: the run stopped at "the app's redis at the lab's port: not ready after 30 s"). The
+    password is in no file the lab wrote and not in its terminal."""
+    password = "pw-" + hashlib.sha256(str(tmp_path).encode()).hexdigest()[:16]
+    p, results = investigate(
+        tmp_path, engine, password_copy(tmp_path, password), "--trials", "1", "--only", "none|down"
+    )
+    out = p.stdout + p.stderr
+    assert p.returncode == 0, out
+    assert results["verdict"] == "no anomaly found" and all(c["status"] == "valid" for c in results["cells"]), out
+    trials = json.loads(next((tmp_path / "reports").glob("*/trials.json")).read_text())
+    assert trials and all(t["redis_final"] and t["redis_final"]["values"] > 0 for t in trials), trials  # db 3 read
+    assert password not in out
+    written = [f for f in (tmp_path / "run").rglob("*") if f.is_file()] + [
+        f for f in (tmp_path / "reports").rglob("*") if f.is_file()
+    ]
+    assert written and not [f for f in written if password.encode() in f.read_bytes()], "the password was written"
+
+
 @pytest.mark.parametrize("persistence", ["aof", "none"])
 def test_redis_restart_tests_the_apps_own_persistence(tmp_path: Path, engine: str, persistence: str) -> None:
     """The app's Redis killed and started as its file configures it: AOF on a named volume keeps

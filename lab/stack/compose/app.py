@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import yaml
 
+from lab.common import redact
 from lab.common.config import LabConfig
 from lab.common.errors import LabError, NotReady, UsageError
 from lab.common.files import write_atomic
@@ -71,6 +73,16 @@ class AppStack(Lifecycle, Substitutes, AppFaults):
     def redis_url(self) -> str:
         return self.cfg.redis_url  # the app's Redis, published by the override on the lab's port
 
+    def _login(self, plan: ov.Plan) -> None:
+        """The lab's reads and faults log in to the app's Redis as the app does, in its db; the
+        password is a secret of the run (kept out of the terminal and every file it writes)."""
+        self.cfg = replace(self.cfg, redis_auth=plan.auth, redis_db=plan.db)
+        password = plan.auth.partition(":")[2]
+        redact.add(password, unquote(password), plan.auth)
+        if plan.secret_url:
+            self._secret_env = {ov.SECRET_URL_ENV: plan.secret_url}
+            redact.add(plan.secret_url)
+
     @property
     def backend_log(self) -> Path:
         return self.run_dir / "target.log"
@@ -104,6 +116,7 @@ class AppStack(Lifecycle, Substitutes, AppFaults):
             + yaml.safe_dump(plan.override, sort_keys=False),
         )
         self.route = plan.route
+        self._login(plan)
         # --build: the backend's image is rebuilt from the app's current source (the layer
         # cache makes an unchanged one instant); the stand-ins are tagged, never pulled.
         self._compose(host, "up", "-d", "--build", timeout=timeout_s)

@@ -46,6 +46,7 @@ class DockerCli:
         env = {**os.environ, "DOCKER_HOST": host, "COMPOSE_PROJECT_NAME": self.project}
         env.update({f"LAB_{k.upper()}_PORT": str(v) for k, v in self.cfg.ports.items()})
         env.update(getattr(self, "_images", {}))  # the offline images, once chosen
+        env.update(getattr(self, "_secret_env", {}))  # an app's Redis URL with its password
         return env
 
     def _docker(

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from lab.common.errors import UsageError
 
@@ -59,6 +59,15 @@ class Plan:
     listen: str  # Toxiproxy's "redis" proxy, inside its container
     upstream: str  # the real Redis as Toxiproxy reaches it
     route: str  # one line for the terminal: how the backend's traffic now goes
+    # How the app logs in to its Redis and which db it uses, from its own REDIS_URL: the lab's
+    # reads and faults do the same (LabConfig.redis_auth / redis_db).
+    auth: str = ""
+    db: int = 0
+    secret_url: str = ""  # the backend's Redis URL when it holds a password: SECRET_URL_ENV's value
+
+
+# The variable the override reads the backend's Redis URL from when that URL holds a password.
+SECRET_URL_ENV = "LAB_APP_REDIS_URL"
 
 
 def plan(
@@ -79,13 +88,19 @@ def plan(
             )
     backend = services[app.service]
     nets = sorted(backend.get("networks") or {"default": None})
+    auth, db, secret_value = "", 0, ""
     if app.redis_env:
         listen_port = app.redis_port
         value, upstream = _env_route(backend, app, listen_port)
+        auth, db = url_login(backend["environment"][app.redis_env])
+        if auth:
+            # The URL carries the app's Redis password: the override names a variable the lab
+            # sets for its compose commands (lab.stack.compose.app), so no file holds it.
+            value, secret_value = "${" + SECRET_URL_ENV + ":-}", value
         b_env = {**env, app.redis_env: value}
         tp_nets: dict[str, Any] = {n: None for n in nets}
         redis_over: dict[str, Any] = {}
-        route = f"{app.service}'s {app.redis_env}={value} (was {backend['environment'][app.redis_env]})"
+        route = f"{app.service}'s {app.redis_env}={secret_value or value} (was {backend['environment'][app.redis_env]})"
     else:
         assert app.redis_host
         _check_movable(raw, app)
@@ -119,7 +134,20 @@ def plan(
     }  # fmt: skip
     if not app.redis_env:
         override["networks"] = {STORE: {}}
-    return Plan(override, f"0.0.0.0:{listen_port}", upstream, route)
+    return Plan(override, f"0.0.0.0:{listen_port}", upstream, route, auth, db, secret_value)
+
+
+def url_login(value: str) -> tuple[str, int]:
+    """A redis:// URL's userinfo ("user:password", ":password"; "" without) and db (its path,
+    or a ``db`` query parameter; 0 by default). A bare "host:port" has neither."""
+    if "://" not in value:
+        return "", 0
+    u = urlsplit(value)
+    auth = u.netloc.rpartition("@")[0] if "@" in u.netloc else ""
+    db = u.path.strip("/") or dict(parse_qsl(u.query)).get("db", "0")
+    if not db.isdigit():
+        raise UsageError(f"the Redis URL's db {db!r} is not a number", "e.g. redis://:password@redis:6379/2")
+    return auth, int(db)
 
 
 def _env_route(backend: dict[str, Any], app: AppCompose, listen_port: int) -> tuple[str, str]:

@@ -42,3 +42,14 @@ def test_two_services_on_one_port_are_refused() -> None:
 
 def test_parse_port_accepts_int() -> None:
     assert parse_port(16379, "X") == 16379
+
+
+def test_redis_urls_carry_an_apps_login_and_db_and_endpoints_hide_the_password() -> None:
+    from dataclasses import replace
+
+    cfg = replace(LabConfig(), redis_auth="chat:s3cret-pw", redis_db=3)
+    assert cfg.redis_url == f"redis://chat:s3cret-pw@127.0.0.1:{cfg.ports['redis']}/3"
+    assert cfg.redis_proxy_url.endswith(f"@127.0.0.1:{cfg.ports['redis_proxy']}/3")
+    shown = cfg.endpoints()
+    assert shown["redis"] == f"redis://chat:***@127.0.0.1:{cfg.ports['redis']}/3" and "s3cret" not in str(shown)
+    assert LabConfig().redis_url == f"redis://127.0.0.1:{LabConfig().ports['redis']}/0"  # the lab's own

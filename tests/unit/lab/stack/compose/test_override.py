@@ -39,11 +39,43 @@ def make(raw: dict[str, Any] = RAW, res: dict[str, Any] | None = None, **kw: Any
 
 
 def test_env_route_swaps_only_host_and_port() -> None:
-    p = make(res=resolved({"REDIS_URL": "redis://:s3cret@cache:6380/2"}))
+    p = make(res=resolved({"REDIS_URL": "redis://cache:6380/2"}))
     env = p.override["services"]["app"]["environment"]
-    assert env == {"APP_BUGS": "x", "REDIS_URL": f"redis://:s3cret@{ov.TOXIPROXY}:6379/2"}
+    assert env == {"APP_BUGS": "x", "REDIS_URL": f"redis://{ov.TOXIPROXY}:6379/2"}
     assert (p.listen, p.upstream) == ("0.0.0.0:6379", "cache:6380")
     assert "redis" not in p.override["services"]["redis"].get("networks", {})  # Redis stays where it is
+    assert (p.auth, p.db, p.secret_url) == ("", 2, "")  # the lab reads db 2 too
+
+
+def test_a_redis_password_stays_out_of_the_override_and_the_lab_logs_in_with_it() -> None:
+    """The app's URL holds its Redis password: the override (a file the lab writes) names a
+    variable instead, which the lab sets for its compose commands; the lab's own reads and faults
+    use the same user, password and db."""
+    p = make(res=resolved({"REDIS_URL": "redis://chat:s3cret-pw@cache:6380/3"}))
+    env = p.override["services"]["app"]["environment"]
+    assert env["REDIS_URL"] == "${" + ov.SECRET_URL_ENV + ":-}" and "s3cret-pw" not in str(p.override)
+    assert p.secret_url == f"redis://chat:s3cret-pw@{ov.TOXIPROXY}:6379/3"
+    assert (p.auth, p.db) == ("chat:s3cret-pw", 3)
+    assert "s3cret-pw" in p.route  # the terminal's line: redacted by the run (lab.common.redact)
+
+
+@pytest.mark.parametrize(
+    "url, want",
+    [
+        ("redis://redis:6379/0", ("", 0)),
+        ("redis://:pw-123456@redis:6379", (":pw-123456", 0)),
+        ("redis://u:p%40ss@redis/5", ("u:p%40ss", 5)),
+        ("redis://redis:6379?db=4", ("", 4)),
+        ("redis:6379", ("", 0)),
+    ],
+)
+def test_url_login(url: str, want: tuple[str, int]) -> None:
+    assert ov.url_login(url) == want
+
+
+def test_url_login_refuses_a_db_that_is_not_a_number() -> None:
+    with pytest.raises(UsageError, match="'x' is not a number"):
+        ov.url_login("redis://redis:6379/x")
 
 
 def test_env_route_plain_host_port_value() -> None:
