@@ -82,21 +82,10 @@ class Judged:
         return self.turns(i for i in self.result.lost["user"] if i not in self.result.lost_update)
 
     @property
-    def stored_ids(self) -> set[str]:
-        """The messages whose user text the Redis key's raw values hold (black box; empty
-        without a raw read). A record without ``stored_ids`` (older runs) names turns only."""
-        final = self.trial.redis_final or {}
-        if "stored_ids" in final:
-            return set(final["stored_ids"])
-        turns = set(final.get("stored_turns", []))
-        return {s.id for s in self.trial.sends if s.turn in turns}
-
-    @property
     def hidden_stored(self) -> list[int]:
-        """Turns the history did not show whose user text the Redis key holds -- a concurrent
-        turn's too: the store kept it, so nothing overwrote it."""
-        held = self.stored_ids
-        return self.turns(i for i in self.result.lost["user"] if i in held)
+        """Turns the history did not show whose user text the Redis key holds (black box)."""
+        stored = set((self.trial.redis_final or {}).get("stored_turns", []))
+        return [t for t in self.lost_user if t in stored]
 
     @property
     def reply_missing(self) -> list[int]:

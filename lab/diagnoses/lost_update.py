@@ -17,15 +17,6 @@ def _confined(j: Judged) -> bool:
     return bool(r.lost_update) and not (set(r.lost_turns) - set(r.lost_update))
 
 
-def _kept_by_the_store(j: Judged) -> bool:
-    """The Redis key (read raw, black box) holds every turn the history lacks: an overwrite
-    would have removed them from the store itself, so this is a read path that hides them (a
-    per-worker cache, a stale copy) -- not a lost update (issue 40: drawn while Redis held all)."""
-    if j.trial.redis_final is None:
-        return False  # no raw read: the history is the only evidence
-    return set(j.result.lost_update) <= j.stored_ids
-
-
 @register("lost_update", needs=("concurrent",), explains_loss=True)
 def diagnose(ev: Evidence) -> Diagnosis | None:
     pool = [
@@ -35,7 +26,7 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
         and j.trial.concurrent.get("in_flight_together")
         and len({s.id for s in j.trial.sends if s.outcome == "ok" and s.turn == j.trial.turns}) == 2
     ]
-    hit = [j for j in pool if _confined(j) and not _kept_by_the_store(j)]
+    hit = [j for j in pool if _confined(j)]
     if not hit:
         return None
     j = hit[0]

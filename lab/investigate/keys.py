@@ -139,8 +139,8 @@ def _obs(turn: int, snap: Snapshot, settled: bool) -> TtlObs:
 def key_record(
     key: str, pttl: int, kind: str, values: list[bytes], sends: list[Any], dump: bool = False
 ) -> dict[str, Any]:
-    """The conversation's key after the history settled, as a trial records it: which turns' (and
-    messages') texts occur in its raw values (the storage format stays the app's business); ``dump``:
+    """The conversation's key after the history settled, as a trial records it: which turns'
+    texts occur in its raw values (the storage format stays the app's business); ``dump``:
     the raw values too (the first 50, 500 bytes each)."""
     raw = b"\n".join(values)
     record = {
@@ -149,9 +149,6 @@ def key_record(
         "pttl_ms": pttl,
         "values": len(values),
         "stored_turns": [s.turn for s in sends if s.text.encode() in raw],
-        # ... and which messages: two tabs share a turn, and which of them the store kept is
-        # what tells an overwrite (lost_update) from a read that hides (history_hides_stored).
-        "stored_ids": sorted({s.id for s in sends if s.text.encode() in raw}),
     }
     if dump:
         record["dump"] = [v[:500].decode(errors="replace") for v in values[:50]]
