@@ -9,6 +9,7 @@ from typing import Any, Protocol
 from playwright.async_api import Page
 
 from lab.model.history import Row, Send
+from lab.driver.navigate import steady
 from lab.driver.page_js import DOUBLE_JS, SEND_JS, SEND_TIMEOUT_S, UNTIL_JS, settled_selector
 from lab.common.phases import Phases
 
@@ -54,7 +55,7 @@ class ConcurrentSends:
             self._listen(tab)
             self.tabs.append(tab)
             self._note("load", tab=2)
-            await tab.goto("/?stream=1" if self.stream else "/")
+            await steady(lambda: tab.goto("/?stream=1" if self.stream else "/"))
             await tab.evaluate(
                 UNTIL_JS, ['[data-testid=history-status]:not([data-state="loading"])', int(SEND_TIMEOUT_S * 1000)]
             )

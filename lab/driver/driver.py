@@ -17,6 +17,7 @@ from playwright.async_api import Browser, BrowserContext, Page
 from lab.model.history import Row, Send
 from lab.driver.concurrent_sends import ConcurrentSends
 from lab.driver.netlog import NetworkLog
+from lab.driver.navigate import steady
 from lab.driver.page_js import SEND_JS, SEND_TIMEOUT_S, UNTIL_JS, settled_selector
 from lab.driver.slots import Slot
 from lab.common.phases import Phases
@@ -105,7 +106,7 @@ class ChatDriver(NetworkLog, ConcurrentSends):
         self.page = page
         self.phase = "loading the page"
         self._note("load")
-        await page.goto("/?stream=1" if self.stream else "/")
+        await steady(lambda: page.goto("/?stream=1" if self.stream else "/"))
         await self.wait_history_loaded()
 
     def _detach(self, page: Page) -> None:
@@ -306,7 +307,7 @@ class ChatDriver(NetworkLog, ConcurrentSends):
         assert self.page is not None
         self._note("refresh", how="reload")
         with self.timing("refresh"):
-            await self.page.reload()
+            await steady(self.page.reload)
             await self.wait_history_loaded()
 
     # ------------------------------------------------------------ reads

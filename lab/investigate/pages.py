@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 from playwright.async_api import Browser, BrowserContext, Error as PlaywrightError, Page, Route
 
 from lab.investigate import app_frames, app_page, cut
+from lab.driver.navigate import steady
 from lab.investigate.identity import Identity, page_url_id
 from lab.investigate.page import LOST_ANSWER, PAGE_PATH, TAKE_ANSWER_JS, html
 from lab.model.history import Row
@@ -111,8 +112,8 @@ class Pages:
         first history read (raw)."""
         if self.spec.page is not None:
             url = self.spec.url(at or self._conversation_url(ctx, page) or self.spec.page.path)
-            return await app_page.load(page, self.spec, lambda: page.goto(url))
-        await page.goto(self.spec.url(PAGE_PATH))
+            return await app_page.load(page, self.spec, lambda: steady(lambda: page.goto(url)))
+        await steady(lambda: page.goto(self.spec.url(PAGE_PATH)))
         # A user types once the page shows its history. Sending earlier races the page's own
         # GET of the history: both go out without a cookie, each may start a session, and the
         # later Set-Cookie wins -- the first message then lands in another conversation.
@@ -121,8 +122,8 @@ class Pages:
     async def reload(self, page: Page) -> dict[str, Any]:
         """Reload ``page``; its first history read after the reload (raw)."""
         if self.spec.page is not None:
-            return await app_page.load(page, self.spec, page.reload)
-        await page.reload()
+            return await app_page.load(page, self.spec, lambda: steady(page.reload))
+        await steady(page.reload)
         return dict(await page.evaluate("window.labLoaded"))
 
     async def send_then_reload(

@@ -194,8 +194,9 @@ def test_an_id_the_page_makes_itself(tmp_path: Path) -> None:
 
 CHAT_SERVICE = ROOT / "examples" / "chat-service.toml"
 # Each way a reply is cut, against an app that streams its whole reply at once (no pause between
-# pieces): every cut comes after the reply ended, whatever the machine. The app stores a streamed
-# reply only at its end (the bug), so a trial counted as tested would say "no anomaly".
+# pieces): a cut comes after the reply ended, unless the machine splits even that stream. The app
+# stores a streamed reply only at its end (the bug), so a trial wrongly counted as tested would
+# say "no anomaly".
 INSTANT = {
     "page-frames": (PAGE, "start.env.FASTAPI_BUGS=save_at_stream_end", "start.env.FASTAPI_PIECE_DELAY_MS=0"),
     "lab-page-frames": (WS, "start.env.FASTAPI_BUGS=save_at_stream_end", "start.env.FASTAPI_PIECE_DELAY_MS=0"),
@@ -209,13 +210,21 @@ def test_a_cut_that_came_after_the_reply_ended_is_unknown_never_a_pass(tmp_path:
     code, out, results = _investigate(
         tmp_path, "--only", "mid_stream", "--trials", "2", "--set", bug, "--set", instant, spec=spec
     )
-    assert code == 3, out  # unknown: not exercised -- neither "no anomaly found" nor a diagnosis
-    assert results["diagnoses"] == [] and results["verdict"] != "no anomaly found", out
+    # Never a pass. Unknown (exit 3) where every cut came after the reply ended; each unknown
+    # trial is replaced by another, up to 3 x 2. A machine slow enough to split even this
+    # instant stream lets a cut land inside it (seen under a CI runner's load: 2 of 4 trials):
+    # such a trial is judged, and it shows the bug -- the diagnosis in every judged trial (exit 1).
+    assert results["verdict"] != "no anomaly found", out
     (cell,) = results["cells"]
-    # Each unknown trial replaced by another, up to 3 x 2: none of them can be judged either.
-    assert cell["status"] == "unexercised" and cell["trials"] == 0 and cell["unknown"] == 6, cell
+    trials = json.loads(next((tmp_path / "reports").glob("*/trials.json")).read_text())
+    judged = [t for t in trials if not t["unknown"]]
+    if not judged:
+        assert code == 3 and results["diagnoses"] == [], out
+        assert cell["status"] == "unexercised" and cell["trials"] == 0 and cell["unknown"] == 6, cell
+    else:
+        (d,) = results["diagnoses"]
+        assert code == 1 and d["code"] == "saved_at_stream_end" and d["k"] == d["n"] == len(judged), out
     # Either check may tell first: the network's (the end seen, a cut too late or too short a
     # reply to aim at) or the page's own (the whole reply in its first chunk).
-    trials = json.loads(next((tmp_path / "reports").glob("*/trials.json")).read_text())
-    why = [t["unknown"] or "" for t in trials]
+    why = [t["unknown"] for t in trials if t["unknown"]]
     assert all("mid-stream window was not tested" in w or "nothing was cut mid-stream" in w for w in why), why

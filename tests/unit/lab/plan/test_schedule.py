@@ -105,16 +105,20 @@ def test_ttl_elapse_pacing_check() -> None:
     assert "a renewed TTL explains it" in f.check_pacing([0.0, 0.4, 0.8, 1.2, 1.6, 2.0, 2.4], expired_at_s=3.45)
 
 
-def test_ttl_elapse_span_pct_holds_the_age_to_within_a_tenth_of_the_ttl() -> None:
+def test_ttl_elapse_span_pct_holds_the_age_and_never_crosses_the_ttl() -> None:
     """A window sweep's point of age: the conversation spans span_pct % of the TTL, not less (the
-    point would claim an age not reached) and at most 10 % more (a later read would count a loss
-    at the wrong age)."""
+    point would claim an age not reached) and at most 20 % more (a later read would count a loss
+    at the wrong age) -- just under the TTL, only up to 5 % under it."""
     from lab.faults import make
 
     f = make("ttl_elapse", ttl_ms=1000, span_pct=85)
     assert f.check_pacing([0.0, 0.2, 0.4, 0.6], read_at_s=0.9) is None
     assert "not 85 % of the TTL (850-950 ms)" in f.check_pacing([0.0, 0.2, 0.4, 0.6], read_at_s=0.8)
     assert "not 85 % of the TTL" in f.check_pacing([0.0, 0.2, 0.4, 0.6], read_at_s=0.96)
+    half = make("ttl_elapse", ttl_ms=1000, span_pct=50)
+    assert half.check_pacing([0.0, 0.2, 0.4], read_at_s=0.69) is None  # 69 %: within 50-70 %
+    assert "(500-700 ms)" in half.check_pacing([0.0, 0.2, 0.4], read_at_s=0.71)
+    assert make("ttl_elapse", ttl_ms=1000, span_pct=150).check_pacing([0.0, 0.3, 0.6, 0.9, 1.2], read_at_s=1.69) is None
 
 
 def test_a_restart_is_armed_after_a_stored_turn() -> None:

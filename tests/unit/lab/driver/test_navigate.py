@@ -1,0 +1,41 @@
+"""A navigation that failed only because the machine's network changed is tried again."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from playwright.async_api import Error as PlaywrightError
+
+from lab.driver.navigate import TRIES, steady
+
+
+def _failing(errors: list[str]) -> tuple[list[int], object]:
+    calls: list[int] = []
+
+    async def nav() -> str:
+        calls.append(1)
+        if errors:
+            raise PlaywrightError(errors.pop(0))
+        return "loaded"
+
+    return calls, nav
+
+
+def test_a_network_change_is_tried_again() -> None:
+    calls, nav = _failing(["Page.goto: net::ERR_NETWORK_CHANGED at http://127.0.0.1:1/"] * (TRIES - 1))
+    assert asyncio.run(steady(nav)) == "loaded" and len(calls) == TRIES  # type: ignore[arg-type]
+
+
+def test_any_other_failure_is_raised_at_once() -> None:
+    calls, nav = _failing(["Page.goto: net::ERR_CONNECTION_REFUSED at http://127.0.0.1:1/"])
+    with pytest.raises(PlaywrightError, match="CONNECTION_REFUSED"):
+        asyncio.run(steady(nav))  # type: ignore[arg-type]
+    assert len(calls) == 1
+
+
+def test_a_network_that_keeps_changing_fails_after_the_tries() -> None:
+    calls, nav = _failing(["net::ERR_NETWORK_CHANGED"] * TRIES)
+    with pytest.raises(PlaywrightError):
+        asyncio.run(steady(nav))  # type: ignore[arg-type]
+    assert len(calls) == TRIES
