@@ -80,13 +80,7 @@ def plan(
     env: dict[str, str],
 ) -> Plan:
     """The override for ``app``: ``raw`` is the app's file as written, ``resolved`` its config."""
-    services = resolved.get("services") or {}
-    for what, name in (("start.service", app.service), ("start.redis_service", app.redis_service)):
-        if name not in services:
-            raise UsageError(
-                f"{what} = {name!r}: no such service in {app.file}", f"services there: {', '.join(sorted(services))}"
-            )
-    backend = services[app.service]
+    backend = _services(resolved, app)[app.service]
     nets = sorted(backend.get("networks") or {"default": None})
     auth, db, secret_value = "", 0, ""
     if app.redis_env:
@@ -135,6 +129,16 @@ def plan(
     if not app.redis_env:
         override["networks"] = {STORE: {}}
     return Plan(override, f"0.0.0.0:{listen_port}", upstream, route, auth, db, secret_value)
+
+
+def _services(resolved: dict[str, Any], app: AppCompose) -> dict[str, Any]:
+    services = resolved.get("services") or {}
+    for what, name in (("start.service", app.service), ("start.redis_service", app.redis_service)):
+        if name not in services:
+            raise UsageError(
+                f"{what} = {name!r}: no such service in {app.file}", f"services there: {', '.join(sorted(services))}"
+            )
+    return dict(services)
 
 
 def url_login(value: str) -> tuple[str, int]:
