@@ -1,8 +1,9 @@
 """The app's own page over its own WebSocket ([page] with a [transport]): the lab types and
 clicks as a user does, and reads each answer from the frames the page's socket sends and
 receives (Playwright's WebSocket frame events): the message frame that carries the text, the
-app's ack, the reply's fragments, its end or the app's error frame. A cut mid-reply is the
-reload the caller makes at the first fragment: it closes the page's socket, as a refresh does.
+app's ack, the reply's fragments, its end or the app's error frame. A cut mid-reply closes the
+page's socket at the first fragment, from inside the page (``cut_hook``), as a refresh does; the
+caller then reloads.
 
 The functions return the same raw dicts as the lab's page (lab/investigate/page.py), so the
 prober judges either the same way."""
@@ -78,6 +79,57 @@ def log_of(page: Page) -> FrameLog | None:
     return _LOGS.get(page)
 
 
+# The cut, made in the page the moment the reply's first fragment arrives: the page's sockets
+# are the app's own (its script opens them), so the lab wraps the WebSocket constructor before
+# any script of the page runs. Armed for one send (window.__labCutArmed); a received frame of the
+# chunk kind (as _kind reads it) then closes that socket at once -- as a refresh closes it, but
+# without waiting for the lab to see the frame and ask the browser to reload: on a busy machine
+# that round trip outlasted a whole reply (a loaded run: 16 of 18 cuts came after the reply's
+# end frame). The lab reloads afterwards, as before.
+_CUT_JS = """
+(() => {
+  const cfg = %s;
+  const Native = window.WebSocket;
+  if (!Native || Native.__lab) return;
+  const kind = (data) => {
+    if (typeof data !== "string") return null;
+    try {
+      if (cfg.socketio) {
+        if (!data.startsWith("42")) return null;
+        let body = data.slice(2);
+        if (body.startsWith("/")) body = body.slice(body.indexOf(",") + 1);
+        body = body.replace(/^[0-9]+/, "");
+        const arr = JSON.parse(body);
+        return Array.isArray(arr) && arr.length ? arr[0] : null;
+      }
+      const d = JSON.parse(data);
+      return d && typeof d === "object" ? d[cfg.typeField] : null;
+    } catch (e) { return null; }
+  };
+  class LabSocket extends Native {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener("message", (ev) => {
+        if (window.__labCutArmed && kind(ev.data) === cfg.chunk) {
+          window.__labCutArmed = false;
+          this.close();
+        }
+      });
+    }
+  }
+  LabSocket.__lab = true;
+  window.WebSocket = LabSocket;
+})();
+"""
+
+
+def cut_hook(spec: Spec) -> str:
+    """The init script of a page with a [transport]: inert until a send arms it (``send``)."""
+    t = spec.transport
+    assert t is not None
+    return _CUT_JS % json.dumps({"socketio": t.kind == "socketio", "typeField": t.type_field, "chunk": t.chunk})
+
+
 def frame_kind(spec: Spec, payload: Any) -> Any:
     """A frame's kind as the spec's transport names it (None: not one of the app's frames)."""
     return _kind(spec, payload)[0]
@@ -131,6 +183,8 @@ async def send(
     # the lab's own delay (measured: an ack 297 ms after the message frame's event, under 300 ms
     # of Redis latency, on an app that waits for its write).
     invoked = time.time()
+    if cut:
+        await page.evaluate("() => { window.__labCutArmed = true; }")  # cut_hook closes at the first fragment
     try:
         await app_page._type_and_send(page, spec.page, text, in_page)
     except PlaywrightTimeout as exc:

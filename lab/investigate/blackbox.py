@@ -310,9 +310,13 @@ class Prober:
         """mid_stream's reload, inside the fault window right after the cut of the last reply's
         stream (the after_ack reload is the last turn's send itself: _send_then_reload). Returns
         why the network says the cut missed its window (cut.missed), and the key as the reload
-        began where that reload is the cut: the app's own page (the lab's page cut its request
-        in the page already) -- what the store held before the cut (cut.stored_before)."""
-        before_cut = await self._values(ctx) if self.spec.page is not None else None
+        began where that reload is the cut -- what the store held before the cut
+        (cut.stored_before)."""
+        # Only where this reload is the cut: the app's own page over HTTP. Over its own socket
+        # the page closed it at the first fragment already (app_frames.cut_hook); a key read now
+        # would come after the cut, and a correct app may have finished the reply since.
+        at_the_cut = self.spec.page is not None and self.spec.transport is None
+        before_cut = await self._values(ctx) if at_the_cut else None
         self._refresh_mark(t)
         self._page_after(await self._reload(page, t), t)
         last = t.sends[-1] if t.sends else None

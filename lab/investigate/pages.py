@@ -52,6 +52,8 @@ class Pages:
         await self.serve_page(ctx)
         if self.spec.page is not None:
             await ctx.add_init_script(app_page.reload_hook(self.spec))  # inert unless armed
+            if self.spec.transport is not None:
+                await ctx.add_init_script(app_frames.cut_hook(self.spec))  # inert unless armed
         return ctx, self._watched(await ctx.new_page())
 
     def _watched(self, page: Page) -> Page:
