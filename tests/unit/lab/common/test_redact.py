@@ -4,7 +4,6 @@ first), in file contents and names; values too short to be secrets are not regis
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,11 +11,7 @@ import pytest
 from lab.common import redact
 
 
-@pytest.fixture(autouse=True)
-def fresh() -> Iterator[None]:
-    redact.clear()
-    yield
-    redact.clear()
+pytestmark = pytest.mark.usefixtures("fresh_secrets")
 
 
 def test_text_replaces_every_secret_longest_first() -> None:

@@ -4,7 +4,6 @@ app refuses, or values not set, are named in the draft and nothing is sent."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -27,11 +26,7 @@ class FakeClient:
         return self.status, "application/json", {"token": "tok-abcdef123"} if self.status == 200 else None
 
 
-@pytest.fixture(autouse=True)
-def fresh() -> Iterator[None]:
-    redact.clear()
-    yield
-    redact.clear()
+pytestmark = pytest.mark.usefixtures("fresh_secrets")
 
 
 def _draft() -> Draft:

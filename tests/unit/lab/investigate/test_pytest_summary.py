@@ -3,7 +3,6 @@ a login's secret."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 
 import pytest
 
@@ -13,11 +12,7 @@ from lab.model.checker import check_safe
 from lab.model.history import Trial
 
 
-@pytest.fixture(autouse=True)
-def fresh() -> Iterator[None]:
-    redact.clear()
-    yield
-    redact.clear()
+pytestmark = pytest.mark.usefixtures("fresh_secrets")
 
 
 def test_the_summary_lines_are_redacted() -> None:
