@@ -43,6 +43,11 @@ or together, so each of the lab's diagnoses can be shown against a real app:
                 `set_cookie(..., path=request.path)` does); the history route, outside that path,
                 never receives it and answers an empty list for "no session". Every turn is
                 stored; every refresh shows an empty conversation -> session_cookie_path
+  slow_read     the history read as slow as the writes: EXISTS, then TYPE, then LRANGE, each
+                awaited (as a session check and a type guard do) -- with write_after_answer, a
+                refresh right after the answer reads the list after the turn's background chain
+                has finished, so the page shows every turn and only the store's record (MONITOR)
+                shows the rows landing after the answer -> stored_after_answer
   reversed_history  the history stored oldest first (RPUSH) while the read path still serves the
                 list as is to a page and API that expect newest first: every conversation shows
                 upside down, in every trial, with nothing racing -> history_reversed (not
@@ -78,6 +83,7 @@ KNOWN_BUGS = {
     "ttl_two_commands",
     "read_modify_write",
     "write_after_answer",
+    "slow_read",
     "reversed_history",
     "cookie_path",
 }
@@ -168,6 +174,9 @@ def _read(sid: str) -> list[str]:
     if "read_modify_write" in BUGS:
         items = _document(f"conv:{sid}")
     else:
+        if "slow_read" in BUGS:  # two more round trips before the read itself
+            r.exists(f"conv:{sid}")
+            r.type(f"conv:{sid}")
         items = [x.decode() for x in r.lrange(f"conv:{sid}", 0, -1)]
     if "stale_cache" in BUGS:
         with _cache_lock:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from lab.diagnoses import Diagnosis, Evidence, Judged, ids, register
+from lab.diagnoses import Diagnosis, Evidence, Judged, explained, ids, register
+from lab.model.store import stored_late
 
 
 def _stale(j: Judged) -> list[int]:
@@ -18,9 +19,12 @@ def _stale(j: Judged) -> list[int]:
     return []
 
 
-@register("stale_reads", needs=("page",))
+@register("stale_reads", needs=("page",), after=("stored_after_answer",))
 def diagnose(ev: Evidence) -> Diagnosis | None:
-    hit = [j for j in ev.judged if _stale(j)]
+    # A turn the store's record shows written after its answer is missing from a page read in
+    # between for that reason: stored_after_answer names the cause, a stale cache is not it.
+    late = explained(ev.found, "stored_after_answer")
+    hit = [j for j in ev.judged if _stale(j) and not (j.id in late and set(_stale(j)) <= set(stored_late(j.trial)))]
     if not hit:
         return None
     # An after_ack trial whose reload came too late did not test the window: a stale read it

@@ -25,6 +25,7 @@ from lab.plan.lockstep import Lockstep
 from lab.model import concurrency
 from lab.investigate.experiments import TWO_TAB_ROUNDS, Experiment
 from lab.investigate.keys import KeyReader, key_record
+from lab.investigate.store import StoreMonitor, record
 from lab.investigate import settle
 from lab.investigate.pages import Pages, Read
 from lab.plan.schedule import CONCURRENT_POINTS
@@ -42,6 +43,7 @@ class Prober:
     redis_url: str  # the lab's Redis, direct (not through Toxiproxy)
     keys: KeyReader = field(init=False)
     pages: Pages = field(init=False)
+    store: StoreMonitor | None = None  # the store's record, where the run follows one
 
     def __post_init__(self) -> None:
         self.keys = KeyReader(self.redis_url)
@@ -301,6 +303,10 @@ class Prober:
         t1 = time.time()
         self._final_values = values
         t.redis_final = key_record(key, pttl, kind, values, t.sends)
+        if self.store is not None:
+            self.keys.sync(self.store)
+            commands, t.store_note = self.store.on(key, t.events[0]["t"] if t.events else t0, t1)
+            t.store = None if commands is None else record(commands, self.store.lab_clients, t.sends)
         if t.sends and pttl != -2:
             t.ttl.append(
                 TtlObs(max(s.turn for s in t.sends), (t0 + t1) / 2, pttl, len(values), round((t1 - t0) * 1000, 2))

@@ -11,11 +11,14 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import redis
 
 from lab.model.history import TtlObs
+
+if TYPE_CHECKING:
+    from lab.investigate.store import StoreMonitor
 
 # The settle rule. A read counts once the key stayed as read (same values, its TTL only
 # decaying) for a quiet window after it. The window must outlast one step of the app's slowest
@@ -41,6 +44,7 @@ def settle_deadline_s(step_delay_ms: float) -> float:
 
 
 T = TypeVar("T")
+CLIENT_NAME = "chaoslab-reader"  # lab.investigate.store.LAB_CLIENT_PREFIX
 
 
 class KeyReader:
@@ -50,7 +54,8 @@ class KeyReader:
 
     def _redis(self) -> redis.Redis:
         if self._r is None:
-            self._r = redis.Redis.from_url(self.redis_url, socket_timeout=5, retry=None)
+            # Named: the store's record (lab.investigate.store) tells the lab's reads from the app's.
+            self._r = redis.Redis.from_url(self.redis_url, socket_timeout=5, retry=None, client_name=CLIENT_NAME)
         return self._r
 
     def _call(self, fn: Callable[[redis.Redis], T]) -> T:
@@ -59,6 +64,10 @@ class KeyReader:
         except redis.RedisError:
             self.close()  # a restarted Redis (redis_restart) breaks the old connection: one new try
             return fn(self._redis())
+
+    def sync(self, monitor: "StoreMonitor") -> bool:
+        """Until ``monitor`` has every command Redis ran before now (a mark on this connection)."""
+        return monitor.sync(self._redis())
 
     def close(self) -> None:
         if self._r is not None:

@@ -29,6 +29,7 @@ from lab.investigate import redaction, target
 from lab.investigate import experiments, pages, reporting
 from lab.investigate.blackbox import Prober
 from lab.investigate.experiments import Experiment
+from lab.investigate.store import StoreMonitor
 from lab.investigate.preflight import preflight
 from lab.investigate.link import link_for, link_for_spec
 from lab.stack.native import NativeStack
@@ -169,30 +170,35 @@ class Investigation:
     async def _browse(self, targets: Targets, done: list[TrialOutcome]) -> None:
         async with pages.chromium() as browser:
             prober = Prober(self.spec, browser, targets, self.redis_direct)
-            try:
-                if not self.replay_of:
-                    self.contract = await preflight(prober)
-                    self.say("  " + self.contract)
-                if self.check_only:
-                    return
-                # Fault-free experiments share nothing a fault could disturb: their trials run
-                # together; an experiment with a fault has the Redis link to itself.
-                free = [(no, e) for no, e in self.plan if e.fault == "none"]
-                if free:
-                    sem = asyncio.Semaphore(self.concurrency)
-                    await asyncio.gather(*(self._experiment(prober, no, e, done, sem) for no, e in free))
-                # Faults in place for the whole trial (latency) before the one-send outages (a
-                # drop, Redis down, a restart): an app's pooled connections broken by an outage
-                # can fail its next requests, and that must not be charged to the next experiment
-                # (measured: 4 of 5 two_tabs trials after `down` got a 500 ConnectionError).
-                faulted = [(no, e) for no, e in self.plan if e.fault != "none"]
-                for no, exp in sorted(
-                    faulted, key=lambda x: faults.make(x[1].fault, **dict(x[1].params)).window == "send"
-                ):
-                    await self._experiment(prober, no, exp, done)
-            finally:
-                prober.close()
-                await prober.close_pool()
+            with StoreMonitor(self.redis_direct) as prober.store:
+                if prober.store.error is not None:
+                    self.say(
+                        f"  the store's record: none -- Redis refused MONITOR ({prober.store.error}); answers and probes only"
+                    )
+                try:
+                    if not self.replay_of:
+                        self.contract = await preflight(prober)
+                        self.say("  " + self.contract)
+                    if self.check_only:
+                        return
+                    # Fault-free experiments share nothing a fault could disturb: their trials run
+                    # together; an experiment with a fault has the Redis link to itself.
+                    free = [(no, e) for no, e in self.plan if e.fault == "none"]
+                    if free:
+                        sem = asyncio.Semaphore(self.concurrency)
+                        await asyncio.gather(*(self._experiment(prober, no, e, done, sem) for no, e in free))
+                    # Faults in place for the whole trial (latency) before the one-send outages (a
+                    # drop, Redis down, a restart): an app's pooled connections broken by an outage
+                    # can fail its next requests, and that must not be charged to the next experiment
+                    # (measured: 4 of 5 two_tabs trials after `down` got a 500 ConnectionError).
+                    faulted = [(no, e) for no, e in self.plan if e.fault != "none"]
+                    for no, exp in sorted(
+                        faulted, key=lambda x: faults.make(x[1].fault, **dict(x[1].params)).window == "send"
+                    ):
+                        await self._experiment(prober, no, exp, done)
+                finally:
+                    prober.close()
+                    await prober.close_pool()
 
     async def _experiment(
         self,

@@ -100,6 +100,11 @@ class Trial:
     # The conversation's key after the final read: {key, type, pttl_ms, values, stored_turns}
     # (stored_turns: turns whose user text occurs in its raw values; the format is the app's).
     redis_final: dict[str, Any] | None = None
+    # The store's record (lab.investigate.store): every command on the conversation's key during
+    # the trial, [{t, conn, cmd, args, write, user: [turns], reply: [turns]}]; None: no record,
+    # and store_note says why (MONITOR refused, a reconnection, no key known).
+    store: list[dict[str, Any]] | None = None
+    store_note: str | None = None
     # The final read never settled because reads went back to earlier contents with nothing
     # written: {"reads", "changes", "returns", "rows": [row counts seen]}.
     flapping: dict[str, Any] | None = None

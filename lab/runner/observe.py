@@ -5,56 +5,24 @@ lane). Both reconnect when Redis restarts (a fault), so they survive the run."""
 from __future__ import annotations
 
 import re
-import socket
 import threading
 import time
 import uuid
 from collections import defaultdict
-from typing import Any, Self
-from urllib.parse import urlparse
+from typing import Any
 
 import redis
 
+from lab.common.redis_follow import Follower, Monitor
+
 MAX_COMMANDS_PER_SESSION = 400  # a long conversation's commands; beyond that the lane is cut
 _SID = re.compile(rb"chat:([A-Za-z0-9_-]{8,64})")
-_ARG = re.compile(rb'"((?:[^"\\]|\\.)*)"')
-
-
-class _Follower:
-    """A daemon thread running ``_follow`` until stopped, reconnecting after errors."""
-
-    name = "follower"
-
-    def __init__(self, url: str) -> None:
-        self.url = url
-        self._stop = threading.Event()
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
-
-    def __enter__(self) -> Self:
-        self._thread.start()
-        self._ready.wait(10)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(10)
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self._follow()
-            except (redis.exceptions.RedisError, OSError):
-                self._stop.wait(0.2)  # Redis restarting (a fault): try again shortly
-
-    def _follow(self) -> None:
-        raise NotImplementedError
 
 
 MARK_CHANNEL = "chaoslab:expired-keys:mark"
 
 
-class ExpiredKeys(_Follower):
+class ExpiredKeys(Follower):
     """Keyspace "expired" events: key -> when it first expired (epoch seconds)."""
 
     name = "expired-keys"
@@ -112,54 +80,21 @@ class ExpiredKeys(_Follower):
             r.close()
 
 
-class RedisCommands(_Follower):
-    """MONITOR, kept only for conversation keys: session id -> [{t, client, args}].
-
-    A raw socket rather than redis-py's Monitor: an idle MONITOR must be able to time out (to
-    notice the stop) without the client dropping the connection and the commands after it."""
-
-    name = "redis-monitor"
+class RedisCommands(Monitor):
+    """MONITOR, kept only for conversation keys: session id -> [{t, lua, args}]."""
 
     def __init__(self, url: str) -> None:
         super().__init__(url)
         self.by_sid: dict[str, list[dict[str, Any]]] = defaultdict(list)
 
-    def _follow(self) -> None:
-        u = urlparse(self.url)
-        with socket.create_connection((u.hostname or "127.0.0.1", u.port or 6379), timeout=2) as s:
-            s.sendall(b"MONITOR\r\n")
-            s.settimeout(0.2)
-            buf = b""
-            while not self._stop.is_set():
-                try:
-                    chunk = s.recv(65536)
-                except TimeoutError:
-                    continue
-                if not chunk:
-                    raise ConnectionError("MONITOR connection closed")
-                buf += chunk
-                *lines, buf = buf.split(b"\r\n")
-                for line in lines:
-                    if line == b"+OK":
-                        self._ready.set()
-                    elif line.startswith(b"+") and b"chat:" in line:
-                        self._keep(line[1:])
-
-    def _keep(self, line: bytes) -> None:
-        # 1764421234.123456 [0 127.0.0.1:51234] "EVAL" "..." -- or [0 lua] inside a script
-        m = _SID.search(line)
-        head, _, rest = line.partition(b" [")
-        client, _, argv = rest.partition(b"] ")
+    def _command(self, t: float, db: int, client: str, args: list[bytes]) -> None:
+        m = next((m for a in args[1:] if (m := _SID.search(a))), None)
         if m is None:
             return
         rows = self.by_sid[m.group(1).decode()]
         if len(rows) >= MAX_COMMANDS_PER_SESSION:
             return
-        try:
-            t = float(head)
-        except ValueError:
-            return
-        args = [a.decode("unicode_escape", "replace")[:120] for a in _ARG.findall(argv)]
-        if args and args[0].upper() in ("EVAL", "EVALSHA"):
-            args[1] = "<script>"  # the Lua source: its commands follow as [lua] lines
-        rows.append({"t": t, "lua": client.endswith(b"lua"), "args": args})
+        shown = [a.decode("utf-8", "replace")[:120] for a in args]
+        if shown and shown[0].upper() in ("EVAL", "EVALSHA") and len(shown) > 1:
+            shown[1] = "<script>"  # the Lua source: its commands follow as [lua] lines
+        rows.append({"t": t, "lua": client == "lua", "args": shown})

@@ -1,0 +1,151 @@
+"""The store's record: every command Redis ran on a conversation's key, with its time and
+connection, from Redis MONITOR on the Redis the target writes to (the lab's, or a compose or
+external target's own with its password). The browser says when an answer came; this says
+when each write reached Redis -- what no answer and no later read can tell.
+
+A command is kept by its key (the first argument after the name; a script's keys; a script's
+own commands come as ``lua`` lines). The lab's own reads (keys.KeyReader) name their connection
+(CLIENT SETNAME chaoslab-...), which MONITOR shows: those connections are marked ``lab``.
+A record whose trial overlaps a reconnection of MONITOR (Redis restarted) is not kept: a write
+it missed could make a later rewrite look like a turn's first write.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlparse
+
+import redis
+
+from lab.model.history import Send
+from lab.common.redis_follow import Monitor
+
+LAB_CLIENT_PREFIX = "chaoslab-"
+MAX_KEYS = 20_000  # conversations followed in one run; beyond that new keys are not kept
+MAX_COMMANDS_PER_KEY = 2_000
+MAX_ARG_BYTES = 65_536  # a whole-document SET of a long conversation still fits
+MARK = b"chaoslab-store-mark:"
+SHOWN_ARGS = 5  # per command in trials.json: the name, the key, and the first values, cut
+SHOWN_ARG_CHARS = 80
+# What writes a value (a removal names the value it removes: LREM is not a write of it).
+WRITES = {
+    "SET", "SETEX", "PSETEX", "SETNX", "GETSET", "SETRANGE", "APPEND", "MSET", "MSETNX",
+    "RPUSH", "LPUSH", "RPUSHX", "LPUSHX", "LSET", "LINSERT", "LMOVE", "RPOPLPUSH",
+    "HSET", "HMSET", "HSETNX", "SADD", "ZADD", "XADD", "RESTORE", "COPY", "RENAME",
+    "JSON.SET", "JSON.ARRAPPEND", "JSON.ARRINSERT", "JSON.MSET",
+    "EVAL", "EVALSHA", "EVAL_RO", "FCALL",
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Command:
+    t: float  # epoch s, Redis's clock (the machine's: the lab's Redis runs here)
+    client: str  # "127.0.0.1:51234", or "lua" inside a script
+    args: tuple[bytes, ...]
+
+
+class StoreMonitor(Monitor):
+    """MONITOR for a run of `lab investigate`: key -> its commands, for the db of ``url``."""
+
+    name = "store-monitor"
+
+    def __init__(self, url: str) -> None:
+        super().__init__(url)
+        self.db = int(urlparse(url).path.strip("/") or 0)  # MONITOR shows every db's commands
+        self.lab_clients: set[str] = set()
+        self._by_key: dict[bytes, list[Command]] = defaultdict(list)
+        self._lock = threading.Lock()
+        self._marks: dict[bytes, threading.Event] = {}
+
+    def _command(self, t: float, db: int, client: str, args: list[bytes]) -> None:
+        if len(args) >= 2 and args[0].upper() == b"ECHO" and args[1].startswith(MARK):
+            seen = self._marks.get(args[1])
+            if seen is not None:
+                seen.set()
+            return
+        if len(args) >= 3 and args[0].upper() == b"CLIENT" and args[1].upper() == b"SETNAME":
+            if args[2].decode(errors="replace").startswith(LAB_CLIENT_PREFIX):
+                self.lab_clients.add(client)
+            return
+        if db != self.db or len(args) < 2:
+            return
+        cmd = Command(t, client, tuple(a[:MAX_ARG_BYTES] for a in args))
+        with self._lock:
+            for key in _keys(args):
+                rows = self._by_key.get(key)
+                if rows is None and len(self._by_key) >= MAX_KEYS:
+                    continue
+                rows = self._by_key[key]
+                if len(rows) < MAX_COMMANDS_PER_KEY:
+                    rows.append(cmd)
+
+    def sync(self, r: redis.Redis, timeout_s: float = 2.0) -> bool:
+        """Until MONITOR has handed over every command Redis ran before this call: a mark sent
+        now (an ECHO on ``r``) comes after them in MONITOR's order."""
+        token = MARK + uuid.uuid4().hex.encode()
+        seen = threading.Event()
+        self._marks[token] = seen
+        try:
+            r.echo(token)
+            return seen.wait(timeout_s)
+        except redis.RedisError:
+            return False
+        finally:
+            self._marks.pop(token, None)
+
+    def on(self, key: str, since: float, until: float) -> tuple[list[Command] | None, str | None]:
+        """The commands on ``key`` from ``since`` to ``until``, or (None, why not)."""
+        if self.error is not None:
+            return None, f"Redis refused MONITOR ({self.error}): judged by answers and probes only"
+        if any(a < until and b > since for a, b in self.gaps):
+            return None, "MONITOR reconnected during the trial (Redis restarted): the record has a gap"
+        with self._lock:
+            got = [c for c in self._by_key.get(key.encode(), []) if since <= c.t <= until]
+        return got, None
+
+
+def _keys(args: list[bytes]) -> list[bytes]:
+    """The keys a command names: the first argument, a script's KEYS, MSET's every other."""
+    name = args[0].upper()
+    if name in (b"EVAL", b"EVALSHA", b"EVAL_RO", b"FCALL") and len(args) >= 3:
+        try:
+            n = int(args[2])
+        except ValueError:
+            return []
+        return list(args[3 : 3 + n])
+    if name in (b"MSET", b"MSETNX", b"DEL", b"UNLINK", b"EXISTS"):
+        return list(args[1::2] if name.startswith(b"MSET") else args[1:])
+    return [args[1]]
+
+
+def record(commands: list[Command], lab_clients: set[str], sends: list[Send]) -> list[dict[str, Any]]:
+    """The trial's commands as trials.json keeps them, the lab's own reads left out: time,
+    connection (numbered in order of appearance; "lua" inside a script), the command cut
+    short, whether it writes, and which turns' texts it carries -- the user's (unique per
+    send) and the reply's (a reply repeated across turns names each: lab.model.store places
+    it by time)."""
+    conns: dict[str, str] = {}
+    out = []
+    for c in sorted(commands, key=lambda c: c.t):
+        if c.client in lab_clients:
+            continue
+        who = "lua" if c.client == "lua" else conns.setdefault(c.client, f"c{len(conns) + 1}")
+        name = c.args[0].decode(errors="replace").upper()
+        blob = b"\x00".join(c.args[1:])
+        row: dict[str, Any] = {
+            "t": round(c.t, 6),
+            "conn": who,
+            "cmd": name,
+            "args": [a.decode(errors="replace")[:SHOWN_ARG_CHARS] for a in c.args[1:SHOWN_ARGS]],
+            "write": name in WRITES,
+            "user": sorted({s.turn for s in sends if s.text.encode() in blob}),
+            "reply": sorted({s.turn for s in sends if s.reply and len(s.reply) >= 2 and s.reply.encode() in blob}),
+        }
+        if name in ("EVAL", "EVALSHA") and row["args"]:
+            row["args"][0] = "<script>"  # its commands follow as lua lines
+        out.append(row)
+    return out

@@ -1,0 +1,74 @@
+"""What the store's record (Trial.store, lab.investigate.store) says about a trial's turns:
+when each turn's rows first reached Redis against when its answer came. Pure functions.
+
+Both clocks are the machine's: Redis's MONITOR timestamps and the browser's answer times
+(Resource Timing's responseEnd, or the frame's arrival) are read from the same wall clock. The
+answer time is when the browser had the answer, after the app sent it: an awaited write is
+always before it. CLOCK_GRAIN_S covers the browser's coarsened timer and its monotonic clock
+drifting from the wall clock over a page's life.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lab.model.history import Trial
+
+CLOCK_GRAIN_S = 0.010
+
+
+def _answered(t: Trial) -> dict[int, float]:
+    """Turn -> when its last acknowledgement came, for turns whose every send was acknowledged
+    whole (a cut answer never ended). Two sends of one turn (a double submit) are judged by the
+    later answer: a duplicate the app answers at once while the first write is under way is
+    not a turn acknowledged before it was stored."""
+    out: dict[int, float] = {}
+    for turn in sorted({s.turn for s in t.sends}):
+        sends = [s for s in t.sends if s.turn == turn]
+        if all(s.outcome == "ok" and not s.cut and s.t_complete for s in sends):
+            out[turn] = max(s.t_complete or 0.0 for s in sends)
+    return out
+
+
+def _app_writes(t: Trial) -> list[dict[str, Any]]:
+    return [r for r in t.store or [] if r["write"] and r["conn"] != "lab"]
+
+
+def first_writes(t: Trial) -> dict[int, tuple[float, float | None]]:
+    """Turn -> (when its user text was first written, when its reply was), epoch s, for the
+    turns whose user text a write of the app carried. The reply's write is the first carrying
+    its text from the user's write on and before the next turn's user write: a reply repeated
+    across turns ("Sure!") is still placed, and a later turn's rewrite of earlier rows is not
+    taken for it."""
+    writes = _app_writes(t)
+    user = {}
+    for turn in sorted({s.turn for s in t.sends}):
+        at = next((r["t"] for r in writes if turn in r["user"]), None)
+        if at is not None:
+            user[turn] = at
+    out: dict[int, tuple[float, float | None]] = {}
+    for turn, at in user.items():
+        later = [u for tu, u in user.items() if tu > turn]
+        until = min(later) if later else float("inf")
+        reply = next((r["t"] for r in writes if turn in r["reply"] and at <= r["t"] < until), None)
+        out[turn] = (at, reply)
+    return out
+
+
+def comparable(t: Trial) -> list[int]:
+    """Turns acknowledged whole whose user row's write the record holds: those it can judge."""
+    answered, written = _answered(t), first_writes(t)
+    return [turn for turn in answered if turn in written]
+
+
+def stored_late(t: Trial) -> dict[int, float]:
+    """Turn -> ms after its answer that a row of it (the user's or the reply's) first reached
+    Redis, for acknowledged turns written later than the answer by more than the clock grain."""
+    answered, written = _answered(t), first_writes(t)
+    out = {}
+    for turn in comparable(t):
+        user, reply = written[turn]
+        last = max(user, reply or user)
+        if last > answered[turn] + CLOCK_GRAIN_S:
+            out[turn] = round((last - answered[turn]) * 1000, 1)
+    return out

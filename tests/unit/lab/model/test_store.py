@@ -1,0 +1,102 @@
+"""The store's record against the answers (lab.model.store) and the diagnosis drawn from it
+(stored_after_answer): only a write that reached Redis after the browser had the answer
+counts, a repeated reply is placed by time, and a stale read it explains is not a second cause."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lab import diagnoses as dg
+from lab.model.history import Row, Send, Trial
+from lab.model.store import CLOCK_GRAIN_S, comparable, first_writes, stored_late
+
+T0 = 1_800_000_000.0
+
+
+def _send(turn: int, answered: float, reply: str | None = None, cut: bool | None = None, text: str = "") -> Send:
+    s = Send(f"t{turn}", text or f"probe turn {turn}", turn, reply=reply or f"reply {turn}", cut=cut)
+    s.complete("ok", 200, "", T0 + answered)
+    return s
+
+
+def _w(at: float, user: list[int] = [], reply: list[int] = [], conn: str = "c1", cmd: str = "RPUSH") -> dict[str, Any]:  # noqa: B006
+    return {"t": T0 + at, "conn": conn, "cmd": cmd, "args": [], "write": cmd != "LRANGE", "user": user, "reply": reply}
+
+
+def _rows(n: int) -> list[Row]:
+    return [
+        r for i in range(1, n + 1) for r in (Row("", "user", f"probe turn {i}"), Row("", "assistant", f"reply {i}"))
+    ]
+
+
+def _trial(tid: str, sends: list[Send], store: list[dict[str, Any]] | None, **kw: Any) -> Trial:
+    rows = _rows(len(sends))
+    kw.setdefault("page_after_refresh", rows)
+    return Trial(tid, sends=sends, final_rows=rows, turns=len(sends), store=store, history_reads=[200], **kw)
+
+
+AWAITED = [_w(0.9, user=[1], reply=[1]), _w(1.9, user=[2], reply=[2])]  # one command, before each answer
+LATE = [_w(0.99, user=[1]), _w(1.30, reply=[1]), _w(1.99, user=[2]), _w(2.30, reply=[2])]  # replies 300 ms late
+
+
+def test_awaited_writes_are_never_late_and_late_ones_are_measured() -> None:
+    sends = [_send(1, 1.0), _send(2, 2.0)]
+    assert comparable(_trial("a", sends, AWAITED)) == [1, 2] and stored_late(_trial("a", sends, AWAITED)) == {}
+    assert stored_late(_trial("b", sends, LATE)) == {1: 300.0, 2: 300.0}
+    # Within the clock grain after the answer: not told apart from an awaited write.
+    grain = [_w(1.0 + CLOCK_GRAIN_S / 2, user=[1], reply=[1])]
+    assert stored_late(_trial("c", [_send(1, 1.0)], grain)) == {}
+
+
+def test_a_repeated_reply_is_placed_by_the_turns_own_window() -> None:
+    """Every reply reads "Sure!": turn 2's reply is the first write of it from turn 2's user
+    row on, not turn 1's (earlier) nor turn 3's rewrite of both (later)."""
+    sends = [_send(1, 1.0, "Sure!"), _send(2, 2.0, "Sure!"), _send(3, 3.0, "Sure!")]
+    store = [
+        _w(0.9, user=[1]),
+        _w(0.95, reply=[1, 2, 3]),
+        _w(1.9, user=[2]),
+        _w(2.2, reply=[1, 2, 3]),  # turn 2's reply, 200 ms after its answer
+        _w(2.9, user=[1, 2, 3], reply=[1, 2, 3], cmd="SET"),  # turn 3 rewrites the whole document
+    ]
+    assert first_writes(_trial("a", sends, store)) == {
+        1: (T0 + 0.9, T0 + 0.95),
+        2: (T0 + 1.9, T0 + 2.2),
+        3: (T0 + 2.9, T0 + 2.9),
+    }
+    assert stored_late(_trial("a", sends, store)) == {2: 200.0}
+
+
+def test_what_the_record_cannot_judge() -> None:
+    # A cut answer never ended; the lab's own reads and non-writes are no writes; no record.
+    cut = _trial("a", [_send(1, 1.0, cut=True)], [_w(1.5, user=[1], reply=[1])])
+    lab = _trial("b", [_send(1, 1.0)], [_w(1.5, user=[1], conn="lab")])
+    read = _trial("c", [_send(1, 1.0)], [_w(1.5, user=[1], cmd="LRANGE")])
+    for t in (cut, lab, read, _trial("d", [_send(1, 1.0)], None)):
+        assert comparable(t) == [] and stored_late(t) == {}, t.trial_id
+
+
+def test_a_double_submit_is_judged_by_its_later_answer() -> None:
+    """The same message twice: the app answers the duplicate at once while the first write is
+    under way -- the turn was acknowledged (first) after it was written."""
+    first, dup = _send(1, 1.0, text="same"), _send(1, 0.5, text="same")
+    assert stored_late(_trial("a", [first, dup], [_w(0.9, user=[1], reply=[1])])) == {}
+
+
+def test_stored_after_answer_is_drawn_with_its_rate_and_explains_the_stale_read() -> None:
+    sends = [_send(1, 1.0), _send(2, 2.0)]
+    stale_page = _rows(1)  # the page right after the refresh misses turn 2 (stored 300 ms late)
+    late = _trial("late", sends, LATE, page_after_refresh=stale_page, refresh="after_ack")
+    ok = _trial("ok", [_send(1, 1.0), _send(2, 2.0)], AWAITED)
+    found = {d.code: d for d in dg.diagnose([late, ok])}
+    assert set(found) == {"stored_after_answer"}, found
+    d = found["stored_after_answer"]
+    assert (d.k, d.n, d.trials) == (1, 2, ["late"]) and "300 ms after its answer" in d.evidence, d
+    # The same stale page with every write awaited is a stale read (a cache), nothing else.
+    cached = _trial(
+        "cached", [_send(1, 1.0), _send(2, 2.0)], AWAITED, page_after_refresh=stale_page, refresh="after_ack"
+    )
+    assert [d.code for d in dg.diagnose([cached])] == ["stale_reads"]
+    # Without a record: not judged, and said why.
+    _, not_judged = dg.run([_trial("none", sends, None)])
+    assert not_judged["stored_after_answer"] == "needs store in one trial"
