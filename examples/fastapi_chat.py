@@ -40,6 +40,11 @@ FASTAPI_BUGS (comma-separated; empty = correct), one at a time or together:
                       last delta went out: a client that closes the socket mid-stream (a refresh)
                       makes the next send raise WebSocketDisconnect, the handler returns, and the
                       reply is never stored although the user's row is -> saved_at_stream_end
+  memory_fallback     every row also kept in the process (a write-through copy, served first by
+                      the history: "faster than Redis"), and a failed Redis write logged and
+                      forgotten: the turn is answered 200 and shown from the process's copy while
+                      Redis never got it -- until the app restarts or another worker answers
+                      -> shown_not_stored
 """
 
 from __future__ import annotations
@@ -69,7 +74,7 @@ if _missing:
 REDIS_URL, PORT = os.environ["REDIS_URL"], int(os.environ["PORT"])
 USER, PASSWORD = os.environ["CHAT_USER"].encode(), os.environ["CHAT_PASSWORD"].encode()
 
-KNOWN_BUGS = {"ttl_set_once", "save_at_stream_end"}
+KNOWN_BUGS = {"ttl_set_once", "save_at_stream_end", "memory_fallback"}
 BUGS = {b.strip() for b in os.environ.get("FASTAPI_BUGS", "").split(",") if b.strip()}
 if BUGS - KNOWN_BUGS:
     raise SystemExit(f"FASTAPI_BUGS: unknown {sorted(BUGS - KNOWN_BUGS)}; known: {sorted(KNOWN_BUGS)}")
@@ -147,8 +152,22 @@ def _row(role: str, content: str) -> str:
     return json.dumps({"role": role, "content": content})
 
 
+_copy: dict[str, list[str]] = {}  # memory_fallback: key -> every row this process wrote
+
+
 async def append(key: str, *rows: str) -> None:
     """The rows and the TTL renewal in one MULTI/EXEC."""
+    if "memory_fallback" in BUGS:
+        _copy.setdefault(key, []).extend(rows)
+        try:
+            await _append(key, *rows)
+        except redis.RedisError as exc:  # Bug: "the copy has it" -- Redis never will
+            log.warning("redis write failed, kept in memory: %s", exc)
+        return
+    await _append(key, *rows)
+
+
+async def _append(key: str, *rows: str) -> None:
     async with db().pipeline(transaction=True) as p:
         for row in rows:
             p.rpush(key, row)
@@ -258,6 +277,8 @@ async def history(key: ConversationKey) -> HistoryOut:
 async def read_rows(key: str) -> list[Any]:
     """A read is idempotent: retried once on a connection an outage broke (the client's own
     retries are off: a write retried blindly could be stored twice)."""
+    if "memory_fallback" in BUGS and key in _copy:
+        return list(_copy[key])  # Bug: the process's copy, not what Redis holds
     try:
         return list(await db().lrange(key, 0, -1))
     except (redis.ConnectionError, redis.TimeoutError):

@@ -25,7 +25,7 @@ from lab.plan.lockstep import Lockstep
 from lab.model import concurrency
 from lab.investigate.experiments import TWO_TAB_ROUNDS, Experiment
 from lab.investigate.keys import KeyReader, key_record
-from lab.investigate.store import StoreMonitor, record
+from lab.investigate.store import StoreMonitor, fill
 from lab.investigate import settle
 from lab.investigate.pages import Pages, Read
 from lab.plan.schedule import CONCURRENT_POINTS
@@ -304,9 +304,8 @@ class Prober:
         self._final_values = values
         t.redis_final = key_record(key, pttl, kind, values, t.sends)
         if self.store is not None:
-            self.keys.sync(self.store)
-            commands, t.store_note = self.store.on(key, t.events[0]["t"] if t.events else t0, t1)
-            t.store = None if commands is None else record(commands, self.store.lab_clients, t.sends)
+            self.keys.sync(self.store)  # every command before now is in the record
+            fill(t, self.store, key, t.events[0]["t"] if t.events else t0, t1)
         if t.sends and pttl != -2:
             t.ttl.append(
                 TtlObs(max(s.turn for s in t.sends), (t0 + t1) / 2, pttl, len(values), round((t1 - t0) * 1000, 2))

@@ -21,7 +21,7 @@ from urllib.parse import urlparse
 
 import redis
 
-from lab.model.history import Send
+from lab.model.history import Send, Trial
 from lab.common.redis_follow import Monitor
 
 LAB_CLIENT_PREFIX = "chaoslab-"
@@ -107,6 +107,23 @@ class StoreMonitor(Monitor):
             got = [c for c in self._by_key.get(key.encode(), []) if since <= c.t <= until]
         return got, None
 
+    def elsewhere(self, texts: dict[int, str], key: str, since: float, until: float) -> list[dict[str, Any]]:
+        """Which of the turns' texts (turn -> text) a write put under another key in the time
+        window: [{turn, key}] -- a turn stored elsewhere is not a turn Redis never got."""
+        out: list[dict[str, Any]] = []
+        with self._lock:
+            others = [(k, rows) for k, rows in self._by_key.items() if k != key.encode()]
+        for k, rows in others:
+            for c in rows:
+                if since <= c.t <= until and c.args[0].decode(errors="replace").upper() in WRITES:
+                    blob = b"\x00".join(c.args[1:])
+                    out += [
+                        {"turn": n, "key": k.decode(errors="replace")}
+                        for n, text in texts.items()
+                        if text.encode() in blob
+                    ]
+        return out
+
 
 def _keys(args: list[bytes]) -> list[bytes]:
     """The keys a command names: the first argument, a script's KEYS, MSET's every other."""
@@ -149,3 +166,15 @@ def record(commands: list[Command], lab_clients: set[str], sends: list[Send]) ->
             row["args"][0] = "<script>"  # its commands follow as lua lines
         out.append(row)
     return out
+
+
+def fill(t: Trial, monitor: StoreMonitor, key: str, since: float, until: float) -> None:
+    """The trial's store record: the app's commands on its key, and the turns it wrote under
+    another key (or store_note: why there is no record)."""
+    commands, t.store_note = monitor.on(key, since, until)
+    if commands is None:
+        return
+    t.store = record(commands, monitor.lab_clients, t.sends)
+    written = {n for c in t.store if c["write"] for n in c["user"]}
+    unwritten = {s.turn: s.text for s in t.sends if s.turn not in written}
+    t.store_elsewhere = monitor.elsewhere(unwritten, key, since, until) if unwritten else []

@@ -105,6 +105,8 @@ class Trial:
     # and store_note says why (MONITOR refused, a reconnection, no key known).
     store: list[dict[str, Any]] | None = None
     store_note: str | None = None
+    # Turns whose user text a write put under another key during the trial: [{turn, key}].
+    store_elsewhere: list[dict[str, Any]] = field(default_factory=list)
     # The final read never settled because reads went back to earlier contents with nothing
     # written: {"reads", "changes", "returns", "rows": [row counts seen]}.
     flapping: dict[str, Any] | None = None

@@ -17,7 +17,7 @@ from lab.model.history import Trial
 CLOCK_GRAIN_S = 0.010
 
 
-def _answered(t: Trial) -> dict[int, float]:
+def answered(t: Trial) -> dict[int, float]:
     """Turn -> when its last acknowledgement came, for turns whose every send was acknowledged
     whole (a cut answer never ended). Two sends of one turn (a double submit) are judged by the
     later answer: a duplicate the app answers at once while the first write is under way is
@@ -57,18 +57,33 @@ def first_writes(t: Trial) -> dict[int, tuple[float, float | None]]:
 
 def comparable(t: Trial) -> list[int]:
     """Turns acknowledged whole whose user row's write the record holds: those it can judge."""
-    answered, written = _answered(t), first_writes(t)
-    return [turn for turn in answered if turn in written]
+    acked, written = answered(t), first_writes(t)
+    return [turn for turn in acked if turn in written]
 
 
 def stored_late(t: Trial) -> dict[int, float]:
     """Turn -> ms after its answer that a row of it (the user's or the reply's) first reached
     Redis, for acknowledged turns written later than the answer by more than the clock grain."""
-    answered, written = _answered(t), first_writes(t)
+    acked, written = answered(t), first_writes(t)
     out = {}
     for turn in comparable(t):
         user, reply = written[turn]
         last = max(user, reply or user)
-        if last > answered[turn] + CLOCK_GRAIN_S:
-            out[turn] = round((last - answered[turn]) * 1000, 1)
+        if last > acked[turn] + CLOCK_GRAIN_S:
+            out[turn] = round((last - acked[turn]) * 1000, 1)
     return out
+
+
+def never_written(t: Trial) -> set[int] | None:
+    """Turns no write of the app carried to Redis during the trial -- not to the conversation's
+    key, not to another -- and that its key does not hold at the end; None where the record
+    cannot say: there is none, or the app's writes carry no turn's text verbatim (a format
+    the lab cannot search: compressed, encrypted, split into other keys)."""
+    if t.store is None or t.redis_final is None:
+        return None
+    written = {n for r in _app_writes(t) for n in r["user"]}
+    stored = set(t.redis_final.get("stored_turns", []))
+    if not written & stored:
+        return None
+    elsewhere = {e["turn"] for e in t.store_elsewhere}
+    return {s.turn for s in t.sends} - written - stored - elsewhere

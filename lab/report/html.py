@@ -14,6 +14,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from lab.report.store_timeline import store_timeline
 from lab.report.timeline import trial_section
 
 METRIC_WORDS = {
@@ -288,6 +289,7 @@ def evidence_section(results: dict[str, Any], run_dir: Path) -> str:
                     f"<td>{escape(ttl.get(s.turn, '-'))}</td></tr>"
                 )
             flap = f"<p>reads never settled: {escape(json.dumps(t.flapping))}</p>" if t.flapping else ""
+            flap += store_timeline(t)
             out.append(
                 f"<details class='trial' data-trial='{escape(tid)}'{' open' if i == 0 else ''}><summary>"
                 f"<b>{escape(d['code'])}</b> &middot; trial {escape(tid)} &middot; {escape(t.fault)} / "

@@ -130,7 +130,11 @@ def _fault_lane(trial: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def timeline(folder: Path) -> str:
-    lanes = lane_items(folder)
+    return svg(lane_items(folder), LANES)
+
+
+def svg(lanes: dict[str, list[dict[str, Any]]], titles: tuple[tuple[str, str], ...]) -> str:
+    """Lanes of items ({t0, t1 (spans), label, kind}) on one time axis, in ms from the first."""
     ts = [x for items in lanes.values() for i in items for x in (i["t0"], i.get("t1")) if x]
     if not ts:
         return '<p class="note">no timeline: the trial recorded no events</p>'
@@ -141,9 +145,9 @@ def timeline(folder: Path) -> str:
     def x(t: float | None) -> float:
         return LEFT + ((end if t is None else t) - start) / span * width
 
-    height = LANE_H * len(LANES) + 24
+    height = LANE_H * len(titles) + 24
     out = [f'<svg class="timeline" width="{W}" height="{height}" role="img">']
-    for i, (lane, title) in enumerate(LANES):
+    for i, (lane, title) in enumerate(titles):
         y = i * LANE_H
         out.append(
             f'<g class="lane" data-lane="{lane}"><rect x="0" y="{y}" width="{W}" height="{LANE_H}" '

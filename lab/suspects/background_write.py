@@ -53,7 +53,7 @@ def _unwaited(m: Module, src: Source) -> list[tuple[ast.Call, str]]:
 
 @register(
     "background_write",
-    diagnoses=("acked_too_fast", "replies_not_stored"),
+    diagnoses=("acked_too_fast", "stored_after_answer", "replies_not_stored"),
     mechanism="the write handed to a thread or executor that the answer does not wait for",
 )
 def check(src: Source) -> list[Suspect]:

@@ -11,6 +11,7 @@ from lab.suspects import REGISTRY, Scan
 EXPERIMENT = {
     "replies_not_stored": "none / settled",
     "acked_too_fast": "latency / after_ack",
+    "stored_after_answer": "latency / after_ack, with [redis] key (Redis MONITOR)",
     "errors_without_fault": "none / settled",
     "phantom_failures": "none / settled",
     "history_reads_failing": "none / settled",

@@ -55,6 +55,9 @@ def test_the_record_holds_the_apps_commands_in_order_and_leaves_out_the_labs_rea
             commands, why = store.on(key, 0, 1e12)
             assert why is None and commands is not None
             rows = record(commands, store.lab_clients, [send])
+            # The other key got no text of a send; the conversation's key is not "elsewhere".
+            assert store.elsewhere({1: send.text}, key, 0, 1e12) == []
+            assert store.elsewhere({1: "not this key"}, key, 0, 1e12) == [{"turn": 1, "key": other}]
     finally:
         reader.close()
         app.delete(key, other)

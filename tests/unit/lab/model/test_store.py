@@ -8,7 +8,7 @@ from typing import Any
 
 from lab import diagnoses as dg
 from lab.model.history import Row, Send, Trial
-from lab.model.store import CLOCK_GRAIN_S, comparable, first_writes, stored_late
+from lab.model.store import CLOCK_GRAIN_S, comparable, first_writes, never_written, stored_late
 
 T0 = 1_800_000_000.0
 
@@ -100,3 +100,38 @@ def test_stored_after_answer_is_drawn_with_its_rate_and_explains_the_stale_read(
     # Without a record: not judged, and said why.
     _, not_judged = dg.run([_trial("none", sends, None)])
     assert not_judged["stored_after_answer"] == "needs store in one trial"
+
+
+def _fallback(tid: str, store: list[dict[str, Any]], stored: list[int], **kw: Any) -> Trial:
+    """Three turns answered 200, all three in the settled history; turn 2 sent while Redis was down."""
+    sends = [_send(1, 1.0), _send(2, 2.0), _send(3, 3.0)]
+    sends[1].under_fault = True
+    key = {"key": "conv:x", "type": "list", "pttl_ms": 1000, "values": 2 * len(stored), "stored_turns": stored}
+    return _trial(tid, sends, store, redis_final=key, fault="down", **kw)
+
+
+WRITTEN_1_3 = [_w(0.9, user=[1], reply=[1]), _w(2.9, user=[3], reply=[3])]
+
+
+def test_a_turn_shown_that_redis_never_received_is_served_from_elsewhere() -> None:
+    t = _fallback("mem", WRITTEN_1_3, stored=[1, 3])
+    assert never_written(t) == {2}
+    (d,) = dg.diagnose([t])
+    assert (
+        d.code == "shown_not_stored" and "turns [2]" in d.evidence and "sent while Redis was faulted" in d.evidence
+    ), d
+    # Written under another key (a key the lab did not read): not "never stored".
+    moved = _fallback("moved", WRITTEN_1_3, stored=[1, 3], store_elsewhere=[{"turn": 2, "key": "conv:y"}])
+    assert never_written(moved) == set() and codes_of([moved]) == []
+    # The key holds it (written before the trial's record began, say): stored.
+    assert never_written(_fallback("held", WRITTEN_1_3, stored=[1, 2, 3])) == set()
+    # The app's writes carry no text the lab can search (compressed, encrypted): no claim at all.
+    opaque = [_w(0.9), _w(2.9)]
+    assert (
+        never_written(_fallback("opaque", opaque, stored=[])) is None
+        and codes_of([_fallback("o", opaque, stored=[])]) == []
+    )
+
+
+def codes_of(trials: list[Trial]) -> list[str]:
+    return [d.code for d in dg.diagnose(trials)]
