@@ -39,6 +39,12 @@
  *                the commands whose replies were lost are sent again on the new connection, so
  *                an applied MULTI RPUSH + EXPIRE is applied twice -> duplicates_after_drop (in
  *                the trials whose one-shot reset lands on a write's reply)
+ *   rewrite_history  every store rewrites the whole conversation: LRANGE it, DEL the key, then
+ *                RPUSH every row back one awaited command at a time (the old rows, then the new
+ *                one) and EXPIRE -- as a "save(messages)" that replaces the stored list does. Nothing
+ *                is lost in the end, but between the DEL and the last RPUSH the earlier,
+ *                acknowledged turns are missing from Redis: a refresh then shows a partial
+ *                history, a crash then loses them -> rewrite_window
  */
 'use strict';
 
@@ -48,7 +54,7 @@ const express = require('express');
 const { Server } = require('socket.io');
 const Redis = require('ioredis');
 
-const KNOWN_BUGS = new Set(['read_modify_write', 'resend_unfulfilled']);
+const KNOWN_BUGS = new Set(['read_modify_write', 'resend_unfulfilled', 'rewrite_history']);
 const BUGS = new Set((process.env.NODE_BUGS || '').split(',').map((b) => b.trim()).filter(Boolean));
 const unknown = [...BUGS].filter((b) => !KNOWN_BUGS.has(b));
 if (unknown.length) {
@@ -97,6 +103,13 @@ async function appendRow(id, row) {
     const doc = raw ? JSON.parse(raw) : { messages: [] };
     doc.messages.push(row);
     await redis.set(key(id), JSON.stringify(doc), 'EX', TTL_S);
+    return;
+  }
+  if (BUGS.has('rewrite_history')) {
+    const rows = await redis.lrange(key(id), 0, -1);
+    await redis.del(key(id));
+    for (const r of [...rows, JSON.stringify(row)]) await redis.rpush(key(id), r);
+    await redis.expire(key(id), TTL_S);
     return;
   }
   const results = await redis.multi().rpush(key(id), JSON.stringify(row)).expire(key(id), TTL_S).exec();

@@ -5,11 +5,16 @@ twice (double_submit) is double_submit_stored's evidence, not this one's."""
 from __future__ import annotations
 
 from lab.diagnoses import Diagnosis, Evidence, few, ids, register
+from lab.diagnoses.rewrite_window import rewritten_together
 
 
-@register("duplicates")
+@register("duplicates", after=("rewrite_window",))
 def diagnose(ev: Evidence) -> Diagnosis | None:
-    other = [j for j in ev.judged if j.trial.fault != "drop" and j.trial.refresh != "double_submit"]
+    other = [
+        j
+        for j in ev.judged
+        if j.trial.fault != "drop" and j.trial.refresh != "double_submit" and not rewritten_together(ev, j)
+    ]
     hit = [j for j in other if j.result.duplicated]
     if not hit:
         return None

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 from lab.diagnoses import Diagnosis, Evidence, explained, register
+from lab.diagnoses.rewrite_window import rewritten_together
 
 
-@register("history_hides_stored", needs=("key",), explains_loss=True, after=("session_cookie_path",))
+@register("history_hides_stored", needs=("key",), explains_loss=True, after=("session_cookie_path", "rewrite_window"))
 def diagnose(ev: Evidence) -> Diagnosis | None:
     # A cookie scoped away from the history route hides it all too; where its Path says so, the
     # trial is that diagnosis's (the read path may be right: it is never given the session).
     cookie = explained(ev.found, "session_cookie_path")
-    hit = [(j, j.hidden_stored) for j in ev.judged if j.hidden_stored and j.id not in cookie]
+    # Rows two interleaved rewrites pushed back are the rewrite's shape, not a read path's.
+    hit = [
+        (j, j.hidden_stored)
+        for j in ev.judged
+        if j.hidden_stored and j.id not in cookie and not rewritten_together(ev, j)
+    ]
     if not hit:
         return None
     j0, h0 = hit[0]

@@ -9,6 +9,7 @@ tab's row of the same role survived, is what a write based on a stale read of th
 from __future__ import annotations
 
 from lab.diagnoses import Diagnosis, Evidence, Judged, few, ids, register
+from lab.diagnoses.rewrite_window import rewritten_together
 
 
 def _confined(j: Judged) -> bool:
@@ -17,7 +18,7 @@ def _confined(j: Judged) -> bool:
     return bool(r.lost_update) and not (set(r.lost_turns) - set(r.lost_update))
 
 
-@register("lost_update", needs=("concurrent",), explains_loss=True)
+@register("lost_update", needs=("concurrent",), explains_loss=True, after=("rewrite_window",))
 def diagnose(ev: Evidence) -> Diagnosis | None:
     pool = [
         j
@@ -25,6 +26,9 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
         if j.trial.concurrent
         and j.trial.concurrent.get("in_flight_together")
         and len({s.id for s in j.trial.sends if s.outcome == "ok" and s.turn == j.trial.turns}) == 2
+        # Two rewrites of the whole list overlapping is that diagnosis's (the store's record
+        # shows the DELs): a lost row there is the rewrite's, named as such.
+        and not rewritten_together(ev, j)
     ]
     hit = [j for j in pool if _confined(j)]
     if not hit:

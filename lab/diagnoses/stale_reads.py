@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from lab.diagnoses import Diagnosis, Evidence, Judged, explained, ids, register
-from lab.model.store import stored_late
+from lab.model.store import rewrite_gaps, stored_late
 
 
 def _stale(j: Judged) -> list[int]:
@@ -19,12 +19,17 @@ def _stale(j: Judged) -> list[int]:
     return []
 
 
-@register("stale_reads", needs=("page",), after=("stored_after_answer",))
+def _explained_turns(j: Judged) -> set[int]:
+    return set(stored_late(j.trial)) | set(rewrite_gaps(j.trial))
+
+
+@register("stale_reads", needs=("page",), after=("stored_after_answer", "rewrite_window"))
 def diagnose(ev: Evidence) -> Diagnosis | None:
-    # A turn the store's record shows written after its answer is missing from a page read in
-    # between for that reason: stored_after_answer names the cause, a stale cache is not it.
-    late = explained(ev.found, "stored_after_answer")
-    hit = [j for j in ev.judged if _stale(j) and not (j.id in late and set(_stale(j)) <= set(stored_late(j.trial)))]
+    # A turn the store's record shows written after its answer, or deleted and not yet written
+    # back, is missing from a page read in between for that reason: stored_after_answer or
+    # rewrite_window names the cause, a stale cache is not it.
+    late = explained(ev.found, "stored_after_answer", "rewrite_window")
+    hit = [j for j in ev.judged if _stale(j) and not (j.id in late and set(_stale(j)) <= _explained_turns(j))]
     if not hit:
         return None
     # An after_ack trial whose reload came too late did not test the window: a stale read it

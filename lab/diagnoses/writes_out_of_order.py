@@ -8,9 +8,10 @@ from __future__ import annotations
 from lab.model.placement import place
 from lab.diagnoses import Diagnosis, Evidence, Judged, few, ids, register
 from lab.diagnoses.history_reversed import order_pairs
+from lab.diagnoses.rewrite_window import rewritten_together
 
 
-@register("writes_out_of_order", after=("history_reversed",))
+@register("writes_out_of_order", after=("history_reversed", "rewrite_window"))
 def diagnose(ev: Evidence) -> Diagnosis | None:
     reversal = any(d.code == "history_reversed" for d in ev.found)
     # Under a fixed reversal, a reordered trial counts here only if some of its pairs kept their
@@ -18,7 +19,9 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
     hit = [
         j
         for j in ev.judged
-        if j.result.reordered and not (reversal and order_pairs(j.trial, j.trial.final_rows or [])[0] == 0)
+        if j.result.reordered
+        and not (reversal and order_pairs(j.trial, j.trial.final_rows or [])[0] == 0)
+        and not rewritten_together(ev, j)
     ]
     if not hit:
         return None

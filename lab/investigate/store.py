@@ -12,6 +12,7 @@ it missed could make a later rewrite look like a turn's first write.
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import uuid
 from collections import defaultdict
@@ -46,6 +47,7 @@ class Command:
     t: float  # epoch s, Redis's clock (the machine's: the lab's Redis runs here)
     client: str  # "127.0.0.1:51234", or "lua" inside a script
     args: tuple[bytes, ...]
+    tx: bool = False  # inside its connection's MULTI ... EXEC: nothing else ran in between
 
 
 class StoreMonitor(Monitor):
@@ -60,6 +62,7 @@ class StoreMonitor(Monitor):
         self._by_key: dict[bytes, list[Command]] = defaultdict(list)
         self._lock = threading.Lock()
         self._marks: dict[bytes, threading.Event] = {}
+        self._in_multi: set[str] = set()  # connections between MULTI and EXEC / DISCARD
 
     def _command(self, t: float, db: int, client: str, args: list[bytes]) -> None:
         if len(args) >= 2 and args[0].upper() == b"ECHO" and args[1].startswith(MARK):
@@ -71,9 +74,14 @@ class StoreMonitor(Monitor):
             if args[2].decode(errors="replace").startswith(LAB_CLIENT_PREFIX):
                 self.lab_clients.add(client)
             return
+        name = args[0].upper() if args else b""
+        if name == b"MULTI":
+            self._in_multi.add(client)
+        elif name in (b"EXEC", b"DISCARD"):
+            self._in_multi.discard(client)
         if db != self.db or len(args) < 2:
             return
-        cmd = Command(t, client, tuple(a[:MAX_ARG_BYTES] for a in args))
+        cmd = Command(t, client, tuple(a[:MAX_ARG_BYTES] for a in args), tx=client in self._in_multi)
         with self._lock:
             for key in _keys(args):
                 rows = self._by_key.get(key)
@@ -82,6 +90,10 @@ class StoreMonitor(Monitor):
                 rows = self._by_key[key]
                 if len(rows) < MAX_COMMANDS_PER_KEY:
                     rows.append(cmd)
+
+    def _lost(self) -> None:
+        super()._lost()
+        self._in_multi.clear()  # a broken connection ends its transaction
 
     def sync(self, r: redis.Redis, timeout_s: float = 2.0) -> bool:
         """Until MONITOR has handed over every command Redis ran before this call: a mark sent
@@ -159,6 +171,8 @@ def record(commands: list[Command], lab_clients: set[str], sends: list[Send]) ->
             "cmd": name,
             "args": [a.decode(errors="replace")[:SHOWN_ARG_CHARS] for a in c.args[1:SHOWN_ARGS]],
             "write": name in WRITES,
+            "value": hashlib.blake2b(blob, digest_size=6).hexdigest(),  # the same value written twice
+            "atomic": c.tx or who == "lua",  # in a MULTI or a script: nothing ran in between
             "user": sorted({s.turn for s in sends if s.text.encode() in blob}),
             "reply": sorted({s.turn for s in sends if s.reply and len(s.reply) >= 2 and s.reply.encode() in blob}),
         }

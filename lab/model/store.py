@@ -87,3 +87,51 @@ def never_written(t: Trial) -> set[int] | None:
         return None
     elsewhere = {e["turn"] for e in t.store_elsewhere}
     return {s.turn for s in t.sends} - written - stored - elsewhere
+
+
+REMOVES = ("DEL", "UNLINK")
+
+
+def rewrite_gaps(t: Trial) -> dict[int, float]:
+    """Acknowledged turn -> the longest time (ms) Redis held none of its user row: from a removal
+    of the whole key (DEL, UNLINK) outside any MULTI or script, made after the turn's answer,
+    to the write that put the row back. A row never put back is a loss (the checker's); a
+    removal inside a transaction or a script is atomic: no read sees the gap."""
+    acked, writes = answered(t), _app_writes(t)
+    out: dict[int, float] = {}
+    for r in t.store or []:
+        if r["conn"] == "lab" or r["cmd"] not in REMOVES or r.get("atomic", False):
+            continue
+        for turn, at in acked.items():
+            first = next((w["t"] for w in writes if turn in w["user"]), None)
+            if at >= r["t"] or first is None or first >= r["t"]:
+                continue  # not yet stored and acknowledged when the key was removed
+            back = next((w["t"] for w in writes if w["t"] > r["t"] and turn in w["user"]), None)
+            if back is not None:
+                out[turn] = max(out.get(turn, 0.0), round((back - r["t"]) * 1000, 1))
+    return out
+
+
+def interleaved_rewrites(t: Trial) -> bool:
+    """Rewrites that overlapped: two non-atomic removals of the key while two sends were in
+    flight together (two tabs), or after a removal the same value pushed back twice before the
+    next one. Each rewrite pushes back what it read, so overlapping ones bring rows back twice,
+    out of order or not at all -- the rewrite's doing, not another cause's. One rewrite at a
+    time writes each value once per removal."""
+    rows = [r for r in t.store or [] if r["conn"] != "lab"]
+    removals = [r["t"] for r in rows if r["cmd"] in REMOVES and not r.get("atomic", False)]
+    for i, a in enumerate(t.sends):
+        for b in t.sends[i + 1 :]:
+            if a.t_complete and b.t_complete and a.t_invoke < b.t_complete and b.t_invoke < a.t_complete:
+                lo, hi = min(a.t_invoke, b.t_invoke), max(a.t_complete, b.t_complete)
+                if sum(lo <= x <= hi for x in removals) >= 2:
+                    return True
+    seen: set[str] | None = None  # values written since the last removal (None: none yet)
+    for r in rows:
+        if r["cmd"] in REMOVES and not r.get("atomic", False):
+            seen = set()
+        elif seen is not None and r["write"] and "value" in r:
+            if r["value"] in seen:
+                return True
+            seen.add(r["value"])
+    return False

@@ -8,7 +8,15 @@ from typing import Any
 
 from lab import diagnoses as dg
 from lab.model.history import Row, Send, Trial
-from lab.model.store import CLOCK_GRAIN_S, comparable, first_writes, never_written, stored_late
+from lab.model.store import (
+    CLOCK_GRAIN_S,
+    comparable,
+    first_writes,
+    interleaved_rewrites,
+    never_written,
+    rewrite_gaps,
+    stored_late,
+)
 
 T0 = 1_800_000_000.0
 
@@ -135,3 +143,44 @@ def test_a_turn_shown_that_redis_never_received_is_served_from_elsewhere() -> No
 
 def codes_of(trials: list[Trial]) -> list[str]:
     return [d.code for d in dg.diagnose(trials)]
+
+
+def _rw(at: float, cmd: str, user: list[int] = [], value: str = "", atomic: bool = False) -> dict[str, Any]:  # noqa: B006
+    row = _w(at, user=user, cmd=cmd)
+    row.update(write=cmd == "RPUSH", atomic=atomic, value=value or f"v{at}")
+    return row
+
+
+# Turn 1 stored and answered (1.0); turn 2's write deletes the key and pushes turn 1 back 300 ms later.
+REWRITE = [_rw(0.9, "RPUSH", [1], "u1"), _rw(1.9, "DEL"), _rw(2.2, "RPUSH", [1], "u1"), _rw(2.5, "RPUSH", [2], "u2")]
+
+
+def test_a_rewrite_that_deletes_acknowledged_rows_leaves_a_gap() -> None:
+    sends = [_send(1, 1.0), _send(2, 2.6)]
+    t = _trial("rw", sends, REWRITE)
+    assert rewrite_gaps(t) == {1: 300.0} and not interleaved_rewrites(t)
+    (d,) = dg.diagnose([t])
+    assert d.code == "rewrite_window" and "written back 300 ms later" in d.evidence, d
+    # In a MULTI (or a script) nobody sees the gap; a turn not yet acknowledged had no row to lose.
+    atomic = [dict(r, atomic=True) if r["cmd"] == "DEL" else r for r in REWRITE]
+    assert rewrite_gaps(_trial("tx", sends, atomic)) == {}
+    assert rewrite_gaps(_trial("early", [_send(1, 2.0), _send(2, 2.6)], REWRITE)) == {}
+
+
+def test_rewrites_that_overlap_push_a_value_back_twice() -> None:
+    """Two tabs' rewrites on one multiplexed connection: both read [u1], both delete, both push
+    u1 back -- the duplicate is the rewrite's shape, not another cause's."""
+    sends = [_send(1, 1.0), _send(2, 2.6)]
+    store = [*REWRITE[:2], _rw(1.95, "DEL"), _rw(2.2, "RPUSH", [1], "u1"), _rw(2.3, "RPUSH", [1], "u1")]
+    assert interleaved_rewrites(_trial("two", sends, store)) and not interleaved_rewrites(_trial("one", sends, REWRITE))
+
+
+def test_two_tabs_rewriting_at_once_are_overlapping_rewrites() -> None:
+    """Two sends in flight together, each deleting and rewriting: whatever the key ends as
+    (here: no value written twice) is the rewrites' doing."""
+    a, b = _send(1, 2.0), _send(2, 2.1)
+    a.t_invoke, b.t_invoke = T0 + 1.0, T0 + 1.05
+    store = [_rw(1.2, "DEL"), _rw(1.3, "RPUSH", [1], "u1"), _rw(1.4, "DEL"), _rw(1.5, "RPUSH", [2], "u2")]
+    assert interleaved_rewrites(_trial("tabs", [a, b], store))
+    b.t_invoke = T0 + 2.05  # one after the other: two rewrites, not overlapping
+    assert not interleaved_rewrites(_trial("seq", [a, b], store))
