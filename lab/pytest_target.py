@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from lab.faults import Targets
     from lab.investigate.recorder import Recorder
     from lab.investigate.spec import Spec
+    from lab.investigate.store import StoreMonitor
     from lab.model.checker import Result
     from lab.model.history import Trial
 
@@ -71,6 +72,7 @@ class LabTarget:
     targets: "Targets"
     redis_url: str  # the lab's Redis, direct (not through Toxiproxy)
     base_url: str
+    store: "StoreMonitor | None" = None  # the store's record (lab.investigate.store)
 
 
 @pytest.fixture(scope="session")
@@ -99,7 +101,10 @@ def lab_target(request: pytest.FixtureRequest) -> Iterator[LabTarget]:
             pytest.fail(redact.text(f"--lab-target {spec.file}: {exc}"), pytrace=False)
         targets = Targets.of(link)
         targets.toxiproxy.reset()
-        yield LabTarget(spec, targets, cfg.redis_url, spec.http.base_url)
+        from lab.investigate.store import StoreMonitor
+
+        store = session.enter_context(StoreMonitor(cfg.redis_url))
+        yield LabTarget(spec, targets, cfg.redis_url, spec.http.base_url, store if store.error is None else None)
 
 
 @pytest.fixture(autouse=True)
@@ -114,7 +119,7 @@ def _lab_record(request: pytest.FixtureRequest) -> Iterator[None]:
     lt: LabTarget = request.getfixturevalue("lab_target")
     page = request.getfixturevalue("page")
     seed = int(request.getfixturevalue("lab_seed"))
-    rec = Recorder(lt.spec, page.context, lt.redis_url, request.node.nodeid, seed)
+    rec = Recorder(lt.spec, page.context, lt.redis_url, request.node.nodeid, seed, store=lt.store)
     request.node.stash[recorder_key] = rec
     request.node.stash[faults_key] = []
     yield

@@ -23,6 +23,7 @@ from lab.common.errors import NotReady
 from lab.common.wait import wait_until
 from lab.investigate.identity import cookie_scope, history_target, local_storage, page_url_id, session_cookie
 from lab.investigate.keys import KeyReader, key_record
+from lab.investigate.store import StoreMonitor, fill
 from lab.investigate.rows import json_path, parse_rows
 from lab.investigate.settle import QUIESCENCE_DEADLINE_S, QUIET_S
 from lab.investigate.spec import Spec
@@ -44,6 +45,8 @@ class Recorder:
     _navigations: list[float] = field(default_factory=list)
     _restarted: list[BrowserContext] = field(default_factory=list)
     _logins: list[Response] = field(default_factory=list)
+    store: StoreMonitor | None = None  # the store's record, where the session follows one
+    _t0: float = field(default_factory=time.time)
 
     def __post_init__(self) -> None:
         chat, history = path_pattern(self.spec.chat.path), path_pattern(self.spec.history.path)
@@ -109,6 +112,7 @@ class Recorder:
             t.page_after_refresh = self._rows(shown) if shown is not None else None
             t.refresh_reached = shown is not None
         t.final_rows = self._settled(t)
+        _replies_from(t.final_rows or [], t.sends)
         self._key(t)
         if self.spec.session.is_cookie:
             c = session_cookie(self.spec, [dict(x) for x in self.ctx.cookies()])
@@ -250,6 +254,21 @@ class Recorder:
         keys = KeyReader(self.redis_url)
         try:
             pttl, kind, values = keys.read(key)
+            if self.store is not None:
+                keys.sync(self.store)  # every command before now is in the record
+                fill(t, self.store, key, self._t0, time.time())
         finally:
             keys.close()
         t.redis_final = key_record(key, pttl, kind, values, t.sends, dump=True)
+
+
+def _replies_from(rows: list[Row], sends: list[Send]) -> None:
+    """A reply whose answer's body was gone by the end (the test reloaded the page) as the settled
+    history holds it: the assistant row right after the send's own user row. The store's record
+    places a reply's write by its text (lab.model.store)."""
+    for s in sends:
+        if s.outcome != "ok" or s.reply is not None:
+            continue
+        at = next((i for i, r in enumerate(rows) if r.role == "user" and r.text == s.text), None)
+        if at is not None and at + 1 < len(rows) and rows[at + 1].role == "assistant":
+            s.reply = rows[at + 1].text

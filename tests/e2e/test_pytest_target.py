@@ -6,6 +6,7 @@ the upper bounds."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -54,3 +55,18 @@ def test_a_users_test_against_the_correct_app_finds_nothing(tmp_path: Path) -> N
     assert out.count("no anomaly found in 3 judged trials") == 4, out  # with lab_chat's reload and restart
     assert "under none: 3 judged trials of 3" in out and "under latency:latency_ms=300: 3 judged trials of 3" in out
     assert "acknowledged turns lost: 0/3 [0.00, 0.56]" in out and "[" + "acked_too_fast]" not in out, out
+
+
+def test_a_users_test_gets_the_stores_record(tmp_path: Path) -> None:
+    """write_after_answer on a slow Redis: the user's test passes, and the store's record (Redis
+    MONITOR, followed for the session) shows each reply's row landing after its answer --
+    stored_after_answer in every trial, with the reply placed from the settled history (the
+    answer's body is gone once the test reloads)."""
+    code, out = _user_tests(
+        tmp_path, "--lab-set", "start.env.FOREIGN_BUGS=write_after_answer", "--lab-trials", "3", "-k", "slow_redis"
+    )
+    assert code == 0, out
+    assert "[stored_after_answer]" in out and "-- 3/3 [" in out, out
+    record = next(line for line in out.splitlines() if "its record:" in line).split("its record:")[1].strip()
+    trial = json.loads(Path(record).read_text())
+    assert trial["store"] and trial["store_note"] is None and all(s["reply"] for s in trial["sends"]), trial
