@@ -257,6 +257,9 @@ def test_a_redis_with_a_password_and_a_db_number_is_read_and_faulted_as_the_app_
     assert results["verdict"] == "no anomaly found" and all(c["status"] == "valid" for c in results["cells"]), out
     trials = json.loads(next((tmp_path / "reports").glob("*/trials.json")).read_text())
     assert trials and all(t["redis_final"] and t["redis_final"]["values"] > 0 for t in trials), trials  # db 3 read
+    # The store's record: MONITOR logged in with the app's password, the app's writes of db 3 in it
+    # (the down trial's one-shot outage is not a Redis restart: no gap).
+    assert all(t["store_note"] is None and any(c["write"] for c in t["store"]) for t in trials), trials
     assert password not in out
     written = [f for f in (tmp_path / "run").rglob("*") if f.is_file()] + [
         f for f in (tmp_path / "reports").rglob("*") if f.is_file()
