@@ -121,7 +121,7 @@ class Monitor(Follower):
                         oks += 1
                         if oks == 1 + bool(login):
                             self._up()
-                    elif line.startswith(b"+"):
+                    elif line.startswith(b"+") and self._wants(line):
                         got = parse_monitor_line(line[1:])
                         if got is not None:
                             self._command(*got)
@@ -135,6 +135,11 @@ class Monitor(Follower):
     def _lost(self) -> None:
         if self._down_since is None:
             self._down_since = time.time()
+
+    def _wants(self, line: bytes) -> bool:
+        """Whether a raw MONITOR line is worth parsing (a follower keeping a few keys says no
+        to the rest cheaply: every command of the run passes here)."""
+        return True
 
     def _command(self, t: float, db: int, client: str, args: list[bytes]) -> None:
         raise NotImplementedError

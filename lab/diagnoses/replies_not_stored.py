@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from lab.diagnoses import Diagnosis, Evidence, Judged, few, ids, register
+from lab.diagnoses.rewrite_window import rewritten_together
 
 
 def _missing(j: Judged) -> list[int]:
     return [t for t in j.reply_missing if t not in j.cut]
 
 
-@register("replies_not_stored")
+@register("replies_not_stored", after=("rewrite_window",))
 def diagnose(ev: Evidence) -> Diagnosis | None:
-    hit = [j for j in ev.judged if _missing(j) and not set(j.lost_user) - j.cut]
+    # Replies two overlapping rewrites failed to push back are the rewrite's (rewrite_window).
+    hit = [j for j in ev.judged if _missing(j) and not set(j.lost_user) - j.cut and not rewritten_together(ev, j)]
     if not hit:
         return None
     missing = sum(len(_missing(j)) for j in hit)

@@ -87,6 +87,9 @@ class RedisCommands(Monitor):
         super().__init__(url)
         self.by_sid: dict[str, list[dict[str, Any]]] = defaultdict(list)
 
+    def _wants(self, line: bytes) -> bool:
+        return b"chat:" in line
+
     def _command(self, t: float, db: int, client: str, args: list[bytes]) -> None:
         m = next((m for a in args[1:] if (m := _SID.search(a))), None)
         if m is None:
