@@ -4,6 +4,7 @@ run folder): outputs, replay, exit status, and Ctrl-C."""
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import xml.etree.ElementTree as ET
@@ -38,19 +39,31 @@ def test_chaos_writes_the_contract_and_its_replay_reproduces(env: dict[str, str]
     results = json.loads((latest / "results.json").read_text())
     assert results["seed"] == 5 and results["mode"] == "native"
     cells = {c["profile"]: c for c in results["cells"]}
-    assert cells["correct"]["rates"]["lost"]["k"] == 0 and cells["correct"]["trials"] == 3
-    assert cells["fire_and_forget"]["rates"]["lost"]["k"] == 3
-    assert cells["fire_and_forget"]["ci95"][0] > 0.4
+    correct, ff = cells["correct"], cells["fire_and_forget"]
+    # Only the trials the machine let the lab judge count: a loaded runner may leave one unknown
+    # (its reason recorded), never a pass or a loss.
+    for c in (correct, ff):
+        assert c["trials"] + c["unknown"] == 3 and len(c["unknown_reasons"]) == c["unknown"], c
+        assert all(c["unknown_reasons"].values()), c["unknown_reasons"]
+    if not correct["trials"] or not ff["trials"]:
+        pytest.skip(f"the machine let no trial of a cell be judged: {correct['unknown_reasons'] or ff['unknown_reasons']}")
+    assert correct["rates"]["lost"]["k"] == 0
+    assert ff["rates"]["lost"]["k"] == ff["trials"] and ff["ci95"][0] > 0, ff
     cases = ET.parse(latest / "junit.xml").getroot().findall("testcase")
     assert len(cases) == 2
-    assert len(results["replay"]) == 3
+    assert len(results["replay"]) == ff["trials"]
     trial_id, command = sorted(results["replay"].items())[0]
     assert (latest / "trials" / trial_id / "trace-1.zip").is_file()
     assert command.startswith(".venv/bin/lab replay ") and "--seed" in command
     argv = command.split()[2:]
     argv[argv.index("--runs") + 1] = "2"
     rep = lab(env, "replay", *argv, "--reports", str(reports))
-    assert rep.returncode == 0 and "reproduced 2/2" in rep.stdout
+    got = re.search(r"reproduced (\d)/2(?: \((\d) unknown\))?", rep.stdout)
+    assert got, rep.stdout + rep.stderr
+    reproduced, unknown = int(got[1]), int(got[2] or 0)
+    assert reproduced + unknown == 2 and rep.returncode == (0 if reproduced else 1), rep.stdout
+    if not reproduced:
+        pytest.skip(f"the machine let neither replay be judged: {rep.stdout}")
     assert procs.recorded(Path(env["LAB_RUN_DIR"])) == [], "the stack it started is stopped"
 
 
