@@ -51,8 +51,18 @@ class Diagnosis:
         }
 
     def sentence(self) -> str:
-        lo, hi = wilson(self.k, self.n)
-        return f"{self.cause} -- {self.k}/{self.n} trials [{lo:.2f}, {hi:.2f}]: {self.evidence}"
+        return f"{self.cause} -- {rate_words(self.k, self.n)}: {self.evidence}"
+
+
+ONE_TRIAL = "in the one trial that could show it (one trial gives no rate: run --trials 3 or more)"
+
+
+def rate_words(k: int, n: int) -> str:
+    """k/n with its Wilson interval -- never from one trial, which is a sighting, not a rate."""
+    if n < 2:
+        return ONE_TRIAL
+    lo, hi = wilson(k, n)
+    return f"{k}/{n} trials [{lo:.2f}, {hi:.2f}]"
 
 
 @dataclass(frozen=True)

@@ -10,12 +10,18 @@ from __future__ import annotations
 
 from lab.diagnoses import Diagnosis, Evidence, Judged, few, ids, register
 from lab.diagnoses.rewrite_window import rewritten_together
+from lab.model.store import still_stored
 
 
 def _confined(j: Judged) -> bool:
-    """Lost updates, and no loss among the turns sent one at a time."""
+    """Lost updates, and no loss among the turns sent one at a time -- and not every "lost" row
+    still in Redis by the store's record (appended, nothing after it that could take it out):
+    the history did not show a row Redis holds, which is the read path's (a per-worker cache),
+    not an overwrite."""
     r = j.result
-    return bool(r.lost_update) and not (set(r.lost_turns) - set(r.lost_update))
+    if not r.lost_update or set(r.lost_turns) - set(r.lost_update):
+        return False
+    return not all(still_stored(j.trial, i) for i in r.lost_update)
 
 
 @register("lost_update", needs=("concurrent",), explains_loss=True, after=("rewrite_window",))

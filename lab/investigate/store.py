@@ -174,6 +174,7 @@ def record(commands: list[Command], lab_clients: set[str], sends: list[Send]) ->
             "value": hashlib.blake2b(blob, digest_size=6).hexdigest(),  # the same value written twice
             "atomic": c.tx or who == "lua",  # in a MULTI or a script: nothing ran in between
             "user": sorted({s.turn for s in sends if s.text.encode() in blob}),
+            "ids": sorted({s.id for s in sends if s.text.encode() in blob}),  # two tabs share a turn
             "reply": sorted({s.turn for s in sends if s.reply and len(s.reply) >= 2 and s.reply.encode() in blob}),
         }
         if name in ("EVAL", "EVALSHA") and row["args"]:

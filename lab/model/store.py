@@ -135,3 +135,25 @@ def interleaved_rewrites(t: Trial) -> bool:
                 return True
             seen.add(r["value"])
     return False
+
+
+APPENDS = ("RPUSH", "LPUSH", "RPUSHX", "LPUSHX", "XADD")
+# What can take an appended row out again (a whole-value SET replaces what was there).
+TAKES_OUT = (
+    *REMOVES, "SET", "SETEX", "PSETEX", "GETSET", "LTRIM", "LREM", "LSET", "LPOP", "RPOP", "LMPOP",
+    "LMOVE", "RPOPLPUSH", "RENAME", "RESTORE", "XDEL", "XTRIM", "JSON.SET", "JSON.DEL", "EVAL", "EVALSHA",
+)  # fmt: skip
+
+
+def still_stored(t: Trial, send_id: str) -> bool | None:
+    """Whether the send's row is in Redis still, by the record alone: appended (RPUSH, LPUSH,
+    XADD: a row of its own) and nothing after it that could take a row out (a removal, a
+    trim, a whole-value SET, a script). None: the record cannot say (no record, the row never
+    appended, an older record without send ids)."""
+    if t.store is None:
+        return None
+    rows = [r for r in t.store if r["conn"] != "lab"]
+    at = next((i for i, r in enumerate(rows) if r["cmd"] in APPENDS and send_id in r.get("ids", [])), None)
+    if at is None:
+        return None
+    return not any(r["cmd"] in TAKES_OUT for r in rows[at + 1 :])

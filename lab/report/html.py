@@ -225,8 +225,12 @@ def diagnoses_section(results: dict[str, Any]) -> str:
             "<ul class='verdicts'>"
             + "".join(
                 f"<li data-diagnosis='{escape(d['code'])}'><b>{escape(d['code'])}</b>: {escape(d['cause'])}. "
-                f"{d['k']}/{d['n']} trials [{_pct(d['ci95'][0])}, {_pct(d['ci95'][1])}]. "
-                f"Evidence: {escape(d['evidence'])}</li>"
+                + (
+                    f"{d['k']}/{d['n']} trials [{_pct(d['ci95'][0])}, {_pct(d['ci95'][1])}]. "
+                    if d["n"] >= 2
+                    else "In the one trial that could show it: one trial gives no rate. "
+                )
+                + f"Evidence: {escape(d['evidence'])}</li>"
                 for d in ds
             )
             + "</ul>"

@@ -687,3 +687,22 @@ def test_a_reversal_survives_two_tabs_whose_replies_have_the_same_text() -> None
     assert fwd == 0 and rev >= 3, (fwd, rev)
     ds = dg.diagnose([_trial("t0", MIRROR), _trial("t1", MIRROR), tabs])
     assert [(d.code, d.k, d.n) for d in ds] == [("history_reversed", 3, 3)], ds
+
+
+def test_a_lost_update_needs_the_row_gone_from_redis_where_the_store_was_recorded() -> None:
+    """The history lacks tab a's turn. The store's record decides: appended by RPUSH and nothing
+    after it that could take it out -- Redis holds it, the read path hid it (a per-worker
+    cache): no lost_update. Overwritten by the other tab's whole-document SET: lost_update."""
+    rows = _tab_rows("u1", "a1", "u2", "a2", "u3b", "a3b")
+
+    def w(at: float, cmd: str, ids: list[str]) -> dict[str, object]:
+        return {"t": at, "conn": "c1", "cmd": cmd, "args": [], "write": True, "user": [3], "reply": [], "ids": ids}
+
+    hidden = _two_tabs("hidden", rows)
+    hidden.store = [w(1010.1, "RPUSH", ["t3"]), w(1010.2, "RPUSH", ["t3b"]), w(1010.25, "EXPIRE", [])]
+    assert "lost_update" not in codes([hidden])
+    overwritten = _two_tabs("overwritten", rows)
+    overwritten.store = [w(1010.1, "SET", ["t3"]), w(1010.2, "SET", ["t3b"])]
+    appended_then_set = _two_tabs("appended", rows)
+    appended_then_set.store = [w(1010.1, "RPUSH", ["t3"]), w(1010.2, "SET", ["t3b"])]
+    assert codes([overwritten]) == ["lost_update"] and codes([appended_then_set]) == ["lost_update"]
