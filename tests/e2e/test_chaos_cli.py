@@ -46,7 +46,9 @@ def test_chaos_writes_the_contract_and_its_replay_reproduces(env: dict[str, str]
         assert c["trials"] + c["unknown"] == 3 and len(c["unknown_reasons"]) == c["unknown"], c
         assert all(c["unknown_reasons"].values()), c["unknown_reasons"]
     if not correct["trials"] or not ff["trials"]:
-        pytest.skip(f"the machine let no trial of a cell be judged: {correct['unknown_reasons'] or ff['unknown_reasons']}")
+        pytest.skip(
+            f"the machine let no trial of a cell be judged: {correct['unknown_reasons'] or ff['unknown_reasons']}"
+        )
     assert correct["rates"]["lost"]["k"] == 0
     assert ff["rates"]["lost"]["k"] == ff["trials"] and ff["ci95"][0] > 0, ff
     cases = ET.parse(latest / "junit.xml").getroot().findall("testcase")
