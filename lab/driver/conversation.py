@@ -121,7 +121,7 @@ async def _turn(d: ChatDriver, plan: TrialPlan, trial: Trial, turn: int, text: s
     if turn == len(plan.messages) and plan.last_turn_headers:  # e.g. the slow last stream of mid_stream
         await d.set_headers({**plan.headers, **plan.last_turn_headers})
     if turn == len(plan.messages) and plan.cell.refresh == "two_tabs":
-        s = (await d.send_two_tabs(text, plan.other_tab, turn, gap_ms=plan.tab_gap_ms))[0]
+        s = (await d.send_two_tabs(text, plan.other_tab, turn, gap_ms=plan.tab_gap_ms or 0))[0]
     elif turn == len(plan.messages) and plan.cell.refresh == "double_submit":
         s = (await d.double_submit(text, turn))[0]
     else:

@@ -136,7 +136,7 @@ class Prober:
         together = exp.refresh in CONCURRENT_POINTS and turn >= exp.turns - TWO_TAB_ROUNDS[exp.refresh] + 1
         try:
             if together:
-                sent = await self._send_together(ctx, page, exp.refresh, t.trial_id, turn, nonce, exp.gap_ms)
+                sent = await self._send_together(ctx, page, exp.refresh, t.trial_id, turn, nonce, exp.gap_ms or 0)
             elif exp.refresh == "after_ack" and turn == exp.turns:
                 # Reloaded the moment its answer arrives: the TTL read below comes after that.
                 sent = [await self._send_then_reload(page, t, turn, nonce, streamed, exp.delay_ms)]
@@ -153,7 +153,7 @@ class Prober:
             # A black box has no backend events: both requests in flight together as the
             # browser saw them (an app that serializes them rightly passes).
             t.concurrent = concurrency.at_browser(sent)
-            gap = concurrency.gap_problem(t.concurrent, exp.gap_ms) if exp.gap_ms else concurrency.problem(t.concurrent)
+            gap = concurrency.window_problem(t.concurrent, exp.gap_ms)
             t.unknown = t.unknown or gap
         self._phase(t, "send")
         await self._observe_ttl(ctx, t, turn)

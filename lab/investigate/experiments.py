@@ -30,12 +30,14 @@ class Experiment:
     turns: int
     why: str
     delay_ms: int = 0  # lab window: the after_ack reload this long after the answer
-    gap_ms: int = 0  # lab window: two_tabs' second tab sends this long after the first
+    # lab window: two_tabs' second tab sends this long after the first (None: not swept; a swept
+    # 0 claims the two sends left together, and is checked for it)
+    gap_ms: int | None = None
 
     def cell(self, target: str) -> Cell:
         """The experiment as a cell of the results (the same schema as `lab chaos`'s)."""
         knobs: tuple[tuple[str, int], ...] = (("refresh_delay_ms", self.delay_ms),) if self.delay_ms else ()
-        knobs += (("tab_gap_ms", self.gap_ms),) if self.gap_ms else ()
+        knobs += (("tab_gap_ms", self.gap_ms),) if self.gap_ms is not None else ()
         return Cell((), self.fault, self.refresh, self.turns, self.params, user_retry=False, target=target, knobs=knobs)
 
     @property

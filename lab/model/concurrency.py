@@ -63,6 +63,12 @@ def problem(c: dict[str, Any]) -> str | None:
     )
 
 
+def window_problem(c: dict[str, Any], planned_ms: int | None) -> str | None:
+    """Why a trial did not test what its two sends claim, or None: a window sweep's point
+    (``planned_ms``, 0 included: "both at once") the gap planned; otherwise both in flight."""
+    return problem(c) if planned_ms is None else gap_problem(c, planned_ms)
+
+
 def gap_problem(c: dict[str, Any], planned_ms: int) -> str | None:
     """A window sweep's two tabs, the second sending ``planned_ms`` after the first: why the gap
     seen (between the two starts) is not the one planned, or None. Lower bound: a gap that

@@ -219,7 +219,7 @@ class TrialPlan:
     # refresh; the second tab's send after the first; the refresh not before this many ms after
     # the first send (ttl_elapse's span_pct: the conversation's age at the refresh).
     refresh_delay_ms: int = 0
-    tab_gap_ms: int = 0
+    tab_gap_ms: int | None = None  # a window sweep's point (None: not swept)
     refresh_at_age_ms: int = 0
     fault_onset_ms: int = 0  # the one-send fault on this long after its turn's send began
 
@@ -312,7 +312,7 @@ def plan_trial(cell: Cell, seed: int, trial_id: str, fault_turn: int | None = No
         other_tab=other,
         last_turn_headers=last,
         refresh_delay_ms=dict(cell.knobs).get("refresh_delay_ms", 0),
-        tab_gap_ms=dict(cell.knobs).get("tab_gap_ms", 0),
+        tab_gap_ms=dict(cell.knobs).get("tab_gap_ms"),
         refresh_at_age_ms=age_ms,
         fault_onset_ms=dict(cell.knobs).get("fault_onset_ms", 0),
     )

@@ -34,11 +34,7 @@ def check(
     if plan.cell.refresh in CONCURRENT_POINTS:
         last = {s.id for s in trial.sends if s.turn == plan.cell.turns}
         trial.concurrent = concurrency.at_backend(e for i in last for e in events.by_id.get(i, []))
-        why = (
-            concurrency.gap_problem(trial.concurrent, plan.tab_gap_ms)
-            if plan.tab_gap_ms
-            else concurrency.problem(trial.concurrent)
-        )
+        why = concurrency.window_problem(trial.concurrent, plan.tab_gap_ms)
         if why:
             trial.preconditions_met = False
             trial.errors.append(why)

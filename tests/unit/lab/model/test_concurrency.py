@@ -45,3 +45,13 @@ def test_a_tab_gap_is_exercised_only_near_the_gap_planned() -> None:
     assert "planned 300 ms" in (concurrency.gap_problem(c, 300) or "")
     assert "planned 10 ms" in (concurrency.gap_problem(c, 10) or "")
     assert "only 1 of the 2" in (concurrency.gap_problem(concurrency.together([0.0], [0.1], "backend"), 10) or "")
+
+
+def test_a_swept_gap_of_0_claims_both_at_once_and_an_unswept_pair_only_overlap() -> None:
+    """A window sweep's 0 point that left 120 ms apart tested a later point: unknown; the plain
+    two_tabs experiment (no sweep) asks only that both were in flight together."""
+    late = concurrency.together([0.0, 0.12], [0.3, 0.4], "browser")
+    assert "planned 0 ms (accepted 0-50 ms)" in (concurrency.window_problem(late, 0) or "")
+    assert concurrency.window_problem(late, None) is None
+    at_once = concurrency.together([0.0, 0.004], [0.3, 0.4], "browser")
+    assert concurrency.window_problem(at_once, 0) is None

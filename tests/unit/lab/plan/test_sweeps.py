@@ -24,7 +24,7 @@ def test_refresh_delay_reaches_the_plan_and_its_replay_line() -> None:
     cell = sweeps.get("refresh_delay_ms").cell(("fire_and_forget",), 30)
     assert cell.refresh == "after_ack" and cell.cell_id.endswith("+refresh_delay_ms=30")
     plan = plan_trial(cell, 7, "t0")
-    assert plan.refresh_delay_ms == 30 and plan.tab_gap_ms == 0
+    assert plan.refresh_delay_ms == 30 and plan.tab_gap_ms is None
     argv = shlex.split(plan.replay_command())
     assert argv[argv.index("--knob") + 1] == "refresh_delay_ms=30"
 
