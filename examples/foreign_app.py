@@ -52,6 +52,15 @@ or together, so each of the lab's diagnoses can be shown against a real app:
                 list as is to a page and API that expect newest first: every conversation shows
                 upside down, in every trial, with nothing racing -> history_reversed (not
                 writes_out_of_order)
+  worker_cache  each worker process keeps the histories it read in a TTL cache of its own
+                (FOREIGN_WORKER_CACHE_MS, 2000, as a per-process TTLCache does) and drops a
+                session's copy when it takes that session's send -- in its own memory only. With
+                FOREIGN_WORKERS=2 a read that lands on the other worker serves its older copy until
+                it expires: right after an answer the page may lack the turn Redis already holds
+                -> history_from_copy (a race at its rate: the kernel picks the worker)
+
+FOREIGN_WORKERS (default 1): worker processes forked after the socket is bound, each taking
+connections from it (a pre-fork server); every worker stops with the first, or its parent.
 """
 
 from __future__ import annotations
@@ -86,6 +95,7 @@ KNOWN_BUGS = {
     "slow_read",
     "reversed_history",
     "cookie_path",
+    "worker_cache",
 }
 BUGS = {b.strip() for b in os.environ.get("FOREIGN_BUGS", "").split(",") if b.strip()}
 if BUGS - KNOWN_BUGS:
@@ -97,6 +107,9 @@ _cache: dict[str, tuple[float, list[str]]] = {}  # stale_cache: sid -> (read at,
 _refreshing: set[str] = set()
 _cache_lock = threading.Lock()
 SAME_REPLY = "Hello! How can I help?"  # repeat_replies
+WORKERS = int(os.environ.get("FOREIGN_WORKERS", "1"))
+WORKER_CACHE_S = int(os.environ.get("FOREIGN_WORKER_CACHE_MS", "2000")) / 1000
+_mine: dict[str, tuple[float, list[str]]] = {}  # worker_cache: this process's copies, sid -> (read at, history)
 
 
 def _ms_range(name: str, default: str) -> tuple[float, float]:
@@ -196,6 +209,16 @@ def _refresh(sid: str) -> None:
 
 def history(sid: str) -> list[str]:
     """The conversation, newest first (LPUSH)."""
+    if "worker_cache" in BUGS:
+        # Bug: a cache per process -- another worker's writes never reach this copy.
+        with _cache_lock:
+            hit = _mine.get(sid)
+        if hit is not None and time.monotonic() - hit[0] < WORKER_CACHE_S:
+            return hit[1]
+        items = _read(sid)
+        with _cache_lock:
+            _mine[sid] = (time.monotonic(), items)
+        return items
     if "stale_cache" in BUGS:
         # Bug: a per-session stale-while-revalidate cache (an in-process dict) that no write
         # invalidates: a copy younger than CACHE_S is served at once and refreshed in the
@@ -392,6 +415,9 @@ class Handler(BaseHTTPRequestHandler):
                 n = r.llen(key)
             answer = _answer(text, n)
             append(key, text, answer)
+            if "worker_cache" in BUGS:
+                with _cache_lock:
+                    _mine.pop(sid, None)  # this worker's copy only
         except redis.RedisError as exc:
             self._error(exc)
             return
@@ -401,5 +427,18 @@ class Handler(BaseHTTPRequestHandler):
         print(fmt % args, flush=True)
 
 
+def _exit_with(parent: int) -> None:
+    """A forked worker ends when the process that forked it does (a SIGKILL of it alone too)."""
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(0)
+
+
 if __name__ == "__main__":
-    ThreadingHTTPServer(("127.0.0.1", int(os.environ["PORT"])), Handler).serve_forever()
+    server = ThreadingHTTPServer(("127.0.0.1", int(os.environ["PORT"])), Handler)
+    first = os.getpid()
+    for _ in range(WORKERS - 1):
+        if os.fork() == 0:  # a worker: serves the bound socket (redis-py reconnects after a fork)
+            threading.Thread(target=_exit_with, args=(first,), daemon=True).start()
+            break
+    server.serve_forever()

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from lab.model.attribution import cell_stats
+from lab.model.checker import NOTHING_ACKED
 from lab.model.outcome import CellOutcome, TrialOutcome
 from lab.runner.runner import Runner
 from lab.plan.schedule import Cell, TrialPlan, plan_cell
@@ -31,8 +32,14 @@ REPLACE_ROUNDS = 3
 
 
 def honestly_unknown(t: TrialOutcome) -> bool:
+    """A missed precondition; or no send acknowledged with no HTTP answer to any of them (every
+    one timed out or was aborted: seen on loaded CI runners, one trial of a cell). Sends the app
+    answered with an error are the app's doing (a broken shared client): the test must see them."""
     r = t.result
-    return r.validity == "unknown" and bool(r.reasons) and r.reasons[0].startswith(HONEST_UNKNOWN)
+    if r.validity != "unknown" or not r.reasons:
+        return False
+    unanswered = bool(t.trial.sends) and all(s.status is None for s in t.trial.sends)
+    return r.reasons[0].startswith(HONEST_UNKNOWN) or (r.reasons[0].startswith(NOTHING_ACKED) and unanswered)
 
 
 def _run(stack: Any, plans: list[tuple[Cell, list[TrialPlan]]], out_dir: Path, concurrency: int) -> list[CellOutcome]:

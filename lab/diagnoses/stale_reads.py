@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from lab.diagnoses import Diagnosis, Evidence, Judged, explained, ids, register
-from lab.model.store import rewrite_gaps, stored_late
+from lab.model.store import held_before_read, rewrite_gaps, stored_late
 
 
 def _stale(j: Judged) -> list[int]:
@@ -20,15 +20,17 @@ def _stale(j: Judged) -> list[int]:
 
 
 def _explained_turns(j: Judged) -> set[int]:
-    return set(stored_late(j.trial)) | set(rewrite_gaps(j.trial))
+    return set(stored_late(j.trial)) | set(rewrite_gaps(j.trial)) | set(held_before_read(j.trial, _stale(j)))
 
 
-@register("stale_reads", needs=("page",), after=("stored_after_answer", "rewrite_window"))
+@register("stale_reads", needs=("page",), after=("stored_after_answer", "rewrite_window", "history_from_copy"))
 def diagnose(ev: Evidence) -> Diagnosis | None:
     # A turn the store's record shows written after its answer, or deleted and not yet written
     # back, is missing from a page read in between for that reason: stored_after_answer or
-    # rewrite_window names the cause, a stale cache is not it.
+    # rewrite_window names the cause, a stale cache is not it; one the key held before the read
+    # left is history_from_copy's.
     late = explained(ev.found, "stored_after_answer", "rewrite_window")
+    late |= {i for d in ev.found if d.code == "history_from_copy" for i in d.trials}
     hit = [j for j in ev.judged if _stale(j) and not (j.id in late and set(_stale(j)) <= _explained_turns(j))]
     if not hit:
         return None

@@ -101,6 +101,20 @@ class Result:
         return sorted({d.rsplit(":", 1)[0] for d in self.duplicated})
 
 
+NOTHING_ACKED = "no send was acknowledged: the trial exercised nothing"
+
+
+def _nothing_acked(trial: Trial, why: str = "") -> str:
+    """NOTHING_ACKED with how the sends ended (e.g. "5 sends: timeout x5"): a loaded machine's
+    timeouts and a broken app's 5xx read differently."""
+    counts: dict[str, int] = {}
+    for s in trial.sends:
+        name = s.reason or s.outcome or "?"
+        counts[name] = counts.get(name, 0) + 1
+    ended = ", ".join(f"{r} x{n}" for r, n in sorted(counts.items()))
+    return f"{NOTHING_ACKED} ({len(trial.sends)} sends: {ended}{'; ' + why if why else ''})"
+
+
 def _not_judged(trial: Trial) -> Result | None:
     """An unknown result when the trial cannot be judged at all, else None."""
     incomplete = [s.id for s in trial.sends if s.outcome is None]
@@ -113,9 +127,7 @@ def _not_judged(trial: Trial) -> Result | None:
             # No send acknowledged, none seen by the backend (it logged no session to read):
             # the trial tested nothing -- that, not the missing read, is why (seen in CI: 1 of
             # 4 incident trials, every send failed).
-            return Result(
-                "unknown", reasons=["no send was acknowledged: the trial exercised nothing (no session to read)"]
-            )
+            return Result("unknown", reasons=[_nothing_acked(trial, "no session to read")])
         # Why it is missing (no session to read, the read's own error) goes with it.
         return Result("unknown", reasons=["the final read is missing", *trial.errors])
     if not trial.fault_confirmed:
@@ -163,7 +175,7 @@ def check(trial: Trial) -> Result:
     elif sends and not acked:
         # Nothing acknowledged, nothing stored that should not be: no claim was tested.
         res.validity = "unknown"
-        res.reasons.append("no send was acknowledged: the trial exercised nothing")
+        res.reasons.append(_nothing_acked(trial))
     return res
 
 

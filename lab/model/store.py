@@ -157,3 +157,52 @@ def still_stored(t: Trial, send_id: str) -> bool | None:
     if at is None:
         return None
     return not any(r["cmd"] in TAKES_OUT for r in rows[at + 1 :])
+
+
+# Whole-value writes: what the key holds afterwards is what they carry.
+REPLACES = ("SET", "SETEX", "PSETEX", "GETSET", "JSON.SET")
+# Row-wise writes that add what they carry and take nothing out.
+ADDS = (*APPENDS, "HSET", "HMSET", "HSETNX", "ZADD", "SADD", "JSON.ARRAPPEND")
+
+
+def held_at(t: Trial, at: float) -> set[int] | None:
+    """The turns whose user text the conversation's key held at ``at``, by the app's commands
+    on it up to then: appends add what they carry, a whole-value write replaces it, a removal
+    empties it. None: the record cannot say -- there is none, or before ``at`` came a command
+    that takes part of a value out (a trim, a pop, a rename: which rows is not in the record).
+    A script's own commands follow it as lua lines; the script line itself changes nothing."""
+    if t.store is None:
+        return None
+    held: set[int] = set()
+    for r in t.store:
+        if r["t"] >= at:
+            break
+        if r["conn"] == "lab" or not r["write"] or r["cmd"] in ("EVAL", "EVALSHA"):
+            continue
+        if r["cmd"] in ADDS:
+            held |= set(r["user"])
+        elif r["cmd"] in REPLACES:
+            held = set(r["user"])
+        elif r["cmd"] in REMOVES:
+            held = set()
+        elif r["cmd"] in TAKES_OUT:
+            return None
+    return held
+
+
+def read_began(t: Trial) -> float | None:
+    """When the page's read after the refresh left (epoch s), or an earlier bound of it; None
+    where the trial does not know (an after_ack reload whose request was never timed: its
+    mark is the answer's, which may come after the read left)."""
+    mark = next((float(e["t"]) for e in t.events if e.get("kind") == "refresh"), None)
+    if mark is None or (t.refresh == "after_ack" and t.refresh_delay_ms is None):
+        return None
+    return mark
+
+
+def held_before_read(t: Trial, missing: list[int]) -> list[int]:
+    """Of the turns the page after the refresh did not show, those Redis held (by the record)
+    before the page's read left -- by more than the clock grain."""
+    began = read_began(t)
+    held = held_at(t, began - CLOCK_GRAIN_S) if began is not None else None
+    return sorted(set(missing) & held) if held else []

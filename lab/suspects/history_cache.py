@@ -52,7 +52,7 @@ def _stores(m: Module) -> list[ast.AST]:
 
 @register(
     "history_cache",
-    diagnoses=("stale_reads",),
+    diagnoses=("stale_reads", "history_from_copy"),
     mechanism="the history cached in process memory, not invalidated by writes",
 )
 def check(src: Source) -> list[Suspect]:

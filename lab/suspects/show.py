@@ -25,6 +25,7 @@ EXPERIMENT = {
     "acked_while_unreachable": "down / settled",
     "history_capped": "the long conversation",
     "stale_reads": "latency / after_ack",
+    "history_from_copy": "latency / after_ack, with [redis] key (Redis MONITOR)",
     "writes_out_of_order": "none / settled",
 }
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from lab.model.checker import Result
+from lab.model.checker import NOTHING_ACKED, Result
 from lab.expect import assert_cell, honestly_unknown
-from lab.model.history import Trial
+from lab.model.history import Send, Trial
 from lab.model.outcome import CellOutcome, TrialOutcome
 from lab.plan.schedule import Cell
 
@@ -24,6 +24,14 @@ def test_only_a_missed_precondition_is_replaced() -> None:
     # The lab or the app broke, or nothing was acknowledged: not replaced, the test must see it.
     assert not honestly_unknown(_outcome("c", "unknown", "driver: TimeoutError: ..."))
     assert not honestly_unknown(_outcome("d", "unknown", "no send was acknowledged: the trial exercised nothing"))
+    # Nothing acknowledged because the app answered 5xx: the app's doing, not replaced; because
+    # nothing was answered at all (timeouts on a loaded machine): replaced.
+    answered, silent = _outcome("f", "unknown", NOTHING_ACKED), _outcome("g", "unknown", NOTHING_ACKED)
+    for o, status in ((answered, 503), (silent, None)):
+        s = Send("t1", "x", 1)
+        s.complete("info", status, "HTTP 503" if status else "timeout", 1.0)
+        o.trial.sends.append(s)
+    assert not honestly_unknown(answered) and honestly_unknown(silent)
     assert not honestly_unknown(_outcome("e", "valid"))
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lab.model.checker import check, check_safe
+from lab.model.checker import NOTHING_ACKED, check, check_safe
 from lab.model.history import Row, Send, Trial
 
 
@@ -77,7 +77,7 @@ def test_nothing_acknowledged_is_unknown_not_a_pass() -> None:
     """Every send answered 503 (measured: a backend whose shared client broke for good): no
     acknowledged turn could be lost, so the trial tested nothing -- unknown, never valid."""
     r = check(trial([s("a", "info", status=503), s("b", "info", status=503, t=2)], rows()))
-    assert r.validity == "unknown" and r.reasons == ["no send was acknowledged: the trial exercised nothing"]
+    assert r.validity == "unknown" and r.reasons == [f"{NOTHING_ACKED} (2 sends: info x2)"]
     # ... while a definite anomaly is still one (a 4xx whose write landed).
     bad = check(trial([s("a", "fail", status=400)], rows("a:user")))
     assert bad.validity == "invalid"
@@ -420,3 +420,14 @@ def test_a_reply_overwritten_by_the_other_tabs_reply_is_a_lost_update() -> None:
     a, b = sent("a", 1.0, 1.5), sent("b", 1.01, 1.4)
     r = check(trial([a, b], rows("a:user", "b:user", "b:assistant")))
     assert r.lost == {"user": [], "assistant": ["a"]} and r.lost_update == ["a"]
+
+
+def test_a_trial_that_acknowledged_nothing_says_how_its_sends_ended() -> None:
+    t = Trial("x", final_rows=None)
+    for i, (status, reason) in enumerate([(None, "timeout"), (None, "timeout"), (503, "HTTP 503")]):
+        s = Send(f"t{i}", "x", i + 1)
+        s.complete("info", status, reason, 1.0)
+        t.sends.append(s)
+    r = check(t)
+    assert r.validity == "unknown" and r.reasons[0].startswith(NOTHING_ACKED), r.reasons
+    assert "(3 sends: HTTP 503 x1, timeout x2; no session to read)" in r.reasons[0], r.reasons

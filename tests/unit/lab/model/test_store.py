@@ -12,6 +12,8 @@ from lab.model.store import (
     CLOCK_GRAIN_S,
     comparable,
     first_writes,
+    held_at,
+    held_before_read,
     interleaved_rewrites,
     never_written,
     rewrite_gaps,
@@ -105,6 +107,12 @@ def test_stored_after_answer_is_drawn_with_its_rate_and_explains_the_stale_read(
         "cached", [_send(1, 1.0), _send(2, 2.0)], AWAITED, page_after_refresh=stale_page, refresh="after_ack"
     )
     assert [d.code for d in dg.diagnose([cached])] == ["stale_reads"]
+    # ... and with the time its read left, a copy: the key had held turn 2 for 300 ms by then.
+    cached.events, cached.refresh_delay_ms = [{"t": T0 + 2.2, "kind": "refresh"}], 200.0
+    found = {d.code: d for d in dg.diagnose([cached, ok])}
+    assert set(found) == {"history_from_copy"}, found
+    d = found["history_from_copy"]
+    assert (d.k, d.n) == (1, 1) and "turn 2 had been in Redis 300 ms when the page's read left" in d.evidence, d
     # Without a record: not judged, and said why.
     _, not_judged = dg.run([_trial("none", sends, None)])
     assert not_judged["stored_after_answer"] == "needs store in one trial"
@@ -184,3 +192,26 @@ def test_two_tabs_rewriting_at_once_are_overlapping_rewrites() -> None:
     assert interleaved_rewrites(_trial("tabs", [a, b], store))
     b.t_invoke = T0 + 2.05  # one after the other: two rewrites, not overlapping
     assert not interleaved_rewrites(_trial("seq", [a, b], store))
+
+
+def test_what_the_key_held_follows_appends_whole_values_and_removals() -> None:
+    """Appends add, a whole-value SET replaces, a DEL empties; a trim makes the record unable
+    to say; a script's line itself is nothing (its commands follow); the lab's reads nothing."""
+    sends = [_send(1, 1.0), _send(2, 2.0)]
+    rows = [_w(0.9, user=[1]), _w(1.0, cmd="DEL"), _w(1.1, user=[1], cmd="RPUSH"), _w(1.9, user=[1, 2], cmd="SET")]
+    t = _trial("h", sends, rows)
+    assert held_at(t, T0 + 0.95) == {1} and held_at(t, T0 + 1.05) == set() and held_at(t, T0 + 2.0) == {1, 2}
+    t.store = [*rows, _w(0.5, cmd="EVAL"), _w(2.1, cmd="LTRIM")]
+    t.store.sort(key=lambda r: r["t"])
+    assert held_at(t, T0 + 2.0) == {1, 2} and held_at(t, T0 + 2.2) is None
+    assert held_at(_trial("n", sends, None), T0 + 3) is None
+
+
+def test_a_turn_written_after_the_read_left_or_at_its_grain_is_not_held_before_it() -> None:
+    sends = [_send(1, 1.0), _send(2, 2.0)]
+    t = _trial("r", sends, AWAITED, refresh="settled", events=[{"t": T0 + 1.9 + CLOCK_GRAIN_S / 2, "kind": "refresh"}])
+    assert held_before_read(t, [1, 2]) == [1]  # turn 2 within the grain of the read: not told apart
+    t.events = [{"t": T0 + 2.5, "kind": "refresh"}]
+    assert held_before_read(t, [2]) == [2]
+    t.refresh, t.refresh_delay_ms = "after_ack", None  # a reload never timed: its mark may be late
+    assert held_before_read(t, [2]) == []

@@ -1,0 +1,38 @@
+"""The page after the refresh lacked turns that Redis had held since before the page's read
+left: the history it was shown came from a copy (an app's cache, a worker's own memory, the
+page's storage), not from the key as it stood."""
+
+from __future__ import annotations
+
+from lab.diagnoses import Diagnosis, Evidence, few, ids, register
+from lab.model.store import first_writes, held_before_read, read_began
+
+
+@register("history_from_copy", needs=("store", "page"), after=("stored_after_answer", "rewrite_window"))
+def diagnose(ev: Evidence) -> Diagnosis | None:
+    # Its pool: trials whose page was read after a refresh at a known time, with a record.
+    pool = [
+        j
+        for j in ev.judged
+        if j.trial.store is not None and j.trial.page_after_refresh is not None and read_began(j.trial) is not None
+    ]
+    # A turn missing from that page while the key held it is not a write that came late (the
+    # record has it before the read), nor a rewrite's gap (a removal would have emptied it).
+    hit = [(j, held) for j in pool if (held := held_before_read(j.trial, j.turns(j.result.stale)))]
+    if not hit:
+        return None
+    j0, held0 = hit[0]
+    began = read_began(j0.trial) or 0.0
+    ahead_ms = (began - first_writes(j0.trial)[held0[0]][0]) * 1000
+    return Diagnosis(
+        "history_from_copy",
+        "the history is served from a copy that lags the store: right after the refresh the page "
+        "lacked turns Redis had held since before its read left -- an app's cache or a worker's "
+        "own memory that writes do not keep in step (or a page rendering its own stored copy)",
+        f"in trial {j0.id} turn {held0[0]} had been in Redis {ahead_ms:.0f} ms when the page's read "
+        f"left (MONITOR against the browser's request time), and the page did not show it; later "
+        f"reads did; in {len(hit)}/{len(pool)} trials read after a refresh ({few(ids(j for j, _ in hit))})",
+        len(hit),
+        len(pool),
+        [j.id for j, _ in hit],
+    )
