@@ -98,6 +98,21 @@ class Judged:
         return [t for t in self.lost_user if t in stored]
 
     @property
+    def stale(self) -> list[int]:
+        """Turns missing from the page after the refresh that the settled history has. All of
+        them (the checker calls that amnesia) count too when nothing else explains it: the
+        page's read succeeded, in the same browser context (a browser restart is the cookie's
+        business) and every acknowledged turn is there at the end -- e.g. a cache filled before
+        the first send. (A session lost at the reload would leave the settled read, made with
+        the cookies the reload left, empty too.)"""
+        r = self.result
+        if r.stale:
+            return self.turns(r.stale)
+        if r.amnesia and not r.page_failed and self.trial.refresh != "browser_restart" and not r.lost_turns:
+            return self.acked
+        return []
+
+    @property
     def reply_missing(self) -> list[int]:
         return self.turns(i for i in self.result.reply_missing if i not in self.result.lost_update)
 

@@ -18,7 +18,7 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
     ]
     # A turn missing from that page while the key held it is not a write that came late (the
     # record has it before the read), nor a rewrite's gap (a removal would have emptied it).
-    hit = [(j, held) for j in pool if (held := held_before_read(j.trial, j.turns(j.result.stale)))]
+    hit = [(j, held) for j in pool if (held := held_before_read(j.trial, j.stale))]
     if not hit:
         return None
     j0, held0 = hit[0]
@@ -30,7 +30,9 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
         "lacked turns Redis had held since before its read left -- an app's cache or a worker's "
         "own memory that writes do not keep in step (or a page rendering its own stored copy)",
         f"in trial {j0.id} turn {held0[0]} had been in Redis {ahead_ms:.0f} ms when the page's read "
-        f"left (MONITOR against the browser's request time), and the page did not show it; later "
+        f"left (MONITOR against the browser's request time), and the page did not show it"
+        + (" (it showed none of the conversation)" if not j0.trial.page_after_refresh else "")
+        + "; later "
         f"reads did; in {len(hit)}/{len(pool)} trials read after a refresh ({few(ids(j for j, _ in hit))})",
         len(hit),
         len(pool),

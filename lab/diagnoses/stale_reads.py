@@ -6,21 +6,8 @@ from lab.diagnoses import Diagnosis, Evidence, Judged, explained, ids, register
 from lab.model.store import held_before_read, rewrite_gaps, stored_late
 
 
-def _stale(j: Judged) -> list[int]:
-    """Turns missing from the page after the refresh that the settled history has. All of them
-    (the checker calls that amnesia) count too when nothing else explains it: the page's read
-    succeeded, in the same browser context (a browser restart is the cookie's business) and
-    every acknowledged turn is there at the end -- e.g. a cache filled before the first send."""
-    r = j.result
-    if r.stale:
-        return j.turns(r.stale)
-    if r.amnesia and not r.page_failed and j.trial.refresh != "browser_restart" and not r.lost_turns:
-        return j.acked
-    return []
-
-
 def _explained_turns(j: Judged) -> set[int]:
-    return set(stored_late(j.trial)) | set(rewrite_gaps(j.trial)) | set(held_before_read(j.trial, _stale(j)))
+    return set(stored_late(j.trial)) | set(rewrite_gaps(j.trial)) | set(held_before_read(j.trial, j.stale))
 
 
 @register("stale_reads", needs=("page",), after=("stored_after_answer", "rewrite_window", "history_from_copy"))
@@ -31,7 +18,7 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
     # left is history_from_copy's.
     late = explained(ev.found, "stored_after_answer", "rewrite_window")
     late |= {i for d in ev.found if d.code == "history_from_copy" for i in d.trials}
-    hit = [j for j in ev.judged if _stale(j) and not (j.id in late and set(_stale(j)) <= _explained_turns(j))]
+    hit = [j for j in ev.judged if j.stale and not (j.id in late and set(j.stale) <= _explained_turns(j))]
     if not hit:
         return None
     # An after_ack trial whose reload came too late did not test the window: a stale read it
@@ -44,7 +31,7 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
         "stale_reads",
         "stale reads that later heal: right after the refresh the page misses acknowledged turns "
         "that the settled history has",
-        f"in {len(hit)}/{len(pool)} trials, e.g. trial {j0.id} turns {_stale(j0)}"
+        f"in {len(hit)}/{len(pool)} trials, e.g. trial {j0.id} turns {j0.stale}"
         f"{' (the whole history: the page showed none of them)' if every else ''} "
         f"({j0.trial.fault} / {j0.trial.refresh}"
         + (f", the reload {j0.trial.refresh_delay_ms:.0f} ms after the answer" if j0.trial.refresh_delay_ms else "")

@@ -166,28 +166,32 @@ ADDS = (*APPENDS, "HSET", "HMSET", "HSETNX", "ZADD", "SADD", "JSON.ARRAPPEND")
 
 
 def held_at(t: Trial, at: float) -> set[int] | None:
-    """The turns whose user text the conversation's key held at ``at``, by the app's commands
-    on it up to then: appends add what they carry, a whole-value write replaces it, a removal
-    empties it. None: the record cannot say -- there is none, or before ``at`` came a command
-    that takes part of a value out (a trim, a pop, a rename: which rows is not in the record).
-    A script's own commands follow it as lua lines; the script line itself changes nothing."""
+    """The turns whose user text and reply the conversation's key held at ``at``, by the app's
+    commands on it up to then: appends add what they carry, a whole-value write replaces it, a
+    removal empties it; a reply repeated across turns counts only from its own turn's first
+    write of it on (first_writes). None: the record cannot say -- there is none, or before
+    ``at`` came a command that takes part of a value out (a trim, a pop, a rename: which rows is
+    not in the record). A script's own commands follow it as lua lines; its line is nothing."""
     if t.store is None:
         return None
-    held: set[int] = set()
+    users: set[int] = set()
+    replies: set[int] = set()
     for r in t.store:
         if r["t"] >= at:
             break
         if r["conn"] == "lab" or not r["write"] or r["cmd"] in ("EVAL", "EVALSHA"):
             continue
         if r["cmd"] in ADDS:
-            held |= set(r["user"])
+            users |= set(r["user"])
+            replies |= set(r["reply"])
         elif r["cmd"] in REPLACES:
-            held = set(r["user"])
+            users, replies = set(r["user"]), set(r["reply"])
         elif r["cmd"] in REMOVES:
-            held = set()
+            users, replies = set(), set()
         elif r["cmd"] in TAKES_OUT:
             return None
-    return held
+    placed = {turn for turn, (_, reply) in first_writes(t).items() if reply is not None and reply < at}
+    return users & replies & placed
 
 
 def read_began(t: Trial) -> float | None:

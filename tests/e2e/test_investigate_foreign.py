@@ -108,12 +108,13 @@ def test_foreign_bug_is_diagnosed(tmp_path: Path, bug: str) -> None:
 def test_stale_cache_of_the_whole_history(tmp_path: Path) -> None:
     """The cache keeps what the page read on open (the send path does not refill it): the page
     right after the sends shows NONE of them, its read answering 200 with the same cookie, and
-    the settled history has them all -- a stale read of the whole history, not "no anomaly".
+    the settled history has them all -- the store's record held them before that read left: a
+    copy served, not "no anomaly".
     Through the lab's page (the API spec): the app's own page reads the history after every
     send, which refreshes the cache."""
     found, d, out = _diagnosed(
         tmp_path,
-        "stale_reads",
+        "history_from_copy",
         "--only",
         "latency",
         "--set",
@@ -124,8 +125,9 @@ def test_stale_cache_of_the_whole_history(tmp_path: Path) -> None:
         "start.env.FOREIGN_CACHE_MS=10000",
         spec=api_spec(tmp_path),
     )
-    assert "turns [1, 2, 3] (the whole history" in d["evidence"], d
-    assert "acked_lost" not in found and "session_cookie" not in found, out
+    # The key held every turn before the page's read left: a copy, not a late write.
+    assert "(it showed none of the conversation)" in d["evidence"], d
+    assert "acked_lost" not in found and "session_cookie" not in found and "stale_reads" not in found, out
 
 
 def test_redis_restart_loses_the_conversation(tmp_path: Path) -> None:
@@ -310,6 +312,25 @@ def test_a_turn_written_after_the_answer_is_seen_in_the_store(tmp_path: Path, bu
     assert all(o["settled"] is False or o["length"] % 2 == 0 for t in trials for o in t["ttl"]), trials
     if "slow_read" in bugs:  # the page showed every turn: only the store saw it
         assert all(len(t["page_after_refresh"]) == 2 * len(t["sends"]) for t in judged), out
+
+
+def test_a_per_worker_cache_is_a_copy_served_and_nothing_else(tmp_path: Path) -> None:
+    """worker_cache with two worker processes (a pre-fork server): each keeps its own TTL cache
+    of the histories it read and drops only its own copy on a send. A read that lands on the
+    other worker serves its older copy: the store's record has the turn before that read left,
+    the page lacks it -> history_from_copy, at the race's rate (the kernel picks the worker), and
+    nothing else -- no lost update, no stale read as a second cause, nothing lost."""
+    found, out, trials = _five(tmp_path, "worker_cache", "--set", "start.env.FOREIGN_WORKERS=2")
+    assert set(found) == {"history_from_copy"}, out
+    d = found["history_from_copy"]
+    judged = [t for t in trials if not t["unknown"]]
+    assert 1 <= d["k"] <= d["n"] <= len(judged) and len(judged) >= 30, (d, len(judged))
+    assert "had been in Redis" in d["evidence"] and "(MONITOR against the browser's request time)" in d["evidence"], d
+    # The same two workers without the cache: nothing (silence on the app without the bug).
+    exit_code, out, results = _investigate(
+        tmp_path / "correct", "--trials", "3", "--only", "none", "--set", "start.env.FOREIGN_WORKERS=2", spec=FOREIGN
+    )
+    assert exit_code == 0 and results["diagnoses"] == [] and "No anomaly found" in out, out
 
 
 def test_a_history_served_reversed_is_a_fixed_reversal_not_a_race(tmp_path: Path) -> None:

@@ -196,13 +196,20 @@ def test_two_tabs_rewriting_at_once_are_overlapping_rewrites() -> None:
 
 def test_what_the_key_held_follows_appends_whole_values_and_removals() -> None:
     """Appends add, a whole-value SET replaces, a DEL empties; a trim makes the record unable
-    to say; a script's line itself is nothing (its commands follow); the lab's reads nothing."""
+    to say; a script's line itself is nothing (its commands follow); a turn whose reply is not
+    written yet is not held (write_after_answer: the user's row lands first)."""
     sends = [_send(1, 1.0), _send(2, 2.0)]
-    rows = [_w(0.9, user=[1]), _w(1.0, cmd="DEL"), _w(1.1, user=[1], cmd="RPUSH"), _w(1.9, user=[1, 2], cmd="SET")]
+    rows = [
+        _w(0.9, user=[1], reply=[1]),
+        _w(1.0, cmd="DEL"),
+        _w(1.1, user=[1], reply=[1]),
+        _w(1.8, user=[1, 2], reply=[1], cmd="SET"),
+        _w(1.9, user=[1, 2], reply=[1, 2], cmd="SET"),
+    ]
     t = _trial("h", sends, rows)
-    assert held_at(t, T0 + 0.95) == {1} and held_at(t, T0 + 1.05) == set() and held_at(t, T0 + 2.0) == {1, 2}
-    t.store = [*rows, _w(0.5, cmd="EVAL"), _w(2.1, cmd="LTRIM")]
-    t.store.sort(key=lambda r: r["t"])
+    assert held_at(t, T0 + 0.95) == {1} and held_at(t, T0 + 1.05) == set()
+    assert held_at(t, T0 + 1.85) == {1} and held_at(t, T0 + 2.0) == {1, 2}
+    t.store = sorted([*rows, _w(0.5, cmd="EVAL"), _w(2.1, cmd="LTRIM")], key=lambda r: r["t"])
     assert held_at(t, T0 + 2.0) == {1, 2} and held_at(t, T0 + 2.2) is None
     assert held_at(_trial("n", sends, None), T0 + 3) is None
 
@@ -215,3 +222,13 @@ def test_a_turn_written_after_the_read_left_or_at_its_grain_is_not_held_before_i
     assert held_before_read(t, [2]) == [2]
     t.refresh, t.refresh_delay_ms = "after_ack", None  # a reload never timed: its mark may be late
     assert held_before_read(t, [2]) == []
+
+
+def test_a_turn_whose_reply_lands_after_the_read_left_is_not_held_before_it() -> None:
+    """write_after_answer: the user's row 80 ms before the reload's read, the reply's 220 ms
+    after it -- the page lacking the turn is the late write's doing, not a copy's."""
+    t = _trial(
+        "w", [_send(1, 1.0), _send(2, 2.0)], LATE, refresh="settled", events=[{"t": T0 + 2.07, "kind": "refresh"}]
+    )
+    assert held_before_read(t, [2]) == []
+    assert [d.code for d in dg.diagnose([t])] == ["stored_after_answer"]
