@@ -73,3 +73,16 @@ def run_async(coro: Any) -> Any:
     from lab.common.wait import in_own_thread
 
     return in_own_thread(lambda: asyncio.run(coro), "test-async")
+
+
+def judged(cell: dict[str, Any], planned: int) -> int:
+    """A `lab chaos` cell's judged trials (results.json): every planned trial either judged or
+    unknown with its reason -- a loaded machine may leave one unknown, never a pass or a loss.
+    Skips the test (saying why) when the machine let none be judged: nothing was tested."""
+    import pytest  # only the tests that ask need it
+
+    assert cell["trials"] + cell["unknown"] == planned and len(cell["unknown_reasons"]) == cell["unknown"], cell
+    assert all(cell["unknown_reasons"].values()), cell["unknown_reasons"]
+    if not cell["trials"]:
+        pytest.skip(f"{cell['cell_id']}: the machine let no trial be judged: {cell['unknown_reasons']}")
+    return int(cell["trials"])

@@ -9,7 +9,7 @@ import json
 import os
 
 from lab.stack.native import NativeStack
-from tests.helpers import run_lab
+from tests.helpers import judged, run_lab
 
 
 def _env(stack: NativeStack, tmp: str) -> dict[str, str]:
@@ -43,8 +43,10 @@ def test_chaos_runs_on_services_it_did_not_start(lab_stack: NativeStack, tmp_pat
     results = json.loads(next((tmp_path / "reports").glob("*/results.json")).read_text())
     assert results["mode"] == "external"
     cells = {c["profile"]: c for c in results["cells"]}
+    judged(cells["correct"], 3)
     assert cells["correct"]["status"] == "valid" and cells["correct"]["anomalies"] == {}, cells["correct"]
-    assert cells["swallowed_errors"]["anomalies"].get("lost") == 3, cells["swallowed_errors"]
+    # Every judged trial lost its turn (a loaded machine may leave one unknown, with its reason).
+    assert cells["swallowed_errors"]["anomalies"].get("lost") == judged(cells["swallowed_errors"], 3), cells
     # Nothing was stopped: the same processes still serve.
     after = lab_stack.status()
     assert after["healthy"] and after["services"] == before["services"], (before, after)
