@@ -1,0 +1,78 @@
+"""How the stand-in answers one call: the time to its first token, the delay between tokens, the
+reply's length and a fault -- set by the lab per trial, matched to a call by a text its last
+user message contains (the lab's probes carry their trial's id)."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+# A fault, as the provider shows it: rate_limit (429 with Retry-After), server_error (500),
+# overloaded (Anthropic's 529, 503 elsewhere), cut (a stream stops after cut_after tokens without
+# its final event: the connection closes mid-body), no_first_token (headers, then nothing for
+# hold_ms: past the app's timeout).
+FAULTS = ("rate_limit", "server_error", "overloaded", "cut", "no_first_token")
+MAX_DELAY_MS = 120_000  # a held connection or a slow stream still ends: the lab's runs are bounded
+
+
+class BehaviourError(ValueError):
+    """A plan the stand-in cannot follow; the message names the bad value and the valid ones."""
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    ttft_ms: int = 0  # before the first token (a stream) or the whole answer
+    token_ms: int = 0  # between tokens of a stream
+    tokens: int | None = None  # the reply's length in tokens (None: as the reply comes)
+    fault: str | None = None
+    cut_after: int = 2  # cut: tokens sent before the stream stops
+    retry_after_s: int = 1  # rate_limit's Retry-After
+    hold_ms: int = 30_000  # no_first_token: how long the connection is held
+
+    def __post_init__(self) -> None:
+        if self.fault is not None and self.fault not in FAULTS:
+            raise BehaviourError(f"fault {self.fault!r}: valid faults are {', '.join(FAULTS)}")
+        for name in ("ttft_ms", "token_ms", "hold_ms", "cut_after", "retry_after_s"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or not 0 <= value <= MAX_DELAY_MS:
+                raise BehaviourError(f"{name}={value!r}: give a whole number from 0 to {MAX_DELAY_MS}")
+        if self.tokens is not None and (not isinstance(self.tokens, int) or not 1 <= self.tokens <= 4096):
+            raise BehaviourError(f"tokens={self.tokens!r}: give a whole number from 1 to 4096, or leave it out")
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Behaviour:
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise BehaviourError(f"unknown field(s) {', '.join(unknown)}: valid fields are {', '.join(sorted(known))}")
+        return cls(**data)
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class Plans:
+    """The behaviours the lab has set, each for the calls whose last user message contains its
+    match; the latest set wins; a call no plan matches gets the default (at once, whole)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._plans: list[tuple[str, Behaviour]] = []
+
+    def set(self, match: str, behaviour: Behaviour) -> None:
+        if not match:
+            raise BehaviourError("match: give a non-empty text the call's last user message contains")
+        with self._lock:
+            self._plans = [(m, b) for m, b in self._plans if m != match] + [(match, behaviour)]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._plans = []
+
+    def find(self, last_user: str) -> tuple[str | None, Behaviour]:
+        with self._lock:
+            for match, behaviour in reversed(self._plans):
+                if match in last_user:
+                    return match, behaviour
+        return None, Behaviour()
