@@ -1,0 +1,103 @@
+"""The providers' own SDKs against a running stand-in, as an app calls them: openai (Chat
+Completions whole and streamed with usage, the Responses API whole and through its stream
+helper), anthropic (Messages whole and streamed) and ollama (chat whole and streamed) each read
+the reply whole; a 429, Anthropic's 529 and a cut stream reach the app as each SDK's own errors.
+No retries (max_retries=0): one call, one record."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import urllib.request
+from collections.abc import Iterator
+
+import anthropic
+import ollama
+import openai
+import pytest
+
+from lab.common.wait import wait_until
+from tests.helpers import free_ports
+
+MSGS = [
+    {"role": "user", "content": "I am Ada"},
+    {"role": "assistant", "content": "Noted."},
+    {"role": "user", "content": "probe t-sdk: who am I?"},
+]
+REPLY = 'Turn 2 as I see it. You first said "I am Ada"; just now you said "probe t-sdk: who am I?".'
+
+
+@pytest.fixture(scope="module")
+def base() -> Iterator[str]:
+    port = free_ports(1)[0]
+    proc = subprocess.Popen([sys.executable, "-m", "lab.standin", "--port", str(port)], stdout=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until(lambda: urllib.request.urlopen(url + "/_lab/health", timeout=2).status == 200, what="the stand-in")
+        yield url
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=10)
+
+
+def _plan(base: str, **behaviour: object) -> None:
+    data = json.dumps({"match": "t-sdk", **behaviour}).encode()
+    req = urllib.request.Request(base + "/_lab/plans", data=data, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=5) as r:
+        assert r.status == 200
+
+
+@pytest.fixture(autouse=True)
+def no_plans(base: str) -> None:
+    with urllib.request.urlopen(urllib.request.Request(base + "/_lab/plans", method="DELETE"), timeout=5) as r:
+        assert r.status == 200
+
+
+def test_openai_reads_chat_and_responses_whole_and_streamed(base: str) -> None:
+    o = openai.OpenAI(base_url=base + "/v1", api_key="not-a-key", max_retries=0)
+    assert [m.id for m in o.models.list()] == ["chaoslab-standin"]
+    whole = o.chat.completions.create(model="m", messages=MSGS)
+    assert whole.choices[0].message.content == REPLY and whole.usage is not None
+    chunks = list(
+        o.chat.completions.create(model="m", messages=MSGS, stream=True, stream_options={"include_usage": True})
+    )
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == REPLY
+    assert chunks[-1].usage is not None and chunks[-1].usage.completion_tokens > 0
+    assert o.responses.create(model="m", input=MSGS, instructions="Be brief.").output_text == REPLY
+    with o.responses.stream(model="m", input=MSGS) as stream:
+        for _ in stream:
+            pass
+        assert stream.get_final_response().output_text == REPLY
+
+
+def test_anthropic_and_ollama_read_it_whole_and_streamed(base: str) -> None:
+    a = anthropic.Anthropic(base_url=base, api_key="not-a-key", max_retries=0)
+    msg = a.messages.create(model="c", max_tokens=100, messages=MSGS, system="Be brief.")
+    assert msg.content[0].text == REPLY
+    with a.messages.stream(model="c", max_tokens=100, messages=MSGS) as stream:
+        assert "".join(stream.text_stream) == REPLY
+        assert stream.get_final_message().stop_reason == "end_turn"
+    client = ollama.Client(host=base)
+    assert client.chat(model="l", messages=MSGS, stream=False).message.content == REPLY
+    assert "".join(p.message.content or "" for p in client.chat(model="l", messages=MSGS, stream=True)) == REPLY
+
+
+def test_the_faults_reach_the_app_as_each_sdks_own_errors(base: str) -> None:
+    o = openai.OpenAI(base_url=base + "/v1", api_key="not-a-key", max_retries=0)
+    a = anthropic.Anthropic(base_url=base, api_key="not-a-key", max_retries=0)
+    _plan(base, fault="rate_limit", retry_after_s=3)
+    with pytest.raises(openai.RateLimitError) as limited:
+        o.chat.completions.create(model="m", messages=MSGS)
+    assert limited.value.response.headers["retry-after"] == "3"
+    _plan(base, fault="overloaded")
+    with pytest.raises(anthropic.APIStatusError) as overloaded:
+        a.messages.create(model="c", max_tokens=100, messages=MSGS)
+    assert overloaded.value.status_code == 529
+    _plan(base, fault="cut", cut_after=3)
+    got: list[str] = []
+    with pytest.raises(openai.APIConnectionError):  # the body broke off: not a quiet end
+        for c in o.chat.completions.create(model="m", messages=MSGS, stream=True):
+            got.append(c.choices[0].delta.content or "")
+    assert "".join(got) == "Turn 2 as "
