@@ -107,6 +107,9 @@ class Trial:
     store_note: str | None = None
     # Turns whose user text a write put under another key during the trial: [{turn, key}].
     store_elsewhere: list[dict[str, Any]] = field(default_factory=list)
+    # What the model was told (lab.standin's record of the trial's calls): [{t_start, t_end,
+    # protocol, stream, messages: [{role, text}], outcome, reply, ...}]; None: no stand-in.
+    model_calls: list[dict[str, Any]] | None = None
     # The final read never settled because reads went back to earlier contents with nothing
     # written: {"reads", "changes", "returns", "rows": [row counts seen]}.
     flapping: dict[str, Any] | None = None

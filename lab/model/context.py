@@ -1,0 +1,91 @@
+"""The context oracle: what each model call was told (Trial.model_calls, the stand-in's record)
+against what the user had been acknowledged. Pure functions.
+
+A call serves the send whose text its last user message carries (an app may wrap it in a
+template). Before that send left, the turns acknowledged so far are the conversation the model
+must be given: each once, in the order they were acknowledged. A turn counts as given where a
+user or system message of the call carries its user text."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from lab.model.history import Send, Trial
+
+
+@dataclass
+class Told:
+    """One model call against the conversation it should have carried."""
+
+    call: int  # its index in Trial.model_calls
+    send: str  # the send it served
+    expected: list[int] = field(default_factory=list)  # turns acknowledged before that send left
+    missing: list[int] = field(default_factory=list)
+    repeated: list[int] = field(default_factory=list)  # given more than once
+    out_of_order: bool = False
+
+    @property
+    def told_less(self) -> bool:
+        return bool(self.missing)
+
+
+def _last_user(call: dict[str, Any]) -> str:
+    return next((m["text"] for m in reversed(call.get("messages", [])) if m.get("role") == "user"), "")
+
+
+def served(t: Trial, call: dict[str, Any]) -> Send | None:
+    """The send a call served: the one whose (unique) text its last user message carries."""
+    last = _last_user(call)
+    return next((s for s in t.sends if s.text and s.text in last), None)
+
+
+def judge(t: Trial) -> list[Told]:
+    """Every call that served a send of the trial, judged against the turns acknowledged before
+    that send left (its own turn excluded: it is the question, the call's last message)."""
+    out = []
+    for i, call in enumerate(t.model_calls or []):
+        send = served(t, call)
+        if send is None:
+            continue
+        before = sorted(
+            (s for s in t.sends if s.outcome == "ok" and s.t_complete is not None and s.t_complete < send.t_invoke),
+            key=lambda s: s.t_complete or 0.0,
+        )
+        # Earlier messages only: the call's last user message is the question itself. A turn is
+        # given by a user or system message (a transcript in the system prompt counts); an
+        # assistant message quoting the user (as the stand-in's replies do) does not.
+        msgs = call.get("messages", [])
+        last = max((j for j, m in enumerate(msgs) if m.get("role") == "user"), default=-1)
+        texts = [m["text"] if m.get("role") in ("user", "system") else "" for m in msgs]
+        told = Told(i, send.id, expected=[s.turn for s in before])
+        first_at: list[int] = []
+        for s in before:
+            at = [j for j, text in enumerate(texts[:last]) if s.text in text]
+            if not at:
+                told.missing.append(s.turn)
+            elif len(at) > 1:
+                told.repeated.append(s.turn)
+            if at:
+                first_at.append(at[0])
+        told.out_of_order = first_at != sorted(first_at)
+        out.append(told)
+    return out
+
+
+def window(judged: list[Told]) -> int | None:
+    """A context window: every call that was told less kept exactly the newest N turns it
+    should have had, the same N in each, and every call told everything had at most N to
+    tell. None where the calls do not fit one N (or none was told less)."""
+    short = [j for j in judged if j.missing]
+    if not short:
+        return None
+    kept = {len(j.expected) - len(j.missing) for j in short}
+    if len(kept) != 1:
+        return None
+    n = kept.pop()
+    if any(j.missing != j.expected[: len(j.missing)] for j in short):
+        return None  # not the oldest turns that were left out
+    if any(len(j.expected) > n for j in judged if not j.missing):
+        return None  # a call kept more than N: no fixed window
+    return n
