@@ -56,7 +56,11 @@ def no_plans(base: str) -> None:
 
 
 def test_openai_reads_chat_and_responses_whole_and_streamed(base: str) -> None:
-    o = openai.OpenAI(base_url=base + "/v1", api_key="not-a-key", max_retries=0)
+    with openai.OpenAI(base_url=base + "/v1", api_key="not-a-key", max_retries=0) as o:
+        _openai_reads(o)
+
+
+def _openai_reads(o: openai.OpenAI) -> None:
     assert [m.id for m in o.models.list()] == ["chaoslab-standin"]
     whole = o.chat.completions.create(model="m", messages=MSGS)
     assert whole.choices[0].message.content == REPLY and whole.usage is not None
@@ -73,20 +77,32 @@ def test_openai_reads_chat_and_responses_whole_and_streamed(base: str) -> None:
 
 
 def test_anthropic_and_ollama_read_it_whole_and_streamed(base: str) -> None:
-    a = anthropic.Anthropic(base_url=base, api_key="not-a-key", max_retries=0)
+    # Each client is closed: an SDK's pooled socket left to the collector is an unraisable warning
+    # in whichever test happens to run next.
+    with anthropic.Anthropic(base_url=base, api_key="not-a-key", max_retries=0) as a:
+        _anthropic_reads(a)
+    with ollama.Client(host=base) as client:
+        assert client.chat(model="l", messages=MSGS, stream=False).message.content == REPLY
+        assert "".join(p.message.content or "" for p in client.chat(model="l", messages=MSGS, stream=True)) == REPLY
+
+
+def _anthropic_reads(a: anthropic.Anthropic) -> None:
     msg = a.messages.create(model="c", max_tokens=100, messages=MSGS, system="Be brief.")
     assert msg.content[0].text == REPLY
     with a.messages.stream(model="c", max_tokens=100, messages=MSGS) as stream:
         assert "".join(stream.text_stream) == REPLY
         assert stream.get_final_message().stop_reason == "end_turn"
-    client = ollama.Client(host=base)
-    assert client.chat(model="l", messages=MSGS, stream=False).message.content == REPLY
-    assert "".join(p.message.content or "" for p in client.chat(model="l", messages=MSGS, stream=True)) == REPLY
 
 
 def test_the_faults_reach_the_app_as_each_sdks_own_errors(base: str) -> None:
-    o = openai.OpenAI(base_url=base + "/v1", api_key="not-a-key", max_retries=0)
-    a = anthropic.Anthropic(base_url=base, api_key="not-a-key", max_retries=0)
+    with (
+        openai.OpenAI(base_url=base + "/v1", api_key="not-a-key", max_retries=0) as o,
+        anthropic.Anthropic(base_url=base, api_key="not-a-key", max_retries=0) as a,
+    ):
+        _faults_reach(base, o, a)
+
+
+def _faults_reach(base: str, o: openai.OpenAI, a: anthropic.Anthropic) -> None:
     _plan(base, fault="rate_limit", retry_after_s=3)
     with pytest.raises(openai.RateLimitError) as limited:
         o.chat.completions.create(model="m", messages=MSGS)
