@@ -75,6 +75,10 @@ def run_down(args: argparse.Namespace) -> int:
         from lab.stack.proxy import RedisProxy
 
         report += [f"proxy: {r}" for r in RedisProxy(stack.cfg).down()]  # `lab proxy up`'s, if any
+    from lab.common.files import sweep_tmp
+    from lab.driver.browser import TMP_PREFIX
+
+    report += [f"browser temp folder {r}" for r in sweep_tmp(TMP_PREFIX)]  # a killed run's
     print("lab down: " + ("; ".join(report) if report else "nothing was running"))
     return 0
 

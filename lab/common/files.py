@@ -6,6 +6,8 @@ left a private dockerd running; procs.read deletes a pidfile it cannot parse).""
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import threading
 from pathlib import Path
 
@@ -23,3 +25,23 @@ def write_atomic(path: Path, text: str) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def owned_tmp(prefix: str) -> Path:
+    """A temporary folder named for this process (``<prefix><pid>-XXXX``), so a later run can
+    tell one whose owner was killed (sweep_tmp) from one still in use."""
+    return Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-"))
+
+
+def sweep_tmp(prefix: str) -> list[str]:
+    """Remove the owned_tmp folders whose owner process is gone (a SIGKILLed lab cannot remove
+    its own); report each. A folder whose pid is alive -- its owner, or a process that took the
+    pid since -- is left alone."""
+    removed = []
+    for folder in Path(tempfile.gettempdir()).glob(prefix + "*"):
+        pid = folder.name[len(prefix) :].split("-", 1)[0]
+        if not pid.isdigit() or Path(f"/proc/{pid}").exists():
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        removed.append(f"{folder.name} (its run, pid {pid}, was killed)")
+    return removed

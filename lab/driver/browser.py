@@ -10,12 +10,18 @@ only it is installed)."""
 from __future__ import annotations
 
 import os
+import shutil
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from lab.common.errors import UsageError
+from lab.common.files import owned_tmp, sweep_tmp
 
 BROWSERS = {"headless-shell": Path("/usr/bin/chromium-headless-shell"), "chromium": Path("/usr/bin/chromium")}
 DEFAULT = "headless-shell"
+TMP_PREFIX = "chaoslab-browser-"  # playwright_started's folders, named for the run's pid
 
 
 def choice(env: dict[str, str] | None = None) -> str:
@@ -35,3 +41,34 @@ def executable(env: dict[str, str] | None = None) -> str:
     if not path.exists():
         raise UsageError(f"{path} is missing", "run `make setup` (as root) to install it")
     return str(path)
+
+
+@asynccontextmanager
+async def playwright_started() -> AsyncIterator[Any]:
+    """``async_playwright()`` whose driver keeps its temporary folders (its artifacts folder,
+    Chromium's profile) in a folder of the lab's own, removed on the way out however the run
+    ends: a driver hit by a Ctrl-C to the whole group can die before removing its own (the
+    interrupt storm, CI 2026-12-03: 1 of 10 interruptions left two). TMPDIR is the lab's only
+    while the driver starts -- a process the lab starts later (a restarted backend) keeps the
+    caller's."""
+    from playwright.async_api import async_playwright
+
+    sweep_tmp(TMP_PREFIX)  # a killed run's (lab down sweeps them too)
+    folder = owned_tmp(TMP_PREFIX)
+    try:
+        manager = async_playwright()
+        before = os.environ.get("TMPDIR")
+        os.environ["TMPDIR"] = str(folder)
+        try:
+            pw = await manager.__aenter__()
+        finally:
+            if before is None:
+                os.environ.pop("TMPDIR", None)
+            else:
+                os.environ["TMPDIR"] = before
+        try:
+            yield pw
+        finally:
+            await manager.__aexit__(None, None, None)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -201,11 +201,9 @@ class Pages:
 
 @asynccontextmanager
 async def chromium() -> AsyncIterator[Browser]:
-    from playwright.async_api import async_playwright
+    from lab.driver.browser import executable, playwright_started
 
-    from lab.driver.browser import executable
-
-    async with async_playwright() as pw:
+    async with playwright_started() as pw:
         # The lab's page is fulfilled by the browser itself (page.route), and Chromium's Local
         # Network Access checks count a document that no server sent as public: its WebSocket to
         # the app's own 127.0.0.1 origin failed with ERR_BLOCKED_BY_LOCAL_NETWORK_ACCESS_CHECKS.

@@ -11,9 +11,10 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from playwright.async_api import Browser, async_playwright
+from playwright.async_api import Browser
 
 from lab.driver.browser import executable as browser_executable
+from lab.driver.browser import playwright_started
 from lab.runner.observe import ExpiredKeys, RedisCommands
 from lab.driver.slots import Slot
 from lab.stack import Stack
@@ -43,7 +44,7 @@ async def opened(stack: Stack, slots: int, trace: bool, out_dir: Path) -> AsyncI
     traces = out_dir / ".playwright-traces"
     try:
         with ExpiredKeys(stack.cfg.redis_url) as expired, RedisCommands(stack.cfg.redis_url) as commands:
-            async with async_playwright() as pw:
+            async with playwright_started() as pw:
                 browser = await pw.chromium.launch(executable_path=browser_executable(), traces_dir=str(traces))
                 try:
                     ctx = RunContext(events, expired, commands, browser, asyncio.Queue(), stack.cfg.chat_url, trace)

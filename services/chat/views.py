@@ -149,8 +149,11 @@ def _stream(
         yield _line({"type": "start", **head})
         tokens = _tokens(text, delay_s)
         yield from (b.stream_save(tokens, save) if save is not None and b.stream_save else tokens)
-        yield _line({"type": "end", "reply": text})
+        # Every token went out (and a save at the stream's end has run): a reload that cuts the
+        # end line now cut nothing the app acts on -- a mid_stream trial that came this late
+        # missed its window (seen in CI: the turn saved, the stream logged as not completed).
         completed = True
+        yield _line({"type": "end", "reply": text})
     finally:
         # GeneratorExit lands here when the client went away mid-stream (the server's next
         # write failed): the lab waits for this event before reading Redis.

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import tempfile
 import threading
 from pathlib import Path
 
 import pytest
 
-from lab.common.files import write_atomic
+from lab.common.files import owned_tmp, sweep_tmp, write_atomic
 
 
 def test_writes_and_replaces_leaving_no_temporary_file(tmp_path: Path) -> None:
@@ -56,3 +58,17 @@ def test_a_reader_never_sees_a_partial_file(tmp_path: Path) -> None:
         done.set()
         reader.join()
     assert bad == []
+
+
+def test_a_killed_owners_temp_folder_is_swept_and_a_live_ones_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    mine = owned_tmp("lab-t-")  # this process is alive: kept
+    (mine / "inside").write_text("x")
+    child = subprocess.Popen(["true"])
+    child.wait()  # exited and reaped: its pid names no process now
+    dead = tmp_path / f"lab-t-{child.pid}-abc"
+    (dead / "profile").mkdir(parents=True)
+    assert sweep_tmp("lab-t-") == [f"{dead.name} (its run, pid {child.pid}, was killed)"]
+    assert mine.is_dir() and not dead.exists()
