@@ -19,6 +19,11 @@ history reads failing (amnesia), stale reads, a TTL not renewed by writes or no 
 cookie lost at a browser restart, a capped history, a streamed turn stored only when its stream
 completes, two tabs' turns overwriting each other (a lost update), a double click stored twice.
 
+An app that calls a model ([model] protocols = ["openai_chat"]) gets a stand-in model the lab
+serves behind its own Toxiproxy link (OPENAI_BASE_URL and its kin set on the app's process); every
+call is recorded and checked against the turns acknowledged before it: a model told less than the
+user was shown while Redis held it is diagnosed, a fixed context window is reported as a design.
+
 Where the app lives in its own compose file ([start] compose = "compose.yaml", service, redis_env
 or redis_host, port), the lab starts that file, unedited, with Toxiproxy added in an override of
 its own, and removes every container, network and volume it made. Where the app already runs

@@ -33,6 +33,8 @@ DEFAULT_PORTS: dict[str, int] = {
     "backend": 18081,  # chat backend, direct (the lab's own health checks)
     "chat_proxy": 18080,  # Toxiproxy "chat" proxy: the only address the browser uses
     "toxiproxy": 18474,  # Toxiproxy HTTP API
+    "model": 18410,  # the stand-in model, direct (the lab reads its record of calls here)
+    "model_proxy": 18411,  # Toxiproxy "model" proxy: the only model address an app is given
 }
 PORT_ENV = {name: f"LAB_{name.upper()}_PORT" for name in DEFAULT_PORTS}
 MODES = ("native", "compose", "external")  # external: the services run already (deploy/k8s)
@@ -108,6 +110,15 @@ class LabConfig:
     @property
     def toxiproxy_url(self) -> str:
         return self.url("toxiproxy")
+
+    @property
+    def model_url(self) -> str:
+        """The stand-in model through Toxiproxy: the address an app's SDK is given."""
+        return self.url("model_proxy")
+
+    @property
+    def model_direct_url(self) -> str:
+        return self.url("model")
 
     def _redis(self, port_name: str, auth: str) -> str:
         return f"redis://{auth + '@' if auth else ''}{self.host}:{self.ports[port_name]}/{self.redis_db}"

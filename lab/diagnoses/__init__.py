@@ -141,6 +141,7 @@ EVIDENCE: dict[str, Callable[[Trial], bool]] = {
     "ttl": lambda t: any(o.settled and o.pttl_ms >= 0 for o in t.ttl),
     "key": lambda t: t.redis_final is not None,
     "store": lambda t: t.store is not None,
+    "model": lambda t: bool(t.model_calls),
     "cookie": lambda t: t.cookie_persistent is not None,
     "cookie_scope": lambda t: t.cookie_scope is not None,
     "stream_cut": lambda t: any(s.cut for s in t.sends),

@@ -26,6 +26,7 @@ from lab.model import concurrency
 from lab.investigate.experiments import TWO_TAB_ROUNDS, Experiment
 from lab.investigate.keys import KeyReader, key_record
 from lab.investigate.store import StoreMonitor, fill
+from lab.stack.model_link import ModelLink
 from lab.investigate import settle
 from lab.investigate.pages import Pages, Read
 from lab.plan.schedule import CONCURRENT_POINTS
@@ -44,6 +45,7 @@ class Prober:
     keys: KeyReader = field(init=False)
     pages: Pages = field(init=False)
     store: StoreMonitor | None = None  # the store's record, where the run follows one
+    model: ModelLink | None = None  # the stand-in model ([model]): its record of the calls
 
     def __post_init__(self) -> None:
         self.keys = KeyReader(self.redis_url)
@@ -175,6 +177,10 @@ class Prober:
         self._phase(t, "settle")
         await self._redis_final(ctx, t)
         self._phase(t, "key")
+        if self.model is not None:
+            # After the settled read: every call a send made has ended by now (its reply was
+            # read), and a call still running is none the trial's sends waited for.
+            t.model_calls = await asyncio.to_thread(self.model.calls, [s.text for s in t.sends])
         # A trial with no acknowledged send is the checker's to call unknown (lab.model.checker).
         if t.refresh == "mid_stream" and any(s.outcome == "ok" for s in t.sends):
             last = t.sends[-1]

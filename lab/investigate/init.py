@@ -167,11 +167,12 @@ def _keys(redis_url: str, text: str) -> list[str]:
     import redis
 
     from lab.investigate.keys import KeyReader
+    from lab.model.store import carries
 
     r, reader = redis.Redis.from_url(redis_url, socket_timeout=5), KeyReader(redis_url)
     try:
         names = [k.decode(errors="replace") for k in list(r.scan_iter(count=100))[:1000]]
-        return [k for k in names if any(text.encode() in v for v in reader.read(k)[2])]
+        return [k for k in names if any(carries(v, text) for v in reader.read(k)[2])]
     finally:
         r.close()
         reader.close()

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import redis
 
 from lab.model.history import TtlObs
+from lab.model.store import carries
 
 if TYPE_CHECKING:
     from lab.investigate.store import StoreMonitor
@@ -157,7 +158,7 @@ def key_record(
         "type": kind,
         "pttl_ms": pttl,
         "values": len(values),
-        "stored_turns": [s.turn for s in sends if s.text.encode() in raw],
+        "stored_turns": [s.turn for s in sends if carries(raw, s.text)],
     }
     if dump:
         record["dump"] = [v[:500].decode(errors="replace") for v in values[:50]]

@@ -4,10 +4,13 @@ of its three services: the browser talks to the target directly, on the target's
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from lab.common.config import LabConfig
+from lab.stack.model_link import ModelLink
 from lab.stack.native import NativeStack
 
 if TYPE_CHECKING:
@@ -43,3 +46,17 @@ def link_for_spec(spec: "Spec", cfg: LabConfig) -> Any:
         run_dir.mkdir(parents=True, exist_ok=True)
         return AppStack(cfg, spec.start.compose, run_dir, spec.start.env, spec.http.port)
     return link_for(cfg)
+
+
+@contextmanager
+def model_for(spec: "Spec", link: Any, say: Callable[[str], None]) -> Iterator[ModelLink | None]:
+    """The stand-in model behind its own Toxiproxy proxy, where the app calls a model ([model]);
+    None where it does not."""
+    if spec.model is None:
+        yield None
+        return
+    with ModelLink(link.cfg, link.run_dir) as model:
+        names = ", ".join(spec.model.env)
+        protocols = ", ".join(spec.model.protocols)
+        say(f"  stand-in model ({protocols}) at {model.url} through Toxiproxy; the app's {names} point there")
+        yield model

@@ -103,6 +103,7 @@ def _results(
         },
     )
     results["display"] = display(done)
+    results["model"] = model_side(done)
     results["diagnoses"] = [d.as_json() for d in found]
     results["not_judged"] = not_judged
     results["bounds"] = {name: {"k": k, "n": n, "upper95": round(u, 4)} for name, (k, n, u) in bounds.items()}
@@ -154,6 +155,8 @@ def _say_summary(
     )
     if results["display"]["k"]:
         inv.say("Display, not loss: " + results["display"]["what"])
+    if results["model"]["what"]:
+        inv.say("The model's side: " + results["model"]["what"])
     if not_judged and not found:
         inv.say(
             "Not judged (no trial had their evidence): " + "; ".join(f"{c} ({why})" for c, why in not_judged.items())
@@ -185,3 +188,23 @@ def _replayed(inv: "Investigation", found: list[dg.Diagnosis], runs: int, out_di
         inv.say(f"{inv.replay_of}, seed {inv.seed}: {d.code} reproduced {d.k}/{runs}: {d.evidence}")
     inv.say(f"results: {out_dir}/results.json")
     return 0
+
+
+def model_side(done: list[TrialOutcome]) -> dict[str, Any]:
+    """What the stand-in model was told, over the judged trials: how many calls the context
+    oracle checked, and a fixed context window where every call fits one (a design fact of the
+    app, reported as such -- never a defect)."""
+    from lab.model import context
+
+    judged = [o.trial for o in done if o.result.validity != "unknown" and o.trial.model_calls is not None]
+    told = [x for t in judged for x in context.judge(t)]
+    n = context.window(told)
+    what = ""
+    if judged:
+        what = f"{len(told)} model calls checked against the turns acknowledged before each"
+        if n is not None:
+            what += (
+                f"; a context window: every call carried the newest {n} turn{'s' if n != 1 else ''} "
+                "and left out the older ones -- a design of the app, not lost history"
+            )
+    return {"calls": len(told), "trials": len(judged), "context_window": n, "what": what}

@@ -31,7 +31,8 @@ from lab.investigate.blackbox import Prober
 from lab.investigate.experiments import Experiment
 from lab.investigate.store import StoreMonitor
 from lab.investigate.preflight import preflight
-from lab.investigate.link import link_for, link_for_spec
+from lab.investigate.link import link_for, link_for_spec, model_for
+from lab.stack.model_link import ModelLink
 from lab.stack.native import NativeStack
 from lab.investigate.spec import Spec, fill
 from lab.model.outcome import TrialOutcome
@@ -82,6 +83,7 @@ class Investigation:
     check_only: bool = False  # lab init: the contract check, no experiment and no report
     contract: str = ""  # the contract check's line
     redis_direct: str = ""  # the Redis the key is read from: the lab's, or the app's own (external)
+    model: ModelLink | None = None  # the stand-in model ([model])
 
     kind = "investigate"  # the run folder's name: <time>-<kind>-<app>
 
@@ -125,12 +127,17 @@ class Investigation:
         )
         with link, self._keeping_the_log(link, out_dir):
             host, port = self.cfg.host, self.cfg.ports["redis_proxy"]
-            argv = [fill(a, target.placeholders(self.spec, host, port)) for a in self.spec.start.command]
+            model_url = link.cfg.model_url if self.spec.model else None
+            argv = [fill(a, target.placeholders(self.spec, host, port, model_url)) for a in self.spec.start.command]
             self.say(self._where(link, host, port, argv))
             # The app's own Redis (external), or the one the link runs: with the app's password
             # and db where its compose file gives them (link.cfg, set as the project came up).
             self.redis_direct = link.redis_url if self.spec.start.external else link.cfg.redis_url
-            with target.running(self.spec, link.run_dir, host, port, link) as proc:
+            with (
+                model_for(self.spec, link, self.say) as model,
+                target.running(self.spec, link.run_dir, host, port, link, model.url if model else None) as proc,
+            ):
+                self.model = model
                 self.say(f"  target ready (pid {proc.pid}, log {link.run_dir / 'target.log'})")
                 pg = self.spec.page
                 self.say(
@@ -169,7 +176,7 @@ class Investigation:
 
     async def _browse(self, targets: Targets, done: list[TrialOutcome]) -> None:
         async with pages.chromium() as browser:
-            prober = Prober(self.spec, browser, targets, self.redis_direct)
+            prober = Prober(self.spec, browser, targets, self.redis_direct, model=self.model)
             with StoreMonitor(self.redis_direct) as prober.store:
                 if prober.store.error is not None:
                     self.say(

@@ -3,7 +3,8 @@ dataclasses. Every error names the field, the value and the expected form (Usage
 
 Placeholders, filled when the target starts: {redis_host} {redis_port} {redis_url} (always the
 Toxiproxy address in front of the lab's Redis), {port} (http.port), {python} (this Python),
-{spec_dir} (the folder of the spec file), {cwd} (start.cwd, resolved).
+{spec_dir} (the folder of the spec file), {cwd} (start.cwd, resolved), {model_url} (the stand-in
+model through Toxiproxy, where the spec has [model]).
 """
 
 from __future__ import annotations
@@ -15,13 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from lab.common.errors import UsageError
+from lab.investigate import spec_model
 from lab.investigate import spec_shapes as shapes
 from lab.investigate.spec_fields import JSON_PATH, URL_PATH, bad, number, table, text
 from lab.investigate.spec_types import Chat, History, Http, PageSpec, RedisKey, Spec, Start, Stream
 
 HISTORY_FORMATS = ("objects", "strings")
 ORDERS = ("oldest_first", "newest_first")
-PLACEHOLDERS = ("redis_host", "redis_port", "redis_url", "port", "python", "spec_dir", "cwd")
+PLACEHOLDERS = ("redis_host", "redis_port", "redis_url", "port", "python", "spec_dir", "cwd", "model_url")
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 
 
@@ -69,7 +71,7 @@ def load(path: Path, sets: list[str] | None = None) -> Spec:
 
 def parse(data: dict[str, Any], path: Path) -> Spec:
     known = {"name", "start", "http", "chat", "history", "redis", "stream", "page", "source", "session", "auth"}
-    known |= {"transport"}
+    known |= {"transport", "model"}
     extra = sorted(set(data) - known)
     if extra:
         raise bad(extra[0], data[extra[0]], f"one of the sections {', '.join(sorted(known))}")
@@ -103,6 +105,7 @@ def parse(data: dict[str, Any], path: Path) -> Spec:
         session=shapes.session(data, http.cookie, paths, page="page" in data),
         auth=shapes.auth(data),
         transport=transport,
+        model=spec_model.model(data),
     )
 
 

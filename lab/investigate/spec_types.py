@@ -139,6 +139,15 @@ class RedisKey:
 
 
 @dataclass(frozen=True)
+class ModelSpec:
+    """The app calls a model ([model], lab.investigate.spec_model): the lab serves the stand-in
+    behind its own Toxiproxy link and sets ``env`` on the app's process ({model_url} filled)."""
+
+    protocols: tuple[str, ...]
+    env: dict[str, str]
+
+
+@dataclass(frozen=True)
 class Spec:
     name: str
     file: Path
@@ -155,6 +164,7 @@ class Spec:
     # [source] paths: the app's code, relative to start.cwd, for `lab suspects` beside the
     # diagnoses (proven / not proven / not exercised lines).
     source: tuple[Path, ...] = ()
+    model: ModelSpec | None = None
 
     @property
     def streams(self) -> bool:

@@ -24,6 +24,7 @@ import redis
 
 from lab.model.history import Send, Trial
 from lab.common.redis_follow import Monitor
+from lab.model.store import carries
 
 LAB_CLIENT_PREFIX = "chaoslab-"
 MAX_KEYS = 20_000  # conversations followed in one run; beyond that new keys are not kept
@@ -132,7 +133,7 @@ class StoreMonitor(Monitor):
                     out += [
                         {"turn": n, "key": k.decode(errors="replace")}
                         for n, text in texts.items()
-                        if text.encode() in blob
+                        if carries(blob, text)
                     ]
         return out
 
@@ -173,9 +174,9 @@ def record(commands: list[Command], lab_clients: set[str], sends: list[Send]) ->
             "write": name in WRITES,
             "value": hashlib.blake2b(blob, digest_size=6).hexdigest(),  # the same value written twice
             "atomic": c.tx or who == "lua",  # in a MULTI or a script: nothing ran in between
-            "user": sorted({s.turn for s in sends if s.text.encode() in blob}),
-            "ids": sorted({s.id for s in sends if s.text.encode() in blob}),  # two tabs share a turn
-            "reply": sorted({s.turn for s in sends if s.reply and len(s.reply) >= 2 and s.reply.encode() in blob}),
+            "user": sorted({s.turn for s in sends if carries(blob, s.text)}),
+            "ids": sorted({s.id for s in sends if carries(blob, s.text)}),  # two tabs share a turn
+            "reply": sorted({s.turn for s in sends if s.reply and len(s.reply) >= 2 and carries(blob, s.reply)}),
         }
         if name in ("EVAL", "EVALSHA") and row["args"]:
             row["args"][0] = "<script>"  # its commands follow as lua lines

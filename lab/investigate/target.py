@@ -38,8 +38,9 @@ def tail(path: Path, lines: int = TAIL_LINES) -> str:
     return "\n".join("  | " + line for line in got) or "  | (no output)"
 
 
-def placeholders(spec: Spec, redis_host: str, redis_port: int) -> dict[str, str]:
+def placeholders(spec: Spec, redis_host: str, redis_port: int, model_url: str | None = None) -> dict[str, str]:
     return {
+        **({"model_url": model_url} if model_url else {}),
         "redis_host": redis_host,
         "redis_port": str(redis_port),
         "redis_url": f"redis://{redis_host}:{redis_port}/0",
@@ -65,9 +66,13 @@ def _accepts(host: str, port: int) -> bool:
 
 
 @contextmanager
-def running(spec: Spec, run_dir: Path, redis_host: str, redis_port: int, link: Any = None) -> Iterator[procs.ProcInfo]:
+def running(
+    spec: Spec, run_dir: Path, redis_host: str, redis_port: int, link: Any = None, model_url: str | None = None
+) -> Iterator[procs.ProcInfo]:
     """Start the target, wait until ready, yield it; stop its whole process group on the way out.
-    An external app is only waited for; a compose app's stack (``link``) started it already."""
+    An external app is only waited for; a compose app's stack (``link``) started it already.
+    ``model_url``: the stand-in model's address ([model]); its variables are set last, so a
+    provider's address left in [start] env cannot send the app's calls past the stand-in."""
     from urllib.parse import urlsplit
 
     if spec.start.external:
@@ -76,10 +81,12 @@ def running(spec: Spec, run_dir: Path, redis_host: str, redis_port: int, link: A
     if spec.start.compose is not None:
         yield from _compose_app(spec, link, run_dir / f"{NAME}.log")
         return
-    values = placeholders(spec, redis_host, redis_port)
+    values = placeholders(spec, redis_host, redis_port, model_url)
     argv = [fill(a, values) for a in spec.start.command]
     env = dict(os.environ)
     env.update({k: fill(v, values) for k, v in spec.start.env.items()})
+    if spec.model is not None and model_url:
+        env.update({k: fill(v, values) for k, v in spec.model.env.items()})
     host = urlsplit(spec.http.base_url).hostname or "127.0.0.1"
     log = run_dir / f"{NAME}.log"
     log.unlink(missing_ok=True)

@@ -89,3 +89,44 @@ def window(judged: list[Told]) -> int | None:
     if any(len(j.expected) > n for j in judged if not j.missing):
         return None  # a call kept more than N: no fixed window
     return n
+
+
+def keeps_newest(told: Told) -> bool:
+    """The turns the call was given are the newest of those it should have had: what a context
+    window, a token budget or an app with no memory at all gives (a design, not a lag)."""
+    given = [x for x in told.expected if x not in told.missing]
+    return told.expected[len(told.expected) - len(given) :] == given
+
+
+def lagging(told: Told, peers: list[Told]) -> bool:
+    """Told less in a way no design of the prompt explains: a newer turn left out while an older
+    one was given (a copy that lags the store: a cache, a worker's own memory, a read that raced
+    a write); or nothing given where another call (``peers``) with as many turns to carry was
+    given all of them -- a design is a function of the conversation, the same length of it gets
+    the same context."""
+    if not told.missing:
+        return False
+    if not keeps_newest(told):
+        return True
+    nothing = len(told.missing) == len(told.expected)
+    return nothing and any(len(p.expected) == len(told.expected) and not p.missing for p in peers)
+
+
+def carries_other(call: dict[str, Any], t: Trial, fixed: set[str]) -> bool:
+    """The call carried a user or system message that is no send's text and not one of the
+    ``fixed`` texts every call carried (a system prompt): a summary of the turns left out, or
+    a memory of the app's own -- what it was told cannot be read turn by turn."""
+    msgs = call.get("messages", [])
+    last = max((j for j, m in enumerate(msgs) if m.get("role") == "user"), default=-1)
+    for m in msgs[:last]:
+        if m.get("role") not in ("user", "system") or m["text"] in fixed:
+            continue
+        if not any(s.text and s.text in m["text"] for s in t.sends):
+            return True
+    return False
+
+
+def fixed_texts(calls: list[dict[str, Any]]) -> set[str]:
+    """The user and system texts every one of ``calls`` carried (an app's fixed instructions)."""
+    sets = [{m["text"] for m in c.get("messages", []) if m.get("role") in ("user", "system")} for c in calls]
+    return set.intersection(*sets) if sets else set()

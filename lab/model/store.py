@@ -10,6 +10,7 @@ drifting from the wall clock over a page's life.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from lab.model.history import Trial
@@ -210,3 +211,11 @@ def held_before_read(t: Trial, missing: list[int]) -> list[int]:
     began = read_began(t)
     held = held_at(t, began - CLOCK_GRAIN_S) if began is not None else None
     return sorted(set(missing) & held) if held else []
+
+
+def carries(blob: bytes, text: str) -> bool:
+    """The value holds the text as it is, or as a JSON string holds it: an app that stores
+    json.dumps(row) escapes a reply's quotes and backslashes (and, by default, every non-ASCII
+    letter as \\uXXXX) -- a model's reply quoting the user was not found in its own row."""
+    forms = {text.encode(), json.dumps(text)[1:-1].encode(), json.dumps(text, ensure_ascii=False)[1:-1].encode()}
+    return any(f in blob for f in forms)

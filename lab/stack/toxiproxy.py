@@ -164,6 +164,19 @@ class Toxiproxy:
             raise ToxiproxyError(f"toxic {name!r} is not listed on proxy {proxy!r} after adding it")
         return created
 
+    def create_proxy(self, name: str, listen: str, upstream: str) -> dict[str, Any]:
+        """Add a proxy at run time (the stand-in model's link) and return it as listed."""
+        with self._bound():
+            _tp_api.APIConsumer.post("/proxies", json={"name": name, "listen": listen, "upstream": upstream})
+        made = self.proxies().get(name)
+        if made is None or made.get("listen") != listen or made.get("upstream") != upstream:
+            raise ToxiproxyError(f"toxiproxy did not create proxy {name} ({listen} -> {upstream}): lists {made}")
+        return made
+
+    def delete_proxy(self, name: str) -> None:
+        with self._bound():
+            _tp_api.APIConsumer.delete(f"/proxies/{name}")
+
     def remove_toxic(self, proxy: str, name: str) -> None:
         with self._bound():
             _tp_api.APIConsumer.delete(f"/proxies/{proxy}/toxics/{name}")

@@ -17,8 +17,15 @@ class Message:
 
 
 def _quote(text: str) -> str:
-    text = " ".join(text.split())
-    return f'"{text[:QUOTE_CHARS]}{"..." if len(text) > QUOTE_CHARS else ""}"'
+    """The start of a message, never the whole of it: the lab finds a turn's rows by its unique
+    text, in the page and in the store's commands, and a reply that quoted a message whole would
+    be counted as that message written again (in the reply's row)."""
+    words = text.split()
+    if len(words) > 1:
+        start = " ".join(words[:-1])[:QUOTE_CHARS]
+    else:
+        start = text.strip()[: max(1, len(text.strip()) // 2)]
+    return f'"{start}..."'
 
 
 def reply_text(messages: list[Message]) -> str:

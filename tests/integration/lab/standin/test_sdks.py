@@ -26,7 +26,7 @@ MSGS = [
     {"role": "assistant", "content": "Noted."},
     {"role": "user", "content": "probe t-sdk: who am I?"},
 ]
-REPLY = 'Turn 2 as I see it. You first said "I am Ada"; just now you said "probe t-sdk: who am I?".'
+REPLY = 'Turn 2 as I see it. You first said "I am..."; just now you said "probe t-sdk: who am...".'
 
 
 @pytest.fixture(scope="module")

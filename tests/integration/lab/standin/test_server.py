@@ -25,7 +25,7 @@ HISTORY = [
     {"role": "assistant", "content": "noted"},
     {"role": "user", "content": "probe trial-9 turn 2: what is my name?"},
 ]
-REPLY = f'Turn 2 as I see it. You first said "{ADA}"; just now you said "probe trial-9 turn 2: what is my name?".'
+REPLY = 'Turn 2 as I see it. You first said "Hi, I am Ada and I like..."; just now you said "probe trial-9 turn 2: what is my...".'
 
 
 @pytest.fixture(scope="module")

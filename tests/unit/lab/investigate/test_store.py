@@ -26,3 +26,14 @@ def test_the_keys_a_command_names() -> None:
     assert _keys([b"EVAL", b"script", b"2", b"k1", b"k2", b"arg"]) == [b"k1", b"k2"]
     assert _keys([b"evalsha", b"sha", b"0", b"arg"]) == []
     assert _keys([b"MSET", b"a", b"1", b"b", b"2"]) == [b"a", b"b"] and _keys([b"DEL", b"a", b"b"]) == [b"a", b"b"]
+
+
+def test_a_text_is_found_as_stored_or_as_a_json_string_holds_it() -> None:
+    import json
+
+    from lab.model.store import carries
+
+    reply = 'Turn 2 as I see it. You first said "Grüße..."; \\ done'
+    for stored in (reply, json.dumps({"content": reply}), json.dumps({"c": reply}, ensure_ascii=False)):
+        assert carries(stored.encode(), reply), stored
+    assert not carries(json.dumps({"content": "Turn 2 as I see it."}).encode(), reply)

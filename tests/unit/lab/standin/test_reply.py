@@ -18,13 +18,20 @@ CHAT = [
 
 def test_the_reply_shows_the_memory_the_call_carried() -> None:
     assert reply_text(CHAT) == (
-        'Turn 2 as I see it. You first said "Hi, I am Ada and I like chess"; just now you said "What is my name?".'
+        'Turn 2 as I see it. You first said "Hi, I am Ada and I like..."; just now you said "What is my...".'
     )
     # The same question without its history: amnesia, as the incident's user saw it.
     assert reply_text(CHAT[-1:]).startswith("Turn 1 as I see it: this is where our conversation starts.")
     assert reply_text(CHAT) == reply_text(list(CHAT))  # deterministic
-    long = reply_text([Message("user", "x" * 100), Message("user", "y")])
+    long = reply_text([Message("user", "x" * 100 + " z"), Message("user", "y")])
     assert '"' + "x" * 60 + '..."' in long
+
+
+def test_no_reply_carries_a_message_whole() -> None:
+    # The lab finds a turn by its unique text: a reply quoting it whole would be that turn again.
+    for said in ("chaoslab probe e0-none-settled-00 turn 1 abc123", "Hello", "a b", "x" * 90):
+        reply = reply_text([Message("user", said), Message("user", "next " + said)])
+        assert said not in reply and ("next " + said) not in reply
 
 
 def test_tokens_join_back_to_the_reply_and_take_the_length_asked() -> None:

@@ -1,0 +1,129 @@
+"""The stand-in model beside Redis and Toxiproxy, behind a Toxiproxy proxy of its own ("model"):
+the app is given only the proxy's address, so every fault the lab puts on a link (latency, a
+reset, a blackhole) applies to its model calls as it does to its Redis traffic.
+
+A context manager: it starts ``python -m lab.standin`` (a process recorded in the run folder, so
+a killed lab's leftover is stopped with the rest of the stack), adds the proxy to the running
+Toxiproxy, and on the way out -- success, failure or a signal -- removes both."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import urllib.request
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from lab.common.config import PORT_ENV, LabConfig
+from lab.common.errors import LabError, UsageError
+from lab.common.http import http_get
+from lab.common.signals import deferred
+from lab.common.wait import wait_until
+from lab.stack import ports, procs
+from lab.stack.toxiproxy import Toxiproxy, ToxiproxyError
+
+PROXY = "model"  # the Toxiproxy proxy's name: faults name it (latency proxy=model)
+NAME = "model"  # the process's name in the run folder (model.log, its pidfile)
+
+
+class ModelLink:
+    """``with ModelLink(cfg, run_dir) as m:`` -- ``m.url`` is the address an app's SDK is given
+    (through Toxiproxy), ``m.calls(texts)`` the stand-in's record of the calls carrying them."""
+
+    def __init__(self, cfg: LabConfig, run_dir: Path, timeout_s: float = 15.0) -> None:
+        self.cfg, self.run_dir, self.timeout_s = cfg, run_dir, timeout_s
+        self.proc: procs.ProcInfo | None = None
+        self.toxiproxy = Toxiproxy(cfg.toxiproxy_url)
+
+    @property
+    def url(self) -> str:
+        return self.cfg.model_url
+
+    @property
+    def direct_url(self) -> str:
+        return self.cfg.model_direct_url
+
+    def __enter__(self) -> "ModelLink":
+        for name in ("model", "model_proxy"):
+            port = self.cfg.ports[name]
+            if not ports.is_free(self.cfg.host, port):
+                raise UsageError(
+                    f"port {port} ({PORT_ENV[name]}) is in use, the stand-in model needs it",
+                    f"stop what holds it, or choose another: {PORT_ENV[name]}=NNNNN",
+                )
+        try:
+            self._start()
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def _start(self) -> None:
+        root = str(self.cfg.root)
+        env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
+        argv = [sys.executable, "-m", "lab.standin", "--host", self.cfg.host, "--port", str(self.cfg.ports["model"])]
+        self.proc = procs.spawn(NAME, argv, self.run_dir, env=env, cwd=self.cfg.root)
+        proc = self.proc
+
+        def exited() -> str | None:
+            alive = proc.alive()
+            return None if alive else f"the stand-in model exited: {procs.log_tail(self.run_dir / 'model.log')}"
+
+        wait_until(
+            lambda: http_get(self.direct_url + "/_lab/health")[0] == 200,
+            what=f"the stand-in model (pid {proc.pid})",
+            timeout_s=self.timeout_s,
+            abort=exited,
+        )
+        host = self.cfg.host
+        try:
+            self.toxiproxy.create_proxy(
+                PROXY, f"{host}:{self.cfg.ports['model_proxy']}", f"{host}:{self.cfg.ports['model']}"
+            )
+        except ToxiproxyError as exc:
+            raise LabError(f"the stand-in model's link: {exc}", "run `lab down` and try again") from None
+        wait_until(
+            lambda: http_get(self.url + "/_lab/health")[0] == 200,
+            what="the stand-in model through Toxiproxy",
+            timeout_s=self.timeout_s,
+        )
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        with deferred():  # a second Ctrl-C must not leave the proxy or the process behind
+            try:
+                self.toxiproxy.delete_proxy(PROXY)
+            except (ToxiproxyError, OSError, LabError):
+                pass  # not created, or Toxiproxy is gone already (it stops with the stack)
+            if self.proc is not None:
+                procs.stop(self.proc, self.run_dir, timeout_s=5.0)
+                self.proc = None
+
+    # ------------------------------------------------------------------ the record
+    def calls(self, texts: list[str], since: float = 0.0) -> list[dict[str, Any]]:
+        """The finished calls whose last user message carries one of ``texts`` (a trial's sends),
+        oldest first. Read from the stand-in directly: a fault on the link must not hide them."""
+        wanted = [t for t in texts if t]
+        with urllib.request.urlopen(f"{self.direct_url}/_lab/calls?since={since}", timeout=5) as r:
+            every = json.loads(r.read())["calls"]
+        return [c for c in every if any(t in _last_user(c) for t in wanted)]
+
+    def plan(self, **behaviour: Any) -> None:
+        """Set a behaviour (lab.standin.behaviour) for the calls whose last user message contains
+        ``match``."""
+        req = urllib.request.Request(
+            self.direct_url + "/_lab/plans",
+            data=json.dumps(behaviour).encode(),
+            headers={"Content-Type": "application/json"},
+            method="POST",
+        )
+        with urllib.request.urlopen(req, timeout=5) as r:
+            if r.status != 200:
+                raise LabError(f"the stand-in refused the plan {behaviour}: HTTP {r.status}")
+
+
+def _last_user(call: dict[str, Any]) -> str:
+    return next((m["text"] for m in reversed(call.get("messages", [])) if m.get("role") == "user"), "")

@@ -1,0 +1,81 @@
+"""model_told_less: drawn where a call lacked a newer turn Redis held before its send left, and
+never from what a design of the prompt gives (a window, a token budget, no memory at all), a
+summary of the turns left out, or a turn the store did not hold (a storage loss)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lab import diagnoses as dg
+from lab.model.history import Row, Send, Trial
+
+T0 = 1_800_000_000.0
+SYSTEM = {"role": "system", "text": "You are concise."}
+
+
+def _sends(n: int) -> list[Send]:
+    out = []
+    for turn in range(1, n + 1):
+        s = Send(f"t{turn}", f"chaoslab probe x turn {turn} ab12", turn, reply=f"reply {turn}", t_invoke=T0 + turn)
+        s.complete("ok", 200, "", T0 + turn + 0.5)
+        out.append(s)
+    return out
+
+
+def _call(sends: list[Send], question: int, given: list[int], extra: str | None = None) -> dict[str, Any]:
+    msgs: list[dict[str, str]] = [SYSTEM] + ([{"role": "system", "text": extra}] if extra else [])
+    for turn in given:
+        msgs += [{"role": "user", "text": sends[turn - 1].text}, {"role": "assistant", "text": f"reply {turn}"}]
+    msgs.append({"role": "user", "text": sends[question - 1].text})
+    return {"t_start": T0 + question + 0.1, "messages": msgs}
+
+
+def _trial(tid: str, given: dict[int, list[int]], stored: bool = True, extra: str | None = None) -> Trial:
+    """Four turns, each stored (user and reply, one command) 100 ms before its answer, or never."""
+    sends = _sends(4)
+    store = [
+        {"t": T0 + turn + 0.4, "conn": "c1", "cmd": "LPUSH", "args": [], "write": True, "user": [turn], "reply": [turn]}
+        for turn in range(1, 5)
+        if stored
+    ]
+    rows = [r for i in range(1, 5) for r in (Row("", "user", sends[i - 1].text), Row("", "assistant", f"reply {i}"))]
+    calls = [_call(sends, q, given.get(q, list(range(1, q))), extra if q in given else None) for q in range(1, 5)]
+    return Trial(tid, sends=sends, final_rows=rows, turns=4, store=store, history_reads=[200], model_calls=calls)
+
+
+def codes(trials: list[Trial]) -> list[str]:
+    return [d.code for d in dg.diagnose(trials)]
+
+
+def test_a_newer_turn_left_out_while_redis_held_it_is_drawn_with_its_evidence() -> None:
+    lagging = _trial("lag", {4: [1, 2]})  # the call for turn 4 lacked turn 3, newer than those it had
+    found = {d.code: d for d in dg.diagnose([lagging, _trial("whole", {})])}
+    assert set(found) == {"model_told_less"}, found
+    d = found["model_told_less"]
+    assert (d.k, d.n, d.trials) == (1, 2, ["lag"])
+    assert "turn 4 carried turns [1, 2] of [1, 2, 3]: turn 3 had been acknowledged and in Redis" in d.evidence
+
+
+def test_nothing_given_counts_only_beside_a_call_given_the_same_length_whole() -> None:
+    amnesia = _trial("amnesia", {3: []})
+    assert codes([amnesia, _trial("whole", {})]) == ["model_told_less"]
+    # No memory in any call is what an app that sends no history at all does: not this claim.
+    assert codes([_trial(f"none{i}", {2: [], 3: [], 4: []}) for i in range(3)]) == []
+
+
+def test_designs_summaries_and_storage_losses_are_not_drawn() -> None:
+    window = [_trial(f"w{i}", {4: [2, 3]}) for i in range(3)]  # the newest 2 in every call
+    assert codes(window) == []
+    budget = [_trial("b1", {4: [3]}), _trial("b2", {4: [2, 3]})]  # the newest that fit: a suffix
+    assert codes(budget) == []
+    summary = _trial("sum", {4: [1, 2]}, extra="Summary so far: the user probed twice.")
+    assert codes([summary, _trial("whole", {})]) == []
+    unstored = _trial("lost", {4: [1, 2]}, stored=False)  # Redis never held turn 3: not a copy's lag
+    assert "model_told_less" not in codes([unstored, _trial("whole", {})])
+
+
+def test_without_a_record_of_calls_it_is_not_judged_and_says_why() -> None:
+    t = _trial("x", {})
+    t.model_calls = None
+    _, not_judged = dg.run([t])
+    assert not_judged["model_told_less"] == "needs model + store in one trial"

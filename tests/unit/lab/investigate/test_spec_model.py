@@ -1,0 +1,64 @@
+"""[model]: the protocols an app speaks and the variables its SDK reads, filled with the stand-in's
+address; each bad value named with what would do."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lab.common.errors import UsageError
+from lab.investigate import spec as sp
+from lab.investigate import target
+from lab.investigate.spec_model import DEFAULT_ENV, KEY
+from lab.standin import protocols
+
+EXAMPLE = Path(__file__).resolve().parents[4] / "examples" / "model-flask.toml"
+
+
+def _data(**model: Any) -> dict[str, Any]:
+    data = tomllib.loads(EXAMPLE.read_text())
+    data["model"] = model
+    return data
+
+
+def test_the_defaults_are_what_each_sdk_reads_and_the_stand_in_speaks_them_all() -> None:
+    assert set(DEFAULT_ENV) == set(protocols.load())
+    spec = sp.load(EXAMPLE)
+    assert spec.model is not None and spec.model.protocols == ("openai_chat",)
+    assert spec.model.env == {"OPENAI_BASE_URL": "{model_url}/v1", "OPENAI_API_KEY": KEY}
+    both = sp.parse(_data(protocols=["anthropic_messages", "ollama_chat"]), EXAMPLE).model
+    assert both is not None and set(both.env) == {"ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "OLLAMA_HOST"}
+    values = target.placeholders(spec, "127.0.0.1", 16380, "http://127.0.0.1:18411")
+    assert sp.fill(spec.model.env["OPENAI_BASE_URL"], values) == "http://127.0.0.1:18411/v1"
+
+
+def test_an_apps_own_variable_replaces_the_defaults() -> None:
+    own = sp.parse(_data(env={"LLM_URL": "{model_url}/v1", "LLM_KEY": "x"}), EXAMPLE).model
+    assert own is not None and own.env == {"LLM_URL": "{model_url}/v1", "LLM_KEY": "x"}
+
+
+@pytest.mark.parametrize(
+    ("model", "says"),
+    [
+        ({"protocols": ["grpc"]}, "a list of openai_chat, openai_responses"),
+        ({"protocols": []}, "a list of"),
+        ({"env": {"LLM_KEY": "x"}}, "a variable holding {model_url}"),
+        ({"env": {"LLM_URL": 3}}, 'a table of NAME = "value" strings'),
+        ({"endpoint": "x"}, "only model.protocols and model.env"),
+    ],
+)
+def test_bad_model_fields_say_what_would_do(model: dict[str, Any], says: str) -> None:
+    with pytest.raises(UsageError) as err:
+        sp.parse(_data(**model), EXAMPLE)
+    assert says in str(err.value)
+
+
+def test_a_running_or_compose_app_is_refused_until_the_lab_can_set_its_variables() -> None:
+    data = _data()
+    data["start"] = {"external": True}
+    del data["source"]
+    with pytest.raises(UsageError, match="external and compose: not yet"):
+        sp.parse(data, EXAMPLE)
