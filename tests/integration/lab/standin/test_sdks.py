@@ -7,19 +7,13 @@ No retries (max_retries=0): one call, one record."""
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
-import sys
 import urllib.request
-from collections.abc import Iterator
 
 import anthropic
 import ollama
 import openai
 import pytest
 
-from lab.common.wait import wait_until
-from tests.helpers import free_ports
 
 MSGS = [
     {"role": "user", "content": "I am Ada"},
@@ -29,29 +23,15 @@ MSGS = [
 REPLY = 'Turn 2 as I see it. You first said "I am..."; just now you said "probe t-sdk: who am...".'
 
 
-@pytest.fixture(scope="module")
-def base() -> Iterator[str]:
-    port = free_ports(1)[0]
-    proc = subprocess.Popen([sys.executable, "-m", "lab.standin", "--port", str(port)], stdout=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until(lambda: urllib.request.urlopen(url + "/_lab/health", timeout=2).status == 200, what="the stand-in")
-        yield url
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=10)
+@pytest.fixture
+def base(port: int) -> str:
+    return f"http://127.0.0.1:{port}"
 
 
 def _plan(base: str, **behaviour: object) -> None:
     data = json.dumps({"match": "t-sdk", **behaviour}).encode()
     req = urllib.request.Request(base + "/_lab/plans", data=data, headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(req, timeout=5) as r:
-        assert r.status == 200
-
-
-@pytest.fixture(autouse=True)
-def no_plans(base: str) -> None:
-    with urllib.request.urlopen(urllib.request.Request(base + "/_lab/plans", method="DELETE"), timeout=5) as r:
         assert r.status == 200
 
 

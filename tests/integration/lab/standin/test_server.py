@@ -8,16 +8,12 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
-import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from lab.common.wait import wait_until
-from tests.helpers import free_ports
 
 ADA = "Hi, I am Ada and I like chess"
 HISTORY = [
@@ -26,24 +22,6 @@ HISTORY = [
     {"role": "user", "content": "probe trial-9 turn 2: what is my name?"},
 ]
 REPLY = 'Turn 2 as I see it. You first said "Hi, I am Ada and I like..."; just now you said "probe trial-9 turn 2: what is my...".'
-
-
-@pytest.fixture(scope="module")
-def port() -> Iterator[int]:
-    p = free_ports(1)[0]
-    proc = subprocess.Popen([sys.executable, "-m", "lab.standin", "--port", str(p)], stdout=subprocess.DEVNULL)
-    try:
-        health = wait_until(lambda: _get(p, "/_lab/health"), what="the stand-in answering", timeout_s=20)
-        assert health["protocols"] == ["anthropic_messages", "ollama_chat", "openai_chat", "openai_responses"]
-        yield p
-    finally:
-        proc.send_signal(signal.SIGTERM)  # its default disposition: the process ends
-        assert proc.wait(timeout=10) == -signal.SIGTERM
-
-
-@pytest.fixture(autouse=True)
-def no_plans(port: int) -> None:
-    _call(port, "DELETE", "/_lab/plans")
 
 
 @contextlib.contextmanager
