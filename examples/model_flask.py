@@ -7,8 +7,9 @@ back with LRANGE and reversed). The page mints its own thread id and sends it as
     REDIS_URL=redis://127.0.0.1:16380/0 OPENAI_BASE_URL=http://127.0.0.1:18411/v1 \\
     OPENAI_API_KEY=x WEB_CONCURRENCY=2 python -m gunicorn -b 127.0.0.1:18196 --chdir examples model_flask:app
 
-Correct by default: every turn's prompt is the history read from Redis, and the turn is stored
-(question and answer, with the TTL, in one MULTI) before the answer is sent.
+Correct by default: every turn's prompt is the history read from Redis; the user's message is
+stored before the model is called and the reply once it answers (each with the TTL, in one MULTI),
+both before the answer is sent; a model error is answered 502 with the message kept.
 
 MODEL_APP_BUGS=worker_memory: each worker keeps its own copy of a thread's messages ("memory",
 loaded from Redis the first time the worker sees the thread, then appended to as it answers),
@@ -16,6 +17,10 @@ and builds the prompt from it. Redis and the history the page reads stay whole; 
 the copy is right too. With two, a worker that did not answer the last turn prompts the model
 without it -> the model is told less than the user was acknowledged (model_told_less), and the
 page shows nothing wrong.
+
+MODEL_APP_BUGS=store_after_model: the message and the reply stored together once the model has
+answered (a common shape: one write per exchange). A model error (a 429) answers 502 and the
+user's message is never stored -> lost_after_model_error.
 
 MODEL_APP_WINDOW_TURNS=N (a design, not a bug): the model is given the newest N turns only; the
 lab reports a context window of N and no defect.
@@ -29,10 +34,11 @@ import time
 
 import redis
 from flask import Flask, jsonify, request
+import openai
 from openai import OpenAI
 
 BUGS = {b.strip() for b in os.environ.get("MODEL_APP_BUGS", "").split(",") if b.strip()}
-KNOWN_BUGS = {"worker_memory"}
+KNOWN_BUGS = {"worker_memory", "store_after_model"}
 if BUGS - KNOWN_BUGS:
     raise SystemExit(f"MODEL_APP_BUGS: unknown {sorted(BUGS - KNOWN_BUGS)}; known: {sorted(KNOWN_BUGS)}")
 TTL_S = int(os.environ.get("MODEL_APP_TTL_S", "3600"))
@@ -56,6 +62,15 @@ def _load(thread: str) -> list[dict[str, str]]:
     # LangChain's layout: newest first in the list, each {"type": ..., "data": {"content": ...}}.
     rows = [json.loads(raw) for raw in store.lrange(_key(thread), 0, -1)]
     return [{"type": r["type"], "content": r["data"]["content"]} for r in reversed(rows)]
+
+
+def _push(thread: str, *rows: dict[str, object]) -> None:
+    """Rows appended with the TTL renewed, in one MULTI."""
+    with store.pipeline(transaction=True) as p:
+        for row in rows:
+            p.lpush(_key(thread), json.dumps(row))
+        p.expire(_key(thread), TTL_S)
+        p.execute()
 
 
 def _thread() -> str | None:
@@ -87,14 +102,16 @@ def chat():  # type: ignore[no-untyped-def]
     messages = [{"role": "system", "content": SYSTEM}]
     messages += [{"role": "user" if m["type"] == "human" else "assistant", "content": m["content"]} for m in told]
     messages.append({"role": "user", "content": text})
-    answer = client.chat.completions.create(model=MODEL, messages=messages)  # type: ignore[arg-type]
+    human = {"type": "human", "data": {"content": text}}
+    if "store_after_model" not in BUGS:
+        _push(thread, human)  # kept whatever the model does: the user sees it after a refresh
+    try:
+        answer = client.chat.completions.create(model=MODEL, messages=messages)  # type: ignore[arg-type]
+    except openai.APIError as exc:  # a rate limit, a provider's 5xx, a broken connection
+        return jsonify(error=f"the model did not answer ({type(exc).__name__}); send it again"), 502
     reply = answer.choices[0].message.content or ""
-    rows = [{"type": "human", "data": {"content": text}}, {"type": "ai", "data": {"content": reply}}]
-    with store.pipeline(transaction=True) as p:
-        for row in rows:
-            p.lpush(_key(thread), json.dumps(row))
-        p.expire(_key(thread), TTL_S)
-        p.execute()
+    ai = {"type": "ai", "data": {"content": reply}}
+    _push(thread, *([human, ai] if "store_after_model" in BUGS else [ai]))
     if "worker_memory" in BUGS:
         past += [{"type": "human", "content": text}, {"type": "ai", "content": reply}]
     return jsonify(reply=reply, at=time.time())

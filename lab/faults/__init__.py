@@ -30,6 +30,7 @@ from lab.faults import (  # noqa: F401  (modules register themselves)
     backend_restart,
     ack_lost,
     redis_net_disconnect,
+    model_error,
 )
 
 __all__ = ["REGISTRY", "Fault", "FaultNotConfirmed", "Targets", "ToxicFault", "check_mode", "make", "register"]

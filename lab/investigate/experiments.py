@@ -1,6 +1,6 @@
 """The experiments of `lab investigate`: fault x refresh point x turns, each there for the
 causes it can expose (its ``why``). Plain data; a trial id's experiment number indexes the full
-plan (lab.investigate.run.full_plan), so a replay names the same experiment whatever --only chose."""
+plan (full_plan), so a replay names the same experiment whatever --only chose."""
 
 from __future__ import annotations
 
@@ -109,20 +109,46 @@ DEFAULT = (
         "a double click: the last message sent twice at once under its id; an append not idempotent by id "
         "stores it twice",
     ),
+    (
+        "model_error",
+        (("kind", "rate_limit"),),
+        "settled",
+        "",
+        "model",
+        "the model answers one send's call with a 429 (a provider under load): a user's message stored "
+        "only once the model has answered is gone after the refresh",
+    ),
 )
 
 
-def default_plan(turns: int, streams: bool = False, ids: bool = False) -> list[Experiment]:
+def default_plan(turns: int, streams: bool = False, ids: bool = False, model: bool = False) -> list[Experiment]:
     """Each experiment is there for the causes it can expose (the `why`). ``streams``: the
     spec has a [stream] section, so a reply can be cut mid-stream. ``ids``: the API takes a
     message id and the lab's page drives it, so a double submit is one message sent twice (an
-    app with no ids cannot tell a double click from two equal messages: not judged there)."""
-    has = {"": True, "streams": streams, "ids": ids}
+    app with no ids cannot tell a double click from two equal messages: not judged there).
+    ``model``: the spec has [model], so the stand-in can answer a call with an error."""
+    has = {"": True, "streams": streams, "ids": ids, "model": model}
     return [
         Experiment(fault, params, refresh, long_turns(turns) if length == "long" else turns, why)
         for fault, params, refresh, length, needs, why in DEFAULT
         if has[needs]
     ]
+
+
+def for_spec(spec: "Spec", turns: int) -> list[Experiment]:
+    """The default plan for what the spec has: a stream to cut, message ids, a model to fail."""
+    return default_plan(turns, spec.streams, uses_ids(spec), spec.model is not None)
+
+
+def full_plan(spec: "Spec", turns: int) -> list[Experiment]:
+    """Every experiment, default and opt-in: a trial id's experiment number indexes this list,
+    so a replay command names the same experiment whatever --only chose."""
+    return for_spec(spec, turns) + optional_plan(turns)
+
+
+def uses_ids(spec: "Spec") -> bool:
+    """The lab sends message ids: the API takes one and the lab's page drives it."""
+    return bool(spec.chat.id_field) and spec.page is None
 
 
 def long_turns(turns: int) -> int:
@@ -137,7 +163,7 @@ def only_filter(spec: "Spec", text: str, where: str) -> Callable[[Experiment], b
     wanted = {f.strip() for f in text.split("|") if f.strip()}
     if not wanted:
         return None
-    plan = default_plan(3, streams=True, ids=True) + optional_plan(3)
+    plan = default_plan(3, streams=True, ids=True, model=True) + optional_plan(3)
     known = {e.fault for e in plan} | {e.refresh for e in plan}
     if wanted - known:
         raise UsageError(
@@ -154,5 +180,10 @@ def only_filter(spec: "Spec", text: str, where: str) -> Callable[[Experiment], b
         raise UsageError(
             f"--only {text!r}: mid_stream needs a [stream] or [transport] section in {where}",
             "add [stream] with the request fields that make the answer stream, e.g. request = { stream = true }",
+        )
+    if "model_error" in wanted and spec.model is None:
+        raise UsageError(
+            f"--only {text!r}: model_error needs a [model] section in {where} (the stand-in model answers the app)",
+            'add [model] with the protocol the app speaks, e.g. protocols = ["openai_chat"] (docs/model.md)',
         )
     return lambda e: e.fault in wanted or e.refresh in wanted

@@ -50,17 +50,6 @@ DEFAULT_CONCURRENCY = 6  # trials at once (each its own pooled browser context)
 TOP_UP_FACTOR = 3
 
 
-def full_plan(spec: Spec, turns: int) -> list[Experiment]:
-    """Every experiment, default and opt-in: a trial id's experiment number indexes this list,
-    so a replay command names the same experiment whatever --only chose."""
-    return experiments.default_plan(turns, spec.streams, uses_ids(spec)) + experiments.optional_plan(turns)
-
-
-def uses_ids(spec: Spec) -> bool:
-    """The lab sends message ids: the API takes one and the lab's page drives it."""
-    return bool(spec.chat.id_field) and spec.page is None
-
-
 def trial_seed(seed: int, exp_no: int, k: int) -> int:
     """A trial's own seed: a pure function of the run's seed and the trial's place in the plan."""
     return random.Random(f"{seed}/{exp_no}/{k}").randrange(1 << 31)
@@ -329,7 +318,7 @@ def run(
     runs: int = 5,
     concurrency: int = DEFAULT_CONCURRENCY,
 ) -> int:
-    everything = list(enumerate(full_plan(spec, turns)))
+    everything = list(enumerate(experiments.full_plan(spec, turns)))
     seed = seed if seed is not None else random.SystemRandom().randrange(1 << 31)
     if replay is not None:
         no, _k = parse_trial_id(replay)
@@ -340,7 +329,7 @@ def run(
             )
         plan, trials = [everything[no]], runs
     elif only is None:
-        n = len(experiments.default_plan(turns, spec.streams, uses_ids(spec)))
+        n = len(experiments.for_spec(spec, turns))
         plan = everything[:n]
     else:
         plan = [(i, e) for i, e in everything if only(e)]

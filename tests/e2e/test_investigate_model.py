@@ -5,7 +5,9 @@ behind its own Toxiproxy link, records every call, and judges what each was told
 - worker_memory on two workers: the model is told less than the user was acknowledged while
   Redis held it -> model_told_less and nothing else (the page and the key are fine);
 - a window of the newest 2 turns, no bug: reported as a context window, no defect drawn;
-- correct, and the same bug on one worker: no anomaly (the copy is right with one worker)."""
+- store_after_model under a 429 for one send: the user's message never written -> lost_after_model_error
+  and nothing else;
+- correct (under the 429 too), and worker_memory on one worker: no anomaly."""
 
 from __future__ import annotations
 
@@ -17,7 +19,10 @@ from tests.helpers import ROOT
 
 MODEL_APP = ROOT / "examples" / "model-flask.toml"
 RUN = ("--only", "none", "--turns", "4", "--trials", "4")
-SHORT = ("--only", "none", "--turns", "4", "--trials", "2")  # what no trial may show needs fewer
+# One fault-free experiment (a refresh point with no fault and no long conversation) is enough
+# where every call tells the same story (a window) or none may show anything (silence).
+SHORT = ("--only", "browser_restart", "--turns", "4", "--trials", "3")
+MODEL_ERROR = ("--only", "model_error", "--turns", "3", "--trials", "3")
 
 
 def test_a_per_worker_memory_tells_the_model_less_and_nothing_else(tmp_path: Path) -> None:
@@ -43,11 +48,26 @@ def test_a_context_window_is_reported_as_a_design_and_no_defect(tmp_path: Path) 
     assert "a context window: every call carried the newest 2 turns" in out, out
 
 
+def test_a_message_stored_only_after_the_model_answered_is_lost_to_a_model_error(tmp_path: Path) -> None:
+    code, out, results = _investigate(
+        tmp_path, *MODEL_ERROR, "--set", "start.env.MODEL_APP_BUGS=store_after_model", spec=MODEL_APP
+    )
+    assert code == 1, out
+    found = {d["code"]: d for d in results["diagnoses"]}
+    assert set(found) == {"lost_after_model_error"}, out
+    d = found["lost_after_model_error"]
+    assert d["k"] == d["n"] == 3, d  # the app's code path, not a race: every trial
+    assert "answered with the injected error, the app answered 502" in d["evidence"], d
+    trials = json.loads(sorted((tmp_path / "reports").glob("*/trials.json"))[-1].read_text())
+    assert {t["fault_evidence"] for t in trials} == {
+        "a call through the model proxy was answered HTTP 429 (rate_limit)"
+    }
+
+
 def test_one_worker_or_no_bug_tells_the_model_everything(tmp_path: Path) -> None:
-    for name, args in (
-        ("correct", ()),
-        ("one-worker", ("--set", "start.env.MODEL_APP_BUGS=worker_memory", "--set", "start.env.WEB_CONCURRENCY=1")),
-    ):
+    one_worker = ("--set", "start.env.MODEL_APP_BUGS=worker_memory", "--set", "start.env.WEB_CONCURRENCY=1")
+    for name, args in (("correct", ("--only", "browser_restart|model_error")), ("one-worker", one_worker)):
+        # correct: under the 429 too (answered 502, the message kept)
         code, out, results = _investigate(tmp_path / name, *SHORT, *args, spec=MODEL_APP)
         assert code == 0 and results["diagnoses"] == [] and "No anomaly found" in out, (name, out)
-        assert results["model"]["calls"] >= 6 * 4, (name, results["model"])
+        assert results["model"]["calls"] >= 3 * 4 - 1, (name, results["model"])  # -1: a 429 is a call too

@@ -26,6 +26,7 @@ def test_every_fault_module_is_registered() -> None:
             "backend_restart",
             "ack_lost",
             "redis_net_disconnect",
+            "model_error",
         ]
     )
 

@@ -62,3 +62,16 @@ def test_a_running_or_compose_app_is_refused_until_the_lab_can_set_its_variables
     del data["source"]
     with pytest.raises(UsageError, match="external and compose: not yet"):
         sp.parse(data, EXAMPLE)
+
+
+def test_model_error_is_in_the_plan_only_for_a_spec_with_model() -> None:
+    from lab.investigate import experiments
+
+    spec = sp.load(EXAMPLE)
+    assert "model_error" in {e.fault for e in experiments.for_spec(spec, 3)}
+    data = _data()
+    del data["model"]
+    bare = sp.parse(data, EXAMPLE)
+    assert "model_error" not in {e.fault for e in experiments.for_spec(bare, 3)}
+    with pytest.raises(UsageError, match=r"model_error needs a \[model\] section"):
+        experiments.only_filter(bare, "model_error", "the spec")

@@ -1,0 +1,49 @@
+"""The user's message is stored only once the model has answered: when the model fails (a 429, a
+500, an overload) the message the user sent -- and saw on the page -- is never written, and a
+refresh shows it gone. Drawn only where the app stores every other turn of the trial (so it is
+not a store that loses turns anyway) and the call for that send was answered with the error."""
+
+from __future__ import annotations
+
+from lab.diagnoses import Diagnosis, Evidence, Judged, few, ids, register
+from lab.model import context
+from lab.model.history import Send
+from lab.model.store import never_written
+
+
+def _erred(j: Judged, s: Send) -> bool:
+    """The model call made for this send was answered with the injected error."""
+    return any(c.get("outcome") == "error" and context.served(j.trial, c) is s for c in j.trial.model_calls or [])
+
+
+def _gone(j: Judged) -> list[Send]:
+    never = never_written(j.trial)
+    if never is None:  # no record, or one the lab cannot search: it cannot say what was written
+        return []
+    if any(s.turn in never for s in j.trial.sends if not s.under_fault and s.outcome == "ok"):
+        return []  # the app loses turns without the model failing: another cause
+    return [s for s in j.trial.sends if s.under_fault and s.turn in never and _erred(j, s)]
+
+
+@register("lost_after_model_error", needs=("model", "store"))
+def diagnose(ev: Evidence) -> Diagnosis | None:
+    pool = [
+        j for j in ev.judged if j.trial.fault == "model_error" and j.trial.model_calls and j.trial.store is not None
+    ]
+    hit = [(j, gone) for j in pool if (gone := _gone(j))]
+    if not hit:
+        return None
+    j0, gone0 = hit[0]
+    s0 = gone0[0]
+    return Diagnosis(
+        "lost_after_model_error",
+        "the user's message is stored only once the model has answered: when the model fails (a rate "
+        "limit, a server error) the message the user sent is never written, and a refresh shows it gone "
+        "-- store it before calling the model",
+        f"in trial {j0.id} the model's call for turn {s0.turn} was answered with the injected error, the "
+        f"app answered {s0.status or s0.reason}, and no command wrote the message to Redis (MONITOR), while "
+        f"every other turn was stored; in {len(hit)}/{len(pool)} trials with a model error ({few(ids(j for j, _ in hit))})",
+        len(hit),
+        len(pool),
+        [j.id for j, _ in hit],
+    )
