@@ -15,7 +15,9 @@ else common routes (POST /chat, /api/chat, /api/send ...; GET /history, /api/mes
 One real message and one history read then fix the reply's field, the history's shape and
 order, the session (a cookie the app sets, or an id from a create call) and the Redis key
 named after it. A login found in OpenAPI takes its values from environment variables
-(LAB_LOGIN_<FIELD>): set them before the run.
+(LAB_LOGIN_<FIELD>): set them before the run. An app whose --env or named source file names a
+model SDK (OPENAI_BASE_URL, `from openai`, anthropic, ollama) gets [model]: the probe's messages
+then go to the lab's stand-in model, not to a real provider.
 
 The spec is written with the evidence of every value, and what could not be inferred is left
 as a line marked COULD NOT INFER -- or, at a terminal (or with --ask), asked one question each.

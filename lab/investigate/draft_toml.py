@@ -9,7 +9,7 @@ from typing import Any
 
 from lab.investigate.draft import Draft
 
-ORDER = ("start", "http", "auth", "session", "transport", "chat", "history", "redis")
+ORDER = ("start", "http", "auth", "session", "transport", "chat", "history", "redis", "model")
 _BARE = re.compile(r"^[A-Za-z0-9_-]+$")
 
 

@@ -21,6 +21,7 @@ from lab.common.signals import interrupt_on
 from lab.investigate import redaction, spec as sp, target
 from lab.investigate.draft import Draft
 from lab.investigate.draft_probe import probe
+from lab.investigate.draft_model import propose
 from lab.investigate.draft_toml import render
 
 EXIT_CHECKED, EXIT_CHECK_FAILED, EXIT_INCOMPLETE = 0, 1, 3
@@ -47,7 +48,7 @@ class Init:
     def run(self, cfg: LabConfig) -> int:
         d = self._started()
         spec = self._provisional(d)
-        from lab.investigate.link import link_for_spec
+        from lab.investigate.link import link_for_spec, model_for
 
         link = link_for_spec(spec, cfg)
         busy = UsageError(f"a lab investigate or lab init is running on {link.run_dir}", "wait for it to end")
@@ -63,7 +64,13 @@ class Init:
             interrupt_on((signal.SIGTERM, signal.SIGHUP)),
         ):
             self.stdout = redact.writer(self.stdout)  # bound before the run: sys.stdout's Writer misses it
-            with link, target.running(spec, link.run_dir, cfg.host, cfg.ports["redis_proxy"], link):
+            with (
+                link,
+                model_for(spec, link, self.say) as model,
+                target.running(
+                    spec, link.run_dir, cfg.host, cfg.ports["redis_proxy"], link, model.url if model else None
+                ),
+            ):
                 probe(spec.http.base_url, d, os.environ.get, lambda text: _keys(link.cfg.redis_url, text))
         if d.unknown and self.ask:
             self._ask(d)
@@ -137,6 +144,9 @@ class Init:
         d.put("start", "cwd", os.path.relpath(self.cwd, self.out.resolve().parent), "")
         d.put("start", "env", {**DEFAULT_ENV, **self.env}, "")
         d.put("http", "port", self.port, "")
+        calls = propose(self.command, self.cwd, self.env)
+        if calls is not None:  # the probe's own messages go to the stand-in, not a real provider
+            d.put("model", "protocols", calls[0], calls[1] + ": the app calls a model (docs/model.md)")
         return d
 
     def _provisional(self, d: Draft) -> sp.Spec:
@@ -147,6 +157,7 @@ class Init:
             "http": {"port": self.port, "cookie": "unknown"},
             "chat": {"path": "/"},
             "history": {"path": "/"},
+            **({"model": dict(d.sections["model"])} if "model" in d.sections else {}),
         }
         return sp.parse(data, self.out)
 
