@@ -59,11 +59,33 @@ def configure(config: pytest.Config) -> None:
     config.stash[trials_key] = []
     if hasattr(config.option, "base_url"):  # pytest-base-url (pytest-playwright's base_url)
         config.option.base_url = spec.http.base_url
+    config.pluginmanager.register(_LabBrowser(), "chaoslab-browser")
     n = config.getoption("--lab-trials")
     if n is not None:
         if not hasattr(config.option, "count"):
             raise pytest.UsageError("--lab-trials needs pytest-repeat (pip install pytest-repeat), or use --count")
         config.option.count = n
+
+
+class _LabBrowser:
+    """Under --lab-target, the user's unchanged pytest-playwright test drives the lab's Chromium
+    (Debian's, as the lab's own commands do) where its launch arguments choose none: Playwright's
+    own browser is often not installed (no download: "Executable doesn't exist ... playwright
+    install") and the lab's verdicts do not depend on which Chromium runs. An executable_path or
+    a channel the user set is kept. Registered only with --lab-target: without it the plugin
+    overrides nothing."""
+
+    @pytest.fixture(scope="session")
+    def browser_type_launch_args(self, browser_type_launch_args: dict[str, Any]) -> dict[str, Any]:
+        if browser_type_launch_args.get("executable_path") or browser_type_launch_args.get("channel"):
+            return browser_type_launch_args
+        from lab.common.errors import UsageError
+        from lab.driver.browser import executable
+
+        try:
+            return {**browser_type_launch_args, "executable_path": executable()}
+        except UsageError:  # no system Chromium: Playwright's own, if it is installed
+            return browser_type_launch_args
 
 
 @dataclass

@@ -102,7 +102,6 @@ def test_pytest_lab_target_keeps_the_login_secret(tmp_path: Path, password: str)
     token."""
     user = tmp_path / "user"
     user.mkdir()
-    (user / "conftest.py").write_text((ROOT / "examples" / "pytest_user" / "conftest.py").read_text())
     (user / "test_login.py").write_text(USER_TEST)
     env, port = _env(tmp_path)
     cmd = [sys.executable, "-m", "pytest", str(user), "--lab-target", str(REST), "-p", "no:cacheprovider"]
