@@ -207,4 +207,6 @@ def model_side(done: list[TrialOutcome]) -> dict[str, Any]:
                 f"; a context window: every call carried the newest {n} turn{'s' if n != 1 else ''} "
                 "and left out the older ones -- a design of the app, not lost history"
             )
+        elif not any(x.missing for x in told):
+            what += f"; none was told less than the user had been acknowledged: {dg.rate_words(0, len(judged))}"
     return {"calls": len(told), "trials": len(judged), "context_window": n, "what": what}

@@ -71,3 +71,4 @@ def test_one_worker_or_no_bug_tells_the_model_everything(tmp_path: Path) -> None
         code, out, results = _investigate(tmp_path / name, *SHORT, *args, spec=MODEL_APP)
         assert code == 0 and results["diagnoses"] == [] and "No anomaly found" in out, (name, out)
         assert results["model"]["calls"] >= 3 * 4 - 1, (name, results["model"])  # -1: a 429 is a call too
+        assert "none was told less than the user had been acknowledged: 0/" in out, (name, out)
