@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from lab.common.config import PORT_ENV
 from tests.conftest import FIXED_PORTS, MAX_WORKERS, ONE_WORKER, worker_env
 
 
 def test_every_worker_has_ports_and_a_run_folder_of_its_own() -> None:
     envs = [worker_env(w) for w in range(MAX_WORKERS)]
     ports = [v for e in envs for k, v in e.items() if k.endswith("_PORT")]
-    assert len(ports) == len(set(ports)) == 5 * MAX_WORKERS
+    assert len(ports) == len(set(ports)) == len(PORT_ENV) * MAX_WORKERS  # every lab port, the model's too
     assert len({e["LAB_RUN_DIR"] for e in envs}) == MAX_WORKERS
     assert {int(p) for p in ports} == FIXED_PORTS
 
