@@ -2,7 +2,7 @@
 prompt's history came from a copy that lags the store (a cache, a worker's own memory, a read
 that raced a write), not from the key as it stood -- distinct from a storage loss (the store did
 not hold the turn: acked_lost and its kin) and from a design that keeps the newest turns (a
-context window, a token budget: lab.model.context.keeps_newest)."""
+context window, a token budget, a fixed number of turns picked by relevance: lab.model.context)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
     pool = [j for j in ev.judged if j.trial.model_calls and j.trial.store is not None]
     told = {j.id: context.judge(j.trial) for j in pool}
     every = [x for j in pool for x in told[j.id]]
-    if not every or context.window(every) is not None:
-        return None  # a fixed window is a design fact (reported beside the results), not a defect
+    if not every or context.fixed_size(every) is not None:
+        return None  # a window, or any selection of fixed size: a design (reported beside the results)
     fixed = context.fixed_texts([c for j in pool for c in j.trial.model_calls or []])
     hit: list[tuple[Judged, context.Told, list[int]]] = []
     for j in pool:

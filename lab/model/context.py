@@ -91,25 +91,35 @@ def window(judged: list[Told]) -> int | None:
     return n
 
 
-def keeps_newest(told: Told) -> bool:
-    """The turns the call was given are the newest of those it should have had: what a context
-    window, a token budget or an app with no memory at all gives (a design, not a lag)."""
-    given = [x for x in told.expected if x not in told.missing]
-    return told.expected[len(told.expected) - len(given) :] == given
-
-
 def lagging(told: Told, peers: list[Told]) -> bool:
-    """Told less in a way no design of the prompt explains: a newer turn left out while an older
-    one was given (a copy that lags the store: a cache, a worker's own memory, a read that raced
-    a write); or nothing given where another call (``peers``) with as many turns to carry was
-    given all of them -- a design is a function of the conversation, the same length of it gets
-    the same context."""
+    """Told less the way a copy that lags the store tells it: the conversation as it stood at an
+    earlier moment -- its oldest turns, up to one, and none after (a cache, a worker's own
+    memory, a read that raced a write); or nothing given where another call (``peers``) with as
+    many turns to carry was given all of them (a design is a function of the conversation: the
+    same length of it gets the same context). Anything else is not claimed: the newest turns
+    kept is a window or a token budget, and a subset that is neither end is what a memory that
+    picks turns by relevance gives."""
     if not told.missing:
         return False
-    if not keeps_newest(told):
-        return True
-    nothing = len(told.missing) == len(told.expected)
-    return nothing and any(len(p.expected) == len(told.expected) and not p.missing for p in peers)
+    given = [x for x in told.expected if x not in told.missing]
+    if given:
+        return given == told.expected[: len(given)]
+    return any(len(p.expected) == len(told.expected) and not p.missing for p in peers)
+
+
+def fixed_size(judged: list[Told]) -> int | None:
+    """A selection of fixed size: every call told less kept the same number K of the turns it
+    should have had, and no call carried more than K -- what a design gives (a window, the first
+    N turns, the K most relevant), whichever turns it picks. None where the calls do not fit one
+    K (or none was told less)."""
+    short = [j for j in judged if j.missing]
+    kept = {len(j.expected) - len(j.missing) for j in short}
+    if len(kept) != 1:
+        return None
+    k = kept.pop()
+    if k == 0 or any(len(j.expected) > k for j in judged if not j.missing):
+        return None
+    return k
 
 
 def carries_other(call: dict[str, Any], t: Trial, fixed: set[str]) -> bool:

@@ -68,6 +68,10 @@ def test_designs_summaries_and_storage_losses_are_not_drawn() -> None:
     assert codes(window) == []
     budget = [_trial("b1", {4: [3]}), _trial("b2", {4: [2, 3]})]  # the newest that fit: a suffix
     assert codes(budget) == []
+    relevance = _trial("rel", {4: [1, 3]})  # neither end: what a memory picking by relevance gives
+    assert codes([relevance, _trial("whole", {})]) == []
+    first_two = [_trial(f"f{i}", {4: [1, 2]}) for i in range(3)]  # the first 2 turns, in every call
+    assert codes(first_two) == []
     summary = _trial("sum", {4: [1, 2]}, extra="Summary so far: the user probed twice.")
     assert codes([summary, _trial("whole", {})]) == []
     unstored = _trial("lost", {4: [1, 2]}, stored=False)  # Redis never held turn 3: not a copy's lag
