@@ -18,7 +18,7 @@ from tests.e2e.test_investigate import _investigate
 from tests.helpers import ROOT
 
 MODEL_APP = ROOT / "examples" / "model-flask.toml"
-RUN = ("--only", "none", "--turns", "4", "--trials", "4")
+RUN = ("--only", "none", "--turns", "4", "--trials", "3")  # the 16-turn conversation lags near-surely
 # One fault-free experiment (a refresh point with no fault and no long conversation) is enough
 # where every call tells the same story (a window) or none may show anything (silence).
 SHORT = ("--only", "browser_restart", "--turns", "4", "--trials", "3")
@@ -31,9 +31,9 @@ def test_a_per_worker_memory_tells_the_model_less_and_nothing_else(tmp_path: Pat
     found = {d["code"]: d for d in results["diagnoses"]}
     assert set(found) == {"model_told_less"}, out
     d = found["model_told_less"]
-    assert 2 <= d["k"] <= d["n"] == 12, d  # a race (the kernel picks the worker): its rate, never one trial
+    assert 2 <= d["k"] <= d["n"] == 9, d  # a race (the kernel picks the worker): its rate, never one trial
     assert "had been acknowledged and in Redis before that send left" in d["evidence"], d
-    assert results["model"]["calls"] >= 12 * 4 and results["model"]["context_window"] is None, results["model"]
+    assert results["model"]["calls"] >= 9 * 4 and results["model"]["context_window"] is None, results["model"]
     # The stand-in really served the app: its calls went through the model proxy, and its
     # replies are the page's (the reply of a call told less says so).
     trials = json.loads(sorted((tmp_path / "reports").glob("*/trials.json"))[-1].read_text())
