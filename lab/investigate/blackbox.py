@@ -180,7 +180,10 @@ class Prober:
         if self.model is not None:
             # After the settled read: every call a send made has ended by now (its reply was
             # read), and a call still running is none the trial's sends waited for.
-            t.model_calls = await asyncio.to_thread(self.model.calls, [s.text for s in t.sends])
+            # Only the calls since the trial's first send (less a second of clock grain): the
+            # record grows with the run, and a long one would be read whole after every trial.
+            since = min((s.t_invoke for s in t.sends if s.t_invoke), default=0.0) - 1.0
+            t.model_calls = await asyncio.to_thread(self.model.calls, [s.text for s in t.sends], max(since, 0.0))
         # A trial with no acknowledged send is the checker's to call unknown (lab.model.checker).
         if t.refresh == "mid_stream" and any(s.outcome == "ok" for s in t.sends):
             last = t.sends[-1]
