@@ -193,6 +193,8 @@ class Prober:
                 t.unknown = (
                     f"the last reply came whole in its first chunk ({last.ms or 0:.0f} ms): nothing was cut mid-stream"
                 )
+            elif self.spec.page is None and self.spec.transport is None:  # the lab page's own cut
+                t.unknown = t.unknown or cut.finished_before_cut(t)
 
     @staticmethod
     def _phase(t: Trial, name: str) -> None:

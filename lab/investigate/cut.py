@@ -35,6 +35,7 @@ from lab.investigate import app_frames
 from lab.investigate.spec import Spec
 from lab.model.history import Trial
 from lab.model.placement import place
+from lab.model.store import CLOCK_GRAIN_S, first_writes
 
 SETTLE_S = 5.0  # how long the network may take to report the cut connection's end
 # A cut must land within this fraction of the shortest earlier reply's stream to count: reply
@@ -98,6 +99,27 @@ def stored_before(before: list[bytes], final: list[bytes], t: Trial) -> str | No
     return (
         "the key already held the cut turn's reply, as stored in the end, when the cut's reload began: "
         "the app had finished the reply before the cut (the mid-stream window was not tested)"
+    )
+
+
+def finished_before_cut(t: Trial) -> str | None:
+    """The store's record against the lab page's own cut (an HTTP answer read to its first chunk,
+    then aborted): the cut turn was first written after that first chunk came and before the
+    abort -- the app had streamed the reply to its end and stored the turn before the cut reached
+    it (a busy machine's page reads late; seen under a CI runner's load with an instant stream).
+    The cut tested nothing. A turn written before the first chunk (an app that stores, then
+    streams) or after the abort (one that goes on when the client leaves) is judged. The turn's
+    first write is the one carrying its question (a streamed reply's text is the app's format)."""
+    last = t.sends[-1] if t.sends else None
+    if t.store is None or last is None or not last.cut or last.ms is None or not last.t_complete:
+        return None
+    written = first_writes(t).get(last.turn)
+    first_chunk = last.t_invoke + last.ms / 1000
+    if written is None or not first_chunk + CLOCK_GRAIN_S < written[0] < last.t_complete - CLOCK_GRAIN_S:
+        return None
+    return (
+        f"the cut turn was stored {(last.t_complete - written[0]) * 1000:.0f} ms before the cut's abort, "
+        "after the reply's first chunk: the app had finished the stream (the mid-stream window was not tested)"
     )
 
 

@@ -67,3 +67,30 @@ def test_a_reply_written_after_the_cut_or_never_is_judged() -> None:
     # Never written (the bug the cut exposes): the same key before and after, no reply shown.
     same = [b"u1", b"a1", b"u2"]
     assert stored_before(same, list(same), _cut_trial(WHOLE[:3])) is None
+
+
+def _lab_cut(written_after_start_s: float | None) -> Trial:
+    """The lab page's cut of turn 2: its request left at 2.0, its first chunk came at 2.05, the
+    abort at 2.20; the turn first written ``written_after_start_s`` after 2.0 (None: never)."""
+    t0 = 1_800_000_000.0
+    sends = []
+    for turn in (1, 2):
+        s = Send(f"t{turn}", f"chaoslab probe cut turn {turn} ef56", turn, streamed=True, t_invoke=t0 + turn, ms=50.0)
+        s.cut = turn == 2
+        s.complete("ok", 200, "", t0 + turn + (0.2 if turn == 2 else 0.1))
+        sends.append(s)
+    store = [{"t": t0 + 1.05, "conn": "c1", "cmd": "RPUSH", "args": [], "write": True, "user": [1], "reply": []}]
+    if written_after_start_s is not None:
+        w = {"t": t0 + 2 + written_after_start_s, "conn": "c1", "cmd": "RPUSH", "args": [], "write": True}
+        store.append({**w, "user": [2], "reply": []})
+    return Trial("c", sends=sends, store=store, refresh="mid_stream", turns=2)
+
+
+def test_a_turn_stored_between_the_first_chunk_and_the_abort_was_a_finished_stream() -> None:
+    from lab.investigate.cut import finished_before_cut
+
+    why = finished_before_cut(_lab_cut(0.10))  # after the first chunk (2.05), before the abort (2.20)
+    assert why is not None and "stored 100 ms before the cut's abort" in why, why
+    assert finished_before_cut(_lab_cut(0.01)) is None  # stored before its first chunk: stores, then streams
+    assert finished_before_cut(_lab_cut(0.50)) is None  # after the abort: it went on when the client left
+    assert finished_before_cut(_lab_cut(None)) is None  # never stored: the cut is the loss, judged
