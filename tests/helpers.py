@@ -81,7 +81,10 @@ def judged(cell: dict[str, Any], planned: int) -> int:
     Skips the test (saying why) when the machine let none be judged: nothing was tested."""
     import pytest  # only the tests that ask need it
 
-    assert cell["trials"] + cell["unknown"] == planned and len(cell["unknown_reasons"]) == cell["unknown"], cell
+    # Every trial it ran is judged or unknown with its reason; an unknown one may have been
+    # replaced by another (results.json lists both), so the run holds at least the planned count.
+    ran = cell["trials"] + cell["unknown"]
+    assert ran == len(cell["trial_ids"]) >= planned and len(cell["unknown_reasons"]) == cell["unknown"], cell
     assert all(cell["unknown_reasons"].values()), cell["unknown_reasons"]
     if not cell["trials"]:
         pytest.skip(f"{cell['cell_id']}: the machine let no trial be judged: {cell['unknown_reasons']}")

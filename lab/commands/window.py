@@ -20,7 +20,7 @@ from lab.commands.chaos import Progress
 from lab.common.signals import deferred, exit_code
 from lab.model.outcome import CellOutcome
 from lab.model.window import Point, lost, window_edge, window_words
-from lab.plan import shard
+from lab.plan import shard, sweeps
 from lab.plan.schedule import Cell, fault_text, plan_cell, profile_name
 from lab.plan.sweeps import Sweep
 from lab.report.window import terminal, write
@@ -58,12 +58,7 @@ class WindowRun:
         }
 
     def more(self, point: Point, tried: int) -> int:
-        """Trials to add to a point: the first round, then rounds while its interval is wide."""
-        if tried == 0:
-            return self.first
-        if point.width <= self.max_width or tried >= self.max_trials:
-            return 0
-        return min(self.first, self.max_trials - tried)
+        return sweeps.more_trials(tried, point.n, point.width, self.first, self.max_trials, self.max_width)
 
     def run(self, out: TextIO = sys.stdout) -> int:
         run_id = time.strftime("%Y%m%d-%H%M%S") + f"-{self.sweep.name}-s{self.seed}"

@@ -26,6 +26,7 @@ from lab.investigate.run import Investigation, parse_trial_id
 from lab.model.outcome import TrialOutcome
 from lab.model.window import Point, lost, window_edge, window_words
 from lab.plan.schedule import fault_text
+from lab.plan import sweeps
 from lab.plan.sweeps import Sweep
 from lab.report import EXIT_CLEAN, EXIT_INCONCLUSIVE
 from lab.report.window import terminal, write
@@ -77,8 +78,9 @@ class TargetWindow(Investigation):
         if tried == 0:
             return self.first
         value = self.value(dict(self.plan)[no])
-        wide = max(pts[value].width for pts in self.points(done).values())
-        return 0 if wide <= self.max_width or tried >= self.max_trials else min(self.first, self.max_trials - tried)
+        pts = [kind[value] for kind in self.points(done).values()]
+        wide, judged = max(p.width for p in pts), min(p.n for p in pts)
+        return sweeps.more_trials(tried, judged, wide, self.first, self.max_trials, self.max_width)
 
     async def _browse(self, targets: Targets, done: list[TrialOutcome]) -> None:
         async with pages.chromium() as browser:

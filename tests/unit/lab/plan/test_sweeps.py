@@ -86,3 +86,16 @@ def test_a_fault_onset_needs_a_one_send_fault_and_reaches_the_plan() -> None:
     assert plan.fault_onset_ms == 30 and 1 <= plan.fault_turn < cell.turns
     with pytest.raises(UsageError, match="fault_onset_ms needs a one-send fault"):
         Cell(("swallowed_errors",), "latency", "settled", knobs=(("fault_onset_ms", 10),))
+
+
+def test_a_points_unknown_trials_are_replaced_until_its_first_round_is_judged() -> None:
+    from lab.plan.sweeps import more_trials
+
+    args = {"first": 5, "max_trials": 5, "max_width": 0.5}
+    assert more_trials(0, 0, 1.0, **args) == 5  # the first round
+    assert more_trials(5, 1, 1.0, **args) == 4  # 4 unknown: replaced
+    assert more_trials(14, 3, 1.0, **args) == 1  # bounded: 3 x the most trials in all
+    assert more_trials(15, 3, 1.0, **args) == 0
+    assert more_trials(5, 5, 1.0, **args) == 0  # judged enough, at the most trials
+    wide = {"first": 5, "max_trials": 15, "max_width": 0.3}
+    assert more_trials(5, 5, 0.5, **wide) == 5 and more_trials(5, 5, 0.2, **wide) == 0  # a wide interval: more
