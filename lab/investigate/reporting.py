@@ -199,6 +199,7 @@ def model_side(done: list[TrialOutcome]) -> dict[str, Any]:
     judged = [o.trial for o in done if o.result.validity != "unknown" and o.trial.model_calls is not None]
     told = [x for t in judged for x in context.judge(t)]
     n = context.window(told)
+    k = context.fixed_size(told) if n is None else None  # a window is the newest-first kind of it
     what = ""
     if judged:
         what = f"{len(told)} model calls checked against the turns acknowledged before each"
@@ -207,7 +208,7 @@ def model_side(done: list[TrialOutcome]) -> dict[str, Any]:
                 f"; a context window: every call carried the newest {n} turn{'s' if n != 1 else ''} "
                 "and left out the older ones -- a design of the app, not lost history"
             )
-        elif (k := context.fixed_size(told)) is not None:
+        elif k is not None:
             what += (
                 f"; a selection of fixed size: every call told less carried {k} of the turns it should "
                 "have had, and none carried more -- a design of the app (the first turns, the most "
@@ -215,10 +216,4 @@ def model_side(done: list[TrialOutcome]) -> dict[str, Any]:
             )
         elif not any(x.missing for x in told):
             what += f"; none was told less than the user had been acknowledged: {dg.rate_words(0, len(judged))}"
-    return {
-        "calls": len(told),
-        "trials": len(judged),
-        "context_window": n,
-        "fixed_selection": context.fixed_size(told) if n is None else None,
-        "what": what,
-    }
+    return {"calls": len(told), "trials": len(judged), "context_window": n, "fixed_selection": k, "what": what}

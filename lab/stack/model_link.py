@@ -111,19 +111,6 @@ class ModelLink:
             every = json.loads(r.read())["calls"]
         return [c for c in every if any(t in _last_user(c) for t in wanted)]
 
-    def plan(self, **behaviour: Any) -> None:
-        """Set a behaviour (lab.standin.behaviour) for the calls whose last user message contains
-        ``match``."""
-        req = urllib.request.Request(
-            self.direct_url + "/_lab/plans",
-            data=json.dumps(behaviour).encode(),
-            headers={"Content-Type": "application/json"},
-            method="POST",
-        )
-        with urllib.request.urlopen(req, timeout=5) as r:
-            if r.status != 200:
-                raise LabError(f"the stand-in refused the plan {behaviour}: HTTP {r.status}")
-
 
 def _last_user(call: dict[str, Any]) -> str:
     return next((m["text"] for m in reversed(call.get("messages", [])) if m.get("role") == "user"), "")
