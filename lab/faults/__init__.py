@@ -31,6 +31,7 @@ from lab.faults import (  # noqa: F401  (modules register themselves)
     ack_lost,
     redis_net_disconnect,
     model_error,
+    model_cut,
 )
 
 __all__ = ["REGISTRY", "Fault", "FaultNotConfirmed", "Targets", "ToxicFault", "check_mode", "make", "register"]

@@ -22,7 +22,7 @@ from lab.investigate import app_frames, app_page, cut
 from lab.investigate.rows import answer
 from lab.investigate.spec import Spec
 from lab.plan.lockstep import Lockstep
-from lab.model import concurrency
+from lab.model import concurrency, context
 from lab.investigate.experiments import TWO_TAB_ROUNDS, Experiment
 from lab.investigate.keys import KeyReader, key_record
 from lab.investigate.store import StoreMonitor, fill
@@ -175,15 +175,15 @@ class Prober:
         self._phase(t, "refresh")
         t.final_rows = await settle.final_read(self.pages, ctx, t, self._as_rows)
         self._phase(t, "settle")
-        await self._redis_final(ctx, t)
-        self._phase(t, "key")
         if self.model is not None:
             # After the settled read: every call a send made has ended by now (its reply was
-            # read), and a call still running is none the trial's sends waited for.
-            # Only the calls since the trial's first send (less a second of clock grain): the
-            # record grows with the run, and a long one would be read whole after every trial.
+            # read). Before the store's record, which finds their replies in the app's writes.
+            # Only the calls since the trial's first send (less a second of clock grain).
             since = min((s.t_invoke for s in t.sends if s.t_invoke), default=0.0) - 1.0
             t.model_calls = await asyncio.to_thread(self.model.calls, [s.text for s in t.sends], max(since, 0.0))
+            t.unknown = t.unknown or context.fault_missed(t)
+        await self._redis_final(ctx, t)
+        self._phase(t, "key")
         # A trial with no acknowledged send is the checker's to call unknown (lab.model.checker).
         if t.refresh == "mid_stream" and any(s.outcome == "ok" for s in t.sends):
             last = t.sends[-1]

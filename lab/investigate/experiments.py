@@ -118,6 +118,15 @@ DEFAULT = (
         "the model answers one send's call with a 429 (a provider under load): a user's message stored "
         "only once the model has answered is gone after the refresh",
     ),
+    (
+        "model_cut",
+        (),
+        "settled",
+        "",
+        "model",
+        "the model's stream for one send stops part-way (a provider's stream breaking): a reply kept as "
+        "if whole is half an answer after the refresh",
+    ),
 )
 
 
@@ -126,7 +135,7 @@ def default_plan(turns: int, streams: bool = False, ids: bool = False, model: bo
     spec has a [stream] section, so a reply can be cut mid-stream. ``ids``: the API takes a
     message id and the lab's page drives it, so a double submit is one message sent twice (an
     app with no ids cannot tell a double click from two equal messages: not judged there).
-    ``model``: the spec has [model], so the stand-in can answer a call with an error."""
+    ``model``: the spec has [model], so the stand-in can answer a call with an error or cut its stream."""
     has = {"": True, "streams": streams, "ids": ids, "model": model}
     return [
         Experiment(fault, params, refresh, long_turns(turns) if length == "long" else turns, why)
@@ -181,9 +190,9 @@ def only_filter(spec: "Spec", text: str, where: str) -> Callable[[Experiment], b
             f"--only {text!r}: mid_stream needs a [stream] or [transport] section in {where}",
             "add [stream] with the request fields that make the answer stream, e.g. request = { stream = true }",
         )
-    if "model_error" in wanted and spec.model is None:
+    if wanted & {"model_error", "model_cut"} and spec.model is None:
         raise UsageError(
-            f"--only {text!r}: model_error needs a [model] section in {where} (the stand-in model answers the app)",
+            f"--only {text!r}: {'/'.join(sorted(wanted & {'model_error', 'model_cut'}))} needs a [model] section in {where} (the stand-in model answers the app)",
             'add [model] with the protocol the app speaks, e.g. protocols = ["openai_chat"] (docs/model.md)',
         )
     return lambda e: e.fault in wanted or e.refresh in wanted

@@ -24,6 +24,7 @@ import redis
 
 from lab.model.history import Send, Trial
 from lab.common.redis_follow import Monitor
+from lab.model.shape import shape
 from lab.model.store import carries
 
 LAB_CLIENT_PREFIX = "chaoslab-"
@@ -152,12 +153,16 @@ def _keys(args: list[bytes]) -> list[bytes]:
     return [args[1]]
 
 
-def record(commands: list[Command], lab_clients: set[str], sends: list[Send]) -> list[dict[str, Any]]:
+def record(
+    commands: list[Command], lab_clients: set[str], sends: list[Send], calls: list[dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
     """The trial's commands as trials.json keeps them, the lab's own reads left out: time,
     connection (numbered in order of appearance; "lua" inside a script), the command cut
     short, whether it writes, and which turns' texts it carries -- the user's (unique per
     send) and the reply's (a reply repeated across turns names each: lab.model.store places
-    it by time)."""
+    it by time) -- and, for the stand-in model's replies it carries, the shape of the record
+    holding each (lab.model.shape: [call index, shape])."""
+    replies = [(i, str(c["reply"])) for i, c in enumerate(calls or []) if c.get("reply")]
     conns: dict[str, str] = {}
     out = []
     for c in sorted(commands, key=lambda c: c.t):
@@ -180,6 +185,11 @@ def record(commands: list[Command], lab_clients: set[str], sends: list[Send]) ->
         }
         if name in ("EVAL", "EVALSHA") and row["args"]:
             row["args"][0] = "<script>"  # its commands follow as lua lines
+        if row["write"] and replies and len(c.args) > 2:
+            texts = [r for _, r in replies]
+            found = [[i, sh] for i, r in replies if (sh := shape(name, c.args[2:], r, texts)) is not None]
+            if found:
+                row["shapes"] = found
         out.append(row)
     return out
 
@@ -190,7 +200,7 @@ def fill(t: Trial, monitor: StoreMonitor, key: str, since: float, until: float) 
     commands, t.store_note = monitor.on(key, since, until)
     if commands is None:
         return
-    t.store = record(commands, monitor.lab_clients, t.sends)
+    t.store = record(commands, monitor.lab_clients, t.sends, t.model_calls)
     written = {n for c in t.store if c["write"] for n in c["user"]}
     unwritten = {s.turn: s.text for s in t.sends if s.turn not in written}
     t.store_elsewhere = monitor.elsewhere(unwritten, key, since, until) if unwritten else []

@@ -140,3 +140,25 @@ def fixed_texts(calls: list[dict[str, Any]]) -> set[str]:
     """The user and system texts every one of ``calls`` carried (an app's fixed instructions)."""
     sets = [{m["text"] for m in c.get("messages", []) if m.get("role") in ("user", "system")} for c in calls]
     return set.intersection(*sets) if sets else set()
+
+
+# How the stand-in answers the faulted send's call under each model fault (lab.faults).
+FAULT_OUTCOMES = {"model_error": "error", "model_cut": "cut"}
+
+
+def fault_missed(t: Trial) -> str | None:
+    """Why a model fault's trial tested nothing (None: it did, or it is no model fault's): no
+    call served the faulted send, or none was answered as the fault answers -- a model called
+    without streaming gets its answer whole, and there was nothing to cut."""
+    want = FAULT_OUTCOMES.get(t.fault)
+    faulted = [s for s in t.sends if s.under_fault]
+    if want is None or t.model_calls is None or not faulted:
+        return None
+    calls = [c for c in t.model_calls if any(served(t, c) is s for s in faulted)]
+    if not calls:
+        return f"no model call served the faulted send (turn {faulted[0].turn}): {t.fault} was not exercised"
+    if any(c.get("outcome") == want for c in calls):
+        return None
+    got = ", ".join(sorted({str(c.get("outcome")) for c in calls}))
+    why = " (the app did not stream the model's answer: nothing to cut)" if t.fault == "model_cut" else ""
+    return f"the faulted send's model call was answered {got}, not {want}{why}: {t.fault} was not exercised"

@@ -27,6 +27,7 @@ def test_every_fault_module_is_registered() -> None:
             "ack_lost",
             "redis_net_disconnect",
             "model_error",
+            "model_cut",
         ]
     )
 

@@ -43,3 +43,31 @@ def test_calls_go_through_the_model_proxy_and_the_link_leaves_nothing(lab_stack:
     assert PROXY not in Targets.of(lab_stack).toxiproxy.proxies()
     assert procs.state(pid) in (None, "Z") and procs.read(lab_stack.run_dir, "model") is None
     assert ports.is_free(cfg.host, cfg.ports["model"]) and ports.is_free(cfg.host, cfg.ports["model_proxy"])
+
+
+def test_a_model_cut_stops_a_streamed_call_part_way_and_heals(lab_stack: NativeStack) -> None:
+    from lab.faults import make
+
+    with ModelLink(lab_stack.cfg, lab_stack.run_dir) as model:
+        with make("model_cut", cut_after=4).on(Targets.of(lab_stack)) as evidence:
+            assert "stopped after 5 events, without its final one" in evidence, evidence  # role head + 4 tokens
+            cut = _stream(model.url, "chaoslab probe cut-1 turn 1 aa")
+        whole = _stream(model.url, "chaoslab probe cut-1 turn 2 bb")
+        got = model.calls(["chaoslab probe cut-1 turn 1 aa", "chaoslab probe cut-1 turn 2 bb"])
+    assert (cut[1], whole[1]) == (False, True)
+    assert [(c["outcome"], c["tokens_sent"]) for c in got][0] == ("cut", 4)
+    assert got[1]["outcome"] == "whole" and got[0]["reply"] == "Turn 1 as I "
+
+
+def _stream(url: str, text: str) -> tuple[bytes, bool]:
+    import http.client
+
+    body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": text}]}
+    req = urllib.request.Request(
+        url + "/v1/chat/completions", json.dumps(body).encode(), {"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(req, timeout=10) as r:
+        try:
+            return r.read(), True
+        except http.client.IncompleteRead as exc:
+            return exc.partial, False

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lab.model.context import judge, window
+from lab.model.context import fault_missed, judge, window
 from lab.model.history import Send, Trial
 
 
@@ -70,3 +70,20 @@ def test_a_call_that_serves_no_send_of_the_trial_is_not_judged() -> None:
     other = {"t_start": 1.0, "messages": [{"role": "user", "text": "someone else's chat"}]}
     assert judge(Trial("n", sends=sends, model_calls=[other])) == []
     assert judge(Trial("n", sends=sends)) == []
+
+
+def test_a_model_fault_that_reached_no_call_of_its_send_leaves_the_trial_unknown() -> None:
+    def trial(fault: str, outcome: str | None) -> Trial:
+        sends = _sends(3)
+        sends[1].under_fault = True
+        calls = [_call(sends, q, list(range(1, q))) for q in (1, 2, 3) if q != 2 or outcome is not None]
+        for c in calls:
+            c["outcome"] = outcome if str(sends[1].text) in c["messages"][-1]["text"] else "whole"
+        return Trial("a", sends=sends, fault=fault, model_calls=calls)
+
+    assert fault_missed(trial("model_cut", "cut")) is None and fault_missed(trial("model_error", "error")) is None
+    assert "answered whole, not cut (the app did not stream the model's answer" in str(
+        fault_missed(trial("model_cut", "whole"))
+    )
+    assert "no model call served the faulted send (turn 2)" in str(fault_missed(trial("model_error", None)))
+    assert fault_missed(trial("latency", "whole")) is None  # not a model fault
