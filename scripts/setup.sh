@@ -4,7 +4,7 @@
 #   scripts/setup.sh venv        virtualenv with the locked Python packages + the lab itself
 #   scripts/setup.sh system      Debian redis-server, chromium, chromium-headless-shell (apt, as root)
 #   scripts/setup.sh toxiproxy   Toxiproxy server + CLI v2.12.0 via `go install`, version stamped
-#   scripts/setup.sh node        the Node example's packages (npm ci in examples/node)
+#   scripts/setup.sh node        the Node examples' packages (npm ci in examples/node, node-ai, compose-app/app)
 #   scripts/setup.sh docker      a Docker engine for the compose tests
 #   scripts/setup.sh all         all of them
 set -euo pipefail
@@ -138,11 +138,12 @@ step_compose_v2() {
 }
 
 step_node() {
-  # The Node examples (Express, Socket.IO, ioredis), each from its package-lock.json:
-  # examples/node runs as a process, examples/compose-app/app is copied into its image.
+  # The Node examples (Express, Socket.IO, ioredis; the Vercel AI SDK, node-redis), each from its
+  # package-lock.json: examples/node and examples/node-ai run as processes, examples/compose-app/app
+  # is copied into its image.
   local dir stamp want
   command -v npm >/dev/null || die "no npm on PATH: apt-get install nodejs npm (Node >= 18), then make setup"
-  for dir in "$ROOT/examples/node" "$ROOT/examples/compose-app/app"; do
+  for dir in "$ROOT/examples/node" "$ROOT/examples/node-ai" "$ROOT/examples/compose-app/app"; do
     stamp="$dir/node_modules/.lab-installed"
     want=$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)
     if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then

@@ -4,8 +4,9 @@ of its three services: the browser talks to the target directly, on the target's
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+import asyncio
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -60,3 +61,22 @@ def model_for(spec: "Spec", link: Any, say: Callable[[str], None]) -> Iterator[M
         protocols = ", ".join(spec.model.protocols)
         say(f"  stand-in model ({protocols}) at {model.url} through Toxiproxy; the app's {names} point there")
         yield model
+
+
+# A mid-stream cut needs a reply that takes time to stream: the stand-in answers at once unless
+# told otherwise, and a whole reply in one chunk has nothing to cut. About 20 tokens: ~0.5 s.
+PACE_MS = 25
+
+
+@asynccontextmanager
+async def paced(model: ModelLink | None, match: str) -> AsyncIterator[None]:
+    """The stand-in streams the calls carrying ``match`` a token every PACE_MS while inside
+    (nothing where there is no stand-in)."""
+    if model is None:
+        yield
+        return
+    await asyncio.to_thread(model.pace, match, PACE_MS)
+    try:
+        yield
+    finally:
+        await asyncio.to_thread(model.unpace, match)

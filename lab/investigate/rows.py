@@ -34,6 +34,22 @@ def parse_rows(spec: History, body: str) -> list[Row]:
     return [Row(mid, names.get(role, role), content) for role, content, mid in _items(spec, body)]
 
 
+def _text(content: Any) -> str:
+    """A message's text: a string as it is; a list of parts (the Vercel AI SDK's UIMessage
+    ``parts``, OpenAI's and Anthropic's content blocks) as its text parts joined -- a tool call,
+    an image or a reasoning part is no text the user was shown as the reply."""
+    if isinstance(content, list):
+        texts = [
+            p["text"]
+            for p in content
+            if isinstance(p, dict)
+            and isinstance(p.get("text"), str)
+            and p.get("type", "text") in ("text", "output_text")
+        ]
+        return "".join(texts)
+    return str(content)
+
+
 def _items(spec: History, body: str) -> list[tuple[str, str, str]]:
     try:
         doc = json.loads(body)
@@ -58,7 +74,7 @@ def _items(spec: History, body: str) -> list[tuple[str, str, str]]:
                     f"item {i} = {str(it)[:80]!r}: expected an object with "
                     f"{spec.role_field!r} and {spec.content_field!r}"
                 )
-            role, content = str(it[spec.role_field]), str(it[spec.content_field])
+            role, content = str(it[spec.role_field]), _text(it[spec.content_field])
             if spec.id_field:
                 mid = str(it.get(spec.id_field) or "")
         rows.append((role.strip(), content, mid))

@@ -31,7 +31,7 @@ from lab.investigate.blackbox import Prober
 from lab.investigate.experiments import Experiment
 from lab.investigate.store import StoreMonitor
 from lab.investigate.preflight import preflight
-from lab.investigate.link import link_for, link_for_spec, model_for
+from lab.investigate.link import link_for, link_for_spec, model_for, paced
 from lab.stack.model_link import ModelLink
 from lab.stack.native import NativeStack
 from lab.investigate.spec import Spec, fill
@@ -212,47 +212,50 @@ class Investigation:
         and then the rates count judged trials only: a trial that is unknown (a window the
         machine did not let it hit) is replaced by another, up to TOP_UP_FACTOR x the trials
         (an app the experiment cannot judge at all costs that much, and says why)."""
-        fault = faults.make(exp.fault, **dict(exp.params))
-        t0 = time.monotonic()
-        n = self.trials if count is None else count
-        top_up = count is None and not self.replay_of
-        pending = list(range(start, start + n))
-        next_k, last_k = start + n, start + (TOP_UP_FACTOR * n if top_up else n)
-        mine: list[TrialOutcome] = []
+        # mid_stream: the stand-in streams this experiment's replies slowly enough to be cut.
+        match = f"chaoslab probe e{no}-{exp.fault}-{exp.refresh}-"
+        async with paced(self.model if exp.refresh == "mid_stream" else None, match):
+            fault = faults.make(exp.fault, **dict(exp.params))
+            t0 = time.monotonic()
+            n = self.trials if count is None else count
+            top_up = count is None and not self.replay_of
+            pending = list(range(start, start + n))
+            next_k, last_k = start + n, start + (TOP_UP_FACTOR * n if top_up else n)
+            mine: list[TrialOutcome] = []
 
-        async def one(tid: str, k: int, step: Lockstep | None) -> Trial:
-            if sem is None:
-                return await prober.trial(exp, tid, self._seed(no, k), step)
-            async with sem:
-                return await prober.trial(exp, tid, self._seed(no, k), step)
+            async def one(tid: str, k: int, step: Lockstep | None) -> Trial:
+                if sem is None:
+                    return await prober.trial(exp, tid, self._seed(no, k), step)
+                async with sem:
+                    return await prober.trial(exp, tid, self._seed(no, k), step)
 
-        while pending:
-            group = [(f"e{no}-{exp.fault}-{exp.refresh}-{k:02d}", k) for k in pending[: self.concurrency]]
-            pending = pending[self.concurrency :]
-            step = Lockstep(len(group), fault, prober.fault_targets) if exp.fault != "none" else None
-            try:
-                got = await asyncio.gather(*(one(tid, k, step) for tid, k in group))
-            finally:
-                if step is not None:
-                    step.release()
-            for t in got:
-                o = TrialOutcome(None, t, check_safe(t), seconds=t.seconds, replay=self.replay_command(t.trial_id))
-                mine.append(o)
-                done.append(o)  # as soon as known: an interrupted run reports it
-            judged = sum(o.result.validity != "unknown" for o in mine)
-            if not pending and top_up and judged < n and next_k < last_k:
-                more = min(n - judged, last_k - next_k)
-                pending, next_k = list(range(next_k, next_k + more)), next_k + more
-        unknown = [o for o in mine if o.result.validity == "unknown"]
-        self.say(
-            f"  {exp.label}: {len(mine)} trials in {time.monotonic() - t0:.1f} s"
-            + (
-                f", {len(unknown)} unknown ({unknown[-1].result.reasons[0] if unknown[-1].result.reasons else ''})"
-                if unknown
-                else ""
+            while pending:
+                group = [(f"e{no}-{exp.fault}-{exp.refresh}-{k:02d}", k) for k in pending[: self.concurrency]]
+                pending = pending[self.concurrency :]
+                step = Lockstep(len(group), fault, prober.fault_targets) if exp.fault != "none" else None
+                try:
+                    got = await asyncio.gather(*(one(tid, k, step) for tid, k in group))
+                finally:
+                    if step is not None:
+                        step.release()
+                for t in got:
+                    o = TrialOutcome(None, t, check_safe(t), seconds=t.seconds, replay=self.replay_command(t.trial_id))
+                    mine.append(o)
+                    done.append(o)  # as soon as known: an interrupted run reports it
+                judged = sum(o.result.validity != "unknown" for o in mine)
+                if not pending and top_up and judged < n and next_k < last_k:
+                    more = min(n - judged, last_k - next_k)
+                    pending, next_k = list(range(next_k, next_k + more)), next_k + more
+            unknown = [o for o in mine if o.result.validity == "unknown"]
+            self.say(
+                f"  {exp.label}: {len(mine)} trials in {time.monotonic() - t0:.1f} s"
+                + (
+                    f", {len(unknown)} unknown ({unknown[-1].result.reasons[0] if unknown[-1].result.reasons else ''})"
+                    if unknown
+                    else ""
+                )
+                + (f"; {len(mine) - n} more run in their place" if len(mine) > n else "")
             )
-            + (f"; {len(mine) - n} more run in their place" if len(mine) > n else "")
-        )
 
     def _seed(self, no: int, k: int) -> int:
         if self.replay_of:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import urllib.parse
 import urllib.request
 from pathlib import Path
 from types import TracebackType
@@ -101,6 +102,22 @@ class ModelLink:
             if self.proc is not None:
                 procs.stop(self.proc, self.run_dir, timeout_s=5.0)
                 self.proc = None
+
+    # ------------------------------------------------------------------ pacing
+    def pace(self, match: str, token_ms: int) -> None:
+        """The calls carrying ``match`` stream a token every ``token_ms``: a reply that takes
+        time to stream, so a cut mid-stream can land inside it (the stand-in answers at once
+        unless told otherwise)."""
+        body = json.dumps({"match": match, "token_ms": token_ms}).encode()
+        req = urllib.request.Request(f"{self.direct_url}/_lab/plans", body, {"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=5):
+            pass
+
+    def unpace(self, match: str) -> None:
+        query = urllib.parse.urlencode({"match": match})
+        req = urllib.request.Request(f"{self.direct_url}/_lab/plans?{query}", method="DELETE")
+        with urllib.request.urlopen(req, timeout=5):
+            pass
 
     # ------------------------------------------------------------------ the record
     def calls(self, texts: list[str], since: float = 0.0) -> list[dict[str, Any]]:

@@ -66,9 +66,10 @@ class Plans:
         with self._lock:
             self._plans = [(m, b) for m, b in self._plans if m != match] + [(match, behaviour)]
 
-    def clear(self) -> None:
+    def clear(self, match: str | None = None) -> None:
+        """Every plan, or the one set for ``match``."""
         with self._lock:
-            self._plans = []
+            self._plans = [] if match is None else [(m, b) for m, b in self._plans if m != match]
 
     def find(self, last_user: str) -> tuple[str | None, Behaviour]:
         with self._lock:

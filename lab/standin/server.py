@@ -109,8 +109,9 @@ class Handler(BaseHTTPRequestHandler):
             self._json(404, {"error": {"message": f"no route GET {url.path}"}})
 
     def do_DELETE(self) -> None:  # noqa: N802
-        if urlsplit(self.path).path == "/_lab/plans":
-            self.server.plans.clear()
+        url = urlsplit(self.path)
+        if url.path == "/_lab/plans":
+            self.server.plans.clear(parse_qs(url.query).get("match", [None])[0])
             self._json(200, {"ok": True})
         else:
             self._json(404, {"error": {"message": f"no route DELETE {self.path}"}})

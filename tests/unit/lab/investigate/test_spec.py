@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from lab.investigate import rows
 
+import json
 import tomllib
 from pathlib import Path
 
@@ -114,6 +115,25 @@ def test_history_strings_newest_first_under_a_path() -> None:
     h = _hist(format="strings", items="$.data.messages", order="newest_first")
     body = '{"data": {"messages": ["assistant:hi there", "user: hello: me"]}}'
     assert rows.parse_history(h, body) == [("user", " hello: me"), ("assistant", "hi there")]
+
+
+def test_a_content_of_parts_reads_as_its_text_parts_joined() -> None:
+    # The Vercel AI SDK's UIMessage parts; OpenAI's and Anthropic's content blocks.
+    body = json.dumps(
+        [
+            {"role": "user", "parts": [{"type": "text", "text": "hi "}, {"type": "text", "text": "there"}]},
+            {
+                "role": "assistant",
+                "parts": [{"type": "reasoning", "text": "hmm"}, {"type": "step-start"}, {"text": "ok"}],
+            },
+            {"role": "assistant", "parts": [{"type": "output_text", "text": "yes"}, {"type": "image", "url": "u"}]},
+        ]
+    )
+    assert rows.parse_history(_hist(content_field="parts"), body) == [
+        ("user", "hi there"),
+        ("assistant", "ok"),
+        ("assistant", "yes"),
+    ]
 
 
 def test_history_outside_the_spec_says_what_was_expected() -> None:

@@ -49,6 +49,8 @@ def test_a_plan_matches_by_the_last_user_text_and_the_latest_wins() -> None:
     plans.set("trial-7 turn 2", Behaviour(fault="cut"))
     assert plans.find("chaoslab probe trial-7 turn 2 x") == ("trial-7 turn 2", Behaviour(fault="cut"))
     assert plans.find("chaoslab probe trial-7 turn 1 x") == ("trial-7", Behaviour(ttft_ms=50))
+    plans.clear("trial-7 turn 2")  # one plan dropped, the other kept
+    assert plans.find("chaoslab probe trial-7 turn 2 x") == ("trial-7", Behaviour(ttft_ms=50))
     plans.clear()
     assert plans.find("trial-7")[0] is None
 

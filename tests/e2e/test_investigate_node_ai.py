@@ -1,0 +1,44 @@
+"""The Vercel AI SDK's common shape (examples/node-ai/server.js: node:http, streamText with
+@ai-sdk/openai on the Responses API, node-redis, the reply saved in onFinish) against the stand-in:
+
+- save_at_stream_end (both messages saved in onFinish, the answer piped, no consumeStream): a cut
+  mid-stream -- the stand-in streaming slowly enough to be cut -- loses the turn ->
+  saved_at_stream_end and nothing else, in every trial;
+- correct (the message saved first, the stream read to its end without the page, the answer
+  ended only once the reply is whole): no anomaly under the cut, a cut model stream and a 429."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.test_investigate import _investigate
+from tests.helpers import ROOT
+
+NODE_AI = ROOT / "examples" / "node-ai.toml"
+pytestmark = pytest.mark.skipif(
+    not (ROOT / "examples" / "node-ai" / "node_modules" / "ai").is_dir(),
+    reason="examples/node-ai's packages are not installed: make setup (npm ci in examples/node-ai)",
+)
+
+
+def test_saving_in_on_finish_loses_a_turn_cut_mid_stream_and_nothing_else(tmp_path: Path) -> None:
+    code, out, results = _investigate(
+        tmp_path,
+        *("--only", "mid_stream", "--turns", "3", "--trials", "3"),
+        *("--set", "start.env.AI_APP_BUGS=save_at_stream_end"),
+        spec=NODE_AI,
+    )
+    assert code == 1, out
+    found = {d["code"]: d for d in results["diagnoses"]}
+    assert set(found) == {"saved_at_stream_end"}, out
+    assert found["saved_at_stream_end"]["k"] == found["saved_at_stream_end"]["n"] == 3, found
+    assert "model (openai_responses) at http://127.0.0.1:" in out, out
+
+
+def test_the_sdks_documented_way_keeps_every_turn_under_every_model_fault(tmp_path: Path) -> None:
+    code, out, results = _investigate(
+        tmp_path, "--only", "mid_stream|model_cut|model_error", "--turns", "3", "--trials", "3", spec=NODE_AI
+    )
+    assert code == 0 and results["diagnoses"] == [] and "No anomaly found in 9 judged trials" in out, out
