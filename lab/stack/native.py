@@ -330,6 +330,8 @@ class NativeStack(Lifecycle, ProcessFaults):
         for name in order:
             outcome = procs.stop(recorded[name], self.run_dir)
             report.append(f"{name} (pid {recorded[name].pid}): {outcome}")
+        for info in procs.unrecorded(self.run_dir):  # started by a lab killed before it recorded them
+            report.append(f"a service no pidfile named (pid {info.pid}): {procs.stop(info, self.run_dir)}")
         (self.run_dir / STATE_FILE).unlink(missing_ok=True)
         return report
 

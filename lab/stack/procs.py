@@ -2,7 +2,9 @@
 
 A pidfile records the pid *and* its kernel start time, so a recycled pid is never mistaken for
 ours. Each service runs in its own session (process group) so stopping it also stops its
-children (gunicorn's worker, for one).
+children (gunicorn's worker, for one). Every service also carries its run folder in its
+environment (RUN_MARK): a lab SIGKILLed between starting a service and writing its pidfile
+leaves a process no pidfile names, and `lab down` still finds it (unrecorded).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from pathlib import Path
 from lab.common.files import write_atomic
 from lab.common.wait import wait_until
 from lab.common.errors import NotReady
+
+RUN_MARK = "CHAOSLAB_RUN_DIR"
 
 
 @dataclass(frozen=True)
@@ -72,7 +76,7 @@ def spawn(
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            env=env,
+            env={**(os.environ if env is None else env), RUN_MARK: str(run_dir.resolve())},
             cwd=cwd or run_dir,
         )
     finally:
@@ -106,6 +110,28 @@ def recorded(run_dir: Path) -> list[ProcInfo]:
         return []
     infos = [read(run_dir, p.stem) for p in sorted(run_dir.glob("*.pid"))]
     return [i for i in infos if i is not None]
+
+
+def unrecorded(run_dir: Path) -> list[ProcInfo]:
+    """Live processes started for ``run_dir`` (RUN_MARK in the environment they were started
+    with) that no pidfile names -- a lab killed between starting a service and recording it --
+    as session leaders to stop; their children go with their groups."""
+    mark = f"{RUN_MARK}={run_dir.resolve()}".encode()
+    known = {p.pid for p in recorded(run_dir)}
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) in known or int(entry.name) == os.getpid():
+            continue
+        pid = int(entry.name)
+        try:
+            marked = mark in (entry / "environ").read_bytes().split(b"\0")
+            leader = os.getsid(pid) == pid
+        except OSError:
+            continue
+        ticks = _start_ticks(pid)
+        if marked and leader and ticks is not None and state(pid) not in ("Z", "X"):
+            found.append(ProcInfo(f"unrecorded-{pid}", pid, ticks, []))
+    return found
 
 
 def stop(info: ProcInfo, run_dir: Path, timeout_s: float = 10.0) -> str:

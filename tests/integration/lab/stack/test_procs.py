@@ -1,0 +1,40 @@
+"""A service whose pidfile was never written -- its lab SIGKILLed between starting it and
+recording it (the interrupt storm under load, 2026-12-03) -- is still found by the run folder
+its environment carries, and stopped with its group; another run's services are not touched."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from lab.stack import procs
+from lab.stack.native import NativeStack
+from lab.common.config import LabConfig
+
+SLEEPER = [
+    sys.executable,
+    "-c",
+    "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); time.sleep(60)",
+]
+
+
+def test_a_service_no_pidfile_names_is_found_by_its_run_folder_and_stopped(tmp_path: Path) -> None:
+    mine, other = tmp_path / "run", tmp_path / "other-run"
+    mine.mkdir()
+    other.mkdir()
+    lost = procs.spawn("lost", SLEEPER, mine)
+    kept = procs.spawn("kept", SLEEPER, other)
+    try:
+        procs.pidfile(mine, "lost").unlink()  # as if the lab died before writing it
+        found = procs.unrecorded(mine)
+        assert [p.pid for p in found] == [lost.pid]
+        assert procs.unrecorded(other) == []  # recorded there: not unrecorded
+        cfg = LabConfig.from_env({"LAB_RUN_DIR": str(mine)})
+        report = NativeStack(cfg).down()
+        assert report == [f"a service no pidfile named (pid {lost.pid}): stopped"], report
+        assert not lost.alive() and procs.group_members(lost.pid) == []
+        assert kept.alive()
+    finally:
+        procs.stop(kept, other)
+        if lost.alive():
+            procs.stop(lost, mine)
