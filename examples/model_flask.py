@@ -22,6 +22,10 @@ MODEL_APP_BUGS=store_after_model: the message and the reply stored together once
 answered (a common shape: one write per exchange). A model error (a 429) answers 502 and the
 user's message is never stored -> lost_after_model_error.
 
+MODEL_APP_BUGS=retry_appends: a failed model call retried by the app (twice), the whole exchange
+at a time -- the user's message pushed again before each attempt. A provider that fails once and
+recovers leaves the message in the history twice -> stored_twice_after_retry.
+
 MODEL_APP_WINDOW_TURNS=N (a design, not a bug): the model is given the newest N turns only; the
 lab reports a context window of N and no defect.
 """
@@ -38,7 +42,8 @@ import openai
 from openai import OpenAI
 
 BUGS = {b.strip() for b in os.environ.get("MODEL_APP_BUGS", "").split(",") if b.strip()}
-KNOWN_BUGS = {"worker_memory", "store_after_model"}
+KNOWN_BUGS = {"worker_memory", "store_after_model", "retry_appends"}
+RETRIES = 2  # retry_appends: the app's own retry of a failed exchange
 if BUGS - KNOWN_BUGS:
     raise SystemExit(f"MODEL_APP_BUGS: unknown {sorted(BUGS - KNOWN_BUGS)}; known: {sorted(KNOWN_BUGS)}")
 TTL_S = int(os.environ.get("MODEL_APP_TTL_S", "3600"))
@@ -103,12 +108,19 @@ def chat():  # type: ignore[no-untyped-def]
     messages += [{"role": "user" if m["type"] == "human" else "assistant", "content": m["content"]} for m in told]
     messages.append({"role": "user", "content": text})
     human = {"type": "human", "data": {"content": text}}
-    if "store_after_model" not in BUGS:
+    if not BUGS & {"store_after_model", "retry_appends"}:
         _push(thread, human)  # kept whatever the model does: the user sees it after a refresh
-    try:
-        answer = client.chat.completions.create(model=MODEL, messages=messages)  # type: ignore[arg-type]
-    except openai.APIError as exc:  # a rate limit, a provider's 5xx, a broken connection
-        return jsonify(error=f"the model did not answer ({type(exc).__name__}); send it again"), 502
+    answer = None
+    for _ in range(RETRIES + 1 if "retry_appends" in BUGS else 1):
+        if "retry_appends" in BUGS:
+            _push(thread, human)  # the bug: the whole exchange retried, the message stored again
+        try:
+            answer = client.chat.completions.create(model=MODEL, messages=messages)  # type: ignore[arg-type]
+            break
+        except openai.APIError as exc:  # a rate limit, a provider's 5xx, a broken connection
+            error = exc
+    if answer is None:
+        return jsonify(error=f"the model did not answer ({type(error).__name__}); send it again"), 502
     reply = answer.choices[0].message.content or ""
     ai = {"type": "ai", "data": {"content": reply}}
     _push(thread, *([human, ai] if "store_after_model" in BUGS else [ai]))

@@ -16,6 +16,11 @@ def _erred(j: Judged, s: Send) -> bool:
     return any(c.get("outcome") == "error" and context.served(j.trial, c) is s for c in j.trial.model_calls or [])
 
 
+def _answered_later(j: Judged) -> bool:
+    calls = j.trial.model_calls or []
+    return any(c.get("outcome") == "whole" and (s := context.served(j.trial, c)) and s.under_fault for c in calls)
+
+
 def _gone(j: Judged) -> list[Send]:
     never = never_written(j.trial)
     if never is None:  # no record, or one the lab cannot search: it cannot say what was written
@@ -27,8 +32,15 @@ def _gone(j: Judged) -> list[Send]:
 
 @register("lost_after_model_error", needs=("model", "store"))
 def diagnose(ev: Evidence) -> Diagnosis | None:
+    # Trials where the error reached the app: no call for the faulted send was answered (an app
+    # that retried past a provider that recovered got its answer).
     pool = [
-        j for j in ev.judged if j.trial.fault == "model_error" and j.trial.model_calls and j.trial.store is not None
+        j
+        for j in ev.judged
+        if j.trial.fault == "model_error"
+        and j.trial.model_calls
+        and j.trial.store is not None
+        and not _answered_later(j)
     ]
     hit = [(j, gone) for j in pool if (gone := _gone(j))]
     if not hit:

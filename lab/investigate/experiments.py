@@ -119,6 +119,15 @@ DEFAULT = (
         "only once the model has answered is gone after the refresh",
     ),
     (
+        "model_error",
+        (("kind", "server_error"), ("times", 1)),
+        "settled",
+        "",
+        "model",
+        "the model fails one send's first call with a 500 and then recovers: an app that retries by "
+        "storing the whole exchange again keeps the user's message twice",
+    ),
+    (
         "model_cut",
         (),
         "settled",

@@ -20,6 +20,7 @@ from typing import Any, TextIO
 
 from lab.common import redact
 from lab.model.checker import check_safe
+from lab.model.context import NOT_STREAMED
 from lab.common.config import LabConfig
 from lab.common.errors import UsageError
 from lab.faults import base as faults
@@ -243,19 +244,12 @@ class Investigation:
                     mine.append(o)
                     done.append(o)  # as soon as known: an interrupted run reports it
                 judged = sum(o.result.validity != "unknown" for o in mine)
-                if not pending and top_up and judged < n and next_k < last_k:
+                # Unknown by the app's code (it does not stream the model): another trial would be too.
+                by_code = judged == 0 and all(NOT_STREAMED in " ".join(o.result.reasons) for o in mine)
+                if not pending and top_up and judged < n and next_k < last_k and not by_code:
                     more = min(n - judged, last_k - next_k)
                     pending, next_k = list(range(next_k, next_k + more)), next_k + more
-            unknown = [o for o in mine if o.result.validity == "unknown"]
-            self.say(
-                f"  {exp.label}: {len(mine)} trials in {time.monotonic() - t0:.1f} s"
-                + (
-                    f", {len(unknown)} unknown ({unknown[-1].result.reasons[0] if unknown[-1].result.reasons else ''})"
-                    if unknown
-                    else ""
-                )
-                + (f"; {len(mine) - n} more run in their place" if len(mine) > n else "")
-            )
+            self.say(_progress(exp, mine, n, time.monotonic() - t0))
 
     def _seed(self, no: int, k: int) -> int:
         if self.replay_of:
@@ -294,6 +288,17 @@ class Investigation:
         self, done: list[TrialOutcome], out_dir: Path, seconds: float, interrupted: BaseException | None
     ) -> int:
         return reporting.report(self, done, out_dir, seconds, interrupted)
+
+
+def _progress(exp: Experiment, mine: list[TrialOutcome], n: int, seconds: float) -> str:
+    """One experiment's line: its trials, the unknown ones and why, the ones run in their place."""
+    unknown = [o for o in mine if o.result.validity == "unknown"]
+    why = unknown[-1].result.reasons[0] if unknown and unknown[-1].result.reasons else ""
+    return (
+        f"  {exp.label}: {len(mine)} trials in {seconds:.1f} s"
+        + (f", {len(unknown)} unknown ({why})" if unknown else "")
+        + (f"; {len(mine) - n} more run in their place" if len(mine) > n else "")
+    )
 
 
 def parse_trial_id(trial_id: str) -> tuple[int, int]:

@@ -5,8 +5,10 @@ behind its own Toxiproxy link, records every call, and judges what each was told
 - worker_memory on two workers: the model is told less than the user was acknowledged while
   Redis held it -> model_told_less and nothing else (the page and the key are fine);
 - a window of the newest 2 turns, no bug: reported as a context window, no defect drawn;
-- store_after_model under a 429 for one send: the user's message never written -> lost_after_model_error
-  and nothing else;
+- store_after_model under a 429 (or a 500 once) for one send: the user's message never written ->
+  lost_after_model_error and nothing else;
+- retry_appends (the app retries the whole exchange): the message stored again per attempt ->
+  stored_twice_after_retry and nothing else;
 - correct (under the 429 too), and worker_memory on one worker: no anomaly."""
 
 from __future__ import annotations
@@ -56,12 +58,25 @@ def test_a_message_stored_only_after_the_model_answered_is_lost_to_a_model_error
     found = {d["code"]: d for d in results["diagnoses"]}
     assert set(found) == {"lost_after_model_error"}, out
     d = found["lost_after_model_error"]
-    assert d["k"] == d["n"] == 3, d  # the app's code path, not a race: every trial
+    assert d["k"] == d["n"] == 6, d  # the app's code path, not a race: every trial (a 429, a 500)
     assert "answered with the injected error, the app answered 502" in d["evidence"], d
     trials = json.loads(sorted((tmp_path / "reports").glob("*/trials.json"))[-1].read_text())
     assert {t["fault_evidence"] for t in trials} == {
-        "a call through the model proxy was answered HTTP 429 (rate_limit)"
+        "a call through the model proxy was answered HTTP 429 (rate_limit)",
+        "a call through the model proxy was answered HTTP 500 (server_error)",
     }
+
+
+def test_an_exchange_retried_whole_stores_the_message_twice_and_nothing_else(tmp_path: Path) -> None:
+    code, out, results = _investigate(
+        tmp_path, *MODEL_ERROR, "--set", "start.env.MODEL_APP_BUGS=retry_appends", spec=MODEL_APP
+    )
+    assert code == 1, out
+    found = {d["code"]: d for d in results["diagnoses"]}
+    assert set(found) == {"stored_twice_after_retry"}, out  # not duplicates: the retry explains it
+    d = found["stored_twice_after_retry"]
+    assert d["k"] == d["n"] == 6, d  # the 500 once (the retry answered) and the 429 every time
+    assert "failed the first call for turn 2 and the app called again" in d["evidence"], d
 
 
 def test_one_worker_or_no_bug_tells_the_model_everything(tmp_path: Path) -> None:

@@ -37,7 +37,7 @@ def test_a_cut_reply_kept_as_if_whole_is_found_and_nothing_else(tmp_path: Path) 
 
 def test_a_correct_app_marks_a_cut_reply_and_keeps_the_message_under_a_429(tmp_path: Path) -> None:
     code, out, results = _investigate(
-        tmp_path, "--only", "model_cut|model_error", "--turns", "3", "--trials", "3", spec=MODEL_APP
+        tmp_path, "--only", "model_cut|model_error", "--turns", "3", "--trials", "2", spec=MODEL_APP
     )
     assert code == 0 and results["diagnoses"] == [] and "No anomaly found" in out, out
     trials = json.loads(sorted((tmp_path / "reports").glob("*/trials.json"))[-1].read_text())

@@ -62,3 +62,12 @@ def test_not_drawn_without_the_models_error_or_where_turns_go_missing_anyway() -
     blind = _trial("no-record", {1, 3})
     blind.store = None
     assert "lost_after_model_error" not in codes([blind])
+
+
+def test_a_trial_whose_app_retried_past_the_error_is_not_in_the_pool() -> None:
+    recovered = _trial("recovered", {1, 2, 3})
+    s2 = recovered.sends[1]
+    assert recovered.model_calls is not None
+    recovered.model_calls.append({"messages": [{"role": "user", "text": s2.text}], "outcome": "whole"})
+    found = {d.code: d for d in dg.diagnose([_trial("a", {1, 3}), recovered])}
+    assert (found["lost_after_model_error"].k, found["lost_after_model_error"].n) == (1, 1)

@@ -82,8 +82,11 @@ def test_a_model_fault_that_reached_no_call_of_its_send_leaves_the_trial_unknown
         return Trial("a", sends=sends, fault=fault, model_calls=calls)
 
     assert fault_missed(trial("model_cut", "cut")) is None and fault_missed(trial("model_error", "error")) is None
-    assert "answered whole, not cut (the app did not stream the model's answer" in str(
-        fault_missed(trial("model_cut", "whole"))
-    )
+    streamed = trial("model_cut", "whole")  # streamed, and still whole: not for want of a stream
+    for c in streamed.model_calls or []:
+        c["stream"] = True
+    assert "answered whole, not cut: model_cut was not exercised" in str(fault_missed(streamed))
+    unstreamed = trial("model_cut", "whole")
+    assert "(the app did not stream the model's answer: nothing to cut)" in str(fault_missed(unstreamed))
     assert "no model call served the faulted send (turn 2)" in str(fault_missed(trial("model_error", None)))
     assert fault_missed(trial("latency", "whole")) is None  # not a model fault

@@ -55,12 +55,23 @@ def test_a_plan_matches_by_the_last_user_text_and_the_latest_wins() -> None:
     assert plans.find("trial-7")[0] is None
 
 
+def test_a_plan_for_the_first_calls_only_answers_each_message_that_often() -> None:
+    plans = Plans()
+    plans.set("probe", Behaviour(fault="server_error", times=1))
+    assert plans.find("probe a")[1].fault == "server_error"  # a's first call fails
+    assert plans.find("probe b")[1].fault == "server_error"  # and b's, counted apart
+    assert plans.find("probe a") == (None, Behaviour())  # a's retry: the provider recovered
+    plans.set("probe", Behaviour(fault="server_error", times=1))  # set again: counted afresh
+    assert plans.find("probe a")[1].fault == "server_error"
+
+
 @pytest.mark.parametrize(
     ("data", "says"),
     [
         ({"fault": "boom"}, "valid faults are rate_limit, server_error, overloaded, cut, no_first_token"),
         ({"ttft_ms": -1}, "ttft_ms=-1: give a whole number from 0 to 120000"),
         ({"tokens": 0}, "tokens=0: give a whole number from 1 to 4096"),
+        ({"times": 0}, "times=0: give a whole number from 1 to 100, or leave it out"),
         ({"latency": 5}, "unknown field(s) latency: valid fields are"),
     ],
 )

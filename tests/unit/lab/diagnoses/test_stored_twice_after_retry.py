@@ -1,0 +1,64 @@
+"""stored_twice_after_retry: the faulted send's message in the history twice after the model
+failed its first call and answered the app's retry -- and not where nothing was retried, where
+another turn is doubled too, or where the message is stored once."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lab import diagnoses as dg
+from lab.model.history import Row, Send, Trial
+
+T0 = 1_800_000_000.0
+
+
+def _trial(tid: str, doubled: set[int], outcomes: tuple[str, ...] = ("error", "whole")) -> Trial:
+    sends = []
+    for turn in (1, 2, 3):
+        s = Send(f"t{turn}", f"chaoslab probe {tid} turn {turn} ef56", turn, reply=f"reply {turn}", t_invoke=T0 + turn)
+        s.complete("ok", 200, "", T0 + turn + 0.5)
+        s.under_fault = turn == 2
+        sends.append(s)
+    calls: list[dict[str, Any]] = []
+    for s in sends:
+        for k, outcome in enumerate(outcomes if s.under_fault else ("whole",)):
+            calls.append(
+                {"messages": [{"role": "user", "text": s.text}], "outcome": outcome, "t_start": s.turn + k / 10}
+            )
+    rows = []
+    for s in sends:
+        rows += [Row("", "user", s.text)] * (2 if s.turn in doubled else 1) + [Row("", "assistant", f"reply {s.turn}")]
+    return Trial(
+        tid,
+        sends=sends,
+        final_rows=rows,
+        turns=3,
+        fault="model_error",
+        fault_params={"kind": "server_error", "times": 1},
+        history_reads=[200],
+        model_calls=calls,
+        fault_turn=2,
+    )
+
+
+def codes(trials: list[Trial]) -> list[str]:
+    return [d.code for d in dg.diagnose(trials)]
+
+
+def test_the_retried_sends_message_stored_twice_is_drawn_and_not_as_duplicates() -> None:
+    found = {d.code: d for d in dg.diagnose([_trial("a", {2}), _trial("b", {2}), _trial("once", set())])}
+    assert set(found) == {"stored_twice_after_retry"}, found
+    d = found["stored_twice_after_retry"]
+    assert (d.k, d.n, d.trials) == (2, 3, ["a", "b"])
+    assert "failed the first call for turn 2 and the app called again (2 calls for it)" in d.evidence, d.evidence
+
+
+def test_drawn_where_every_retry_failed_too() -> None:
+    assert "stored_twice_after_retry" in codes([_trial("all-failed", {2}, outcomes=("error", "error", "error"))])
+
+
+def test_not_drawn_without_a_retry_or_where_other_turns_double_too() -> None:
+    assert "stored_twice_after_retry" not in codes([_trial("no-retry", {2}, outcomes=("error",))])
+    assert "stored_twice_after_retry" not in codes([_trial("first-ok", {2}, outcomes=("whole",))])
+    found = codes([_trial("leaky", {2, 3})])
+    assert "stored_twice_after_retry" not in found and "duplicates" in found  # another cause
