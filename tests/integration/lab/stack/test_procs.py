@@ -11,10 +11,11 @@ from lab.stack import procs
 from lab.stack.native import NativeStack
 from lab.common.config import LabConfig
 
+# A service that runs until it is stopped (and a child in its group): it waits for a signal.
 SLEEPER = [
     sys.executable,
     "-c",
-    "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); time.sleep(60)",
+    "import signal, subprocess, sys; subprocess.Popen([sys.executable, '-c', 'import signal; signal.pause()']); signal.pause()",
 ]
 
 
