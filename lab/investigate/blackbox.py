@@ -173,12 +173,12 @@ class Prober:
             self._refresh_mark(t)
             self._page_after(self._as_rows(await self.pages.browser_restart(ctx), t), t)
         self._phase(t, "refresh")
+        await settle.model_ended(self.model, t)
         t.final_rows = await settle.final_read(self.pages, ctx, t, self._as_rows)
         self._phase(t, "settle")
         if self.model is not None:
-            # After the settled read: every call a send made has ended by now (its reply was
-            # read). Before the store's record, which finds their replies in the app's writes.
-            # Only the calls since the trial's first send (less a second of clock grain).
+            # Every call has ended (model_ended); read before the store's record, which finds their
+            # replies in the app's writes. Since the first send, less a second of clock grain.
             since = min((s.t_invoke for s in t.sends if s.t_invoke), default=0.0) - 1.0
             t.model_calls = await asyncio.to_thread(self.model.calls, [s.text for s in t.sends], max(since, 0.0))
             t.unknown = t.unknown or context.fault_missed(t)

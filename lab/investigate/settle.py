@@ -13,9 +13,38 @@ from playwright.async_api import BrowserContext
 
 from lab.investigate.pages import Pages, Read
 from lab.model.history import Row, Trial
+from lab.stack.model_link import ModelLink
 
 QUIET_S = 0.5  # the history must stay the same this long to count as settled
 QUIESCENCE_DEADLINE_S = 15.0
+MODEL_END_DEADLINE_S = 15.0  # a paced reply streams in about a second; a stuck one is unknown
+
+
+async def model_ended(model: ModelLink | None, t: Trial) -> None:
+    """Wait until the stand-in has ended every call the trial's sends made. A page gone
+    mid-answer does not end the app's call: an app that reads the model's stream to its end
+    stores the reply only then, seconds after the history last changed, and a settled read
+    taken before that would call a kept reply lost. A call held open by the lab's own fault
+    (no first token) is the app's to give up on, not a write still to come."""
+    if model is None:
+        return
+    texts = [s.text for s in t.sends]
+    deadline = time.monotonic() + MODEL_END_DEADLINE_S
+    while True:
+        still = [
+            c
+            for c in await asyncio.to_thread(model.open_calls, texts)
+            if c.get("behaviour", {}).get("fault") != "no_first_token"
+        ]
+        if not still:
+            return
+        if time.monotonic() >= deadline:
+            t.unknown = t.unknown or (
+                f"{len(still)} model call(s) of this trial still streaming {MODEL_END_DEADLINE_S:g} s after "
+                "the refresh: what the app stores when they end was not read"
+            )
+            return
+        await asyncio.sleep(0.05)  # a polling interval bounded by the deadline
 
 
 async def final_read(

@@ -123,10 +123,20 @@ class ModelLink:
     def calls(self, texts: list[str], since: float = 0.0) -> list[dict[str, Any]]:
         """The finished calls whose last user message carries one of ``texts`` (a trial's sends),
         oldest first. Read from the stand-in directly: a fault on the link must not hide them."""
+        return self._record(texts, since)["calls"]
+
+    def open_calls(self, texts: list[str], since: float = 0.0) -> list[dict[str, Any]]:
+        """The calls carrying one of ``texts`` the stand-in is still answering."""
+        return self._record(texts, since)["open"]
+
+    def _record(self, texts: list[str], since: float) -> dict[str, list[dict[str, Any]]]:
         wanted = [t for t in texts if t]
         with urllib.request.urlopen(f"{self.direct_url}/_lab/calls?since={since}", timeout=5) as r:
-            every = json.loads(r.read())["calls"]
-        return [c for c in every if any(t in _last_user(c) for t in wanted)]
+            got = json.loads(r.read())
+        return {
+            part: [c for c in got.get(part, []) if any(t in _last_user(c) for t in wanted)]
+            for part in ("calls", "open")
+        }
 
 
 def _last_user(call: dict[str, Any]) -> str:

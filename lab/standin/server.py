@@ -31,10 +31,16 @@ class StandIn(ThreadingHTTPServer):
         protocols.load()
         self.plans = Plans()
         self.calls: list[dict[str, Any]] = []
+        self.open: dict[int, dict[str, Any]] = {}  # calls still being answered, by id()
         self.lock = threading.Lock()
+
+    def opened(self, call: dict[str, Any]) -> None:
+        with self.lock:
+            self.open[id(call)] = call
 
     def record(self, call: dict[str, Any]) -> None:
         with self.lock:
+            self.open.pop(id(call), None)
             self.calls.append(call)
 
 
@@ -87,7 +93,9 @@ class Handler(BaseHTTPRequestHandler):
             since = float(parse_qs(url.query).get("since", ["0"])[0])
             with self.server.lock:
                 calls = [c for c in self.server.calls if c["t_start"] >= since]
-            self._json(200, {"calls": calls})
+                # A page gone mid-answer does not end the app's call: the lab waits on these.
+                still = [c for c in self.server.open.values() if c["t_start"] >= since]
+            self._json(200, {"calls": calls, "open": still})
         elif url.path == "/_lab/health":
             self._json(200, {"ok": True, "protocols": sorted(protocols.REGISTRY)})
         elif url.path == "/v1/models" and self.headers.get("anthropic-version"):
@@ -155,12 +163,14 @@ class Handler(BaseHTTPRequestHandler):
             "match": match,
             "behaviour": b.as_json(),
         }
+        self.server.opened(call)
         try:
             call.update(self._answer(proto, answer, b, stream))
         except (BrokenPipeError, ConnectionResetError):
             call.update(outcome="client_gone")  # the app hung up first (its own timeout, a cancel)
-        call["t_end"] = time.time()
-        self.server.record(call)
+        finally:
+            call["t_end"] = time.time()
+            self.server.record(call)
 
     def _answer(self, proto: Protocol, a: Answer, b: Behaviour, stream: bool) -> dict[str, Any]:
         if b.fault in ("rate_limit", "server_error", "overloaded"):

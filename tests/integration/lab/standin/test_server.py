@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -136,6 +137,23 @@ def test_a_plan_sets_the_length_and_a_cut_stream_breaks_off_mid_body(port: int) 
         what="the cut call recorded",
     )
     assert call["tokens_sent"] == 3 and call["reply"] == "Turn 2 as " and call["match"] == "trial-9"
+
+
+def test_a_call_being_streamed_is_open_until_its_last_event(port: int) -> None:
+    """A page gone mid-answer does not end the app's call: the lab waits on the open ones."""
+    _post(port, "/_lab/plans", {"match": "trial-9", "token_ms": 40})
+    body = {**BODIES["/v1/chat/completions"], "stream": True}
+    since = time.time()
+    with _open(port, "POST", "/v1/chat/completions", body) as r:
+        assert r.read(1)  # the first event is out; about 20 more tokens, 40 ms apart, to come
+        record = _get(port, f"/_lab/calls?since={since}")
+        assert [c["messages"][-1]["text"] for c in record["open"]] == [HISTORY[-1]["content"]], record
+        assert record["calls"] == [], record
+        r.read()
+    record = wait_until(
+        lambda: (lambda x: x if not x["open"] else None)(_get(port, f"/_lab/calls?since={since}")), what="no open call"
+    )
+    assert [c["outcome"] for c in record["calls"]] == ["whole"], record
 
 
 @pytest.mark.parametrize(
