@@ -4,43 +4,31 @@ or stored no whole reply the lab could compare it with."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from lab import diagnoses as dg
-from lab.model.history import Row, Send, Trial
+from lab.model.history import Trial
+from tests.unit.lab.diagnoses.model_trials import call, codes, rows, sends, write
 
-T0 = 1_800_000_000.0
 PLAIN = '{"content": "<text>", "role": "assistant"}'
 MARKED = '{"content": "<text>", "interrupted": true, "role": "assistant"}'
 
 
 def _trial(tid: str, cut_shape: str | None, whole_shape: str | None = PLAIN, fault: str = "model_cut") -> Trial:
-    sends = []
-    for turn in (1, 2, 3):
-        s = Send(f"t{turn}", f"chaoslab probe {tid} turn {turn} ab12", turn, reply=f"reply {turn}", t_invoke=T0 + turn)
-        s.complete("ok", 200, "", T0 + turn + 0.5)
-        s.under_fault = turn == 2
-        sends.append(s)
-    calls: list[dict[str, Any]] = [
-        {
-            "messages": [{"role": "user", "text": s.text}],
-            "outcome": "cut" if s.turn == 2 else "whole",
-            "reply": "Turn 2 as I see it. You" if s.turn == 2 else f"reply {s.turn}",
-            "tokens_sent": 7 if s.turn == 2 else 20,
-        }
-        for s in sends
+    ss = sends(tid)
+    calls = [
+        call(s.text, "cut", reply="Turn 2 as I see it. You", tokens_sent=7)
+        if s.turn == 2
+        else call(s.text, reply=f"reply {s.turn}", tokens_sent=20)
+        for s in ss
     ]
     store = []
-    for i, s in enumerate(sends):
+    for i, s in enumerate(ss):
         sh = cut_shape if s.turn == 2 else whole_shape
-        row = {"t": T0 + s.turn + 0.4, "conn": "c1", "cmd": "SET", "args": [], "write": True, "user": [s.turn]}
-        store.append({**row, "reply": [s.turn], **({"shapes": [[i, sh]]} if sh else {})})
-    rows = [r for s in sends for r in (Row("", "user", s.text), Row("", "assistant", f"reply {s.turn}"))]
+        store.append(write(s.turn, "SET", **({"shapes": [[i, sh]]} if sh else {})))
     final = {"key": "k", "type": "string", "pttl_ms": 1000, "values": 1, "stored_turns": [1, 2, 3]}
     return Trial(
         tid,
-        sends=sends,
-        final_rows=rows,
+        sends=ss,
+        final_rows=rows(ss),
         turns=3,
         store=store,
         redis_final=final,
@@ -49,10 +37,6 @@ def _trial(tid: str, cut_shape: str | None, whole_shape: str | None = PLAIN, fau
         model_calls=calls,
         fault_turn=2,
     )
-
-
-def codes(trials: list[Trial]) -> list[str]:
-    return [d.code for d in dg.diagnose(trials)]
 
 
 def test_a_cut_reply_in_a_whole_replys_record_is_drawn_with_its_evidence() -> None:

@@ -4,47 +4,26 @@ app loses turns anyway, or where the record cannot say."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from lab import diagnoses as dg
-from lab.model.history import Row, Send, Trial
-
-T0 = 1_800_000_000.0
+from lab.model.history import Trial
+from tests.unit.lab.diagnoses.model_trials import call, codes, rows, sends, write
 
 
 def _trial(tid: str, stored: set[int], erred: bool = True, fault: str = "model_error") -> Trial:
-    sends = []
-    for turn in (1, 2, 3):
-        s = Send(f"t{turn}", f"chaoslab probe {tid} turn {turn} cd34", turn, reply=f"reply {turn}", t_invoke=T0 + turn)
-        s.complete("info" if turn == 2 else "ok", 502 if turn == 2 else 200, "", T0 + turn + 0.5)
-        s.under_fault = turn == 2
-        sends.append(s)
-    store = [
-        {"t": T0 + t + 0.4, "conn": "c1", "cmd": "LPUSH", "args": [], "write": True, "user": [t], "reply": [t]}
-        for t in sorted(stored)
-    ]
-    calls: list[dict[str, Any]] = [
-        {"messages": [{"role": "user", "text": s.text}], "outcome": "error" if s.turn == 2 and erred else "whole"}
-        for s in sends
-    ]
-    rows = [r for t in sorted(stored) for r in (Row("", "user", sends[t - 1].text), Row("", "assistant", f"reply {t}"))]
-    final = {"key": "k", "type": "list", "pttl_ms": 1000, "values": len(rows), "stored_turns": sorted(stored)}
+    ss = sends(tid, answer=("info", 502))
+    final = {"key": "k", "type": "list", "pttl_ms": 1000, "values": 2 * len(stored), "stored_turns": sorted(stored)}
     return Trial(
         tid,
-        sends=sends,
-        final_rows=rows,
+        sends=ss,
+        final_rows=rows(ss, sorted(stored)),
         turns=3,
-        store=store,
+        store=[write(t) for t in sorted(stored)],
         redis_final=final,
         fault=fault,
         history_reads=[200],
-        model_calls=calls,
+        model_calls=[call(s.text, "error" if s.turn == 2 and erred else "whole") for s in ss],
         fault_turn=2,
     )
-
-
-def codes(trials: list[Trial]) -> list[str]:
-    return [d.code for d in dg.diagnose(trials)]
 
 
 def test_the_failed_sends_message_never_written_is_drawn_with_its_evidence() -> None:
@@ -68,6 +47,6 @@ def test_a_trial_whose_app_retried_past_the_error_is_not_in_the_pool() -> None:
     recovered = _trial("recovered", {1, 2, 3})
     s2 = recovered.sends[1]
     assert recovered.model_calls is not None
-    recovered.model_calls.append({"messages": [{"role": "user", "text": s2.text}], "outcome": "whole"})
+    recovered.model_calls.append(call(s2.text))
     found = {d.code: d for d in dg.diagnose([_trial("a", {1, 3}), recovered])}
     assert (found["lost_after_model_error"].k, found["lost_after_model_error"].n) == (1, 1)

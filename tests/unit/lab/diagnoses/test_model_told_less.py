@@ -7,19 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from lab import diagnoses as dg
-from lab.model.history import Row, Send, Trial
+from lab.model.history import Send, Trial
+from tests.unit.lab.diagnoses.model_trials import T0, codes, rows, sends, write
 
-T0 = 1_800_000_000.0
 SYSTEM = {"role": "system", "text": "You are concise."}
-
-
-def _sends(n: int) -> list[Send]:
-    out = []
-    for turn in range(1, n + 1):
-        s = Send(f"t{turn}", f"chaoslab probe x turn {turn} ab12", turn, reply=f"reply {turn}", t_invoke=T0 + turn)
-        s.complete("ok", 200, "", T0 + turn + 0.5)
-        out.append(s)
-    return out
 
 
 def _call(sends: list[Send], question: int, given: list[int], extra: str | None = None) -> dict[str, Any]:
@@ -32,19 +23,10 @@ def _call(sends: list[Send], question: int, given: list[int], extra: str | None 
 
 def _trial(tid: str, given: dict[int, list[int]], stored: bool = True, extra: str | None = None) -> Trial:
     """Four turns, each stored (user and reply, one command) 100 ms before its answer, or never."""
-    sends = _sends(4)
-    store = [
-        {"t": T0 + turn + 0.4, "conn": "c1", "cmd": "LPUSH", "args": [], "write": True, "user": [turn], "reply": [turn]}
-        for turn in range(1, 5)
-        if stored
-    ]
-    rows = [r for i in range(1, 5) for r in (Row("", "user", sends[i - 1].text), Row("", "assistant", f"reply {i}"))]
-    calls = [_call(sends, q, given.get(q, list(range(1, q))), extra if q in given else None) for q in range(1, 5)]
-    return Trial(tid, sends=sends, final_rows=rows, turns=4, store=store, history_reads=[200], model_calls=calls)
-
-
-def codes(trials: list[Trial]) -> list[str]:
-    return [d.code for d in dg.diagnose(trials)]
+    ss = sends("x", 4, faulted=None)
+    store = [write(turn) for turn in range(1, 5) if stored]
+    calls = [_call(ss, q, given.get(q, list(range(1, q))), extra if q in given else None) for q in range(1, 5)]
+    return Trial(tid, sends=ss, final_rows=rows(ss), turns=4, store=store, history_reads=[200], model_calls=calls)
 
 
 def test_a_newer_turn_left_out_while_redis_held_it_is_drawn_with_its_evidence() -> None:

@@ -4,34 +4,27 @@ another turn is doubled too, or where the message is stored once."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from lab import diagnoses as dg
-from lab.model.history import Row, Send, Trial
-
-T0 = 1_800_000_000.0
+from lab.model.history import Row, Trial
+from tests.unit.lab.diagnoses.model_trials import call, codes, sends
 
 
 def _trial(tid: str, doubled: set[int], outcomes: tuple[str, ...] = ("error", "whole")) -> Trial:
-    sends = []
-    for turn in (1, 2, 3):
-        s = Send(f"t{turn}", f"chaoslab probe {tid} turn {turn} ef56", turn, reply=f"reply {turn}", t_invoke=T0 + turn)
-        s.complete("ok", 200, "", T0 + turn + 0.5)
-        s.under_fault = turn == 2
-        sends.append(s)
-    calls: list[dict[str, Any]] = []
-    for s in sends:
-        for k, outcome in enumerate(outcomes if s.under_fault else ("whole",)):
-            calls.append(
-                {"messages": [{"role": "user", "text": s.text}], "outcome": outcome, "t_start": s.turn + k / 10}
-            )
-    rows = []
-    for s in sends:
-        rows += [Row("", "user", s.text)] * (2 if s.turn in doubled else 1) + [Row("", "assistant", f"reply {s.turn}")]
+    ss = sends(tid)
+    calls = [
+        call(s.text, outcome, t_start=s.turn + k / 10)
+        for s in ss
+        for k, outcome in enumerate(outcomes if s.under_fault else ("whole",))
+    ]
+    stored = []
+    for s in ss:
+        stored += [Row("", "user", s.text)] * (2 if s.turn in doubled else 1) + [
+            Row("", "assistant", f"reply {s.turn}")
+        ]
     return Trial(
         tid,
-        sends=sends,
-        final_rows=rows,
+        sends=ss,
+        final_rows=stored,
         turns=3,
         fault="model_error",
         fault_params={"kind": "server_error", "times": 1},
@@ -39,10 +32,6 @@ def _trial(tid: str, doubled: set[int], outcomes: tuple[str, ...] = ("error", "w
         model_calls=calls,
         fault_turn=2,
     )
-
-
-def codes(trials: list[Trial]) -> list[str]:
-    return [d.code for d in dg.diagnose(trials)]
 
 
 def test_the_retried_sends_message_stored_twice_is_drawn_and_not_as_duplicates() -> None:
