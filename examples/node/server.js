@@ -30,11 +30,15 @@
  *
  * NODE_BUGS (comma-separated; empty = correct) switches on real-world mistakes:
  *   read_modify_write  the conversation kept as one JSON document ({"messages": [...]}) in the
- *                string key chat:{id}: every store GETs it, JSON.parses it (or starts empty),
- *                pushes the row in JS and SETs it back with EX 604800 -- no WATCH, no Lua, no
- *                artificial delay. Two tabs sending to one conversation at the same moment both
- *                GET the same document and the later SET drops the other tab's row; both tabs
- *                got "done" -> lost_update. The history route reads the document (GET + parse).
+ *                string key chat:{id}, handled as a handler that loads the conversation, adds to
+ *                it and saves it does: a turn GETs the document once when it starts (or starts
+ *                empty), pushes the user's row and SETs it back with EX 604800, streams the
+ *                reply, then pushes the reply onto that same copy and SETs it again -- no WATCH,
+ *                no Lua, no artificial delay. Two tabs whose turns overlap each save a copy that
+ *                lacks the other's rows; both tabs got "done" -> lost_update. (Loading for every
+ *                row instead left a window of one Redis round trip, which two tabs met in 1 to 6
+ *                of 6 trials depending on the machine's speed.) The history route reads the
+ *                document (GET + parse).
  *   resend_unfulfilled  ioredis' default autoResendUnfulfilledCommands: after a connection drop,
  *                the commands whose replies were lost are sent again on the new connection, so
  *                an applied MULTI RPUSH + EXPIRE is applied twice -> duplicates_after_drop (in
@@ -97,12 +101,15 @@ redis.on('ready', () => { lastRedisError = ''; });
 
 const key = (id) => `chat:${id}`;
 
-async function appendRow(id, row) {
+// `turn` is the turn's own state: read_modify_write keeps the turn's copy of the document there.
+async function appendRow(id, row, turn) {
   if (BUGS.has('read_modify_write')) {
-    const raw = await redis.get(key(id));
-    const doc = raw ? JSON.parse(raw) : { messages: [] };
-    doc.messages.push(row);
-    await redis.set(key(id), JSON.stringify(doc), 'EX', TTL_S);
+    if (!turn.doc) {
+      const raw = await redis.get(key(id));
+      turn.doc = raw ? JSON.parse(raw) : { messages: [] };
+    }
+    turn.doc.messages.push(row);
+    await redis.set(key(id), JSON.stringify(turn.doc), 'EX', TTL_S);
     return;
   }
   if (BUGS.has('rewrite_history')) {
@@ -152,8 +159,9 @@ async function handleChat(socket, payload) {
   const problem = chatProblem(payload);
   if (problem) return socket.emit('chat_error', { detail: problem });
   const id = payload.conversation_id ?? crypto.randomUUID().replaceAll('-', '');
+  const turn = {};
   try {
-    await appendRow(id, { role: 'user', content: payload.text });
+    await appendRow(id, { role: 'user', content: payload.text }, turn);
   } catch (err) {
     console.error(`chat ${id}: storing the user's row failed: ${err.message}`);
     return socket.emit('chat_error', { detail: STORAGE_DOWN });
@@ -165,7 +173,7 @@ async function handleChat(socket, payload) {
     socket.emit('token', { text: piece });
   }
   try {
-    await appendRow(id, { role: 'assistant', content: reply });
+    await appendRow(id, { role: 'assistant', content: reply }, turn);
   } catch (err) {
     console.error(`chat ${id}: storing the reply failed: ${err.message}`);
     return socket.emit('chat_error', { detail: STORAGE_DOWN });

@@ -706,3 +706,17 @@ def test_a_lost_update_needs_the_row_gone_from_redis_where_the_store_was_recorde
     appended_then_set = _two_tabs("appended", rows)
     appended_then_set.store = [w(1010.1, "RPUSH", ["t3"]), w(1010.2, "SET", ["t3b"])]
     assert codes([overwritten]) == ["lost_update"] and codes([appended_then_set]) == ["lost_update"]
+
+
+def test_a_turn_redis_holds_is_not_lost_beside_a_copy_that_lags_the_store() -> None:
+    """A per-worker cache answered the settled read too: the newest turns missing from it, Redis
+    holding them. history_from_copy may not hide them (read path) nor may they count as lost
+    (acked_lost); a turn Redis lacks as well still does."""
+    stored = {"key": "chat:s", "type": "list", "pttl_ms": 9, "values": 6, "stored_turns": [1, 2, 3]}
+    copy = dg.Diagnosis("history_from_copy", "", "", 1, 1, ["t0"])
+    r = _trial("t0", _rows("u1", "a1", "u2", "a2"), redis_final=stored)
+    ev = dg.Evidence([r], dg.judge([r]), [copy])
+    assert dg.REGISTRY["history_hides_stored"].fn(ev) is None and dg.REGISTRY["acked_lost"].fn(ev) is None
+    lost = _trial("t1", _rows("u1", "a1", "u2", "a2"), redis_final=dict(stored, stored_turns=[1, 2]))
+    d = dg.REGISTRY["acked_lost"].fn(dg.Evidence([lost], dg.judge([lost]), [copy]))
+    assert d is not None and "turns [3]" in d.evidence
