@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from lab.investigate.store import StoreMonitor
     from lab.model.checker import Result
     from lab.model.history import Trial
+    from lab.stack.model_link import ModelLink
 
 spec_key = pytest.StashKey["Spec"]()
 trials_key = pytest.StashKey[list[tuple[str, "Trial", "Result"]]]()
@@ -95,6 +96,7 @@ class LabTarget:
     redis_url: str  # the lab's Redis, direct (not through Toxiproxy)
     base_url: str
     store: "StoreMonitor | None" = None  # the store's record (lab.investigate.store)
+    model: "ModelLink | None" = None  # the stand-in model ([model]): what every call was told
 
 
 @pytest.fixture(scope="session")
@@ -107,6 +109,7 @@ def lab_target(request: pytest.FixtureRequest) -> Iterator[LabTarget]:
     from lab.common.errors import LabError
     from lab.faults import Targets
     from lab.investigate import redaction, target
+    from lab.investigate.link import model_for
     from lab.investigate.run import link_for
 
     spec, cfg = request.config.stash[spec_key], LabConfig.from_env()
@@ -118,7 +121,13 @@ def lab_target(request: pytest.FixtureRequest) -> Iterator[LabTarget]:
         session.enter_context(redaction.kept_secret(spec, link.run_dir, lab_artifacts(request.config), terminal=False))
         try:
             session.enter_context(link)
-            session.enter_context(target.running(spec, link.run_dir, cfg.host, cfg.ports["redis_proxy"]))
+            # The stand-in model, where the app calls one ([model]): as lab investigate serves it.
+            model = session.enter_context(model_for(spec, link, lambda line: None))
+            session.enter_context(
+                target.running(
+                    spec, link.run_dir, cfg.host, cfg.ports["redis_proxy"], link, model.url if model else None
+                )
+            )
         except LabError as exc:
             pytest.fail(redact.text(f"--lab-target {spec.file}: {exc}"), pytrace=False)
         targets = Targets.of(link)
@@ -126,7 +135,8 @@ def lab_target(request: pytest.FixtureRequest) -> Iterator[LabTarget]:
         from lab.investigate.store import StoreMonitor
 
         store = session.enter_context(StoreMonitor(cfg.redis_url))
-        yield LabTarget(spec, targets, cfg.redis_url, spec.http.base_url, store if store.error is None else None)
+        monitor = store if store.error is None else None
+        yield LabTarget(spec, targets, cfg.redis_url, spec.http.base_url, monitor, model)
 
 
 @pytest.fixture(autouse=True)
@@ -141,7 +151,7 @@ def _lab_record(request: pytest.FixtureRequest) -> Iterator[None]:
     lt: LabTarget = request.getfixturevalue("lab_target")
     page = request.getfixturevalue("page")
     seed = int(request.getfixturevalue("lab_seed"))
-    rec = Recorder(lt.spec, page.context, lt.redis_url, request.node.nodeid, seed, store=lt.store)
+    rec = Recorder(lt.spec, page.context, lt.redis_url, request.node.nodeid, seed, store=lt.store, model=lt.model)
     request.node.stash[recorder_key] = rec
     request.node.stash[faults_key] = []
     yield

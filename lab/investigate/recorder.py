@@ -13,7 +13,7 @@ import json
 import time
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from playwright.sync_api import BrowserContext, Error as PlaywrightError, Frame, Page, Request, Response
 
@@ -25,9 +25,10 @@ from lab.investigate.identity import cookie_scope, history_target, local_storage
 from lab.investigate.keys import KeyReader, key_record
 from lab.investigate.store import StoreMonitor, fill
 from lab.investigate.rows import json_path, parse_rows
-from lab.investigate.settle import QUIESCENCE_DEADLINE_S, QUIET_S
+from lab.investigate.settle import MODEL_END_DEADLINE_S, QUIESCENCE_DEADLINE_S, QUIET_S, model_unended
 from lab.investigate.spec import Spec
 from lab.model.history import Row, Send, Trial
+from lab.stack.model_link import ModelLink
 
 
 @dataclass
@@ -46,6 +47,7 @@ class Recorder:
     _restarted: list[BrowserContext] = field(default_factory=list)
     _logins: list[Response] = field(default_factory=list)
     store: StoreMonitor | None = None  # the store's record, where the session follows one
+    model: ModelLink | None = None  # the stand-in model ([model]): its record of the test's calls
     _t0: float = field(default_factory=time.time)
 
     def __post_init__(self) -> None:
@@ -111,9 +113,20 @@ class Recorder:
             shown = next((r for at, r in self._reads if at >= refresh), None)
             t.page_after_refresh = self._rows(shown) if shown is not None else None
             t.refresh_reached = shown is not None
+        texts = [s.text for s in t.sends]
+        if self.model is not None:  # a call still streaming is a write still to come (settle.model_ended)
+            model = self.model
+            try:
+                wait_until(
+                    lambda: not model.still_streaming(texts), what="the calls ended", timeout_s=MODEL_END_DEADLINE_S
+                )
+            except NotReady:
+                t.unknown = model_unended(len(model.still_streaming(texts)))
         t.final_rows = self._settled(t)
         _replies_from(t.final_rows or [], t.sends)
         self._key(t)
+        if self.model is not None:
+            t.model_calls = self.model.calls(texts, max(self._t0 - 1.0, 0.0))
         if self.spec.session.is_cookie:
             c = session_cookie(self.spec, [dict(x) for x in self.ctx.cookies()])
             t.cookie_scope = None if c is None else cookie_scope(self.spec, c)
@@ -221,7 +234,27 @@ class Recorder:
                 if sid:
                     return sid
         origin = "{0.scheme}://{0.netloc}".format(urlsplit(self.spec.http.base_url))
-        return local_storage(self.ctx.storage_state(), origin).get(s.page_storage or "")
+        kept = local_storage(self.ctx.storage_state(), origin).get(s.page_storage or "")
+        return kept or self._sid_sent()
+
+    def _sid_sent(self) -> str | None:
+        """The id the test's own chat requests carried (its query parameter, header or path
+        segment): a user's test keeps its conversation's id where it likes, not where the
+        lab's page does."""
+        s = self.spec.session
+        for _, resp in reversed(self._answers):
+            req = resp.request
+            if s.carrier == "query":
+                got = parse_qs(urlsplit(req.url).query).get(s.name)
+                if got:
+                    return got[0]
+            elif s.carrier == "header" and req.headers.get(s.name.lower()):
+                return req.headers[s.name.lower()]
+            elif s.carrier == "path":
+                sid = page_url_id(self.spec.chat.path, urlsplit(req.url).path)
+                if sid:
+                    return sid
+        return None
 
     def _settled(self, t: Trial) -> list[Row] | None:
         """The history read until it stays the same for QUIET_S (as lab investigate's)."""

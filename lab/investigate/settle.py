@@ -24,27 +24,23 @@ async def model_ended(model: ModelLink | None, t: Trial) -> None:
     """Wait until the stand-in has ended every call the trial's sends made. A page gone
     mid-answer does not end the app's call: an app that reads the model's stream to its end
     stores the reply only then, seconds after the history last changed, and a settled read
-    taken before that would call a kept reply lost. A call held open by the lab's own fault
-    (no first token) is the app's to give up on, not a write still to come."""
+    taken before that would call a kept reply lost."""
     if model is None:
         return
     texts = [s.text for s in t.sends]
     deadline = time.monotonic() + MODEL_END_DEADLINE_S
-    while True:
-        still = [
-            c
-            for c in await asyncio.to_thread(model.open_calls, texts)
-            if c.get("behaviour", {}).get("fault") != "no_first_token"
-        ]
-        if not still:
-            return
+    while still := await asyncio.to_thread(model.still_streaming, texts):
         if time.monotonic() >= deadline:
-            t.unknown = t.unknown or (
-                f"{len(still)} model call(s) of this trial still streaming {MODEL_END_DEADLINE_S:g} s after "
-                "the refresh: what the app stores when they end was not read"
-            )
+            t.unknown = t.unknown or model_unended(len(still))
             return
         await asyncio.sleep(0.05)  # a polling interval bounded by the deadline
+
+
+def model_unended(n: int) -> str:
+    return (
+        f"{n} model call(s) of this trial still streaming {MODEL_END_DEADLINE_S:g} s after the "
+        "refresh: what the app stores when they end was not read"
+    )
 
 
 async def final_read(

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from lab.model.checker import ANOMALIES
+from lab.model.context import NOT_STREAMED
 from lab.model.outcome import CellOutcome
 from lab.plan.schedule import Cell, fault_text
 from lab.model.stats import fmt_rate, wilson
@@ -28,6 +29,10 @@ METRICS = {
 }
 MIN_ACK_RATIO = 0.8  # below this the correct profile's cell exercised nothing
 ALL_UNKNOWN = "no trial gave a verdict (all unknown)"
+# A cell whose every trial was unknown because the app does not do what the experiment tests
+# (it does not stream the model's answer: there is no stream to cut). A fact about the app, not
+# a gap in the run: listed, and no reason to call the run's verdict unknown.
+NOT_APPLICABLE = "not applicable"
 
 
 @dataclass
@@ -114,6 +119,8 @@ def cell_stats(out: CellOutcome) -> CellStats:
             "unexercised",
             f"fault not confirmed: {out.fault_error or unconfirmed[0].trial.errors[:1]}",
         )
+    elif not known and all(any(NOT_STREAMED in r for r in t.result.reasons) for t in out.trials):
+        st.status, st.reason = "unexercised", f"{NOT_APPLICABLE}: {NOT_STREAMED}"
     elif not known:
         st.status, st.reason = "unexercised", ALL_UNKNOWN
     elif not out.cell.defects and not out.cell.target and sends and acked / sends < MIN_ACK_RATIO:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lab.model.attribution import CellStats, Verdict
+from lab.model.attribution import NOT_APPLICABLE, CellStats, Verdict
 from lab.report import html
 from lab.model.outcome import CellOutcome
 
@@ -54,7 +54,11 @@ def decide(
     exercised run whose correct profile lost nothing. `lab investigate`: 1 when something was
     diagnosed or an anomaly stays unexplained (never "no anomaly found"), 3 when the run does not
     bound what it could have missed (unexercised, interrupted, nothing judged), else 0."""
-    reasons = [f"unexercised: {_name(s)}: {s.reason}" for s in stats if s.status == "unexercised"]
+    reasons = [
+        f"unexercised: {_name(s)}: {s.reason}"
+        for s in stats
+        if s.status == "unexercised" and not s.reason.startswith(NOT_APPLICABLE)
+    ]
     if diagnoses is None:
         reasons += [
             f"the correct profile lost or duplicated acknowledged messages: {_name(s)} "
@@ -173,7 +177,7 @@ def table(stats: list[CellStats]) -> str:
         if s.cell.profile not in rows:
             rows.append(s.cell.profile)
         if s.status == "unexercised":
-            entry = "unexercised"
+            entry = "n/a" if s.reason.startswith(NOT_APPLICABLE) else "unexercised"
         else:
             # The first of the most frequent, in LETTERS' order: loss before the milder ones.
             k, letter = max(

@@ -32,6 +32,13 @@ def test_only_a_missed_precondition_is_replaced() -> None:
         s.complete("info", status, "HTTP 503" if status else "timeout", 1.0)
         o.trial.sends.append(s)
     assert not honestly_unknown(answered) and honestly_unknown(silent)
+    # A retry the driver could not make: of a send that timed out, replaced; of a 5xx, not.
+    retried = {status: _outcome(f"r{status}", "unknown", "driver (retry): TimeoutError: ...") for status in (None, 502)}
+    for status, o in retried.items():
+        s = Send("t1", "x", 1)
+        s.complete("info", status, "HTTP 502" if status else "timeout", 1.0)
+        o.trial.sends.append(s)
+    assert honestly_unknown(retried[None]) and not honestly_unknown(retried[502])
     assert not honestly_unknown(_outcome("e", "valid"))
 
 

@@ -11,18 +11,19 @@ import pytest
 
 from lab.investigate import settle
 from lab.model.history import Send, Trial
+from lab.stack.model_link import ModelLink
 
 
-class _Model:
-    """The stand-in's record of open calls as ModelLink.open_calls returns it: each poll one
-    entry of ``polls`` (the last repeats)."""
+class _Model(ModelLink):
+    """The stand-in's record of open calls as ModelLink reads it: each poll one entry of
+    ``polls`` (the last repeats)."""
 
     def __init__(self, *polls: list[dict[str, Any]]) -> None:
         self.polls, self.asked = list(polls), 0
 
-    def open_calls(self, texts: list[str], since: float = 0.0) -> list[dict[str, Any]]:
+    def _record(self, texts: list[str], since: float) -> dict[str, list[dict[str, Any]]]:
         self.asked += 1
-        return self.polls.pop(0) if len(self.polls) > 1 else self.polls[0]
+        return {"calls": [], "open": self.polls.pop(0) if len(self.polls) > 1 else self.polls[0]}
 
 
 def _trial() -> Trial:
@@ -35,20 +36,20 @@ HELD = {"behaviour": {"fault": "no_first_token"}, "messages": [{"role": "user", 
 
 def test_waits_until_the_streaming_call_has_ended() -> None:
     model, t = _Model([STREAMING], [STREAMING], []), _trial()
-    asyncio.run(settle.model_ended(model, t))  # type: ignore[arg-type]
+    asyncio.run(settle.model_ended(model, t))
     assert model.asked == 3 and t.unknown is None
 
 
 def test_a_call_held_by_the_lab_s_own_fault_is_not_waited_for() -> None:
     model, t = _Model([HELD]), _trial()
-    asyncio.run(settle.model_ended(model, t))  # type: ignore[arg-type]
+    asyncio.run(settle.model_ended(model, t))
     assert model.asked == 1 and t.unknown is None
 
 
 def test_a_call_still_streaming_at_the_deadline_is_unknown(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(settle, "MODEL_END_DEADLINE_S", 0.0)
     model, t = _Model([STREAMING]), _trial()
-    asyncio.run(settle.model_ended(model, t))  # type: ignore[arg-type]
+    asyncio.run(settle.model_ended(model, t))
     assert t.unknown is not None and "still streaming" in t.unknown
 
 

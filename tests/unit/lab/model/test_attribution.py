@@ -97,3 +97,25 @@ def test_junit_has_one_case_per_cell_and_fails_only_the_correct_profile() -> Non
 def test_table_shows_the_dominant_anomaly() -> None:
     text = table([stats("correct", 0), stats("fire_and_forget", 20), stats("blind_retry", 0, dup=7)])
     assert "L 20/20" in text and "D 7/20" in text and "- 0/20" in text
+
+
+def test_a_cell_that_does_not_apply_to_the_app_leaves_the_verdict_alone() -> None:
+    """Every trial of model_cut unknown because the app does not stream the model's answer: a
+    fact about the app ("n/a"), not a gap in the run -- no "unknown" exit; any other cell whose
+    trials were all unknown still is one."""
+    from lab.model.attribution import NOT_APPLICABLE, cell_stats
+    from lab.model.checker import Result
+    from lab.model.context import NOT_STREAMED
+    from lab.model.history import Trial
+    from lab.model.outcome import CellOutcome, TrialOutcome
+
+    cell = Cell((), "model_cut", "settled", 3, target="app")
+    why = f"the faulted send's model call was answered whole, not cut ({NOT_STREAMED})"
+    cut = cell_stats(
+        CellOutcome(cell, [TrialOutcome(None, Trial(f"t{i}"), Result("unknown", reasons=[why])) for i in range(2)])
+    )  # type: ignore[arg-type]
+    assert cut.status == "unexercised" and cut.reason.startswith(NOT_APPLICABLE), cut.reason
+    assert decide([stats("correct", 0), cut], [], False, diagnoses=[]).exit_code == 0
+    assert "n/a" in table([cut])
+    other = cell_stats(CellOutcome(cell, [TrialOutcome(None, Trial("t9"), Result("unknown", reasons=["driver: x"]))]))  # type: ignore[arg-type]
+    assert decide([stats("correct", 0), other], [], False, diagnoses=[]).exit_code == 3
