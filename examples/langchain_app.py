@@ -62,8 +62,9 @@ COOKIE = "lc_sid"
 MAX_QUESTION = 8000
 KINDS = {"human": HumanMessage, "ai": AIMessage}
 
-# redis-py's sync client for the history class (LangChain calls its sync methods from a thread
-# for an async chain unless the class has async ones); its async client for the routes.
+# redis-py's sync client: BaseChatMessageHistory's sync methods, and session_cache's seeding in
+# get_session_history, which RunnableWithMessageHistory calls synchronously; its async clients
+# for everything the routes await.
 sync_store = syncredis.Redis.from_url(os.environ["REDIS_URL"], socket_timeout=5, socket_connect_timeout=3)
 # Reads retried once on a broken connection (a pooled connection Redis or the network closed
 # while idle fails its next command: measured, the history read after Redis came back answered
