@@ -193,7 +193,7 @@ class Prober:
                 t.unknown = (
                     f"the last reply came whole in its first chunk ({last.ms or 0:.0f} ms): nothing was cut mid-stream"
                 )
-            elif self.spec.page is None and self.spec.transport is None:  # the lab page's own cut
+            elif self.spec.page is None:  # the lab page's own cut (its HTTP answer or its frames)
                 t.unknown = t.unknown or cut.finished_before_cut(t)
 
     @staticmethod
