@@ -118,10 +118,12 @@ class Recorder:
             model = self.model
             try:
                 wait_until(
-                    lambda: not model.still_streaming(texts), what="the calls ended", timeout_s=MODEL_END_DEADLINE_S
+                    lambda: not model.still_streaming(texts, self._t0 - 1.0),
+                    what="the calls ended",
+                    timeout_s=MODEL_END_DEADLINE_S,
                 )
             except NotReady:
-                t.unknown = model_unended(len(model.still_streaming(texts)))
+                t.unknown = model_unended(len(model.still_streaming(texts, self._t0 - 1.0)))
         t.final_rows = self._settled(t)
         _replies_from(t.final_rows or [], t.sends)
         self._key(t)

@@ -28,8 +28,11 @@ async def model_ended(model: ModelLink | None, t: Trial) -> None:
     if model is None:
         return
     texts = [s.text for s in t.sends]
+    # Only this trial's calls (the record holds the whole run's): since its first send, less a
+    # second of clock grain.
+    since = max(min((s.t_invoke for s in t.sends if s.t_invoke), default=0.0) - 1.0, 0.0)
     deadline = time.monotonic() + MODEL_END_DEADLINE_S
-    while still := await asyncio.to_thread(model.still_streaming, texts):
+    while still := await asyncio.to_thread(model.still_streaming, texts, since):
         if time.monotonic() >= deadline:
             t.unknown = t.unknown or model_unended(len(still))
             return

@@ -125,11 +125,13 @@ class ModelLink:
         oldest first. Read from the stand-in directly: a fault on the link must not hide them."""
         return self._record(texts, since)["calls"]
 
-    def still_streaming(self, texts: list[str]) -> list[dict[str, Any]]:
+    def still_streaming(self, texts: list[str], since: float = 0.0) -> list[dict[str, Any]]:
         """The calls carrying one of ``texts`` the stand-in is still answering -- a write still to
         come from an app that reads the model's stream to its end after its page went away --
         less those the lab's own fault holds open (no first token: the app's to give up on)."""
-        return [c for c in self._record(texts, 0.0)["open"] if c.get("behaviour", {}).get("fault") != "no_first_token"]
+        return [
+            c for c in self._record(texts, since)["open"] if c.get("behaviour", {}).get("fault") != "no_first_token"
+        ]
 
     def _record(self, texts: list[str], since: float) -> dict[str, list[dict[str, Any]]]:
         wanted = [t for t in texts if t]
