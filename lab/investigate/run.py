@@ -20,7 +20,7 @@ from typing import Any, TextIO
 
 from lab.common import redact
 from lab.model.checker import check_safe
-from lab.model.context import NOT_STREAMED
+from lab.model.context import never_streamed
 from lab.common.config import LabConfig
 from lab.common.errors import UsageError
 from lab.faults import base as faults
@@ -245,7 +245,7 @@ class Investigation:
                     done.append(o)  # as soon as known: an interrupted run reports it
                 judged = sum(o.result.validity != "unknown" for o in mine)
                 # Unknown by the app's code (it does not stream the model): another trial would be too.
-                by_code = judged == 0 and all(NOT_STREAMED in " ".join(o.result.reasons) for o in mine)
+                by_code = judged == 0 and exp.fault == "model_cut" and never_streamed([o.trial for o in mine])
                 if not pending and top_up and judged < n and next_k < last_k and not by_code:
                     more = min(n - judged, last_k - next_k)
                     pending, next_k = list(range(next_k, next_k + more)), next_k + more

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from lab.model.checker import ANOMALIES
-from lab.model.context import NOT_STREAMED
+from lab.model.context import NOT_STREAMED, never_streamed
 from lab.model.outcome import CellOutcome
 from lab.plan.schedule import Cell, fault_text
 from lab.model.stats import fmt_rate, wilson
@@ -119,7 +119,7 @@ def cell_stats(out: CellOutcome) -> CellStats:
             "unexercised",
             f"fault not confirmed: {out.fault_error or unconfirmed[0].trial.errors[:1]}",
         )
-    elif not known and all(any(NOT_STREAMED in r for r in t.result.reasons) for t in out.trials):
+    elif not known and out.cell.fault == "model_cut" and never_streamed([t.trial for t in out.trials]):
         st.status, st.reason = "unexercised", f"{NOT_APPLICABLE}: {NOT_STREAMED}"
     elif not known:
         st.status, st.reason = "unexercised", ALL_UNKNOWN

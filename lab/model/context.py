@@ -146,6 +146,26 @@ def fixed_texts(calls: list[dict[str, Any]]) -> set[str]:
 FAULT_OUTCOMES = {"model_error": "error", "model_cut": "cut"}
 
 
+def _faulted_calls(t: Trial) -> list[dict[str, Any]]:
+    faulted = [s for s in t.sends if s.under_fault]
+    return [c for c in t.model_calls or [] if any(served(t, c) is s for s in faulted)]
+
+
+def streams_model(t: Trial) -> bool | None:
+    """Whether the app streamed the model's answer to the faulted send: True if any of its
+    calls asked for a stream, False if it made calls and none did, None if no call shows it.
+    Read from the stand-in's record, so it holds also for a trial unknown for another reason."""
+    calls = _faulted_calls(t)
+    return any(bool(c.get("stream")) for c in calls) if calls else None
+
+
+def never_streamed(trials: list[Trial]) -> bool:
+    """A model cut cannot apply to this app (its code, not the machine's speed): some trial's
+    calls show it asks for whole answers, and none shows a stream."""
+    seen = [x for x in (streams_model(t) for t in trials) if x is not None]
+    return bool(seen) and not any(seen)
+
+
 def fault_missed(t: Trial) -> str | None:
     """Why a model fault's trial tested nothing (None: it did, or it is no model fault's): no
     call served the faulted send, or none was answered as the fault answers -- a model called
@@ -154,7 +174,7 @@ def fault_missed(t: Trial) -> str | None:
     faulted = [s for s in t.sends if s.under_fault]
     if want is None or t.model_calls is None or not faulted:
         return None
-    calls = [c for c in t.model_calls if any(served(t, c) is s for s in faulted)]
+    calls = _faulted_calls(t)
     if not calls:
         return f"no model call served the faulted send (turn {faulted[0].turn}): {t.fault} was not exercised"
     if any(c.get("outcome") == want for c in calls):

@@ -8,6 +8,7 @@ import json
 import time
 import urllib.request
 
+from lab.common.wait import wait_until
 from lab.faults import Targets
 from lab.faults.latency import Latency
 from lab.stack import ports, procs
@@ -37,7 +38,9 @@ def test_calls_go_through_the_model_proxy_and_the_link_leaves_nothing(lab_stack:
             _, slow_ms = _chat(model.url, "chaoslab probe link-1 turn 2 bb")
         assert slow_ms >= 300, f"a call through the model proxy under 300 ms of latency took {slow_ms:.0f} ms"
         _chat(model.url, "someone else's call")
-        got = model.calls(["chaoslab probe link-1 turn 1 aa", "chaoslab probe link-1 turn 2 bb"])
+        texts = ["chaoslab probe link-1 turn 1 aa", "chaoslab probe link-1 turn 2 bb"]
+        wait_until(lambda: not model.still_streaming(texts), what="the calls recorded", timeout_s=5)
+        got = model.calls(texts)
         assert [c["messages"][-1]["text"][-2:] for c in got] == ["aa", "bb"]
         pid = model.proc.pid if model.proc else 0
     assert PROXY not in Targets.of(lab_stack).toxiproxy.proxies()
@@ -53,7 +56,11 @@ def test_a_model_cut_stops_a_streamed_call_part_way_and_heals(lab_stack: NativeS
             assert "stopped after 5 events, without its final one" in evidence, evidence  # role head + 4 tokens
             cut = _stream(model.url, "chaoslab probe cut-1 turn 1 aa")
         whole = _stream(model.url, "chaoslab probe cut-1 turn 2 bb")
-        got = model.calls(["chaoslab probe cut-1 turn 1 aa", "chaoslab probe cut-1 turn 2 bb"])
+        texts = ["chaoslab probe cut-1 turn 1 aa", "chaoslab probe cut-1 turn 2 bb"]
+        # The stand-in records a call once its handler returns, a moment after the client has
+        # read the last byte: the record is read once no call of these texts is still open.
+        wait_until(lambda: not model.still_streaming(texts), what="the calls recorded", timeout_s=5)
+        got = model.calls(texts)
     assert (cut[1], whole[1]) == (False, True)
     assert [(c["outcome"], c["tokens_sent"]) for c in got][0] == ("cut", 4)
     assert got[1]["outcome"] == "whole" and got[0]["reply"] == "Turn 1 as I "

@@ -1,4 +1,5 @@
-"""A navigation that failed only because the machine's network changed is tried again."""
+"""A navigation that failed only because the machine's network changed (or that Chromium reports
+as its own error page) is tried again; anything else is raised."""
 
 from __future__ import annotations
 
@@ -25,6 +26,12 @@ def _failing(errors: list[str]) -> tuple[list[int], object]:
 def test_a_network_change_is_tried_again() -> None:
     calls, nav = _failing(["Page.goto: net::ERR_NETWORK_CHANGED at http://127.0.0.1:1/"] * (TRIES - 1))
     assert asyncio.run(steady(nav)) == "loaded" and len(calls) == TRIES  # type: ignore[arg-type]
+
+
+def test_a_load_chromium_reports_as_its_error_page_is_tried_again() -> None:
+    err = 'Page.goto: Navigation to "http://127.0.0.1:1/" is interrupted by another navigation to "chrome-error://chromewebdata/"'
+    calls, nav = _failing([err])
+    assert asyncio.run(steady(nav)) == "loaded" and len(calls) == 2  # type: ignore[arg-type]
 
 
 def test_any_other_failure_is_raised_at_once() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from lab.model.attribution import CellStats, verdicts
 from lab.report import decide, junit_xml, table
 from lab.plan.schedule import Cell, parse_profile
@@ -99,23 +101,39 @@ def test_table_shows_the_dominant_anomaly() -> None:
     assert "L 20/20" in text and "D 7/20" in text and "- 0/20" in text
 
 
-def test_a_cell_that_does_not_apply_to_the_app_leaves_the_verdict_alone() -> None:
-    """Every trial of model_cut unknown because the app does not stream the model's answer: a
-    fact about the app ("n/a"), not a gap in the run -- no "unknown" exit; any other cell whose
-    trials were all unknown still is one."""
-    from lab.model.attribution import NOT_APPLICABLE, cell_stats
+def _not_streamed(tid: str, reason: str, stream: bool = False) -> Any:
+    """A model_cut trial whose faulted send's model call asked (or not) for a stream."""
     from lab.model.checker import Result
+    from lab.model.history import Send, Trial
+    from lab.model.outcome import TrialOutcome
+
+    t = Trial(tid, fault="model_cut", sends=[Send("s1", f"{tid} turn 1", 1, under_fault=True)])
+    t.model_calls = [{"stream": stream, "outcome": "whole", "messages": [{"role": "user", "text": f"{tid} turn 1"}]}]
+    return TrialOutcome(None, t, Result("unknown", reasons=[reason]))
+
+
+def test_a_cell_that_does_not_apply_to_the_app_leaves_the_verdict_alone() -> None:
+    """Every trial of model_cut unknown, and the stand-in's record shows the app asks for whole
+    answers: a fact about the app ("n/a"), not a gap in the run -- no "unknown" exit; so too
+    when one of those trials was unknown for another reason first (the record still shows the
+    call); a cell whose trials were all unknown with a streamed call, or any other cell, still
+    is one."""
+    from lab.model.attribution import NOT_APPLICABLE, cell_stats
     from lab.model.context import NOT_STREAMED
-    from lab.model.history import Trial
-    from lab.model.outcome import CellOutcome, TrialOutcome
+    from lab.model.outcome import CellOutcome
 
     cell = Cell((), "model_cut", "settled", 3, target="app")
     why = f"the faulted send's model call was answered whole, not cut ({NOT_STREAMED})"
-    cut = cell_stats(
-        CellOutcome(cell, [TrialOutcome(None, Trial(f"t{i}"), Result("unknown", reasons=[why])) for i in range(2)])
-    )  # type: ignore[arg-type]
-    assert cut.status == "unexercised" and cut.reason.startswith(NOT_APPLICABLE), cut.reason
-    assert decide([stats("correct", 0), cut], [], False, diagnoses=[]).exit_code == 0
-    assert "n/a" in table([cut])
-    other = cell_stats(CellOutcome(cell, [TrialOutcome(None, Trial("t9"), Result("unknown", reasons=["driver: x"]))]))  # type: ignore[arg-type]
+    for trials in (
+        [_not_streamed(f"t{i}", why) for i in range(2)],
+        [_not_streamed("t0", "the settled read never settled"), _not_streamed("t1", why)],
+    ):
+        cut = cell_stats(CellOutcome(cell, trials))
+        assert cut.status == "unexercised" and cut.reason.startswith(NOT_APPLICABLE), cut.reason
+        assert decide([stats("correct", 0), cut], [], False, diagnoses=[]).exit_code == 0
+        assert "n/a" in table([cut])
+    streamed = [_not_streamed("t0", "x"), _not_streamed("t1", "y", stream=True)]
+    assert not cell_stats(CellOutcome(cell, streamed)).reason.startswith(NOT_APPLICABLE)
+    none_cell = Cell((), "none", "settled", 3, target="app")
+    other = cell_stats(CellOutcome(none_cell, [_not_streamed("t9", "driver: x")]))
     assert decide([stats("correct", 0), other], [], False, diagnoses=[]).exit_code == 3
