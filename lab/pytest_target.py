@@ -109,11 +109,12 @@ def lab_target(request: pytest.FixtureRequest) -> Iterator[LabTarget]:
     from lab.common.errors import LabError
     from lab.faults import Targets
     from lab.investigate import redaction, target
-    from lab.investigate.link import model_for
-    from lab.investigate.run import link_for
+    from lab.investigate.link import link_for_spec, model_for
 
     spec, cfg = request.config.stash[spec_key], LabConfig.from_env()
-    link = link_for(cfg)
+    # As lab investigate routes it: the lab's own Redis + Toxiproxy, the app's Redis behind
+    # `lab proxy up` ([start] external), or the app's compose project ([start] compose).
+    link = link_for_spec(spec, cfg)
     with ExitStack() as session:
         # First in, last out: the trials' records and the target's log are scrubbed of the
         # login's secrets once the target has stopped. Not the terminal: pytest's capture swaps
@@ -134,9 +135,12 @@ def lab_target(request: pytest.FixtureRequest) -> Iterator[LabTarget]:
         targets.toxiproxy.reset()
         from lab.investigate.store import StoreMonitor
 
-        store = session.enter_context(StoreMonitor(cfg.redis_url))
+        # The app's Redis, direct: its own (external), or the link's -- with the app's password
+        # and db where its compose file gives them (link.cfg, set as the project came up).
+        redis_url = link.redis_url if spec.start.external else link.cfg.redis_url
+        store = session.enter_context(StoreMonitor(redis_url))
         monitor = store if store.error is None else None
-        yield LabTarget(spec, targets, cfg.redis_url, spec.http.base_url, monitor, model)
+        yield LabTarget(spec, targets, redis_url, spec.http.base_url, monitor, model)
 
 
 @pytest.fixture(autouse=True)

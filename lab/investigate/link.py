@@ -45,7 +45,8 @@ def link_for_spec(spec: "Spec", cfg: LabConfig) -> Any:
 
         run_dir = link_for(cfg).run_dir
         run_dir.mkdir(parents=True, exist_ok=True)
-        return AppStack(cfg, spec.start.compose, run_dir, spec.start.env, spec.http.port)
+        model_env = dict(spec.model.env) if spec.model is not None else None
+        return AppStack(cfg, spec.start.compose, run_dir, spec.start.env, spec.http.port, model_env)
     return link_for(cfg)
 
 
@@ -56,10 +57,19 @@ def model_for(spec: "Spec", link: Any, say: Callable[[str], None]) -> Iterator[M
     if spec.model is None:
         yield None
         return
-    with ModelLink(link.cfg, link.run_dir) as model:
+    # A compose project serves the stand-in itself (lab.stack.compose.override): only waited for.
+    with ModelLink(link.cfg, link.run_dir, spawn=not getattr(link, "serves_model", False)) as model:
         names = ", ".join(spec.model.env)
         protocols = ", ".join(spec.model.protocols)
-        say(f"  stand-in model ({protocols}) at {model.url} through Toxiproxy; the app's {names} point there")
+        if getattr(link, "serves_model", False):
+            from lab.stack.compose.override import MODEL_URL
+
+            say(
+                f"  stand-in model ({protocols}) in the compose project, through its Toxiproxy: the app's {names} "
+                f"point at {MODEL_URL} (the lab's view: {model.url})"
+            )
+        else:
+            say(f"  stand-in model ({protocols}) at {model.url} through Toxiproxy; the app's {names} point there")
         yield model
 
 

@@ -34,10 +34,15 @@ def model(data: dict[str, Any]) -> ModelSpec | None:
         return None
     m = table(data, "model")
     st = data.get("start") or {}
-    if isinstance(st, dict) and (st.get("external") or "compose" in st):
-        # The lab sets the stand-in's address on a process it starts; it cannot on an app that
-        # already runs or one its compose file starts (not built yet: say so, do not pretend).
-        raise bad("model", m, "[model] with a [start] command: the lab starts the app (external and compose: not yet)")
+    if isinstance(st, dict) and st.get("external"):
+        # The lab sets the stand-in's address on a process it starts, or on the backend service
+        # of a compose file in its override; it cannot on an app that already runs.
+        raise bad(
+            "model",
+            m,
+            "[model] with a [start] command or compose file: the lab starts the app and gives it the "
+            "stand-in's address (an external app: not yet)",
+        )
     extra = sorted(set(m) - {"protocols", "env"})
     if extra:
         raise bad(f"model.{extra[0]}", m[extra[0]], "only model.protocols and model.env")

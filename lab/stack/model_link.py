@@ -15,6 +15,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 from types import TracebackType
+from collections.abc import Callable
 from typing import Any
 
 from lab.common.config import PORT_ENV, LabConfig
@@ -33,8 +34,10 @@ class ModelLink:
     """``with ModelLink(cfg, run_dir) as m:`` -- ``m.url`` is the address an app's SDK is given
     (through Toxiproxy), ``m.calls(texts)`` the stand-in's record of the calls carrying them."""
 
-    def __init__(self, cfg: LabConfig, run_dir: Path, timeout_s: float = 15.0) -> None:
-        self.cfg, self.run_dir, self.timeout_s = cfg, run_dir, timeout_s
+    def __init__(self, cfg: LabConfig, run_dir: Path, timeout_s: float = 15.0, spawn: bool = True) -> None:
+        # spawn=False: a compose project runs the stand-in and its proxy (lab.stack.compose.override);
+        # the link only waits for both to answer and leaves them to the project's removal.
+        self.cfg, self.run_dir, self.timeout_s, self.spawn = cfg, run_dir, timeout_s, spawn
         self.proc: procs.ProcInfo | None = None
         self.toxiproxy = Toxiproxy(cfg.toxiproxy_url)
 
@@ -47,6 +50,13 @@ class ModelLink:
         return self.cfg.model_direct_url
 
     def __enter__(self) -> "ModelLink":
+        if not self.spawn:
+            for url, what in (
+                (self.direct_url, "the stand-in model"),
+                (self.url, "the stand-in model through Toxiproxy"),
+            ):
+                wait_until(_answers(url), what=what, timeout_s=self.timeout_s)
+            return self
         for name in ("model", "model_proxy"):
             port = self.cfg.ports[name]
             if not ports.is_free(self.cfg.host, port):
@@ -94,6 +104,8 @@ class ModelLink:
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
+        if not self.spawn:
+            return
         with deferred():  # a second Ctrl-C must not leave the proxy or the process behind
             try:
                 self.toxiproxy.delete_proxy(PROXY)
@@ -141,6 +153,10 @@ class ModelLink:
             part: [c for c in got.get(part, []) if any(t in _last_user(c) for t in wanted)]
             for part in ("calls", "open")
         }
+
+
+def _answers(url: str) -> Callable[[], bool]:
+    return lambda: http_get(url + "/_lab/health")[0] == 200
 
 
 def _last_user(call: dict[str, Any]) -> str:

@@ -29,6 +29,7 @@ pytestmark = pytest.mark.timeout(900)  # a fresh engine data root loads or build
 
 EXAMPLE = ROOT / "examples" / "compose-app"
 SPEC = EXAMPLE / "lab.toml"
+MODEL_SPEC = EXAMPLE / "lab-model.toml"  # the same file; replies from a model (Ollama's API)
 FILES = [EXAMPLE / "compose.yaml", EXAMPLE / "app" / "Dockerfile", EXAMPLE / "app" / "server.js"]
 DOCKER_ROOT = ROOT / ".lab" / "docker-tests"
 
@@ -128,6 +129,24 @@ def test_the_bug_switch_is_diagnosed(tmp_path: Path, engine: str, route: str) ->
         assert "redis:6379 taken over by Toxiproxy on default; redis moved to chaoslab-store" in out
     log = next(iter(sorted((tmp_path / "reports").glob("*/target.log")))).read_text()
     assert "bugs: swallow_errors" in log and "storing a user row failed" in log  # the app's own log, kept
+
+
+def test_the_stand_in_model_serves_the_project_and_its_fault_is_diagnosed(tmp_path: Path, engine: str) -> None:
+    """[model] on a compose target: the stand-in runs in the app's project behind the lab's
+    Toxiproxy, the backend's OLLAMA_HOST names it, the model's errors reach the app through it,
+    and APP_BUGS=store_after_model (the user's row stored only with the reply) loses the message
+    of each failed call: lost_after_model_error, nothing else; then nothing of it is left."""
+    p, results = investigate(
+        tmp_path, engine, MODEL_SPEC, "--trials", "3", "--only", "model_error",
+        "--set", "start.env.APP_BUGS=store_after_model",
+    )  # fmt: skip
+    out = p.stdout + p.stderr
+    assert p.returncode == 1, out
+    assert [d["code"] for d in results["diagnoses"]] == ["lost_after_model_error"], out
+    assert "stand-in model (ollama_chat)" in out, out
+    assert results["model"]["calls"] >= 3, results["model"]  # the app's calls reached the stand-in
+    log = next(iter(sorted((tmp_path / "reports").glob("*/target.log")))).read_text()
+    assert "replies: ollama http://chaoslab-toxiproxy:" in log and "ollama: HTTP 429" in log, log[-2000:]
 
 
 def start_run(tmp_path: Path, env: dict[str, str]) -> tuple[subprocess.Popen[str], list[str]]:

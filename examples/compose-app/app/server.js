@@ -6,8 +6,12 @@
  * Contract (REDIS_URL and PORT from the environment; listens on HOST, default 0.0.0.0):
  *   POST /api/conversations -> 201 {"id": 32 hex}
  *   POST /api/conversations/:id/messages {"content": non-empty string <= 4000}
- *     -> 200 {"reply": "Echo: " + content} once the user's row and the reply are stored;
- *        400 {detail} for a bad body or id; 503 {"detail": "storage unavailable"} when a store fails.
+ *     -> 200 {"reply": ...} once the user's row and the reply are stored;
+ *        400 {detail} for a bad body or id; 503 {"detail": "storage unavailable"} when a store fails;
+ *        502 {"detail": "the model failed"} when the model call fails (the user's row is kept).
+ *   The reply: "Echo: " + content; with OLLAMA_HOST set (e.g. http://host.docker.internal:11434),
+ *   Ollama's answer (POST /api/chat, not streamed, model OLLAMA_MODEL, default llama3.2) to the
+ *   conversation so far, read from Redis, plus the new message.
  *   GET /api/conversations/:id/messages -> 200 {"messages": [{role, content}...]} oldest first
  *     (an unknown id: []); 503 when Redis fails. Not cacheable.
  *   GET /healthz -> 200 {"ok": true}. Errors are JSON, never HTML.
@@ -15,8 +19,11 @@
  *   TTL 7 days renewed at every append.
  *
  * APP_BUGS (comma-separated; empty = correct):
- *   swallow_errors  a failed store is logged and the reply is sent anyway: the browser shows an
- *                   answer that was never stored (lab investigate: acked_while_unreachable)
+ *   swallow_errors     a failed store is logged and the reply is sent anyway: the browser shows an
+ *                      answer that was never stored (lab investigate: acked_while_unreachable)
+ *   store_after_model  the user's row is stored with the reply, once the model has answered: a
+ *                      failed model call loses the message the page showed sent
+ *                      (lab investigate: lost_after_model_error)
  */
 'use strict';
 
@@ -24,7 +31,7 @@ const crypto = require('node:crypto');
 const express = require('express');
 const Redis = require('ioredis');
 
-const KNOWN_BUGS = new Set(['swallow_errors']);
+const KNOWN_BUGS = new Set(['swallow_errors', 'store_after_model']);
 const BUGS = new Set((process.env.APP_BUGS || '').split(',').map((b) => b.trim()).filter(Boolean));
 const unknown = [...BUGS].filter((b) => !KNOWN_BUGS.has(b));
 if (unknown.length) {
@@ -60,6 +67,33 @@ redis.on('error', (err) => {
 redis.on('ready', () => { lastError = ''; });
 
 const key = (id) => `conv:${id}`;
+
+const OLLAMA = (process.env.OLLAMA_HOST || '').replace(/\/+$/, '');
+const OLLAMA_MODEL = process.env.OLLAMA_MODEL || 'llama3.2';
+const MODEL_TIMEOUT_MS = 30000;
+
+class ModelFailed extends Error {}
+
+// The reply to `content`, given the conversation so far (oldest first).
+async function answer(history, content) {
+  if (!OLLAMA) return 'Echo: ' + content;
+  const messages = [...history.map(({ role, content: c }) => ({ role, content: c })), { role: 'user', content }];
+  let res;
+  try {
+    res = await fetch(`${OLLAMA}/api/chat`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: OLLAMA_MODEL, messages, stream: false }),
+      signal: AbortSignal.timeout(MODEL_TIMEOUT_MS),
+    });
+  } catch (err) {
+    throw new ModelFailed(`ollama: ${err.message}`);
+  }
+  if (!res.ok) throw new ModelFailed(`ollama: HTTP ${res.status}`);
+  const body = await res.json();
+  if (!body.message || typeof body.message.content !== 'string') throw new ModelFailed('ollama: no message in the answer');
+  return body.message.content;
+}
 
 async function append(id, row) {
   const results = await redis.multi().rpush(key(id), JSON.stringify(row)).expire(key(id), TTL_S).exec();
@@ -97,11 +131,21 @@ app.post('/api/conversations/:id/messages', async (req, res) => {
   if (typeof content !== 'string' || !content || content.length > MAX_TEXT) {
     return res.status(400).json({ detail: `content must be a non-empty string of at most ${MAX_TEXT} characters` });
   }
-  const reply = 'Echo: ' + content;
+  const id = req.params.id;
+  const late = BUGS.has('store_after_model');
+  let reply;
   try {
-    await store(req.params.id, { role: 'user', content });
-    await store(req.params.id, { role: 'assistant', content: reply });
-  } catch {
+    // The model is given the conversation so far; echo replies need none (no read).
+    const history = OLLAMA ? (await redis.lrange(key(id), 0, -1)).map((r) => JSON.parse(r)) : [];
+    if (!late) await store(id, { role: 'user', content });
+    reply = await answer(history, content);
+    if (late) await store(id, { role: 'user', content });
+    await store(id, { role: 'assistant', content: reply });
+  } catch (err) {
+    if (err instanceof ModelFailed) {
+      console.error(`conversation ${id}: ${err.message}`);
+      return res.status(502).json({ detail: 'the model failed' });
+    }
     return res.status(503).json({ detail: STORAGE_DOWN });
   }
   res.json({ reply });
@@ -130,7 +174,8 @@ app.use((err, req, res, next) => {
 const host = process.env.HOST || '0.0.0.0'; // in a container: reachable from the published port
 const server = app.listen(Number(process.env.PORT), host, () => {
   const bugs = BUGS.size ? [...BUGS].join(',') : 'none';
-  console.log(`compose-app on http://${host}:${process.env.PORT} (redis ${process.env.REDIS_URL}, bugs: ${bugs})`);
+  const model = OLLAMA ? `ollama ${OLLAMA}` : 'echo';
+  console.log(`compose-app on http://${host}:${process.env.PORT} (redis ${process.env.REDIS_URL}, replies: ${model}, bugs: ${bugs})`);
 });
 
 // docker stop sends SIGTERM: finish in-flight requests, close Redis, exit (3 s hard deadline).

@@ -46,10 +46,22 @@ class AppStack(Lifecycle, Substitutes, AppFaults):
     mode = "compose"
     redis_as_configured = True  # redis_restart: the app's own persistence, not the lab's AOF switch
 
-    def __init__(self, cfg: LabConfig, app: ov.AppCompose, run_dir: Path, env: dict[str, str], http_port: int) -> None:
+    def __init__(
+        self,
+        cfg: LabConfig,
+        app: ov.AppCompose,
+        run_dir: Path,
+        env: dict[str, str],
+        http_port: int,
+        model_env: dict[str, str] | None = None,
+    ) -> None:
         from lab.stack.compose.stack import ComposeStack
 
         self.cfg, self.app, self.run_dir, self.env, self.http_port = cfg, app, run_dir, env, http_port
+        # [model]: the app's model variables ({model_url} unfilled); the project then serves the
+        # stand-in model (lab.stack.compose.override), and ModelLink only waits for it.
+        self.model_env = model_env
+        self.serves_model = model_env is not None
         self.file = Path(app.file)
         self.cache = ComposeStack(cfg).cache
         # The engine compose mode uses (one per data root): stopped at the end only if idle.
@@ -96,7 +108,7 @@ class AppStack(Lifecycle, Substitutes, AppFaults):
         if (self.run_dir / OVERRIDE).exists():
             self.down()  # an earlier run's project, killed before its clean-up
         self.engine.run_dir.mkdir(parents=True, exist_ok=True)
-        state = {"app": asdict(self.app), "env": self.env, "http_port": self.http_port}
+        state = {"app": asdict(self.app), "env": self.env, "http_port": self.http_port, "model_env": self.model_env}
         write_atomic(self.run_dir / STATE, json.dumps(state, indent=2) + "\n")
         host = self.engine.ensure()
         raw = self._read_raw()
@@ -105,10 +117,21 @@ class AppStack(Lifecycle, Substitutes, AppFaults):
         self.substituted = self._substitute(host, needed(resolved))
         image = self._toxiproxy_ref(host)
         ports_ = self.cfg.ports
-        at = ov.Published(self.http_port, ports_["redis"], ports_["toxiproxy"], ports_["redis_proxy"])
+        at = ov.Published(
+            self.http_port,
+            ports_["redis"],
+            ports_["toxiproxy"],
+            ports_["redis_proxy"],
+            ports_["model"],
+            ports_["model_proxy"],
+        )
         config_file = self.run_dir / "toxiproxy.json"
-        plan = ov.plan(raw, resolved, self.app, at, image, str(config_file), self.env)
-        topology.write([topology.Proxy("redis", plan.listen, plan.upstream)], config_file)
+        model = self._model_service(host)
+        plan = ov.plan(raw, resolved, self.app, at, image, str(config_file), self.env, model)
+        proxies = [topology.Proxy("redis", plan.listen, plan.upstream)]
+        if model is not None:
+            proxies.append(topology.Proxy("model", f"0.0.0.0:{ov.MODEL_LISTEN}", f"{ov.MODEL}:{ov.MODEL_PORT}"))
+        topology.write(proxies, config_file)
         # Atomically: the override's existence says the project is up (status), `lab down` reads it.
         write_atomic(
             self.run_dir / OVERRIDE,
@@ -187,7 +210,7 @@ class AppStack(Lifecycle, Substitutes, AppFaults):
                 self.http_port,
             )
         )
-        for key in ("redis", "toxiproxy", "redis_proxy"):
+        for key in ("redis", "toxiproxy", "redis_proxy", *(("model", "model_proxy") if self.serves_model else ())):
             want.append(
                 (
                     f"the lab publishes it ({PORT_ENV[key]})",
@@ -200,6 +223,21 @@ class AppStack(Lifecycle, Substitutes, AppFaults):
             if not ports.is_free("127.0.0.1" if ip in ("0.0.0.0", "") else ip, port):
                 who = ports.holder(port)
                 raise UsageError(f"port {port} is in use{f' by {who}' if who else ''}: {why}", hint)
+
+    def _model_service(self, host: str) -> ov.ModelService | None:
+        """The stand-in on any image with python3 (it needs nothing else): the official Python
+        image where the engine has or can pull it, else the lab's offline base."""
+        if self.model_env is None:
+            return None
+        from lab.stack.compose.images import OFFICIAL
+
+        official = OFFICIAL["chat_base"]
+        if self._has_image(host, official) or self._pullable(host, official):
+            image = official
+        else:
+            image = self._choose_images(host).get("REDIS_IMAGE", official)
+        lab_dir = Path(__file__).resolve().parents[2]  # the lab package: lab/stack/compose/app.py
+        return ov.ModelService(image, str(lab_dir), self.model_env)
 
     def _toxiproxy_ref(self, host: str) -> str:
         from lab.stack.compose.images import OFFICIAL
@@ -284,7 +322,9 @@ class AppStack(Lifecycle, Substitutes, AppFaults):
             state = json.loads((run_dir / STATE).read_text())
         except (OSError, ValueError):
             return None
-        return cls(cfg, ov.AppCompose(**state["app"]), run_dir, state["env"], state["http_port"])
+        return cls(
+            cfg, ov.AppCompose(**state["app"]), run_dir, state["env"], state["http_port"], state.get("model_env")
+        )
 
     def status(self) -> dict[str, Any]:
         return {"mode": self.mode, "up": (self.run_dir / OVERRIDE).exists(), "project": self.project}

@@ -13,7 +13,11 @@ What it adds, and why (the user's file is never written):
     on the backend's networks, reaching Redis by an alias of the lab's;
 - the backend's port published where the lab's browser reaches it, and Redis's for the lab's
   direct reads of the key (the checker's truth);
-- the backend waits for Toxiproxy to be healthy (its own ``depends_on`` waits on Redis).
+- the backend waits for Toxiproxy to be healthy (its own ``depends_on`` waits on Redis);
+- where the app calls a model ([model]): the stand-in model as a service of the project (the
+  lab's own code, mounted read-only, on a Python image), its record published for the lab, and a
+  second Toxiproxy proxy in front of it; the backend's model variables name that proxy, so a
+  fault on the "model" link applies to its calls as on the native stack.
 """
 
 from __future__ import annotations
@@ -28,6 +32,21 @@ TOXIPROXY = "chaoslab-toxiproxy"  # the lab's service (a name no app uses)
 STORE = "chaoslab-store"  # the real Redis's own network (redis_host route)
 UPSTREAM = "chaoslab-redis-upstream"  # the real Redis's alias there, for Toxiproxy alone
 API_PORT = 8474
+MODEL = "chaoslab-model"  # the stand-in model's service
+MODEL_PORT = 8080  # the stand-in, inside its container
+MODEL_LISTEN = 8081  # Toxiproxy's "model" proxy, inside its container
+MODEL_SRC = "/opt/chaoslab"  # where the lab's package is mounted in the stand-in's container
+MODEL_URL = f"http://{TOXIPROXY}:{MODEL_LISTEN}"  # the stand-in as the backend reaches it
+
+
+@dataclass(frozen=True)
+class ModelService:
+    """The stand-in model in the app's project: the image it runs on (any with python3), the
+    lab's package folder to mount, and the backend's variables ({model_url} unfilled)."""
+
+    image: str
+    lab_dir: str
+    env: dict[str, str]
 
 
 @dataclass(frozen=True)
@@ -51,6 +70,8 @@ class Published:
     redis: int  # the real Redis, direct
     toxiproxy: int  # Toxiproxy's API
     redis_proxy: int = 0  # Redis through Toxiproxy (a latency fault measures its effect there)
+    model: int = 0  # the stand-in model, direct ([model]): its record of calls
+    model_proxy: int = 0  # the stand-in through Toxiproxy, as the lab checks it answers
 
 
 @dataclass(frozen=True)
@@ -78,8 +99,10 @@ def plan(
     image: str,
     config_file: str,
     env: dict[str, str],
+    model: ModelService | None = None,
 ) -> Plan:
-    """The override for ``app``: ``raw`` is the app's file as written, ``resolved`` its config."""
+    """The override for ``app``: ``raw`` is the app's file as written, ``resolved`` its config;
+    ``model``: the stand-in model beside it."""
     backend = _services(resolved, app)[app.service]
     nets = sorted(backend.get("networks") or {"default": None})
     auth, db, secret_value = "", 0, ""
@@ -113,22 +136,54 @@ def plan(
                 "depends_on": {TOXIPROXY: {"condition": "service_healthy"}},
             },
             app.redis_service: {**redis_over, "ports": [f"127.0.0.1:{at.redis}:{app.redis_port}"]},
-            TOXIPROXY: {
-                "image": image,
-                # The official image's entrypoint is /toxiproxy; a command repeats -host=0.0.0.0.
-                "command": ["-host=0.0.0.0", "-config=/config/toxiproxy.json"],
-                "volumes": [f"{config_file}:/config/toxiproxy.json:ro"],
-                "ports": [f"127.0.0.1:{at.toxiproxy}:{API_PORT}"]
-                + ([f"127.0.0.1:{at.redis_proxy}:{listen_port}"] if at.redis_proxy else []),
-                "networks": tp_nets,
-                "healthcheck": {"test": ["CMD", "/toxiproxy-cli", "list"], "interval": "1s", "timeout": "3s", "retries": 30},
-                "depends_on": {app.redis_service: {"condition": "service_started"}},
-            },
+            TOXIPROXY: _toxiproxy(image, config_file, at, listen_port, tp_nets, app),
         },
     }  # fmt: skip
     if not app.redis_env:
         override["networks"] = {STORE: {}}
+    if model is not None:
+        _add_model(override, app, at, model, nets)
     return Plan(override, f"0.0.0.0:{listen_port}", upstream, route, auth, db, secret_value)
+
+
+def _toxiproxy(
+    image: str, config_file: str, at: Published, listen_port: int, nets: dict[str, Any], app: AppCompose
+) -> dict[str, Any]:
+    return {
+        "image": image,
+        # The official image's entrypoint is /toxiproxy; a command repeats -host=0.0.0.0.
+        "command": ["-host=0.0.0.0", "-config=/config/toxiproxy.json"],
+        "volumes": [f"{config_file}:/config/toxiproxy.json:ro"],
+        "ports": [f"127.0.0.1:{at.toxiproxy}:{API_PORT}"]
+        + ([f"127.0.0.1:{at.redis_proxy}:{listen_port}"] if at.redis_proxy else []),
+        "networks": nets,
+        "healthcheck": {"test": ["CMD", "/toxiproxy-cli", "list"], "interval": "1s", "timeout": "3s", "retries": 30},
+        "depends_on": {app.redis_service: {"condition": "service_started"}},
+    }
+
+
+def _add_model(override: dict[str, Any], app: AppCompose, at: Published, model: ModelService, nets: list[str]) -> None:
+    """The stand-in as a service on the backend's networks, Toxiproxy's "model" proxy published
+    beside its API, the backend's variables pointing at that proxy (set last: a provider's
+    address in the app's file cannot send its calls past the stand-in)."""
+    services = override["services"]
+    health = f"import urllib.request; urllib.request.urlopen('http://127.0.0.1:{MODEL_PORT}/_lab/health', timeout=2)"
+    services[MODEL] = {
+        "image": model.image,
+        "entrypoint": ["python3", "-m", "lab.standin", "--host", "0.0.0.0", "--port", str(MODEL_PORT)],
+        "environment": {"PYTHONPATH": MODEL_SRC, "PYTHONDONTWRITEBYTECODE": "1"},
+        "volumes": [f"{model.lab_dir}:{MODEL_SRC}/lab:ro"],
+        "ports": [f"127.0.0.1:{at.model}:{MODEL_PORT}"],
+        "networks": {n: None for n in nets},
+        "healthcheck": {"test": ["CMD", "python3", "-c", health], "interval": "1s", "timeout": "3s", "retries": 30},
+    }
+    services[TOXIPROXY]["ports"].append(f"127.0.0.1:{at.model_proxy}:{MODEL_LISTEN}")
+    backend = services[app.service]
+    backend["environment"] = {
+        **backend.get("environment", {}),
+        **{k: v.replace("{model_url}", MODEL_URL) for k, v in model.env.items()},
+    }
+    backend["depends_on"][MODEL] = {"condition": "service_healthy"}
 
 
 def _services(resolved: dict[str, Any], app: AppCompose) -> dict[str, Any]:

@@ -56,11 +56,11 @@ def test_bad_model_fields_say_what_would_do(model: dict[str, Any], says: str) ->
     assert says in str(err.value)
 
 
-def test_a_running_or_compose_app_is_refused_until_the_lab_can_set_its_variables() -> None:
+def test_a_running_app_is_refused_until_the_lab_can_set_its_variables() -> None:
     data = _data()
     data["start"] = {"external": True}
     del data["source"]
-    with pytest.raises(UsageError, match="external and compose: not yet"):
+    with pytest.raises(UsageError, match="an external app: not yet"):
         sp.parse(data, EXAMPLE)
 
 

@@ -151,3 +151,23 @@ def test_published_ports(ports: list[Any], want: list[tuple[str, str, int]]) -> 
 )
 def test_stand_in_families(ref: str, want: str | None) -> None:
     assert family(ref) == want
+
+
+def test_the_stand_in_model_serves_the_backend_through_toxiproxy_and_its_record_is_published() -> None:
+    """[model] on a compose target: the stand-in is a service of the project (the lab's package
+    mounted read-only), the backend's model variables name Toxiproxy's "model" proxy -- set last,
+    over a provider's address the app's file gives -- and the backend waits for the stand-in."""
+    at = ov.Published(http=18301, redis=16379, toxiproxy=18474, model=18410, model_proxy=18411)
+    model = ov.ModelService(
+        "python:3.11-slim", "/src/lab", {"OPENAI_BASE_URL": "{model_url}/v1", "OPENAI_API_KEY": "k"}
+    )
+    res = resolved({"REDIS_URL": "redis://redis:6379/0", "OPENAI_BASE_URL": "https://api.example.invalid/v1"})
+    p = ov.plan(RAW, res, app(), at, "toxiproxy:img", "/run/toxiproxy.json", {}, model)
+    services = p.override["services"]
+    assert services["app"]["environment"]["OPENAI_BASE_URL"] == f"http://{ov.TOXIPROXY}:{ov.MODEL_LISTEN}/v1"
+    assert services["app"]["depends_on"][ov.MODEL] == {"condition": "service_healthy"}
+    stand_in = services[ov.MODEL]
+    assert stand_in["volumes"] == [f"/src/lab:{ov.MODEL_SRC}/lab:ro"]
+    assert stand_in["ports"] == [f"127.0.0.1:18410:{ov.MODEL_PORT}"]
+    assert f"127.0.0.1:18411:{ov.MODEL_LISTEN}" in services[ov.TOXIPROXY]["ports"]
+    assert ov.MODEL not in make().override["services"]  # no [model]: no stand-in
