@@ -13,11 +13,17 @@ lab investigate at the running app with [start] external = true in its spec. The
 then Toxiproxy's (latency, drop, down, ...); the app's Redis and processes are not the lab's,
 so pausing or restarting them is refused. lab proxy down stops the proxy (the app's Redis is
 left as it is).
+
+An app that calls a model: start it also with its SDK pointed at the address printed for the
+model (e.g. OPENAI_BASE_URL). While lab investigate runs a spec with [model], the lab's stand-in
+model answers there, behind the same Toxiproxy; the run stops at its contract check if the app's
+send made no call to it.
 """
 
 EPILOG = """\
 examples:
   lab proxy up --redis 127.0.0.1:6379        then: REDIS_URL=redis://127.0.0.1:16380/0 your-app
+                                            (a model app: OPENAI_BASE_URL=http://127.0.0.1:18411/v1 too)
   lab investigate --target my-app.toml      (its [start] says external = true)
   lab proxy status --json
   lab proxy down
@@ -50,6 +56,12 @@ def run(args: argparse.Namespace) -> int:
         got = proxy.up(args.redis)
         print(f"lab proxy: Toxiproxy in front of Redis at {got['upstream']}")
         print(f"  give your app: REDIS_URL={got['give_the_app']}  (its faults act there)")
+        model = proxy.cfg.model_url
+        print(
+            f"  an app that calls a model: its SDK at {model} (e.g. OPENAI_BASE_URL={model}/v1, "
+            f"ANTHROPIC_BASE_URL={model}, OLLAMA_HOST={model}): the stand-in answers there while "
+            "lab investigate runs a spec with [model]"
+        )
         print("  then: lab investigate --target SPEC, with [start] external = true; stop: lab proxy down")
         return 0
     if args.verb == "down":

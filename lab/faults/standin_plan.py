@@ -22,9 +22,10 @@ class StandInFault(Fault):
     """A fault the stand-in model plays: ``plan()`` is its behaviour (lab.standin.behaviour)."""
 
     window: ClassVar[str] = "send"  # one send: the turns before and after it must get their answers
-    # Wherever a stand-in answers at the stack's model ports: lab investigate's native link, or an
-    # app's compose project that runs it (lab.stack.compose.override). Elsewhere apply() says so.
-    modes: ClassVar[tuple[str, ...]] = ("native", "compose")
+    # Wherever a stand-in answers at the stack's model ports: lab investigate's native link, the
+    # lab proxy's for a running app, or an app's compose project that runs it
+    # (lab.stack.compose.override). Elsewhere apply() says so.
+    modes: ClassVar[tuple[str, ...]] = ("native", "compose", "external")
     instead: ClassVar[str] = "a target spec with [model] (lab investigate serves the stand-in beside the app)"
 
     def plan(self) -> dict[str, Any]:

@@ -68,6 +68,12 @@ def model_for(spec: "Spec", link: Any, say: Callable[[str], None]) -> Iterator[M
                 f"  stand-in model ({protocols}) in the compose project, through its Toxiproxy: the app's {names} "
                 f"point at {MODEL_URL} (the lab's view: {model.url})"
             )
+        elif spec.start.external:
+            given = " ".join(f"{k}={v.replace('{model_url}', model.url)}" for k, v in spec.model.env.items())
+            say(
+                f"  stand-in model ({protocols}) at {model.url} through Toxiproxy; the running app must have been "
+                f"started with {given} (the lab does not start it)"
+            )
         else:
             say(f"  stand-in model ({protocols}) at {model.url} through Toxiproxy; the app's {names} point there")
         yield model

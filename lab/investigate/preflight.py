@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from lab.model import context
 from lab.model.history import Trial
 from lab.investigate.blackbox import Prober
 from lab.investigate.experiments import Experiment
@@ -82,6 +83,16 @@ def contract_errors(spec: Spec, t: Trial, roles: list[str]) -> list[str]:
             f"GET {spec.history.path} shows the message just sent under role {shown!r}; "
             f"expected history.user_role = {spec.history.user_role!r}"
         )
+    # [model]: an acknowledged send whose model call the stand-in never saw -- the app's calls go
+    # elsewhere (a variable it does not read, a running app started without them): everything the
+    # lab would say of the model's side would be about calls it cannot see.
+    if spec.model is not None and t.model_calls is not None and s.outcome == "ok":
+        if not any(context.served(t, c) is s for c in t.model_calls):
+            hard.append(
+                f"the send was answered {s.status} but the stand-in model saw no call carrying its message: "
+                f"the app must read {', '.join(spec.model.env)} (the stand-in's address, as this run printed; "
+                "a running app must be started with them), or [model] env must name the variables it reads"
+            )
     # The app's page did not behave as its selectors say: the spec's [page] is wrong.
     hard += [
         f"{e[len('page: ') :]}; fix [page] in the spec" for e in [s.reason, *t.errors] if e and e.startswith("page: ")

@@ -6,7 +6,10 @@ SDK reads for the provider's address and key -- by default those each provider's
     protocols = ["openai_chat"]          # what the app speaks (one or more)
     env = { LLM_URL = "{model_url}/v1" } # optional: the app's own variables instead
 
-{model_url} is the stand-in's address through Toxiproxy (no trailing slash)."""
+{model_url} is the stand-in's address through Toxiproxy (no trailing slash). An app the lab
+does not start ([start] external) must have been started with these variables itself: the run
+prints them, `lab proxy up` too, and the contract check stops a run whose send made no call to
+the stand-in."""
 
 from __future__ import annotations
 
@@ -33,16 +36,6 @@ def model(data: dict[str, Any]) -> ModelSpec | None:
     if "model" not in data:
         return None
     m = table(data, "model")
-    st = data.get("start") or {}
-    if isinstance(st, dict) and st.get("external"):
-        # The lab sets the stand-in's address on a process it starts, or on the backend service
-        # of a compose file in its override; it cannot on an app that already runs.
-        raise bad(
-            "model",
-            m,
-            "[model] with a [start] command or compose file: the lab starts the app and gives it the "
-            "stand-in's address (an external app: not yet)",
-        )
     extra = sorted(set(m) - {"protocols", "env"})
     if extra:
         raise bad(f"model.{extra[0]}", m[extra[0]], "only model.protocols and model.env")

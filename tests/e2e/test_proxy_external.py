@@ -42,6 +42,9 @@ def own_redis(tmp_path: Path) -> Iterator[int]:
         p.wait(timeout=10)
 
 
+MODEL_FLASK = ROOT / "examples" / "model-flask.toml"
+
+
 def _app(redis_url: str, port: int, bugs: str = "") -> subprocess.Popen[bytes]:
     env = dict(os.environ, REDIS_URL=redis_url, PORT=str(port), FOREIGN_BUGS=bugs)
     return subprocess.Popen([sys.executable, "examples/foreign_app.py"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
@@ -93,6 +96,44 @@ def test_a_running_app_behind_lab_proxy(tmp_path: Path, own_redis: int) -> None:
         assert run_lab(env, "proxy", "status", timeout=60).returncode == 3
         assert not [p for p in procs.recorded(tmp_path / "run-proxy") if p.alive()]
         assert redis.Redis(port=own_redis).ping()  # the app's Redis is left as it was
+
+
+def test_a_running_app_that_calls_a_model_is_given_the_stand_in_by_its_owner(tmp_path: Path, own_redis: int) -> None:
+    """[model] with [start] external: `lab proxy up` prints the model address too; the owner
+    starts the app (examples/model_flask.py on gunicorn, the openai SDK) with its SDK pointed
+    there; while the run lasts the stand-in answers behind the proxy's Toxiproxy and its faults
+    act: MODEL_APP_BUGS=store_after_model loses the message of a failed call."""
+    env, port = _env(tmp_path)
+    with lab_down_after(env):
+        up = run_lab(env, "proxy", "up", "--redis", f"127.0.0.1:{own_redis}", timeout=60)
+        assert up.returncode == 0, up.stdout + up.stderr
+        redis_url = re.search(r"REDIS_URL=(redis://127\.0\.0\.1:\d+/0)", up.stdout)
+        model_url = re.search(r"OPENAI_BASE_URL=(http://127\.0\.0\.1:\d+/v1)", up.stdout)
+        assert redis_url and model_url, up.stdout
+        text = MODEL_FLASK.read_text()
+        spec = tmp_path / "running-model.toml"
+        text = text[: text.index("[start]")] + "[start]\nexternal = true\n\n" + text[text.index("[http]") :]
+        spec.write_text(text.replace('"examples/model_flask.py"', f'"{ROOT}/examples/model_flask.py"'))
+        owner = dict(
+            os.environ, REDIS_URL=redis_url.group(1), OPENAI_BASE_URL=model_url.group(1), OPENAI_API_KEY="owner-key",
+            MODEL_APP_BUGS="store_after_model",
+        )  # fmt: skip
+        argv = [sys.executable, "-m", "gunicorn", "-b", f"127.0.0.1:{port}", "--chdir", "examples", "model_flask:app"]
+        app = subprocess.Popen(argv, cwd=ROOT, env=owner, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            res = run_lab(
+                env, "investigate", "--target", str(spec), "--set", f"http.port={port}",
+                "--reports", str(tmp_path / "reports"), "--trials", "2", "--only", "model_error", timeout=600,
+            )  # fmt: skip
+        finally:
+            app.terminate()
+            app.wait(timeout=10)
+            run_lab(env, "proxy", "down", timeout=60)
+        out = res.stdout + res.stderr
+        assert res.returncode == 1, out
+        assert f"started with OPENAI_BASE_URL={model_url.group(1)}" in out, out
+        assert "[lost_after_model_error]" in out, out
+        assert not [p for p in procs.recorded(tmp_path / "run-proxy") if p.alive()]  # the stand-in too
 
 
 def test_lab_proxy_refuses_an_address_with_no_redis(tmp_path: Path) -> None:

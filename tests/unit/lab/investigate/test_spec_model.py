@@ -56,12 +56,15 @@ def test_bad_model_fields_say_what_would_do(model: dict[str, Any], says: str) ->
     assert says in str(err.value)
 
 
-def test_a_running_app_is_refused_until_the_lab_can_set_its_variables() -> None:
+def test_a_running_app_takes_model_too_its_variables_are_the_owners_to_set() -> None:
+    """[start] external with [model]: accepted -- the run prints the variables the owner must
+    have started the app with, and the contract check stops a run whose send the stand-in never
+    saw (tests/unit/lab/investigate/test_preflight.py)."""
     data = _data()
     data["start"] = {"external": True}
     del data["source"]
-    with pytest.raises(UsageError, match="an external app: not yet"):
-        sp.parse(data, EXAMPLE)
+    spec = sp.parse(data, EXAMPLE)
+    assert spec.start.external and spec.model is not None and "OPENAI_BASE_URL" in spec.model.env
 
 
 def test_model_error_is_in_the_plan_only_for_a_spec_with_model() -> None:
