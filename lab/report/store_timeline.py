@@ -1,22 +1,45 @@
 """`lab investigate`'s evidence, drawn: a trial's sends as the browser saw them (from the send to
-its answer), its refreshes, and the store's record (lab.investigate.store) -- every command of
-the app on the conversation's key -- on one time axis. A write that lands after its turn's
-answer is the one to look at: it is drawn red, with how late it came."""
+its answer), its refreshes, the store's record (lab.investigate.store) -- every command of the
+app on the conversation's key -- and, where the app calls a model ([model]), each model call
+from its start to its end with what it carried, on one time axis. A write that lands after its
+turn's answer is the one to look at: it is drawn red, with how late it came; so is a call told
+less than the user had been acknowledged, or answered with an error or cut."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from lab.model import context
 from lab.model.history import Trial
 from lab.model.store import CLOCK_GRAIN_S, answered
 from lab.report.timeline import svg
 
-LANES = (("browser", "browser"), ("store", "Redis (app)"))
+LANES = (("browser", "browser"), ("store", "Redis (app)"), ("model", "model calls"))
+
+
+def model_lane(t: Trial) -> list[dict[str, Any]]:
+    """Each call that served a send: its span, the turn it served, the turns it carried of those
+    acknowledged before that send left, and how it was answered."""
+    told = {x.call: x for x in context.judge(t)}
+    turn = {s.id: s.turn for s in t.sends}
+    items = []
+    for i, c in enumerate(t.model_calls or []):
+        x = told.get(i)
+        if x is None or not c.get("t_start"):
+            continue
+        given = [n for n in x.expected if n not in x.missing]
+        what = f"call for turn {turn[x.send]} ({c.get('outcome', '?')}): carried turns {given or 'none'}"
+        if x.missing:
+            what += f" -- told less: turns {x.missing} acknowledged before it left, not given"
+        bad = x.told_less or c.get("outcome") in ("error", "cut", "held")
+        items.append({"t0": float(c["t_start"]), "t1": c.get("t_end"), "label": what, "kind": "bad" if bad else "ok"})
+    return items
 
 
 def store_timeline(t: Trial) -> str:
-    """The trial's picture, or "" where it has no store record."""
-    if t.store is None:
+    """The trial's picture, or "" where it has neither a store record nor model calls."""
+    calls = model_lane(t)
+    if t.store is None and not calls:
         return ""
     acked = answered(t)
     browser: list[dict[str, Any]] = [
@@ -31,7 +54,7 @@ def store_timeline(t: Trial) -> str:
     ]
     browser += [{"t0": e["t"], "label": "refresh", "kind": "refresh"} for e in t.events if e.get("kind") == "refresh"]
     store = []
-    for c in t.store:
+    for c in t.store or []:
         turns = sorted(set(c["user"]) | set(c["reply"]))
         # A write later than the answer of a turn whose text it carries (a rewrite of earlier
         # turns is later than theirs too: the tooltip names the turn, the diagnosis places it).
@@ -40,4 +63,5 @@ def store_timeline(t: Trial) -> str:
         if late_here:
             what += f" -- {(c['t'] - acked[late_here[-1]]) * 1000:.0f} ms after turn {late_here[-1]}'s answer"
         store.append({"t0": c["t"], "label": what, "kind": "bad" if late_here else "ok" if c["write"] else "mark"})
-    return svg({"browser": browser, "store": store}, LANES)
+    lanes = LANES if t.model_calls is not None else LANES[:2]
+    return svg({"browser": browser, "store": store, "model": calls}, lanes)
