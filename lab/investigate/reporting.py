@@ -216,4 +216,35 @@ def model_side(done: list[TrialOutcome]) -> dict[str, Any]:
             )
         elif not any(x.missing for x in told):
             what += f"; none was told less than the user had been acknowledged: {dg.rate_words(0, len(judged))}"
-    return {"calls": len(told), "trials": len(judged), "context_window": n, "fixed_selection": k, "what": what}
+    cost = standin_cost(done)
+    if cost["calls"]:
+        what += (
+            f". The stand-in's answers: {cost['call_ms_mean']:.0f} ms a call on average, "
+            f"{cost['share']:.1%} of the trials' wall time"
+        )
+    return {
+        "calls": len(told),
+        "trials": len(judged),
+        "context_window": n,
+        "fixed_selection": k,
+        "what": what,
+        "standin": cost,
+    }
+
+
+def standin_cost(done: list[TrialOutcome]) -> dict[str, Any]:
+    """What the stand-in adds to a trial: the time its calls took (start to end, as it recorded
+    them; the app waits on them in its request) against the trials' wall time -- the figure to
+    read beside a real provider's latency, which the stand-in does not add unless told to."""
+    spans = [
+        float(c["t_end"]) - float(c["t_start"])
+        for o in done
+        for c in o.trial.model_calls or []
+        if c.get("t_end") and c.get("t_start") and c.get("outcome") == "whole"
+    ]
+    wall = sum(o.seconds for o in done if o.trial.model_calls)
+    return {
+        "calls": len(spans),
+        "call_ms_mean": 1000 * sum(spans) / len(spans) if spans else 0.0,
+        "share": sum(spans) / wall if wall > 0 else 0.0,
+    }
