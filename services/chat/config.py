@@ -24,6 +24,11 @@ DEFAULTS: dict[str, object] = {
     "TTL_MS": 7 * DAY_MS,  # conversation TTL, renewed on every write
     "COOKIE_MAX_AGE_S": 30 * 24 * 3600,
     "LLM_LATENCY_MS": 30,  # fake LLM "thinking" time before the reply
+    # A model provider's OpenAI-compatible base URL (with /v1): the replies come from it instead
+    # of the in-process fake -- the lab's stand-in model (lab.standin), so the lab can see what
+    # each call was told. "" = the in-process fake (services/chat/llm.py).
+    "MODEL_URL": "",
+    "MODEL_TIMEOUT_S": 10.0,
     "TOKEN_DELAY_MS": 25,  # pause between streamed tokens
     "MAX_MESSAGE_BYTES": 8 * 1024,  # larger messages get 413
     "MAX_CONTENT_LENGTH": 64 * 1024,  # whole request body (Flask/Werkzeug enforce it)

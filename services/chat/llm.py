@@ -7,7 +7,10 @@ themselves: exactly what users saw when the conversation had vanished.
 from __future__ import annotations
 
 import asyncio
+import json
 import re
+import urllib.error
+import urllib.request
 from collections.abc import Sequence
 
 from services.chat.store import Row
@@ -60,3 +63,32 @@ async def think(latency_ms: int) -> None:
 def tokens(text: str) -> list[str]:
     """Split a reply into word tokens (keeping spaces) for streaming."""
     return re.findall(r"\S+\s*", text) or [text]
+
+
+class ModelFailed(Exception):
+    """The model provider did not answer (an error status, a timeout, a body without a reply)."""
+
+
+async def ask(base_url: str, history: Sequence[Row], message: str, timeout_s: float) -> str:
+    """The reply from an OpenAI-compatible provider (CHAT_MODEL_URL), given the stored
+    conversation before ``message``, as an app on the openai SDK sends it: every row, oldest
+    first, then the new message. In a thread: the standard library's client is blocking."""
+    messages = [{"role": r.role, "content": r.content} for r in history] + [{"role": "user", "content": message}]
+    body = json.dumps({"model": "chat-service", "messages": messages}).encode()
+    req = urllib.request.Request(base_url.rstrip("/") + "/chat/completions", body, {"Content-Type": "application/json"})
+
+    def call() -> str:
+        try:
+            with urllib.request.urlopen(req, timeout=timeout_s) as r:
+                answer = json.loads(r.read())
+        except urllib.error.HTTPError as exc:
+            exc.close()
+            raise ModelFailed(f"the model answered HTTP {exc.code}") from None
+        except (OSError, ValueError) as exc:  # refused, reset, timed out, not JSON
+            raise ModelFailed(f"the model did not answer: {exc}") from None
+        try:
+            return str(answer["choices"][0]["message"]["content"])
+        except (KeyError, IndexError, TypeError):
+            raise ModelFailed("the model's answer has no message") from None
+
+    return await asyncio.to_thread(call)

@@ -103,8 +103,7 @@ async def chat() -> Response:
         if not streamed_at_end:
             await b.run_write(_store(b, r, sid, [user], prof.ttl_ms, "saving the message"))
         prior = [row for row in await _read(b, r, sid) if row.id != mid]  # the model's context
-        await llm.think(prof.llm_latency_ms)
-        reply = Row(mid, "assistant", llm.reply(prior, message))
+        reply = Row(mid, "assistant", await _answer(prior, message, prof.llm_latency_ms))
         if not streamed_at_end:
             await b.run_write(_store(b, r, sid, [reply], prof.ttl_ms, "saving the reply"))
         outcome = "replied"
@@ -130,6 +129,20 @@ async def chat() -> Response:
         body, mimetype="application/x-ndjson", headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
     )
     return _with_session(resp, sid, b)
+
+
+async def _answer(prior: list[Row], message: str, latency_ms: int) -> str:
+    """The model's reply: from the provider at CHAT_MODEL_URL where one is set (a failed call
+    answers 502, the user's message already stored), else the in-process fake."""
+    url = current_app.config["MODEL_URL"]
+    if not url:
+        await llm.think(latency_ms)
+        return llm.reply(prior, message)
+    try:
+        return await llm.ask(url, prior, message, float(current_app.config["MODEL_TIMEOUT_S"]))
+    except llm.ModelFailed as exc:
+        event("chat.model_failed", id=g.mid, sid=g.sid, error=str(exc))
+        raise ApiError(502, "model_failed", f"the model failed: {exc}") from None
 
 
 def _tokens(text: str, delay_s: float) -> Iterator[bytes]:

@@ -87,3 +87,20 @@ def test_one_worker_or_no_bug_tells_the_model_everything(tmp_path: Path) -> None
         assert code == 0 and results["diagnoses"] == [] and "No anomaly found" in out, (name, out)
         assert results["model"]["calls"] >= 3 * 4 - 1, (name, results["model"])  # -1: a 429 is a call too
         assert "none was told less than the user had been acknowledged: 0/" in out, (name, out)
+
+
+def test_the_built_in_service_takes_its_replies_from_the_stand_in(tmp_path: Path) -> None:
+    """The built-in chat service with CHAT_MODEL_URL (examples/chat-service-model.toml): its
+    replies come from the stand-in, which sees every turn it stored; a 429 answers 502 with the
+    user's message kept (P, by design); the correct profile: nothing diagnosed, nothing told less."""
+    code, out, results = _investigate(
+        tmp_path, "--only", "none|model_error", "--turns", "3", "--trials", "2",
+        spec=ROOT / "examples" / "chat-service-model.toml",
+    )  # fmt: skip
+    assert code == 0 and results["diagnoses"] == [], out
+    assert results["model"]["calls"] >= 2 * 3, results["model"]
+    assert "none was told less than the user had been acknowledged" in out, out
+    cost = results["model"]["standin"]
+    assert cost["calls"] >= 6 and 0 < cost["share"] < 1, cost  # measured, never asserted against a speed
+    log = next(iter(sorted((tmp_path / "reports").glob("*/target.log")))).read_text()
+    assert "chat.model_failed" in log, log[-2000:]  # the 429 reached the service as a failed call
