@@ -52,6 +52,10 @@ def _wait(ms: int) -> None:
 class Handler(BaseHTTPRequestHandler):
     server: StandIn
     protocol_version = "HTTP/1.1"
+    # TCP_NODELAY: the headers and the body (and each streamed chunk) are separate writes; without
+    # it a write may wait on the peer's ACK of the one before. Measured through Toxiproxy
+    # (2026-12-03, 20 calls): median 1.6 ms a call without, 1.3 ms with.
+    disable_nagle_algorithm = True
 
     def log_message(self, fmt: str, *args: object) -> None:
         pass  # the calls are recorded; a line per request would only be noise

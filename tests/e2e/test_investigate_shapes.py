@@ -222,7 +222,9 @@ def test_a_cut_that_came_after_the_reply_ended_is_unknown_never_a_pass(tmp_path:
     # Never a pass. Unknown (exit 3) where every cut came after the reply ended; each unknown
     # trial is replaced by another, up to 3 x 2. A machine slow enough to split even this
     # instant stream lets a cut land inside it (seen under a CI runner's load: 2 of 4 trials):
-    # such a trial is judged, and it shows the bug -- the diagnosis in every judged trial (exit 1).
+    # such a trial is judged, and the diagnosis is drawn (exit 1) -- at its rate: a server that had
+    # written the whole stream into the socket before the abort reached it still saves (seen under
+    # a loaded run, 2026-12-03: 1 of 2 judged trials), as it would for a user's refresh.
     assert results["verdict"] != "no anomaly found", out
     (cell,) = results["cells"]
     trials = json.loads(next((tmp_path / "reports").glob("*/trials.json")).read_text())
@@ -232,7 +234,7 @@ def test_a_cut_that_came_after_the_reply_ended_is_unknown_never_a_pass(tmp_path:
         assert cell["status"] == "unexercised" and cell["trials"] == 0 and cell["unknown"] == 6, cell
     else:
         (d,) = results["diagnoses"]
-        assert code == 1 and d["code"] == "saved_at_stream_end" and d["k"] == d["n"] == len(judged), out
+        assert code == 1 and d["code"] == "saved_at_stream_end" and 1 <= d["k"] <= d["n"] == len(judged), out
     # Either check may tell first: the network's (the end seen, a cut too late or too short a
     # reply to aim at) or the page's own (the whole reply in its first chunk).
     why = [t["unknown"] for t in trials if t["unknown"]]

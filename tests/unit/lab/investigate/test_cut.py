@@ -93,4 +93,6 @@ def test_a_turn_stored_between_the_first_chunk_and_the_abort_was_a_finished_stre
     assert why is not None and "stored 100 ms before the cut's abort" in why, why
     assert finished_before_cut(_lab_cut(0.01)) is None  # stored before its first chunk: stores, then streams
     assert finished_before_cut(_lab_cut(0.50)) is None  # after the abort: it went on when the client left
+    near = finished_before_cut(_lab_cut(0.205))  # 5 ms after the abort: not to be ordered against it
+    assert near is not None and "within the clock's grain" in near, near
     assert finished_before_cut(_lab_cut(None)) is None  # never stored: the cut is the loss, judged
