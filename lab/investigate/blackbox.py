@@ -178,9 +178,8 @@ class Prober:
         self._phase(t, "settle")
         if self.model is not None:
             # Every call has ended (model_ended); read before the store's record, which finds their
-            # replies in the app's writes. Since the first send, less a second of clock grain.
-            since = min((s.t_invoke for s in t.sends if s.t_invoke), default=0.0) - 1.0
-            t.model_calls = await asyncio.to_thread(self.model.calls, [s.text for s in t.sends], max(since, 0.0))
+            # replies in the app's writes.
+            t.model_calls = await asyncio.to_thread(self.model.calls, [s.text for s in t.sends], settle.calls_since(t))
             t.unknown = t.unknown or context.fault_missed(t)
         await self._redis_final(ctx, t)
         self._phase(t, "key")

@@ -58,10 +58,11 @@ def model_for(spec: "Spec", link: Any, say: Callable[[str], None]) -> Iterator[M
         yield None
         return
     # A compose project serves the stand-in itself (lab.stack.compose.override): only waited for.
-    with ModelLink(link.cfg, link.run_dir, spawn=not getattr(link, "serves_model", False)) as model:
+    in_project = bool(getattr(link, "serves_model", False))
+    with ModelLink(link.cfg, link.run_dir, spawn=not in_project) as model:
         names = ", ".join(spec.model.env)
         protocols = ", ".join(spec.model.protocols)
-        if getattr(link, "serves_model", False):
+        if in_project:
             from lab.stack.compose.override import MODEL_URL
 
             say(

@@ -27,16 +27,19 @@ async def model_ended(model: ModelLink | None, t: Trial) -> None:
     taken before that would call a kept reply lost."""
     if model is None:
         return
-    texts = [s.text for s in t.sends]
-    # Only this trial's calls (the record holds the whole run's): since its first send, less a
-    # second of clock grain.
-    since = max(min((s.t_invoke for s in t.sends if s.t_invoke), default=0.0) - 1.0, 0.0)
+    texts, since = [s.text for s in t.sends], calls_since(t)
     deadline = time.monotonic() + MODEL_END_DEADLINE_S
     while still := await asyncio.to_thread(model.still_streaming, texts, since):
         if time.monotonic() >= deadline:
             t.unknown = t.unknown or model_unended(len(still))
             return
         await asyncio.sleep(0.05)  # a polling interval bounded by the deadline
+
+
+def calls_since(t: Trial) -> float:
+    """Where the trial's calls begin in the stand-in's record (it holds the whole run's): its
+    first send, less a second of clock grain."""
+    return max(min((s.t_invoke for s in t.sends if s.t_invoke), default=0.0) - 1.0, 0.0)
 
 
 def model_unended(n: int) -> str:

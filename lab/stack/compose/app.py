@@ -30,6 +30,7 @@ from lab.stack.compose.app_faults import AppFaults, pings
 from lab.stack.compose.substitutes import Substitutes, needed
 from lab.stack.engine import DOCKER, Engine
 from lab.stack.lifecycle import Lifecycle
+from lab.stack.model_link import PROXY as MODEL_PROXY
 
 OVERRIDE = "compose.lab.yaml"
 STATE = "compose-app.json"  # what `lab down` needs to remove a project a killed run left
@@ -61,7 +62,6 @@ class AppStack(Lifecycle, Substitutes, AppFaults):
         # [model]: the app's model variables ({model_url} unfilled); the project then serves the
         # stand-in model (lab.stack.compose.override), and ModelLink only waits for it.
         self.model_env = model_env
-        self.serves_model = model_env is not None
         self.file = Path(app.file)
         self.cache = ComposeStack(cfg).cache
         # The engine compose mode uses (one per data root): stopped at the end only if idle.
@@ -94,6 +94,10 @@ class AppStack(Lifecycle, Substitutes, AppFaults):
         if plan.secret_url:
             self._secret_env = {ov.SECRET_URL_ENV: plan.secret_url}
             redact.add(plan.secret_url)
+
+    @property
+    def serves_model(self) -> bool:
+        return self.model_env is not None
 
     @property
     def backend_log(self) -> Path:
@@ -130,7 +134,7 @@ class AppStack(Lifecycle, Substitutes, AppFaults):
         plan = ov.plan(raw, resolved, self.app, at, image, str(config_file), self.env, model)
         proxies = [topology.Proxy("redis", plan.listen, plan.upstream)]
         if model is not None:
-            proxies.append(topology.Proxy("model", f"0.0.0.0:{ov.MODEL_LISTEN}", f"{ov.MODEL}:{ov.MODEL_PORT}"))
+            proxies.append(topology.Proxy(MODEL_PROXY, f"0.0.0.0:{ov.MODEL_LISTEN}", f"{ov.MODEL}:{ov.MODEL_PORT}"))
         topology.write(proxies, config_file)
         # Atomically: the override's existence says the project is up (status), `lab down` reads it.
         write_atomic(
