@@ -32,7 +32,7 @@ help:
 	@echo "make suspects SRC=path/   the lines of a Python backend that may lose the conversation"
 	@echo "make setup    install everything (venv, redis-server, chromium, toxiproxy 2.12.0)"
 
-setup: system toxiproxy venv node docker
+setup: venv system toxiproxy node docker
 
 system:
 	@bash scripts/setup.sh system

@@ -2,18 +2,16 @@
 # Idempotent set-up for the lab, called by make. Each step checks first and is skipped when
 # already satisfied; each failure says what to do next.
 #   scripts/setup.sh venv        virtualenv with the locked Python packages + the lab itself
-#   scripts/setup.sh system      Debian redis-server, chromium, chromium-headless-shell (apt, as root)
-#   scripts/setup.sh toxiproxy   Toxiproxy server + CLI v2.12.0 via `go install`, version stamped
+#   scripts/setup.sh system      Debian redis-server, chromium, chromium-headless-shell (lab setup system)
+#   scripts/setup.sh toxiproxy   Toxiproxy server + CLI v2.12.0 via `go install` (lab setup toxiproxy)
 #   scripts/setup.sh node        the Node examples' packages (npm ci in examples/node, node-ai, compose-app/app)
 #   scripts/setup.sh docker      a Docker engine for the compose tests
 #   scripts/setup.sh all         all of them
 set -euo pipefail
-shopt -s extglob
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 VENV=${LAB_VENV:-$ROOT/.venv}
 BIN=${LAB_BIN:-$ROOT/.lab/bin}
-TOXIPROXY_VERSION=2.12.0
 COMPOSE_V2_VERSION=2.29.7
 PYTHON=${PYTHON:-python3}
 
@@ -43,55 +41,16 @@ step_venv() {
   say "venv: ready"
 }
 
-# command:package pairs the lab needs from Debian (overridable, e.g. to test this step).
-SYSTEM_NEEDS=${LAB_SYSTEM_NEEDS:-redis-server:redis-server chromium:chromium chromium-headless-shell:chromium-headless-shell}
-
-step_system() {
-  local missing=() pair
-  for pair in $SYSTEM_NEEDS; do
-    command -v "${pair%%:*}" >/dev/null || [ -x "/usr/bin/${pair%%:*}" ] || missing+=("${pair#*:}")
-  done
-  if [ ${#missing[@]} -eq 0 ]; then say "system: ${SYSTEM_NEEDS//:*([^ ])/} present"; return; fi
-  if [ "$(id -u)" -ne 0 ]; then
-    die "missing ${missing[*]}; as root run: apt-get update && apt-get install -y ${missing[*]}"
-  fi
-  say "system: installing ${missing[*]} (apt)"
-  # apt-get update once per machine boot is enough; the lists are fresh enough for one session.
-  if [ ! -f /var/lib/apt/periodic/lab-updated ] || [ -z "$(ls -A /var/lib/apt/lists 2>/dev/null | grep -v lock)" ]; then
-    apt-get update -q >/dev/null || die "apt-get update failed: check the Debian mirror in /etc/apt/sources.list"
-    mkdir -p /var/lib/apt/periodic && touch /var/lib/apt/periodic/lab-updated
-  fi
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null \
-    || die "apt-get install ${missing[*]} failed; try it by hand to see why"
-  # Debian's package may start a system Redis on 6379 where an init system runs; the lab uses its
-  # own ports and processes, so a system instance is harmless and left alone.
-  say "system: installed ${missing[*]}"
+# Debian's packages and Toxiproxy: the lab's own `lab setup` (lab/commands/needs.py), the code a
+# user of the installed lab runs too -- from the venv, which this step brings up first.
+lab_setup() {
+  step_venv >/dev/null
+  "$VENV/bin/python" -m lab setup "$@" || exit 1
 }
 
-step_toxiproxy() {
-  local server="$BIN/toxiproxy-server" cli="$BIN/toxiproxy-cli"
-  if [ -x "$server" ] && [ -x "$cli" ] && "$server" -version 2>/dev/null | grep -q "$TOXIPROXY_VERSION"; then
-    say "toxiproxy: $TOXIPROXY_VERSION present ($BIN)"; return
-  fi
-  # GO may name the toolchain; otherwise PATH, then Go's usual install folder.
-  local go=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
-  command -v "$go" >/dev/null \
-    || die "no Go toolchain ($go not found): Toxiproxy $TOXIPROXY_VERSION is built with 'go install' (Go >= 1.23). Install Go (apt-get install golang-go), or use compose mode, which runs the official Toxiproxy image: lab up --mode compose"
-  mkdir -p "$BIN"
-  local gobin; gobin=$(mktemp -d)
-  trap 'rm -rf "$gobin"' RETURN
-  say "toxiproxy: go install v$TOXIPROXY_VERSION (server + cli)"
-  # Without -X ...Version the binaries report "git" on /version.
-  GOBIN="$gobin" GOFLAGS=-mod=mod "$go" install \
-    -ldflags "-X github.com/Shopify/toxiproxy/v2.Version=$TOXIPROXY_VERSION" \
-    "github.com/Shopify/toxiproxy/v2/cmd/server@v$TOXIPROXY_VERSION" \
-    "github.com/Shopify/toxiproxy/v2/cmd/cli@v$TOXIPROXY_VERSION" \
-    || die "go install of Toxiproxy failed: is the Go module proxy reachable? (go env GOPROXY)"
-  install -m 0755 "$gobin/server" "$server"
-  install -m 0755 "$gobin/cli" "$cli"
-  "$server" -version | grep -q "$TOXIPROXY_VERSION" || die "built toxiproxy-server does not report $TOXIPROXY_VERSION"
-  say "toxiproxy: $TOXIPROXY_VERSION installed in $BIN"
-}
+step_system() { lab_setup system; }
+
+step_toxiproxy() { LAB_BIN="$BIN" lab_setup toxiproxy; }
 
 # Compose mode on a machine without a registry: a Docker engine the lab can start itself,
 # docker-compose 1.29 and debootstrap (for an offline base image). Optional: without root the
@@ -162,6 +121,6 @@ case "${1:-all}" in
   toxiproxy) step_toxiproxy ;;
   docker) step_docker ;;
   node) step_node ;;
-  all) step_system; step_toxiproxy; step_venv; step_node; step_docker ;;
+  all) step_venv; step_system; step_toxiproxy; step_node; step_docker ;;
   *) die "unknown step '${1}'; valid: venv, system, toxiproxy, node, docker, all" ;;
 esac

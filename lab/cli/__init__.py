@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from contextlib import nullcontext
 
-from lab.cli import bench, catalogue, chaos, init, investigate, lesson, proxy, stack, suspects, window
+from lab.cli import bench, catalogue, chaos, doctor, init, investigate, lesson, proxy, stack, suspects, window
 from lab.common import redact
 from lab.common.errors import LabError
 
@@ -19,6 +19,9 @@ DESCRIPTION = """\
 The chaos lab for LLM chat memory: brings up Redis, the chat backend and Toxiproxy between
 them, injects faults, and proves which defect makes a chat forget its history.
 
+  lab doctor              what a run needs on this machine; lab setup installs it
+  lab init --start CMD --port N   draft the spec of your app (a chat backend you did not write)
+  lab investigate --target FILE   diagnose it: which defect loses its conversation
   lab chaos               run the defect x fault matrix and say which defect causes the loss
                           (--mode compose: the same matrix on Docker Compose)
   lab replay ...          re-run one failing trial from its replay command
@@ -27,8 +30,6 @@ them, injects faults, and proves which defect makes a chat forget its history.
                           variable (refresh delay, tabs' gap, age against the TTL, length)
   lab report DIR          (re)write DIR/report.html from a run folder's results and artifacts
   lab bench               the lab's runner against a plain Playwright loop, seconds per trial
-  lab investigate --target FILE   diagnose a chat backend you did not write (a black box)
-  lab init --start CMD --port N   draft that spec for an app, and check it
   lab proxy up --redis HOST:PORT  Toxiproxy in front of an app's Redis (an app that already runs)
   lab up                  start the native stack (redis-server, toxiproxy-server, backend)
   lab status --json       what runs where
@@ -40,7 +41,7 @@ Ports and folders come from LAB_* variables (LAB_REDIS_PORT, LAB_CHAT_PROXY_PORT
 """
 
 # In the order `lab --help` lists them.
-COMMANDS = (chaos, window, stack, bench, lesson, investigate, init, proxy, suspects, catalogue)
+COMMANDS = (doctor, chaos, window, stack, bench, lesson, investigate, init, proxy, suspects, catalogue)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -60,8 +60,10 @@ def add(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from lab.common.config import LabConfig, checkout
+
+    checkout("lab bench")
     from lab.commands.bench import Bench
-    from lab.common.config import LabConfig
     from lab.stack.native import NativeStack
 
     with NativeStack(LabConfig.from_env()) as stack:  # the bench measures the native stack

@@ -67,7 +67,12 @@ def add(sub: Any) -> None:
     )
     ini.add_argument("--start", metavar="COMMAND", help="how to start the app (a shell-style command line)")
     ini.add_argument("--port", type=opt_int("--port", 1024, 65535), metavar="N", help="the port the app listens on")
-    ini.add_argument("--out", required=True, metavar="FILE", help="the spec to write, e.g. my-app.toml")
+    ini.add_argument(
+        "--out",
+        default="lab.toml",
+        metavar="FILE",
+        help="the spec to write (default: lab.toml; never overwritten without --force)",
+    )
     ini.add_argument("--cwd", default=".", metavar="DIR", help="where the command runs (default: here)")
     app = ini.add_argument_group("an app in its own compose file (instead of --start)")
     app.add_argument("--compose", metavar="FILE", help="the app's compose file (never written)")

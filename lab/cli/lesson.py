@@ -72,6 +72,9 @@ def add(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from lab.common.config import checkout
+
+    checkout("lab lesson")
     from lab import lessons
     from lab.lessons import lines as suspect_lines
 

@@ -3,13 +3,44 @@
 from __future__ import annotations
 
 import os
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from lab.common.errors import UsageError
 
-ROOT = Path(__file__).resolve().parents[2]  # lab/common/config.py -> the checkout
+# Where `lab` and `services` import from: this project's checkout, or site-packages for an
+# installed wheel -- read-only either way (nothing the lab runs writes here).
+ROOT = Path(__file__).resolve().parents[2]  # lab/common/config.py -> the checkout or site-packages
+# The checkout, when the lab runs from one (`make`, `pip install -e .`); None for an installed
+# wheel. Only the checkout's own tools (lessons, bench, the built-in service's images) need it.
+CHECKOUT: Path | None = ROOT if (ROOT / "pyproject.toml").is_file() and (ROOT / "lab").is_dir() else None
+TOPOLOGY = Path(__file__).resolve().parents[1] / "stack" / "toxiproxy.json"  # package data (-> toxiproxy.json)
+
+
+def home(env: dict[str, str] | None = None) -> Path:
+    """Where the lab keeps the state of its runs (run folders, a private Docker engine's data):
+    LAB_HOME, else ``.lab`` in the working directory -- as ``reports/`` is, and never inside
+    the installed package."""
+    given = (os.environ if env is None else env).get("LAB_HOME")
+    return Path(given or Path.cwd() / ".lab").resolve()
+
+
+def checkout(command: str) -> Path:
+    """The checkout, for the commands that read more of it than the package carries."""
+    if CHECKOUT is None:
+        raise UsageError(
+            f"`{command}` runs from a checkout of the lab (it reads the checkout's lessons and tests)",
+            "clone the lab's repository and run it there (make setup, then .venv/bin/lab ...)",
+        )
+    return CHECKOUT
+
+
+def default_bin_dir() -> Path:
+    """Where the programs the lab builds itself go (Toxiproxy, `lab setup`): the checkout's
+    ``.lab/bin`` (where `make setup` puts them), else the user's cache, shared by every project."""
+    return CHECKOUT / ".lab" / "bin" if CHECKOUT is not None else cache_dir() / "bin"
 
 
 def cache_dir() -> Path:
@@ -60,9 +91,9 @@ class LabConfig:
     """Paths and ports of one native stack."""
 
     root: Path = ROOT
-    run_dir: Path = ROOT / ".lab" / "run" / "native"
-    bin_dir: Path = ROOT / ".lab" / "bin"
-    topology_file: Path = ROOT / "toxiproxy.json"
+    run_dir: Path = field(default_factory=lambda: home() / "run" / "native")
+    bin_dir: Path = field(default_factory=default_bin_dir)
+    topology_file: Path = TOPOLOGY
     ports: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_PORTS))
     host: str = "127.0.0.1"
     # The Redis the lab reads and faults may not be its own: an app's compose file may give its
@@ -147,4 +178,7 @@ class LabConfig:
 
     @property
     def toxiproxy_server(self) -> Path:
-        return self.bin_dir / "toxiproxy-server"
+        """The lab's bin folder first (the version it built), else one on PATH."""
+        built = self.bin_dir / "toxiproxy-server"
+        found = None if built.is_file() else shutil.which("toxiproxy-server")
+        return Path(found) if found else built

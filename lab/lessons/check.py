@@ -21,7 +21,7 @@ from typing import Any, TextIO
 
 from lab.model.attribution import CellStats, cell_stats
 from lab.commands.chaos import Progress
-from lab.common.config import DEFAULT_PORTS, PORT_ENV, ROOT, LabConfig
+from lab.common.config import DEFAULT_PORTS, PORT_ENV, ROOT, LabConfig, home
 from lab.lessons import MIN_TRIALS, Lesson
 from lab.lessons.judge import MIN_ACK_RATIO, Judgement, describe, judge, problems  # noqa: F401  (lab lesson --check)
 from lab.lessons.validate import validate
@@ -41,7 +41,7 @@ def lesson_config(env: dict[str, str] | None = None) -> LabConfig:
     for name, port in DEFAULT_PORTS.items():
         env.setdefault(PORT_ENV[name], str(port + PORT_OFFSET))
     env.pop("LAB_RUN_DIR", None)
-    run_dir = Path(env.get("LAB_LESSON_RUN_DIR", ROOT / ".lab" / "run" / "lesson")).resolve()
+    run_dir = Path(env.get("LAB_LESSON_RUN_DIR", home(env) / "run" / "lesson")).resolve()
     return LabConfig.from_env(env, run_dir=run_dir)
 
 

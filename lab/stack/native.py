@@ -144,11 +144,12 @@ class NativeStack(Lifecycle, ProcessFaults):
         if not self.cfg.toxiproxy_server.is_file():
             raise UsageError(
                 f"no Toxiproxy server at {self.cfg.toxiproxy_server}",
-                "run `make setup` (builds it with go install); without Go, use compose mode",
+                "run `lab setup toxiproxy` (builds it with go install; `lab doctor` lists what a run needs); without Go, use compose mode",
             )
         if shutil.which("redis-server") is None:
             raise UsageError(
-                "redis-server is not installed", "run `make setup` as root, or: apt-get install -y redis-server"
+                "redis-server is not installed",
+                "run `lab setup redis-server` as root, or: apt-get install -y redis-server",
             )
         if not self.with_backend:
             return
@@ -266,7 +267,7 @@ class NativeStack(Lifecycle, ProcessFaults):
         if version != TOXIPROXY_VERSION:
             raise LabError(
                 f"toxiproxy-server reports version {version!r}, expected {TOXIPROXY_VERSION}",
-                "rebuild it: rm -rf .lab/bin && make setup",
+                f"rebuild it: rm {self.cfg.toxiproxy_server} && lab setup toxiproxy",
             )
         return True
 

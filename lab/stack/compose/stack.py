@@ -15,7 +15,7 @@ from typing import Any
 
 import redis
 
-from lab.common.config import LabConfig, cache_dir
+from lab.common.config import LabConfig, cache_dir, home
 from lab.common.files import write_atomic
 from lab.common.http import http_get
 from lab.stack import procs
@@ -36,9 +36,7 @@ class ComposeStack(Lifecycle, Images, Containers):
         self.run_dir = cfg.run_dir.parent / "compose" if cfg.run_dir.name == "native" else cfg.run_dir
         self.cache = cache_dir()
         # LAB_DOCKER_ROOT: the private engine's data root (image cache); one engine per root.
-        self.engine = Engine(
-            self.run_dir, docker_root or Path(os.environ.get("LAB_DOCKER_ROOT", cfg.root / ".lab" / "docker"))
-        )
+        self.engine = Engine(self.run_dir, docker_root or Path(os.environ.get("LAB_DOCKER_ROOT", home() / "docker")))
         self._sdk: Any = None
         # One compose project per run folder: test stacks never collide with a user's.
         self.project = "chaoslab" + hashlib.sha1(str(self.run_dir).encode()).hexdigest()[:6]
