@@ -43,6 +43,13 @@ def addoptions(group: Any) -> None:
     group.addoption(
         "--lab-trials", type=int, default=None, metavar="N", help="with --lab-target: run each test N times"
     )
+    group.addoption(
+        "--lab-chromium",
+        default=None,
+        metavar="PATH",
+        help="with --lab-target: the Chromium your tests drive (default: the lab's, Debian's, "
+        "where your launch arguments name none)",
+    )
 
 
 def configure(config: pytest.Config) -> None:
@@ -60,7 +67,10 @@ def configure(config: pytest.Config) -> None:
     config.stash[trials_key] = []
     if hasattr(config.option, "base_url"):  # pytest-base-url (pytest-playwright's base_url)
         config.option.base_url = spec.http.base_url
-    config.pluginmanager.register(_LabBrowser(), "chaoslab-browser")
+    chromium = config.getoption("--lab-chromium")
+    if chromium and not Path(chromium).is_file():
+        raise pytest.UsageError(f"--lab-chromium {chromium}: no such file; give a Chromium executable's path")
+    config.pluginmanager.register(_LabBrowser(chromium), "chaoslab-browser")
     n = config.getoption("--lab-trials")
     if n is not None:
         if not hasattr(config.option, "count"):
@@ -73,11 +83,16 @@ class _LabBrowser:
     (Debian's, as the lab's own commands do) where its launch arguments choose none: Playwright's
     own browser is often not installed (no download: "Executable doesn't exist ... playwright
     install") and the lab's verdicts do not depend on which Chromium runs. An executable_path or
-    a channel the user set is kept. Registered only with --lab-target: without it the plugin
-    overrides nothing."""
+    a channel the user set is kept; --lab-chromium PATH names one outright. Registered only with
+    --lab-target: without it the plugin overrides nothing."""
+
+    def __init__(self, chromium: str | None) -> None:
+        self.chromium = chromium
 
     @pytest.fixture(scope="session")
     def browser_type_launch_args(self, browser_type_launch_args: dict[str, Any]) -> dict[str, Any]:
+        if self.chromium:
+            return {**browser_type_launch_args, "executable_path": self.chromium}
         if browser_type_launch_args.get("executable_path") or browser_type_launch_args.get("channel"):
             return browser_type_launch_args
         from lab.common.errors import UsageError

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,17 @@ def home(env: dict[str, str] | None = None) -> Path:
     the installed package."""
     given = (os.environ if env is None else env).get("LAB_HOME")
     return Path(given or Path.cwd() / ".lab").resolve()
+
+
+def script(name: str = "lab") -> str:
+    """How a printed command (a replay line) runs one of the virtualenv's scripts: the one beside
+    this Python, relative to the working directory where it lies inside it (``.venv/bin/lab`` in
+    the checkout), else by its full path -- a user's venv may be anywhere."""
+    exe = Path(sys.executable).parent / name  # not resolved: the venv's bin, not the base Python's
+    try:
+        return str(exe.relative_to(Path.cwd()))
+    except ValueError:
+        return str(exe)
 
 
 def checkout(command: str) -> Path:

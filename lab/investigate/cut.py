@@ -107,23 +107,27 @@ def finished_before_cut(t: Trial) -> str | None:
     then aborted): the cut turn was first written after that first chunk came and before the
     abort -- the app had streamed the reply to its end and stored the turn before the cut reached
     it (a busy machine's page reads late; seen under a CI runner's load with an instant stream).
-    The cut tested nothing. So too a write within the clock's grain of the abort: the two cannot
-    be ordered. A turn written before the first chunk (an app that stores, then streams) or after
-    the abort (one that goes on when the client leaves) is judged. The turn's first write is the
+    The cut tested nothing. So too a write within the clock's grain of the abort, wherever the first
+    chunk was: the two cannot be ordered (an instant stream's abort may follow its first chunk by
+    less than a millisecond, and a write 2 ms after both was seen to be the finished stream's,
+    2026-12-04). A turn written before the first chunk (an app that stores, then streams) or after
+    the abort (one that goes on when the client leaves), by more than the grain, is judged. The turn's first write is the
     one carrying its question (a streamed reply's text is the app's format)."""
     last = t.sends[-1] if t.sends else None
     if t.store is None or last is None or not last.cut or last.ms is None or not last.t_complete:
         return None
     written = first_writes(t).get(last.turn)
     first_chunk = last.t_invoke + last.ms / 1000
-    if written is None or not first_chunk + CLOCK_GRAIN_S < written[0] < last.t_complete + CLOCK_GRAIN_S:
+    if written is None:
         return None
-    if written[0] >= last.t_complete - CLOCK_GRAIN_S:
+    if abs(written[0] - last.t_complete) < CLOCK_GRAIN_S:
         return (
             f"the cut turn was stored {abs(written[0] - last.t_complete) * 1000:.0f} ms from the cut's abort, within "
             "the clock's grain: whether the app had finished the stream first cannot be told (the mid-stream "
             "window was not tested)"
         )
+    if not first_chunk + CLOCK_GRAIN_S < written[0] < last.t_complete:
+        return None
     return (
         f"the cut turn was stored {(last.t_complete - written[0]) * 1000:.0f} ms before the cut's abort, "
         "after the reply's first chunk: the app had finished the stream (the mid-stream window was not tested)"

@@ -21,7 +21,7 @@ from typing import Any, TextIO
 from lab.common import redact
 from lab.model.checker import check_safe
 from lab.model.context import never_streamed
-from lab.common.config import LabConfig
+from lab.common.config import LabConfig, script
 from lab.common.errors import UsageError
 from lab.faults import base as faults
 from lab.faults.base import Targets
@@ -261,7 +261,7 @@ class Investigation:
         sets = [x for s in self.sets for x in ("--set", s)]
         return shlex.join(
             [
-                ".venv/bin/lab",
+                script(),
                 "investigate",
                 "--target",
                 str(self.spec.file),

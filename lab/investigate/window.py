@@ -28,6 +28,7 @@ from lab.model.window import Point, lost, window_edge, window_words
 from lab.plan.schedule import fault_text
 from lab.plan import sweeps
 from lab.plan.sweeps import Sweep
+from lab.common.config import script
 from lab.report import EXIT_CLEAN, EXIT_INCONCLUSIVE
 from lab.report.window import terminal, write
 
@@ -103,7 +104,7 @@ class TargetWindow(Investigation):
         exp = self.plan[0][1]
         fault = fault_text(exp.fault, dict(exp.params))
         return shlex.join(
-            [".venv/bin/lab", "window", "--target", str(self.spec.file), *sets, "--vary", self.sweep.name]
+            [script(), "window", "--target", str(self.spec.file), *sets, "--vary", self.sweep.name]
             + ["--values", str(value), "--fault", fault, "--seed", str(self.seed), "--max-trials", "5"]
         )
 

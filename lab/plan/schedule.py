@@ -17,6 +17,7 @@ from lab.faults import REGISTRY as FAULTS
 from lab.faults import Fault, make
 from lab.plan.knobs import check_knobs
 from services.chat.defects import INCIDENT, REGISTRY as DEFECTS
+from lab.common.config import script
 
 REFRESH_POINTS = (
     "in_flight",
@@ -226,7 +227,7 @@ class TrialPlan:
     def replay_command(self, runs: int = 5, mode: str = "native") -> str:
         c = self.cell
         args = [
-            ".venv/bin/lab",
+            script(),
             "replay",
             *(["--mode", mode] if mode != "native" else []),
             "--profile",

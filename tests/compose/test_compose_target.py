@@ -14,6 +14,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -147,6 +148,56 @@ def test_the_stand_in_model_serves_the_project_and_its_fault_is_diagnosed(tmp_pa
     assert results["model"]["calls"] >= 3, results["model"]  # the app's calls reached the stand-in
     log = next(iter(sorted((tmp_path / "reports").glob("*/target.log")))).read_text()
     assert "replies: ollama http://chaoslab-toxiproxy:" in log and "ollama: HTTP 429" in log, log[-2000:]
+
+
+# A user's own test of the compose app's API, through the browser (its fetches are what the lab
+# records): a conversation created, three messages, the history read back.
+USER_TEST = """
+import pytest
+from playwright.sync_api import Page
+
+def chat(page: Page) -> list:
+    page.goto("/healthz")
+    return page.evaluate(
+        \"\"\"async () => {
+            const c = await (await fetch('/api/conversations', {method: 'POST'})).json();
+            for (const text of ['first, from a user test', 'second, from a user test', 'third, from a user test']) {
+                await fetch(`/api/conversations/${c.id}/messages`, {method: 'POST',
+                    headers: {'Content-Type': 'application/json'}, body: JSON.stringify({content: text})});
+            }
+            return (await (await fetch(`/api/conversations/${c.id}/messages`)).json()).messages;
+        }\"\"\"
+    )
+
+def test_the_conversation_is_kept(page: Page) -> None:
+    assert len(chat(page)) == 6
+
+@pytest.mark.fault("down")
+def test_the_conversation_is_kept_while_redis_is_down(page: Page, lab_fault: str) -> None:
+    chat(page)  # the user's test only chats here: what it checks is the lab's judgement
+"""
+
+
+def test_pytest_lab_target_routes_a_compose_target_as_lab_investigate_does(tmp_path: Path, engine: str) -> None:
+    """`pytest --lab-target` on the compose app's spec: the app's own project comes up with the
+    lab's Toxiproxy in its override, the user's test chats through the browser, and the lab's
+    judgement matches lab investigate's -- swallow_errors with Redis down answers 200 while nothing
+    is stored (acked_while_unreachable); the correct run, no anomaly. Nothing left on the engine."""
+    (tmp_path / "user").mkdir()
+    (tmp_path / "user" / "test_compose_chat.py").write_text(USER_TEST)
+    env = env_for(tmp_path, engine)
+    before, hashed = engine_state(engine), digest()
+    cmd = [sys.executable, "-m", "pytest", str(tmp_path / "user"), "--lab-target", str(SPEC), "-q"]
+    cmd += ["--lab-set", f"http.port={free_ports(1)[0]}", "--lab-set", "start.env.APP_BUGS=swallow_errors"]
+    cmd += ["--lab-trials", "2", "-p", "no:cacheprovider", "-p", "no:xdist", "--output", str(tmp_path / "out")]
+    with lab_down_after(env):
+        p = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+        out = p.stdout + p.stderr
+        assert engine_state(engine) == before, out  # the project removed at the session's end
+        assert digest() == hashed
+    assert "chaoslab: the lab's judgement" in out, out
+    assert "[acked_while_unreachable]" in out and "under down: 2 judged trials of 2" in out, out
+    assert "under none: 2 judged trials of 2" in out, out
 
 
 def start_run(tmp_path: Path, env: dict[str, str]) -> tuple[subprocess.Popen[str], list[str]]:

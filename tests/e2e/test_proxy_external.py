@@ -50,6 +50,17 @@ def _app(redis_url: str, port: int, bugs: str = "") -> subprocess.Popen[bytes]:
     return subprocess.Popen([sys.executable, "examples/foreign_app.py"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
 
 
+def _user_test(env: dict[str, str], spec: Path, port: int, tmp_path: Path) -> str:
+    """examples/pytest_user's test on a slow Redis, 3 times, against the spec's running app."""
+    cmd = [sys.executable, "-m", "pytest", "examples/pytest_user", "--lab-target", str(spec), "-k", "slow_redis"]
+    cmd += ["--lab-set", f"http.port={port}", "--lab-trials", "3", "-p", "no:cacheprovider", "-p", "no:xdist", "-q"]
+    p = subprocess.run(
+        [*cmd, "--output", str(tmp_path / "out")], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert p.returncode == 0, p.stdout + p.stderr  # the user's own asserts: they passed
+    return p.stdout + p.stderr
+
+
 def test_a_running_app_behind_lab_proxy(tmp_path: Path, own_redis: int) -> None:
     env, port = _env(tmp_path)
     with lab_down_after(env):  # also the proxy and a timed-out investigation's Redis and Toxiproxy
@@ -90,6 +101,14 @@ def test_a_running_app_behind_lab_proxy(tmp_path: Path, own_redis: int) -> None:
                 assert expect in out and "the running app, its Redis" in out, out
             # The key was read from the owner's Redis itself: the conversations are there.
             assert redis.Redis(port=own_redis).keys("conv:*"), "no conversation in the owner's Redis"
+            # pytest --lab-target routes the same spec the same way: a user's test, the lab's judgement.
+            app = _app(m.group(1), port, "ack_early")
+            try:
+                out = _user_test(env, spec, port, tmp_path)
+            finally:
+                app.terminate()
+                app.wait(timeout=10)
+            assert "[acked_too_fast]" in out and "-- 3/3 [" in out, out
         finally:
             down = run_lab(env, "proxy", "down", timeout=60)
         assert down.returncode == 0 and "stopped" in down.stdout, down.stdout + down.stderr

@@ -82,3 +82,19 @@ def test_loading_the_plugin_changes_nothing_for_other_tests(pytester: pytest.Pyt
     """)
     res = pytester.runpytest_subprocess("-p", "chaoslab")
     res.assert_outcomes(passed=1)
+
+
+def test_lab_chromium_names_the_browser_and_a_bad_path_is_refused(pytester: pytest.Pytester) -> None:
+    """--lab-chromium PATH (with --lab-target): that executable, over the lab's default."""
+    from lab.common.config import ROOT
+
+    spec = str(ROOT / "examples" / "foreign-app.toml")
+    pytester.makepyfile("""
+        def test_args(browser_type_launch_args):
+            assert browser_type_launch_args["executable_path"] == "/usr/bin/chromium"
+    """)
+    res = pytester.runpytest_subprocess("--lab-target", spec, "--lab-chromium", "/usr/bin/chromium")
+    res.assert_outcomes(passed=1)
+    bad = pytester.runpytest_subprocess("--lab-target", spec, "--lab-chromium", "/nowhere/chromium")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--lab-chromium /nowhere/chromium: no such file" in bad.stderr.str()

@@ -69,15 +69,16 @@ def test_a_reply_written_after_the_cut_or_never_is_judged() -> None:
     assert stored_before(same, list(same), _cut_trial(WHOLE[:3])) is None
 
 
-def _lab_cut(written_after_start_s: float | None) -> Trial:
+def _lab_cut(written_after_start_s: float | None, abort_after_start_s: float = 0.2) -> Trial:
     """The lab page's cut of turn 2: its request left at 2.0, its first chunk came at 2.05, the
-    abort at 2.20; the turn first written ``written_after_start_s`` after 2.0 (None: never)."""
+    abort at 2.20 (or ``abort_after_start_s``); the turn first written ``written_after_start_s``
+    after 2.0 (None: never)."""
     t0 = 1_800_000_000.0
     sends = []
     for turn in (1, 2):
         s = Send(f"t{turn}", f"chaoslab probe cut turn {turn} ef56", turn, streamed=True, t_invoke=t0 + turn, ms=50.0)
         s.cut = turn == 2
-        s.complete("ok", 200, "", t0 + turn + (0.2 if turn == 2 else 0.1))
+        s.complete("ok", 200, "", t0 + turn + (abort_after_start_s if turn == 2 else 0.1))
         sends.append(s)
     store = [{"t": t0 + 1.05, "conn": "c1", "cmd": "RPUSH", "args": [], "write": True, "user": [1], "reply": []}]
     if written_after_start_s is not None:
@@ -96,3 +97,14 @@ def test_a_turn_stored_between_the_first_chunk_and_the_abort_was_a_finished_stre
     near = finished_before_cut(_lab_cut(0.205))  # 5 ms after the abort: not to be ordered against it
     assert near is not None and "within the clock's grain" in near, near
     assert finished_before_cut(_lab_cut(None)) is None  # never stored: the cut is the loss, judged
+
+
+def test_a_turn_stored_within_the_grain_of_an_abort_that_followed_its_first_chunk_at_once_is_unknown() -> None:
+    """An instant stream (2026-12-04, a loaded run): the abort 0.6 ms after the first chunk, the
+    whole turn written 2 ms after the abort -- the finished stream's save, or an app going on after
+    the client left: the two cannot be ordered, so the cut tested nothing that can be told."""
+    from lab.investigate.cut import finished_before_cut
+
+    why = finished_before_cut(_lab_cut(0.0526, abort_after_start_s=0.0506))
+    assert why is not None and "within the clock's grain" in why, why
+    assert finished_before_cut(_lab_cut(0.0700, abort_after_start_s=0.0506)) is None  # 19 ms after: judged
