@@ -153,9 +153,13 @@ def inject(request: pytest.FixtureRequest, lab_targets: "Targets") -> Iterator[I
 
         def _inject(fault: "str | Fault", /, **params: Any) -> str:
             f = make(fault, **params) if isinstance(fault, str) else fault
+            rec = request.node.stash.get(pytest_target.recorder_key, None)
+            removed = applied.enter_context(ExitStack())  # exits after the fault's own removal: its end
             evidence = applied.enter_context(f.on(lab_targets))
             if pytest_target.faults_key in request.node.stash:  # --lab-target: the trial's fault
                 request.node.stash[pytest_target.faults_key].append((f.name, dict(params)))
+            if rec is not None:  # the sends from now until its removal are under it
+                removed.callback(rec.fault_applied(evidence))
             return evidence
 
         yield _inject

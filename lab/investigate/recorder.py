@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -49,6 +50,22 @@ class Recorder:
     store: StoreMonitor | None = None  # the store's record, where the session follows one
     model: ModelLink | None = None  # the stand-in model ([model]): its record of the test's calls
     _t0: float = field(default_factory=time.time)
+    # When each fault the test applied was in force ([on, off]; off None: until the test's end) and
+    # the evidence it took effect: the sends made inside are under the fault, as a trial's of
+    # lab investigate (acked_while_unreachable, stored_twice_after_retry... read them).
+    _fault_windows: list[list[float | None]] = field(default_factory=list)
+    _fault_evidence: str | None = None
+
+    def fault_applied(self, evidence: str) -> Callable[[], None]:
+        """A fault is in force from now; call the returned function once it is removed."""
+        window: list[float | None] = [time.time(), None]
+        self._fault_windows.append(window)
+        self._fault_evidence = self._fault_evidence or evidence
+
+        def removed() -> None:
+            window[1] = time.time()
+
+        return removed
 
     def __post_init__(self) -> None:
         chat, history = path_pattern(self.spec.chat.path), path_pattern(self.spec.history.path)
@@ -104,6 +121,10 @@ class Recorder:
         )
         t.sends = self._sends()
         t.turns = len(t.sends)
+        for s in t.sends:
+            s.under_fault = any(_inside(s.t_invoke, on, off) for on, off in self._fault_windows)
+        t.fault_turn = next((s.turn for s in t.sends if s.under_fault), None)
+        t.fault_evidence = self._fault_evidence
         for _, r in self._reads:
             t.history_reads.append(r.status)
         first_send = min((s.t_invoke for s in t.sends), default=None)
@@ -295,6 +316,10 @@ class Recorder:
         finally:
             keys.close()
         t.redis_final = key_record(key, pttl, kind, values, t.sends, dump=True)
+
+
+def _inside(t: float, on: float | None, off: float | None) -> bool:
+    return on is not None and on <= t and (off is None or t < off)
 
 
 def _replies_from(rows: list[Row], sends: list[Send]) -> None:

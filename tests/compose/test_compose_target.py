@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -153,36 +154,39 @@ def test_the_stand_in_model_serves_the_project_and_its_fault_is_diagnosed(tmp_pa
 # A user's own test of the compose app's API, through the browser (its fetches are what the lab
 # records): a conversation created, three messages, the history read back.
 USER_TEST = """
-import pytest
 from playwright.sync_api import Page
 
-def chat(page: Page) -> list:
+CREATE = "async () => (await (await fetch('/api/conversations', {method: 'POST'})).json()).id"
+SEND = \"\"\"async ([id, text]) => (await fetch(`/api/conversations/${id}/messages`, {method: 'POST',
+    headers: {'Content-Type': 'application/json'}, body: JSON.stringify({content: text})})).status\"\"\"
+READ = "async (id) => (await (await fetch(`/api/conversations/${id}/messages`)).json()).messages"
+
+def start(page: Page) -> str:
     page.goto("/healthz")
-    return page.evaluate(
-        \"\"\"async () => {
-            const c = await (await fetch('/api/conversations', {method: 'POST'})).json();
-            for (const text of ['first, from a user test', 'second, from a user test', 'third, from a user test']) {
-                await fetch(`/api/conversations/${c.id}/messages`, {method: 'POST',
-                    headers: {'Content-Type': 'application/json'}, body: JSON.stringify({content: text})});
-            }
-            return (await (await fetch(`/api/conversations/${c.id}/messages`)).json()).messages;
-        }\"\"\"
-    )
+    conversation = page.evaluate(CREATE)
+    for text in ("first, from a user test", "second, from a user test"):
+        assert page.evaluate(SEND, [conversation, text]) == 200
+    return conversation
 
 def test_the_conversation_is_kept(page: Page) -> None:
-    assert len(chat(page)) == 6
+    conversation = start(page)
+    assert page.evaluate(SEND, [conversation, "third, from a user test"]) == 200
+    assert len(page.evaluate(READ, conversation)) == 6
 
-@pytest.mark.fault("down")
-def test_the_conversation_is_kept_while_redis_is_down(page: Page, lab_fault: str) -> None:
-    chat(page)  # the user's test only chats here: what it checks is the lab's judgement
+def test_the_last_message_while_redis_is_down(page: Page, inject) -> None:
+    conversation = start(page)
+    inject("down")  # removed after the test, before the lab reads what was kept
+    page.evaluate(SEND, [conversation, "third, while Redis is down"])  # the user's test does not judge this
 """
 
 
 def test_pytest_lab_target_routes_a_compose_target_as_lab_investigate_does(tmp_path: Path, engine: str) -> None:
     """`pytest --lab-target` on the compose app's spec: the app's own project comes up with the
     lab's Toxiproxy in its override, the user's test chats through the browser, and the lab's
-    judgement matches lab investigate's -- swallow_errors with Redis down answers 200 while nothing
-    is stored (acked_while_unreachable); the correct run, no anomaly. Nothing left on the engine."""
+    judgement matches lab investigate's -- swallow_errors with Redis down for the last send (the
+    test's own `inject`: the sends while it is in force are under the fault) answers 200 while
+    nothing is stored (acked_while_unreachable, nothing else); without the fault, no anomaly.
+    Nothing left on the engine."""
     (tmp_path / "user").mkdir()
     (tmp_path / "user" / "test_compose_chat.py").write_text(USER_TEST)
     env = env_for(tmp_path, engine)
@@ -197,7 +201,8 @@ def test_pytest_lab_target_routes_a_compose_target_as_lab_investigate_does(tmp_p
         assert digest() == hashed
     assert "chaoslab: the lab's judgement" in out, out
     assert "[acked_while_unreachable]" in out and "under down: 2 judged trials of 2" in out, out
-    assert "under none: 2 judged trials of 2" in out, out
+    assert re.findall(r"^\s+\[(\w+)\] ", out, re.M) == ["acked_while_unreachable"], out  # and nothing else
+    assert "under none: 2 judged trials of 2" in out and "no anomaly found in 2 judged trials" in out, out
 
 
 def start_run(tmp_path: Path, env: dict[str, str]) -> tuple[subprocess.Popen[str], list[str]]:

@@ -52,3 +52,18 @@ def test_a_spec_without_a_token_login_records_no_login() -> None:
     rec = Recorder(sp.load(ROOT / "examples" / "foreign-app.toml"), FakeContext(), "redis://x", "t", 1)  # type: ignore[arg-type]
     rec._response(_response("POST", "http://127.0.0.1:18191/api/login", {"token": "tok-abcdef123"}))
     assert rec._logins == []
+
+
+def test_the_sends_made_while_a_test_applied_fault_was_in_force_are_under_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """inject() at 10.0, removed at 20.0: a send at 15.0 is under the fault; 5.0 and 20.0 are not."""
+    from lab.investigate import recorder
+
+    rec = Recorder(sp.load(ROOT / "examples" / "foreign-app.toml"), FakeContext(), "redis://x", "t", 1)  # type: ignore[arg-type]
+    clock = iter([10.0, 20.0])
+    monkeypatch.setattr(recorder.time, "time", lambda: next(clock))
+    removed = rec.fault_applied("proxy redis disabled")
+    removed()
+    ((on, off),) = rec._fault_windows
+    assert [recorder._inside(t, on, off) for t in (5.0, 15.0, 20.0)] == [False, True, False]
+    assert recorder._inside(99.0, 10.0, None)  # not removed: in force until the test's end
+    assert rec._fault_evidence == "proxy redis disabled"
