@@ -3,6 +3,9 @@ pytest-playwright's layout and ends with a one-line replay command."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 
 INNER = """
@@ -26,8 +29,9 @@ def test_wrong_expectation_leaves_artifacts_and_a_replay_line(pytester: pytest.P
     res.assert_outcomes(failed=1)
     out = res.stdout.str()
     assert "lost: 1/1 trials, expected 0" in out
-    replay = [line for line in out.splitlines() if "replay: .venv/bin/lab replay" in line]
-    assert replay and "--profile fire_and_forget --fault none --refresh after_ack" in replay[0]
+    # The lab beside the running Python: by its full path, as this test's folder is outside the checkout.
+    replay = [line for line in out.splitlines() if f"replay: {Path(sys.executable).parent / 'lab'} replay" in line]
+    assert replay and "--profile fire_and_forget --fault none --refresh after_ack" in replay[0], out
     folder = pytester.path / "test-results" / "test_inner.py-test_wrong_expectation"
     trial = folder / "000"
     for name in (
