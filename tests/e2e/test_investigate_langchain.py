@@ -23,7 +23,7 @@ LANGCHAIN = ROOT / "examples" / "langchain.toml"
 def test_the_docs_per_process_store_tells_the_model_less_and_nothing_else(tmp_path: Path) -> None:
     code, out, results = _investigate(
         tmp_path,
-        *("--only", "none", "--turns", "4", "--trials", "3"),
+        *("--only", "none", "--turns", "4", "--trials", "5"),
         *("--set", "start.env.LC_APP_BUGS=session_cache"),
         spec=LANGCHAIN,
     )
@@ -31,7 +31,7 @@ def test_the_docs_per_process_store_tells_the_model_less_and_nothing_else(tmp_pa
     found = {d["code"]: d for d in results["diagnoses"]}
     assert set(found) == {"model_told_less"}, out
     d = found["model_told_less"]
-    assert 2 <= d["k"] <= d["n"], d  # a race: its rate, never one trial
+    assert 2 <= d["k"] <= d["n"], d  # a race: its rate over the 5 trials the issue asks for, never one trial
     assert "had been acknowledged and in Redis before that send left" in d["evidence"], d
     assert "model (openai_chat) at http://127.0.0.1:" in out, out
 
