@@ -7,7 +7,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from lab.cli.common import add_mode, opt_int
+from lab.cli.common import add_mode, add_model, opt_int
 
 SOAK_HELP = """\
 Soak the correct code: the chat backend with no defect, under every fault the stack can do and
@@ -76,6 +76,7 @@ def _add_chaos(sub: Any) -> None:
         epilog=CHAOS_EPILOG,
     )
     add_mode(ch)
+    add_model(ch)
     ch.add_argument(
         "--trials", type=opt_int("--trials", 1, 1000), default=None, metavar="N", help="trials per cell (default: 5)"
     )
@@ -119,6 +120,7 @@ def _add_replay(sub: Any) -> None:
 
     rp = sub.add_parser("replay", help="re-run one trial N times: reproduced k/N")
     add_mode(rp)
+    add_model(rp)
     rp.add_argument("--profile", required=True, help="correct, incident, incident-<defect> or a,b")
     rp.add_argument("--fault", required=True, help="e.g. none, latency:latency_ms=300")
     rp.add_argument("--refresh", required=True, help=f"the refresh point or send pattern: {', '.join(REFRESH_POINTS)}")
@@ -179,9 +181,10 @@ def run_chaos(args: argparse.Namespace) -> int:
     from lab.plan import shard
     from lab.commands.chaos import DEFAULT_MAX_TRIALS, DEFAULT_TRIALS, ChaosRun, build_matrix, check_modes, parse_only
     from lab.stack import for_mode
+    from lab.stack.model_link import beside
 
     cells = build_matrix(parse_only(args.only))  # bad input: exit 2 before anything starts
-    check_modes(cells, args.mode)
+    check_modes(cells, args.mode, args.model)
     part = shard.from_arg(args.shard)
     if part:
         shard.check_fits(part, cells)
@@ -193,7 +196,8 @@ def run_chaos(args: argparse.Namespace) -> int:
         + (f", shard {part[0]}/{part[1]}" if part else ""),
         flush=True,
     )
-    with for_mode(args.mode) as stack:  # reused if up and healthy, else started and stopped after
+    # The stack is reused if up and healthy, else started and stopped after; the stand-in with it.
+    with for_mode(args.mode, model=args.model) as stack, beside(stack.cfg, stack.run_dir, args.model) as model:
         return ChaosRun(
             stack,
             cells,
@@ -204,6 +208,7 @@ def run_chaos(args: argparse.Namespace) -> int:
             mode=args.mode,
             max_trials=max_trials,
             shard=part,
+            model=model,
         ).run()
 
 
@@ -213,9 +218,11 @@ def run_replay(args: argparse.Namespace) -> int:
 
     from lab.plan.knobs import parse_knob
 
-    check_replay(args.profile, args.fault, args.refresh, args.mode)  # bad input: exit 2 first
+    from lab.stack.model_link import beside
+
+    check_replay(args.profile, args.fault, args.refresh, args.mode, args.model)  # bad input: exit 2 first
     knobs = tuple(parse_knob(k) for k in args.knob)
-    with for_mode(args.mode) as stack:
+    with for_mode(args.mode, model=args.model) as stack, beside(stack.cfg, stack.run_dir, args.model) as model:
         return replay(
             stack,
             args.profile,
@@ -227,6 +234,7 @@ def run_replay(args: argparse.Namespace) -> int:
             args.runs,
             Path(args.reports),
             knobs=knobs,
+            model=model,
         )
 
 

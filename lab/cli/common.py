@@ -37,6 +37,18 @@ def add_mode(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mode", type=mode, default="native", help=MODE_HELP)
 
 
+MODEL_HELP = (
+    "the built-in service takes its replies from the lab's stand-in model (OpenAI-compatible, "
+    "behind a Toxiproxy link of its own) instead of its in-process fake: every trial also checks "
+    "what each model call was told against the turns the user had been acknowledged (metric "
+    "told_less); native mode"
+)
+
+
+def add_model(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", action="store_true", help=MODEL_HELP)
+
+
 def print_endpoints(endpoints: dict[str, str]) -> None:
     labels = {
         "chat": "chat page (browser, through toxiproxy)",

@@ -20,6 +20,8 @@ from lab.common import signals
 from lab.common.signals import deferred, exit_code
 from lab.plan.schedule import REFRESH_POINTS, Cell, parse_fault, parse_profile, plan_cell
 from lab.stack import Stack
+from lab.stack.model_link import ModelLink
+from lab.report.model_side import model_side
 from services.chat.defects import INCIDENT, REGISTRY as DEFECTS
 
 DEFAULT_TRIALS = 5
@@ -69,12 +71,25 @@ def profiles_for(exposed: tuple[str, ...] | None) -> list[tuple[str, ...]]:
     return list(dict.fromkeys(out))
 
 
-def check_modes(cells: list[Cell], mode: str) -> None:
-    """Bad input before anything starts: a fault the mode's stack cannot do (UsageError)."""
+def check_modes(cells: list[Cell], mode: str, model: bool = False) -> None:
+    """Bad input before anything starts: a fault the mode's stack cannot do, or one that acts on
+    the stand-in model in a run without it (UsageError)."""
     from lab.faults import REGISTRY, check_mode
 
     for name in dict.fromkeys(c.fault for c in cells):
         check_mode(REGISTRY[name], mode)
+        check_model(name, model)
+
+
+def check_model(fault: str, model: bool) -> None:
+    from lab.faults import REGISTRY
+    from lab.faults.standin_plan import StandInFault
+
+    if not model and issubclass(REGISTRY[fault], StandInFault):
+        raise UsageError(
+            f"fault {fault} acts on the stand-in model, and this run's replies come from the service's own fake",
+            "add --model (the built-in service then takes its replies from the stand-in)",
+        )
 
 
 def parse_only(text: str | None) -> dict[str, list[str]]:
@@ -173,6 +188,7 @@ class ChaosRun:
     mode: str = "native"
     max_trials: int = DEFAULT_MAX_TRIALS
     shard: tuple[int, int] | None = None  # (K, N): only shard K's cells of the matrix
+    model: ModelLink | None = None  # the stand-in the backend takes its replies from (--model)
 
     def mine(self) -> list[Cell]:
         """This run's cells: the whole matrix, or shard K's whole columns of it."""
@@ -213,6 +229,9 @@ class ChaosRun:
             }
             if interrupted is not None:
                 extra["signal"] = signals.name(exit_code(interrupted) - 128)
+            side = model_side([t for o in ordered for t in o.trials]) if self.model is not None else None
+            if side is not None:
+                extra["model"] = side
             results = results_json(run_id, self.seed, self.mode, stats, vs, ordered, decision, extra)
             out_dir.mkdir(parents=True, exist_ok=True)
             # Every trial's record: a merge of shards can be checked against the union of trials.
@@ -235,6 +254,8 @@ class ChaosRun:
                 file=out,
                 flush=True,
             )
+            if side is not None and side["what"]:
+                print(f"The model's side: {side['what']}.", file=out, flush=True)
         return exit_code(interrupted) if interrupted is not None else decision.exit_code
 
     def _trials(self, out_dir: Path) -> tuple[dict[str, CellOutcome], KeyboardInterrupt | None, float]:
@@ -242,7 +263,7 @@ class ChaosRun:
         finished. Returns (outcomes by cell id, the signal if one came, seconds)."""
         planned = self.plans()
         progress = Progress(sum(len(p) for _, p in planned))
-        runner = Runner(self.stack, out_dir, concurrency=self.concurrency, on_trial=progress.trial)
+        runner = Runner(self.stack, out_dir, concurrency=self.concurrency, on_trial=progress.trial, model=self.model)
         t0 = time.monotonic()
         interrupted: KeyboardInterrupt | None = None
         outcomes: dict[str, CellOutcome] = {}

@@ -23,6 +23,7 @@ PHASES: dict[str, str] = {
     "refresh": "the reload (or reopen, restart) until the history is loaded",
     "read_page": "reading the rows the page shows",
     "quiescence": "until the backend finished every request of the trial",
+    "model_record": "reading the stand-in model's record of the trial's calls (--model)",
     "final_read": "the final read of the conversation from Redis",
     "check": "the checker",
     "close": "ending the trial's use of the context (trace chunk)",

@@ -179,7 +179,7 @@ class Prober:
         if self.model is not None:
             # Every call has ended (model_ended); read before the store's record, which finds their
             # replies in the app's writes.
-            t.model_calls = await asyncio.to_thread(self.model.calls, [s.text for s in t.sends], settle.calls_since(t))
+            t.model_calls = await asyncio.to_thread(self.model.calls, [s.text for s in t.sends], context.calls_since(t))
             t.unknown = t.unknown or context.fault_missed(t)
         await self._redis_final(ctx, t)
         self._phase(t, "key")

@@ -12,6 +12,7 @@ from lab import diagnoses as dg
 from lab.model.attribution import CellStats, cell_stats
 from lab.model.outcome import CellOutcome, TrialOutcome
 from lab.report import RunDecision, decide, junit_xml, results_json, summary, write_run
+from lab.report.model_side import model_side
 from lab.common.signals import exit_code
 
 if TYPE_CHECKING:
@@ -188,63 +189,3 @@ def _replayed(inv: "Investigation", found: list[dg.Diagnosis], runs: int, out_di
         inv.say(f"{inv.replay_of}, seed {inv.seed}: {d.code} reproduced {d.k}/{runs}: {d.evidence}")
     inv.say(f"results: {out_dir}/results.json")
     return 0
-
-
-def model_side(done: list[TrialOutcome]) -> dict[str, Any]:
-    """What the stand-in model was told, over the judged trials: how many calls the context
-    oracle checked, and a fixed context window where every call fits one (a design fact of the
-    app, reported as such -- never a defect)."""
-    from lab.model import context
-
-    judged = [o.trial for o in done if o.result.validity != "unknown" and o.trial.model_calls is not None]
-    told = [x for t in judged for x in context.judge(t)]
-    n = context.window(told)
-    k = context.fixed_size(told) if n is None else None  # a window is the newest-first kind of it
-    what = ""
-    if judged:
-        what = f"{len(told)} model calls checked against the turns acknowledged before each"
-        if n is not None:
-            what += (
-                f"; a context window: every call carried the newest {n} turn{'s' if n != 1 else ''} "
-                "and left out the older ones -- a design of the app, not lost history"
-            )
-        elif k is not None:
-            what += (
-                f"; a selection of fixed size: every call told less carried {k} of the turns it should "
-                "have had, and none carried more -- a design of the app (the first turns, the most "
-                "relevant), not lost history"
-            )
-        elif not any(x.missing for x in told):
-            what += f"; none was told less than the user had been acknowledged: {dg.rate_words(0, len(judged))}"
-    cost = standin_cost(done)
-    if cost["calls"]:
-        what += (
-            f". The stand-in's answers: {cost['call_ms_mean']:.0f} ms a call on average, "
-            f"{cost['share']:.1%} of the trials' wall time"
-        )
-    return {
-        "calls": len(told),
-        "trials": len(judged),
-        "context_window": n,
-        "fixed_selection": k,
-        "what": what,
-        "standin": cost,
-    }
-
-
-def standin_cost(done: list[TrialOutcome]) -> dict[str, Any]:
-    """What the stand-in adds to a trial: the time its calls took (start to end, as it recorded
-    them; the app waits on them in its request) against the trials' wall time -- the figure to
-    read beside a real provider's latency, which the stand-in does not add unless told to."""
-    spans = [
-        float(c["t_end"]) - float(c["t_start"])
-        for o in done
-        for c in o.trial.model_calls or []
-        if c.get("t_end") and c.get("t_start") and c.get("outcome") == "whole"
-    ]
-    wall = sum(o.seconds for o in done if o.trial.model_calls)
-    return {
-        "calls": len(spans),
-        "call_ms_mean": 1000 * sum(spans) / len(spans) if spans else 0.0,
-        "share": sum(spans) / wall if wall > 0 else 0.0,
-    }

@@ -13,7 +13,8 @@ from playwright.async_api import BrowserContext
 
 from lab.investigate.pages import Pages, Read
 from lab.model.history import Row, Trial
-from lab.stack.model_link import ModelLink
+from lab.stack.model_link import ModelLink, wait_ended
+from lab.model.context import calls_since
 
 QUIET_S = 0.5  # the history must stay the same this long to count as settled
 QUIESCENCE_DEADLINE_S = 15.0
@@ -27,19 +28,9 @@ async def model_ended(model: ModelLink | None, t: Trial) -> None:
     taken before that would call a kept reply lost."""
     if model is None:
         return
-    texts, since = [s.text for s in t.sends], calls_since(t)
-    deadline = time.monotonic() + MODEL_END_DEADLINE_S
-    while still := await asyncio.to_thread(model.still_streaming, texts, since):
-        if time.monotonic() >= deadline:
-            t.unknown = t.unknown or model_unended(len(still))
-            return
-        await asyncio.sleep(0.05)  # a polling interval bounded by the deadline
-
-
-def calls_since(t: Trial) -> float:
-    """Where the trial's calls begin in the stand-in's record (it holds the whole run's): its
-    first send, less a second of clock grain."""
-    return max(min((s.t_invoke for s in t.sends if s.t_invoke), default=0.0) - 1.0, 0.0)
+    still = await wait_ended(model, [s.text for s in t.sends], calls_since(t), MODEL_END_DEADLINE_S)
+    if still:
+        t.unknown = t.unknown or model_unended(still)
 
 
 def model_unended(n: int) -> str:

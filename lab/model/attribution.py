@@ -26,6 +26,7 @@ METRICS = {
     "expired": "loses the conversation to its TTL",
     "duplicated": "duplicates messages",
     "amnesia": "shows an empty history after the refresh",
+    "told_less": "tells the model less than the user was acknowledged",
 }
 MIN_ACK_RATIO = 0.8  # below this the correct profile's cell exercised nothing
 ALL_UNKNOWN = "no trial gave a verdict (all unknown)"
@@ -57,7 +58,7 @@ class CellStats:
         return self.with_metric["lost"] / self.trials if self.trials else 0.0
 
     def rate(self, metric: str) -> tuple[int, int]:
-        return self.with_metric[metric], self.trials
+        return self.with_metric.get(metric, 0), self.trials
 
     def as_json(self) -> dict[str, Any]:
         lo, hi = wilson(self.with_metric["lost"], self.trials)
@@ -93,6 +94,7 @@ def cell_stats(out: CellOutcome) -> CellStats:
         for name, n in counts.items():
             if n and not name.startswith("lost_"):
                 anomalies[name] = anomalies.get(name, 0) + 1
+        counts["told_less"] = len(t.result.told_less)  # a metric, not an anomaly (checker.Result)
         for m in METRICS:
             with_metric[m] += counts[m] > 0
     sends = sum(t.result.sends for t in out.trials)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from lab.model import context
 from lab.model.history import Row, Trial
 from lab.model.placement import ROLES, Placement, _Msg, _messages, place
 
@@ -63,6 +64,12 @@ class Result:
     page_failed: bool = False  # the page's own history read failed: an error on the page,
     # not a forgotten conversation (anomaly history_failed)
     phantom_fail: list[str] = field(default_factory=list)
+    # Sends whose model call was not given every turn acknowledged before it (lab.model.context):
+    # what the model was told, beside what the page shows and Redis holds. A finding, not an
+    # anomaly: an app's design may tell it less (a context window), which only a diagnosis
+    # over many calls can tell apart (lab.diagnoses.model_told_less); `lab chaos --model`
+    # attributes its rate to a defect (lab.model.attribution.METRICS).
+    told_less: list[str] = field(default_factory=list)
     phantom_fail_definite: list[str] = field(default_factory=list)  # on ``fail`` sends: invalid
     reasons: list[str] = field(default_factory=list)
 
@@ -156,6 +163,7 @@ def check(trial: Trial) -> Result:
         acked=acked,
     )
     placed = _stored(res, trial, msgs, trial.final_rows)
+    res.told_less = list(dict.fromkeys(x.send for x in context.judge(trial) if x.told_less))
     if trial.page_after_refresh is not None:
         _shown(res, trial, placed)
     elif not trial.refresh_reached:

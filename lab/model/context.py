@@ -40,6 +40,19 @@ def served(t: Trial, call: dict[str, Any]) -> Send | None:
     return next((s for s in t.sends if s.text and s.text in last), None)
 
 
+def calls_since(t: Trial) -> float:
+    """Where the trial's calls begin in the stand-in's record (it holds the whole run's): its
+    first send, less a second of clock grain."""
+    return max(min((s.t_invoke for s in t.sends if s.t_invoke), default=0.0) - 1.0, 0.0)
+
+
+def unserved(t: Trial) -> list[Send]:
+    """Acknowledged sends no recorded call served: where the app was to be on the stand-in, the
+    evidence that it was not (its replies came from elsewhere, and nothing it was told is known)."""
+    calls = t.model_calls or []
+    return [s for s in t.sends if s.outcome == "ok" and not any(served(t, c) is s for c in calls)]
+
+
 def judge(t: Trial) -> list[Told]:
     """Every call that served a send of the trial, judged against the turns acknowledged before
     that send left (its own turn excluded: it is the question, the call's last message)."""

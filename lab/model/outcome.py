@@ -19,6 +19,7 @@ class TrialOutcome:
     artifacts: Path | None = None
     seconds: float = 0.0
     mode: str = "native"  # the stack's mode: a replay command must name it
+    model: bool = False  # the replies came from the stand-in model (lab chaos --model)
     replay: str = ""  # a black-box trial's replay command (a planned one derives it)
     phases: dict[str, float] = field(default_factory=dict)  # seconds per phase (lab.common.phases)
 
@@ -31,7 +32,7 @@ class TrialOutcome:
         return self.result.validity == "invalid"
 
     def replay_command(self) -> str:
-        return self.plan.replay_command(mode=self.mode) if self.plan is not None else self.replay
+        return self.plan.replay_command(mode=self.mode, model=self.model) if self.plan is not None else self.replay
 
 
 @dataclass

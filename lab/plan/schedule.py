@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from lab.common.errors import UsageError
@@ -224,12 +224,13 @@ class TrialPlan:
     refresh_at_age_ms: int = 0
     fault_onset_ms: int = 0  # the one-send fault on this long after its turn's send began
 
-    def replay_command(self, runs: int = 5, mode: str = "native") -> str:
+    def replay_command(self, runs: int = 5, mode: str = "native", model: bool = False) -> str:
         c = self.cell
         args = [
             script(),
             "replay",
             *(["--mode", mode] if mode != "native" else []),
+            *(["--model"] if model else []),
             "--profile",
             c.profile,
             "--fault",
@@ -246,6 +247,18 @@ class TrialPlan:
         for k, v in c.knobs:
             args += ["--knob", f"{k}={v}"]
         return shlex.join(args + ["--runs", str(runs)])
+
+
+# What every message of a trial carries when the replies come from the stand-in model: the
+# stand-in's record is matched to a trial by a text of the user's message (lab.stack.model_link),
+# and a plain plan's texts repeat across trials ("What is my name?" in each); "chaoslab probe"
+# is what the stand-in's faults match (lab.faults.standin_plan).
+def tagged(plan: TrialPlan) -> TrialPlan:
+    """The plan with each message (and the second tab's) unique to its trial."""
+    tag = f" (chaoslab probe {plan.trial_id})"
+    return replace(
+        plan, messages=tuple(m + tag for m in plan.messages), other_tab=plan.other_tab + tag if plan.other_tab else ""
+    )
 
 
 def _pace(cell: Cell, fault: Fault) -> tuple[int, int, int]:

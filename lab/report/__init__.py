@@ -37,12 +37,13 @@ def _name(s: CellStats) -> str:
 
 
 def _correct_failed(s: CellStats) -> bool:
-    """The correct profile lost or duplicated something acknowledged (a Redis restart without
-    persistence is the environment's loss, not the code's)."""
+    """The correct profile lost or duplicated something acknowledged, or told the model less than
+    it acknowledged (a Redis restart without persistence is the environment's loss, not the
+    code's)."""
     return (
         not s.cell.defects
         and not s.cell.target
-        and bool(s.with_metric["lost"] or s.with_metric["duplicated"])
+        and bool(s.with_metric["lost"] or s.with_metric["duplicated"] or s.with_metric.get("told_less"))
         and not (s.cell.fault == "redis_restart" and not s.cell.params.get("durable"))
     )
 
@@ -63,7 +64,13 @@ def decide(
         reasons += [
             f"the correct profile lost or duplicated acknowledged messages: {_name(s)} "
             f"(lost in {s.with_metric['lost']}/{s.trials}, duplicated in "
-            f"{s.with_metric['duplicated']}/{s.trials}; trials {', '.join(s.failing_trials[:5])})"
+            f"{s.with_metric['duplicated']}/{s.trials}"
+            + (
+                f", told the model less in {s.with_metric['told_less']}/{s.trials}"
+                if s.with_metric.get("told_less")
+                else ""
+            )
+            + f"; trials {', '.join(s.failing_trials[:5])})"
             for s in stats
             if s.status != "unexercised" and _correct_failed(s)
         ]

@@ -14,15 +14,11 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from lab.model.attribution import METRICS
 from lab.report.store_timeline import store_timeline
 from lab.report.timeline import trial_section
 
-METRIC_WORDS = {
-    "lost": "loses acknowledged turns",
-    "expired": "loses the conversation to its TTL",
-    "duplicated": "duplicates messages",
-    "amnesia": "shows an empty history after the refresh",
-}
+METRIC_WORDS = METRICS  # one sentence per metric, as the summary words it
 
 
 def column(cell: dict[str, Any]) -> str:

@@ -9,7 +9,11 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from lab.model.history import Trial
+from lab.report.model_lane import model_lane
+
 LANES = (("browser", "browser"), ("http", "backend HTTP"), ("redis", "Redis"), ("fault", "faults"))
+MODEL_LANE = ("model", "model calls")
 ARTIFACTS = (
     "trial.json",
     "network.jsonl",
@@ -40,12 +44,16 @@ def lane_items(folder: Path) -> dict[str, list[dict[str, Any]]]:
     """The trial's artifacts as timeline items per lane: {t0, t1 (spans), label, kind}."""
     trial = _json(folder / "trial.json")
     lost = {i for ids in trial.get("result", {}).get("lost", {}).values() for i in ids}
-    return {
+    lanes = {
         "browser": _browser_lane(folder, lost),
         "http": _http_lane(folder),
         "redis": _redis_lane(folder),
         "fault": _fault_lane(trial),
     }
+    history = trial.get("history") or {}
+    if history.get("model_calls") is not None:  # lab chaos --model: what each call was told
+        lanes["model"] = model_lane(Trial.from_json(history))
+    return lanes
 
 
 def _browser_lane(folder: Path, lost: set[str]) -> list[dict[str, Any]]:
@@ -130,7 +138,8 @@ def _fault_lane(trial: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def timeline(folder: Path) -> str:
-    return svg(lane_items(folder), LANES)
+    lanes = lane_items(folder)
+    return svg(lanes, LANES + ((MODEL_LANE,) if "model" in lanes else ()))
 
 
 def svg(lanes: dict[str, list[dict[str, Any]]], titles: tuple[tuple[str, str], ...]) -> str:

@@ -56,7 +56,7 @@ async def write(
                     "anomalies": o.result.anomalies(),
                     "lost": o.result.lost,
                 },
-                "replay": o.plan.replay_command(mode=o.mode),
+                "replay": o.replay_command(),
                 "history": o.trial.as_json(),
             },
             indent=2,

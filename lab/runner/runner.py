@@ -23,11 +23,12 @@ from lab.faults import Fault, Targets
 from lab.model.history import Row, Trial
 from lab.model.outcome import CellOutcome, TrialOutcome
 from lab.driver import conversation
-from lab.runner import preconditions, run_context
+from lab.runner import preconditions, run_context, standin
 from lab.runner.run_context import RunContext
-from lab.plan.schedule import Cell, TrialPlan
+from lab.plan.schedule import Cell, TrialPlan, tagged
 from lab.common.signals import run_async
 from lab.stack import Stack
+from lab.stack.model_link import ModelLink
 from services.chat import session, store
 
 TRIAL_TIMEOUT_BASE_S = 60.0  # a trial's conversation may take at most base + per turn
@@ -60,6 +61,7 @@ class Runner:
         keep_artifacts: bool = True,
         trace: bool = True,
         traced_per_cell: int = TRACED_PER_CELL,
+        model: ModelLink | None = None,
     ) -> None:
         self.stack, self.out_dir, self.concurrency = stack, out_dir, max(1, concurrency)
         self.targets = Targets.of(stack)
@@ -70,6 +72,9 @@ class Runner:
         self.trace = trace  # Playwright traces (kept for failing trials): off saves browser CPU
         self.finished: list[CellOutcome] = []  # what a Ctrl-C leaves to report
         self._ctx: RunContext | None = None
+        # The stand-in model the backend takes its replies from (lab chaos --model): each trial's
+        # messages carry its id, its calls are read after quiescence and judged by the checker.
+        self.model = model
 
     def run(self, cells: list[tuple[Cell, list[TrialPlan]]]) -> list[CellOutcome]:
         # A SIGINT/SIGTERM/SIGHUP cancels the run's main task (every finally runs: browser
@@ -164,6 +169,8 @@ class Runner:
         """One trial in a pooled browser context: the conversation, then at once (a short TTL
         would otherwise expire the key before it is read) quiescence, the final read from
         Redis, the checker. Trace and screenshot are kept for failing trials only."""
+        if self.model is not None:
+            plan = tagged(plan)
         t_queued = time.perf_counter()
         slot = await self.ctx.slots.get()
         waited_s = time.perf_counter() - t_queued
@@ -235,7 +242,8 @@ class Runner:
         )
         limit_s = TRIAL_TIMEOUT_BASE_S + TRIAL_TIMEOUT_PER_TURN_S * plan.cell.turns
         try:
-            await asyncio.wait_for(conversation.run(plan, d, trial, step, evidence, slot, self._toxics), limit_s)
+            async with standin.paced(self.model, plan):
+                await asyncio.wait_for(conversation.run(plan, d, trial, step, evidence, slot, self._toxics), limit_s)
         except TimeoutError:
             trial.errors.append(f"trial exceeded {limit_s:.0f} s while the driver was at: {d.phase}")
             trial.refresh_reached = False
@@ -282,6 +290,8 @@ class Runner:
         with d.timing("quiescence"):
             if not await self.ctx.events.wait_until(lambda: self.ctx.events.quiescent(ids), QUIESCENCE_TIMEOUT_S):
                 trial.errors.append("the backend did not finish its requests (no quiescence)")
+        with d.timing("model_record"):
+            await standin.read_calls(self.model, trial)
         t_read = time.perf_counter()
         # The conversation's session: the one the backend logged for the trial's last send
         # (read from its events, not from the browser's cookies: no round trip per turn).
@@ -317,5 +327,10 @@ class Runner:
             result.validity = "unknown"
             result.reasons.extend(trial.errors)
         return TrialOutcome(
-            plan, trial, result, seconds=conversation_s + time.monotonic() - t0, mode=self.stack.mode
+            plan,
+            trial,
+            result,
+            seconds=conversation_s + time.monotonic() - t0,
+            mode=self.stack.mode,
+            model=self.model is not None,
         ), dump

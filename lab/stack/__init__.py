@@ -47,14 +47,23 @@ class Stack(Protocol):
     def heal(self) -> None: ...
 
 
-def for_mode(mode: str, cfg: LabConfig | None = None) -> Stack:
+def for_mode(mode: str, cfg: LabConfig | None = None, model: bool = False) -> Stack:
+    """The stack of ``mode``; ``model``: the built-in backend takes its replies from the stand-in
+    model (lab.stack.model_link, which the caller opens beside the stack) -- native only."""
     if mode not in MODES:
         raise UsageError(f"unknown mode {mode!r}", f"valid modes: {', '.join(MODES)}")
+    if model and mode != "native":
+        raise UsageError(
+            f"--model with --mode {mode}: the built-in service takes its replies from the stand-in on the native stack",
+            "use --mode native; a compose or running app gets the stand-in from lab investigate with [model] "
+            "in its spec (docs/model.md)",
+        )
     cfg = cfg or LabConfig.from_env()
     if mode == "native":
         from lab.stack.native import NativeStack
 
-        return NativeStack(cfg)
+        # The backend is given the stand-in's proxy, as an app's SDK is (OpenAI-compatible, /v1).
+        return NativeStack(cfg, backend_env={"CHAT_MODEL_URL": cfg.model_url + "/v1"} if model else None)
     if mode == "external":
         from lab.stack.external import ExternalStack
 

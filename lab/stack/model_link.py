@@ -8,12 +8,15 @@ Toxiproxy, and on the way out -- success, failure or a signal -- removes both.""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sys
+import time
 import urllib.parse
 import urllib.request
 from pathlib import Path
+from contextlib import AbstractContextManager, nullcontext
 from types import TracebackType
 from collections.abc import Callable
 from typing import Any
@@ -115,21 +118,28 @@ class ModelLink:
                 procs.stop(self.proc, self.run_dir, timeout_s=5.0)
                 self.proc = None
 
-    # ------------------------------------------------------------------ pacing
-    def pace(self, match: str, token_ms: int) -> None:
-        """The calls carrying ``match`` stream a token every ``token_ms``: a reply that takes
-        time to stream, so a cut mid-stream can land inside it (the stand-in answers at once
-        unless told otherwise)."""
-        body = json.dumps({"match": match, "token_ms": token_ms}).encode()
+    # ------------------------------------------------------------------ plans
+    def plan(self, match: str, **behaviour: Any) -> None:
+        """The calls carrying ``match`` answered as ``behaviour`` says (lab.standin.behaviour:
+        ttft_ms, token_ms, ...); the stand-in answers at once, whole, unless told otherwise."""
+        body = json.dumps({"match": match, **behaviour}).encode()
         req = urllib.request.Request(f"{self.direct_url}/_lab/plans", body, {"Content-Type": "application/json"})
         with urllib.request.urlopen(req, timeout=5):
             pass
 
-    def unpace(self, match: str) -> None:
+    def unplan(self, match: str) -> None:
         query = urllib.parse.urlencode({"match": match})
         req = urllib.request.Request(f"{self.direct_url}/_lab/plans?{query}", method="DELETE")
         with urllib.request.urlopen(req, timeout=5):
             pass
+
+    def pace(self, match: str, token_ms: int) -> None:
+        """The calls carrying ``match`` stream a token every ``token_ms``: a reply that takes
+        time to stream, so a cut mid-stream can land inside it."""
+        self.plan(match, token_ms=token_ms)
+
+    def unpace(self, match: str) -> None:
+        self.unplan(match)
 
     # ------------------------------------------------------------------ the record
     def calls(self, texts: list[str], since: float = 0.0) -> list[dict[str, Any]]:
@@ -153,6 +163,25 @@ class ModelLink:
             part: [c for c in got.get(part, []) if any(t in _last_user(c) for t in wanted)]
             for part in ("calls", "open")
         }
+
+
+def beside(cfg: LabConfig, run_dir: Path, on: bool) -> AbstractContextManager[ModelLink | None]:
+    """``with beside(stack.cfg, stack.run_dir, args.model) as model:`` -- the stand-in for a
+    command's run when asked for (None otherwise)."""
+    return ModelLink(cfg, run_dir) if on else nullcontext()
+
+
+async def wait_ended(model: ModelLink, texts: list[str], since: float, deadline_s: float) -> int:
+    """Wait until the stand-in has ended every call carrying one of ``texts`` (it records a
+    call once its handler returns, a moment after the app read the last byte; an app that reads
+    a stream to its end after its page went away writes only then). Returns how many were still
+    open at the deadline (0: all ended)."""
+    deadline = time.monotonic() + deadline_s
+    while still := await asyncio.to_thread(model.still_streaming, texts, since):
+        if time.monotonic() >= deadline:
+            return len(still)
+        await asyncio.sleep(0.05)  # a polling interval bounded by the deadline
+    return 0
 
 
 def _answers(url: str) -> Callable[[], bool]:

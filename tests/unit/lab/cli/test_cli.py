@@ -31,6 +31,12 @@ def lab(*args: str, tmp: Path) -> subprocess.CompletedProcess[str]:
         (("chaos", "--shard", "4/3"), "--shard '4/3' is not K/N"),
         (("chaos", "--shard", "10/10"), "the matrix has 9 columns"),
         (("chaos", "--max-trials", "0"), "--max-trials=0 is out of range"),
+        (("chaos", "--only", "fault=model_error"), "add --model"),
+        (("chaos", "--model", "--mode", "compose"), "use --mode native"),
+        (
+            ("replay", "--profile", "correct", "--fault", "model_cut", "--refresh", "settled", "--seed", "1"),
+            "add --model",
+        ),
         (
             ("replay", "--profile", "correct", "--fault", "none", "--refresh", "soon", "--seed", "1"),
             "unknown refresh point 'soon'",

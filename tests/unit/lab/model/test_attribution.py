@@ -137,3 +137,19 @@ def test_a_cell_that_does_not_apply_to_the_app_leaves_the_verdict_alone() -> Non
     none_cell = Cell((), "none", "settled", 3, target="app")
     other = cell_stats(CellOutcome(none_cell, [_not_streamed("t9", "driver: x")]))
     assert decide([stats("correct", 0), other], [], False, diagnoses=[]).exit_code == 3
+
+
+def test_a_defect_that_tells_the_model_less_is_attributed_beside_the_loss() -> None:
+    """lab chaos --model: told_less is a metric of its own, with its own verdict sentence."""
+
+    def told(profile: str, k: int) -> CellStats:
+        st = stats(profile, 0, fault="ttl_elapse", refresh="settled")
+        st.with_metric["told_less"] = k
+        return st
+
+    cells = [told("correct", 0), told("incident", 12), told("ttl_set_once", 20), told("incident-ttl_set_once", 0)]
+    (v,) = [v for v in verdicts(cells) if v.metric == "told_less"]
+    assert v.defect == "ttl_set_once" and v.causes
+    assert "tells the model less than the user was acknowledged" in v.sentence()
+    # Older statistics without the metric count it as never seen.
+    assert stats("correct", 0).rate("told_less") == (0, 20)

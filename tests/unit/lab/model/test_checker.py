@@ -431,3 +431,20 @@ def test_a_trial_that_acknowledged_nothing_says_how_its_sends_ended() -> None:
     r = check(t)
     assert r.validity == "unknown" and r.reasons[0].startswith(NOTHING_ACKED), r.reasons
     assert "(3 sends: HTTP 503 x1, timeout x2; no session to read)" in r.reasons[0], r.reasons
+
+
+def test_a_model_call_told_less_is_a_finding_beside_a_valid_history() -> None:
+    # Redis kept both turns and the page shows them, but the call for b carried nothing of a:
+    # what the model was told is reported (told_less), the history's verdict is unchanged.
+    full = rows("a:user", "a:assistant", "b:user", "b:assistant")
+    sends = [s("a", "ok"), s("b", "ok", turn=2, t=2)]
+    calls = [
+        {"messages": [{"role": "user", "text": "text a"}]},
+        {"messages": [{"role": "system", "text": "Be brief."}, {"role": "user", "text": "text b"}]},
+    ]
+    r = check(trial(sends, full, page=full, model_calls=calls))
+    assert r.validity == "valid" and r.told_less == ["b"]
+    assert "told_less" not in r.anomalies()
+    calls[1]["messages"].insert(1, {"role": "user", "text": "text a"})
+    assert check(trial(sends, full, page=full, model_calls=calls)).told_less == []
+    assert check(trial(sends, full, page=full)).told_less == []  # no stand-in: nothing to judge

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lab.model.context import fault_missed, judge, window
+from lab.model.context import calls_since, fault_missed, judge, unserved, window
 from lab.model.history import Send, Trial
 
 
@@ -90,3 +90,18 @@ def test_a_model_fault_that_reached_no_call_of_its_send_leaves_the_trial_unknown
     assert "(the app did not stream the model's answer: nothing to cut)" in str(fault_missed(unstreamed))
     assert "no model call served the faulted send (turn 2)" in str(fault_missed(trial("model_error", None)))
     assert fault_missed(trial("latency", "whole")) is None  # not a model fault
+
+
+def test_unserved_names_the_acknowledged_sends_no_call_carried() -> None:
+    sends = _sends(3)
+    t = Trial("u", sends=sends, model_calls=[_call(sends, 1, []), _call(sends, 3, [1, 2])])
+    assert [s.turn for s in unserved(t)] == [2]
+    sends[1].outcome = "fail"  # a send the page did not acknowledge owes no call
+    assert unserved(t) == []
+
+
+def test_the_calls_of_a_trial_begin_a_second_before_its_first_send() -> None:
+    assert calls_since(Trial("c", sends=_sends(2))) == 0.0  # first send at 1.0: not before 0
+    late = _sends(2)
+    late[0].t_invoke, late[1].t_invoke = 100.0, 101.0
+    assert calls_since(Trial("c", sends=late)) == 99.0

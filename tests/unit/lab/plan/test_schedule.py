@@ -135,3 +135,15 @@ def test_a_restart_is_armed_after_a_stored_turn() -> None:
         plan_trial(cell, 1, "x", fault_turn=1)
     with pytest.raises(UsageError, match="needs turns >= 3"):
         Cell((), "redis_restart", "settled", 2)
+
+
+def test_a_plan_on_the_stand_in_carries_its_trial_in_every_message() -> None:
+    from lab.plan.schedule import tagged
+
+    c = Cell((), "latency", "two_tabs", 4, (("latency_ms", 100),))
+    a, b = (tagged(plan_trial(c, 7, tid)) for tid in ("c001-000", "c001-001"))
+    assert plan_trial(c, 7, "c001-000").messages[-1] == "What is my name?"  # the same seed ...
+    assert a.messages[-1] == "What is my name? (chaoslab probe c001-000)"  # ... unique per trial
+    assert not set(a.messages) & set(b.messages)
+    assert a.other_tab.endswith("(chaoslab probe c001-000)")
+    assert "--model" in a.replay_command(model=True) and "--model" not in a.replay_command()

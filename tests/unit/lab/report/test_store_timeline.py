@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from lab.model.history import Send, Trial
-from lab.report.store_timeline import model_lane, store_timeline
+from lab.report.model_lane import model_lane
+from lab.report.store_timeline import store_timeline
 
 
 def _send(n: int, t0: float) -> Send:
