@@ -17,7 +17,7 @@ MODE ?= native
 .PHONY: help setup venv system toxiproxy node docker lint test test-unit test-integration test-loaded up down status chaos window soak storm bench lesson investigate suspects merge clean
 
 help:
-	@echo "make chaos    run the chaos matrix (native stack; MODE=compose on Docker Compose)"
+	@echo "make chaos    run the chaos matrix (native stack; MODE=compose on Docker Compose; MODEL=1: replies from the stand-in model)"
 	@echo "make test     set up, lint + type-check (make lint), and run the test suite on the real stack"
 	@echo "make test-loaded [RUNS=2] [LOAD=cpu]   the browser and Docker tests beside a shared CI runner's load (busy cores, a build, disk writes, memory); LOAD=cpu: busy loops only"
 	@echo "make lint     ruff (lint + format check) and mypy only (seconds); ruff format fixes the format"
@@ -85,7 +85,7 @@ status: venv
 # SHARD=K/N (shard K of N: whole columns, own ports and run folder; then make merge)
 chaos: setup
 	@$(LAB) chaos --mode $(MODE) --trials "$(TRIALS)" --seed "$(SEED)" --only "$(ONLY)" \
-		--max-trials "$(MAX_TRIALS)" --shard "$(SHARD)"
+		--max-trials "$(MAX_TRIALS)" --shard "$(SHARD)" $(if $(MODEL),--model)
 
 # PROFILE=ttl_set_once VARY=age_ttl_pct [VALUES=25,85,115,200]: the window of one defect.
 window: setup
@@ -122,7 +122,7 @@ bench: setup
 # Lessons on async pitfalls: `make lesson` lists them; N=3 runs lesson 3 (story, experiment,
 # mechanism); CHECK=1 checks your lessons/NN_*/exercise.py under the fault; RESET=1 restores it.
 lesson: $(if $(and $(N),$(if $(RESET),,run)),setup,venv)
-	@$(LAB) lesson $(N) $(if $(CHECK),--check) $(if $(RESET),--reset) --trials "$(TRIALS)" --seed "$(SEED)"
+	@$(LAB) lesson $(N) $(if $(CHECK),--check) $(if $(RESET),--reset) $(if $(MODEL),--model) --trials "$(TRIALS)" --seed "$(SEED)"
 
 clean: down
 	rm -rf .lab/run reports test-results

@@ -18,7 +18,9 @@ def add(sub: Any) -> None:
         "pytest-repeat) and the lab's runner, on the correct and the incident "
         "profile; prints seconds per trial, the ratios, 300 trials of the correct "
         "cell, whether each defect shows in its exposing cell's first trial, and "
-        "the CPU split (browser, backend, runner, Redis+Toxiproxy).\n\n"
+        "the CPU split (browser, backend, runner, Redis+Toxiproxy), and what the stand-in model "
+        "adds to a trial (the correct cell on the service's fake and on the stand-in, no model "
+        "latency, ABBA rounds; the median's ratio against a 5%% bound).\n\n"
         "It measures, it does not judge: exit 0 when both loops measured something, 1 when a "
         "measure counted no trial (every lab trial unknown, or every plain correct repetition "
         "failed only by its own Playwright timeout -- a slow machine's, excluded from the "
@@ -55,8 +57,27 @@ def add(sub: Any) -> None:
         action="store_true",
         help="exit 1 when a target is missed (default: print the figures and exit 0)",
     )
+    _add_standin(be)
     be.add_argument("--reports", default="reports", metavar="DIR", help="where bench-<time>/ goes")
     be.set_defaults(func=run, long_running=True)
+
+
+def _add_standin(be: argparse.ArgumentParser) -> None:
+    be.add_argument(
+        "--standin-trials",
+        type=opt_int("--standin-trials", 0, 1000),
+        default=None,
+        metavar="N",
+        help="the stand-in model's cost: trials of the correct cell per side and round, on the "
+        "service's in-process fake and on the stand-in, no model latency on either (default 20; 0 skips it)",
+    )
+    be.add_argument(
+        "--standin-rounds",
+        type=opt_int("--standin-rounds", 1, 100),
+        default=None,
+        metavar="R",
+        help="rounds of the stand-in's cost, the sides in ABBA order, one trial at a time (default 6)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -71,4 +92,6 @@ def run(args: argparse.Namespace) -> int:
         b.plain_runs = args.plain_runs or b.plain_runs
         b.lab_trials = args.trials or b.lab_trials
         b.concurrency = args.concurrency or b.concurrency
+        b.standin_trials = b.standin_trials if args.standin_trials is None else args.standin_trials
+        b.standin_rounds = args.standin_rounds or b.standin_rounds
         return b.run()

@@ -7,7 +7,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from lab.cli.common import opt_int
+from lab.cli.common import add_model, opt_int
 from lab.common.config import ROOT
 
 
@@ -67,6 +67,7 @@ def add(sub: Any) -> None:
         metavar="R",
         help="with --replay: how many times to run the trial (default: 5)",
     )
+    add_model(le)
     le.add_argument("--reports", default="reports", metavar="DIR", help="where run folders go")
     le.set_defaults(func=run, long_running=True)
 
@@ -98,11 +99,11 @@ def run(args: argparse.Namespace) -> int:
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
     reports = Path(args.reports)
     if args.replay is not None:
-        return check.run_replay(lesson, given, args.replay, args.fault_turn, args.runs, reports)
+        return check.run_replay(lesson, given, args.replay, args.fault_turn, args.runs, reports, model=args.model)
     if args.check:
-        return check.run_check(lesson, given, args.trials or lessons.MIN_TRIALS, seed, reports)
+        return check.run_check(lesson, given, args.trials or lessons.MIN_TRIALS, seed, reports, model=args.model)
     print(lessons.intro(lesson) + "\n\n" + suspect_lines.before(lesson), flush=True)
-    check.run_demo(lesson, args.trials or 5, seed, reports)
+    check.run_demo(lesson, args.trials or 5, seed, reports, model=args.model)
     print(lessons.outro(lesson))
     return 0
 

@@ -22,10 +22,12 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from lab.commands import bench_standin
 from lab.commands.bench_measure import Measure, junit_cases, tally
 from lab.commands.chaos import DEFAULT_PAIRS
 from lab.common.config import ROOT
@@ -207,6 +209,14 @@ def first_trials_text(first: dict[str, dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def cpu_figures(cpu: CpuSplit) -> dict[str, Any]:
+    return {
+        "cpu_seconds": {k: round(v, 2) for k, v in cpu.used.items()},
+        "cpu_wall_s": round(cpu.wall, 1),
+        "browser_cpu_seconds": {k: round(v, 2) for k, v in cpu.parts().items()},
+    }
+
+
 @dataclass
 class Bench:
     stack: NativeStack
@@ -216,6 +226,8 @@ class Bench:
     seed: int = 1
     out_root: Path = ROOT / "reports"
     fail_below: bool = False  # exit 1 when a target is missed, not only when nothing was measured
+    standin_trials: int = 20  # per side and round of the stand-in's cost (0: not measured)
+    standin_rounds: int = 6
 
     def _first_trials(self, out_dir: Path) -> dict[str, dict[str, Any]]:
         """One trial of each defect's exposing cell: does the defect show at once?"""
@@ -233,6 +245,21 @@ class Bench:
                 "anomalies": {k: v for k, v in t.result.anomalies().items() if v and not k.startswith("lost_")},
             }
         return first
+
+    def _standin(self, out_dir: Path, say: Callable[[str], None]) -> dict[str, Any]:
+        say("  the stand-in model's cost: the correct cell on the fake and on the stand-in ...")
+        cost = bench_standin.measure(
+            self.stack.cfg,
+            self.standin_trials,
+            self.standin_rounds,
+            1,  # one trial at a time: its own latency, not the browser's contention (measured noisier)
+            out_dir / "standin",
+            self.seed,
+            say,
+        )
+        self.stack.up()  # the bench's own stack again (the measure restarted the backend)
+        say(bench_standin.text(cost))
+        return cost
 
     def run(self, out: TextIO = sys.stdout) -> int:
         out_dir = self.out_root / ("bench-" + time.strftime("%Y%m%d-%H%M%S"))
@@ -273,14 +300,12 @@ class Bench:
         checks = targets_met(plain_ok, lab_ok, plain_bad, lab_bad, per_300, first)
         missed = [k for k, ok in checks.items() if not ok]
         say("targets met" if not missed else f"targets missed: {', '.join(missed)}")
-        figures = {
+        figures: dict[str, Any] = {
             "measures": [{**m.__dict__, "per_trial_s": round(m.per_trial, 4)} for m in rows],
             "ratios": {"passing": round(ratio_ok, 2), "failing": round(ratio_bad, 2)},
             "correct_300_s": round(per_300, 1),
             "first_trial": first,
-            "cpu_seconds": {k: round(v, 2) for k, v in cpu.used.items()},
-            "cpu_wall_s": round(cpu.wall, 1),
-            "browser_cpu_seconds": {k: round(v, 2) for k, v in cpu.parts().items()},
+            **cpu_figures(cpu),
             "phases_ms": {k: {p: round(1000 * v, 1) for p, v in ph.items()} for k, ph in phases.items()},
             "checks": checks,
             "concurrency": self.concurrency,
@@ -288,6 +313,9 @@ class Bench:
         }
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / "bench.json").write_text(json.dumps(figures, indent=2) + "\n")
+        if self.standin_trials:
+            figures["standin"] = self._standin(out_dir, say)
+            (out_dir / "bench.json").write_text(json.dumps(figures, indent=2) + "\n")
         say(f"figures: {out_dir / 'bench.json'}")
         code, why = exit_status(rows, checks, self.fail_below)
         say(why)

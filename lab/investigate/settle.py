@@ -28,7 +28,7 @@ async def model_ended(model: ModelLink | None, t: Trial) -> None:
     taken before that would call a kept reply lost."""
     if model is None:
         return
-    still = await wait_ended(model, [s.text for s in t.sends], calls_since(t), MODEL_END_DEADLINE_S)
+    still, _ = await wait_ended(model, [s.text for s in t.sends], calls_since(t), MODEL_END_DEADLINE_S)
     if still:
         t.unknown = t.unknown or model_unended(still)
 

@@ -27,9 +27,12 @@ from lab.lessons.judge import MIN_ACK_RATIO, Judgement, describe, judge, problem
 from lab.lessons.validate import validate
 from lab.report import table
 from lab.model.outcome import CellOutcome, TrialOutcome
+from lab.model.stats import fmt_rate
 from lab.runner.runner import Runner
 from lab.plan.schedule import Cell, TrialPlan, fault_text, plan_cell, plan_trial
 from lab.common.signals import interrupt_on
+from lab.report.model_side import model_side
+from lab.stack.model_link import ModelLink, beside
 from lab.stack.native import NativeStack
 
 PORT_OFFSET = 200  # lesson stacks default to the lab's ports + 200
@@ -52,6 +55,8 @@ def replay_command(lesson: Lesson, t: TrialOutcome, exercise: Path | None) -> st
         args += ["--fault-turn", str(t.plan.fault_turn)]
     if exercise is not None:
         args += ["--exercise", _shown(exercise)]
+    if t.model:
+        args.append("--model")
     return " ".join(args + ["--runs", "5"])
 
 
@@ -64,16 +69,21 @@ def _shown(p: Path) -> str:
 
 # ------------------------------------------------------------------ the stack and the runs
 @contextmanager
-def lesson_stack(exercise: Path | None) -> Iterator[NativeStack]:
-    """Up with the exercise loaded (if any), down on the way out -- also on Ctrl-C, SIGTERM or
-    SIGHUP (the CLI handles them too; this covers callers that are not the CLI)."""
+def lesson_stack(exercise: Path | None, model: bool = False) -> Iterator[tuple[NativeStack, ModelLink | None]]:
+    """Up with the exercise loaded (if any) and, with ``model``, the backend's replies from the
+    stand-in model; down on the way out -- also on Ctrl-C, SIGTERM or SIGHUP (the CLI handles
+    them too; this covers callers that are not the CLI)."""
+    cfg = lesson_config()
     env = {"CHAT_LAB_EXERCISE": str(exercise.resolve())} if exercise is not None else {}
-    stack = NativeStack(lesson_config(), backend_env=env)
+    if model:
+        env["CHAT_MODEL_URL"] = cfg.model_url + "/v1"
+    stack = NativeStack(cfg, backend_env=env)
 
     with interrupt_on():
         try:
             stack.up()
-            yield stack
+            with beside(cfg, stack.run_dir, model) as link:
+                yield stack, link
         finally:
             stack.down()
 
@@ -101,10 +111,12 @@ def _log_size(stack: NativeStack) -> int:
         return 0
 
 
-def _run(stack: NativeStack, cells: list[tuple[Cell, list[Any]]], out_dir: Path) -> list[CellOutcome]:
+def _run(
+    stack: NativeStack, cells: list[tuple[Cell, list[Any]]], out_dir: Path, model: ModelLink | None = None
+) -> list[CellOutcome]:
     progress = Progress(sum(len(p) for _, p in cells))
     try:
-        return Runner(stack, out_dir, concurrency=4, on_trial=progress.trial).run(cells)
+        return Runner(stack, out_dir, concurrency=4, on_trial=progress.trial, model=model).run(cells)
     finally:
         progress.close()
 
@@ -120,7 +132,13 @@ def exercise_file(lesson: Lesson, given: Path | None) -> tuple[Path, dict[str, A
 
 
 def run_check(
-    lesson: Lesson, given: Path | None, trials: int, seed: int, reports: Path, out: TextIO = sys.stdout
+    lesson: Lesson,
+    given: Path | None,
+    trials: int,
+    seed: int,
+    reports: Path,
+    out: TextIO = sys.stdout,
+    model: bool = False,
 ) -> int:
     path, probe = exercise_file(lesson, given)
     cell = lesson.check_cell(durable=probe.get("durable"))
@@ -138,13 +156,13 @@ def run_check(
             flush=True,
         )
     out_dir = _out_dir(reports, lesson, "check")
-    with lesson_stack(path if lesson.kind == "behaviour" else None) as stack:
+    with lesson_stack(path if lesson.kind == "behaviour" else None, model) as (stack, link):
         offset = _log_size(stack)
-        outcome = _sample(lesson, stack, cell, trials, seed, out_dir)
+        outcome = _sample(lesson, stack, cell, trials, seed, out_dir, link)
     j = judge(lesson, outcome, max(trials, MIN_TRIALS))  # fewer trials can fail, never pass
     crash = exercise_error(stack.backend_log, offset, path) if lesson.kind == "behaviour" else None
     st = cell_stats(outcome)
-    lines = ["", table([st]), "", *j.lines[:1], *(f"  {x}" for x in j.lines[1:])]
+    lines = ["", table([st]), *_model_line([outcome]), "", *j.lines[:1], *(f"  {x}" for x in j.lines[1:])]
     if j.example is not None:
         lines += [
             f"  example: {describe(j.example)}",
@@ -182,7 +200,9 @@ def plans_for(lesson: Lesson, cell: Cell, n: int, seed: int, prefix: str) -> lis
     return [plan_trial(cell, rng.randrange(1 << 31), f"{prefix}{i:03d}", lesson.fault_turn) for i in range(n)]
 
 
-def _sample(lesson: Lesson, stack: NativeStack, cell: Cell, trials: int, seed: int, out_dir: Path) -> CellOutcome:
+def _sample(
+    lesson: Lesson, stack: NativeStack, cell: Cell, trials: int, seed: int, out_dir: Path, model: ModelLink | None
+) -> CellOutcome:
     """``trials`` trials with a verdict: trials left unknown (a precondition not met on a loaded
     machine) are replaced, up to twice as many in all; a forbidden anomaly ends it at once."""
     rng = random.Random(seed)
@@ -193,26 +213,29 @@ def _sample(lesson: Lesson, stack: NativeStack, cell: Cell, trials: int, seed: i
         if want <= 0 or any(problems(lesson, t) for t in known):
             break
         plans = plans_for(lesson, cell, want, rng.randrange(1 << 31), prefix=f"k{round_no}-")
-        got = _run(stack, [(cell, plans)], out_dir)[0]
+        got = _run(stack, [(cell, plans)], out_dir, model)[0]
         outcome.trials += got.trials
         outcome.fault_error = outcome.fault_error or got.fault_error
         outcome.fault_evidence = outcome.fault_evidence or got.fault_evidence
     return outcome
 
 
-def run_demo(lesson: Lesson, trials: int, seed: int, reports: Path, out: TextIO = sys.stdout) -> int:
+def run_demo(
+    lesson: Lesson, trials: int, seed: int, reports: Path, out: TextIO = sys.stdout, model: bool = False
+) -> int:
     cells = lesson.demo_cells()
     rng = random.Random(seed)
     print(f"\nThe experiment: {trials} trials per profile on the real stack, seed {seed} ...", file=out, flush=True)
     out_dir = _out_dir(reports, lesson, "demo")
-    with lesson_stack(None) as stack:
+    with lesson_stack(None, model) as (stack, link):
         outcomes = _run(
             stack,
             [(c, plans_for(lesson, c, trials, rng.randrange(1 << 31), prefix=f"d{i}-")) for i, c in enumerate(cells)],
             out_dir,
+            link,
         )
     stats = [cell_stats(o) for o in outcomes]
-    print("\n" + table(stats), file=out)
+    print("\n".join(["", table(stats), *_model_line(outcomes)]), file=out)
     failing = [t for o in outcomes for t in o.trials if t.failed]
     if failing:
         print(
@@ -233,17 +256,31 @@ def run_replay(
     runs: int,
     reports: Path,
     out: TextIO = sys.stdout,
+    model: bool = False,
 ) -> int:
     path, probe = exercise_file(lesson, given)
     cell = lesson.check_cell(durable=probe.get("durable"))
     plans = [plan_trial(cell, seed, f"replay-{i:02d}", fault_turn or lesson.fault_turn) for i in range(runs)]
-    with lesson_stack(path if lesson.kind == "behaviour" else None) as stack:
-        outcome = _run(stack, [(cell, plans)], _out_dir(reports, lesson, "replay"))[0]
+    with lesson_stack(path if lesson.kind == "behaviour" else None, model) as (stack, link):
+        outcome = _run(stack, [(cell, plans)], _out_dir(reports, lesson, "replay"), link)[0]
     bad = [t for t in outcome.trials if problems(lesson, t)]
     print(f"lesson {lesson.number}, {_shown(path)}, seed {seed}: reproduced {len(bad)}/{runs}", file=out)
     for t in bad[:1]:
         print(f"  {describe(t)}", file=out)
     return 0 if bad else 1
+
+
+def _model_line(outcomes: list[CellOutcome]) -> list[str]:
+    """With the stand-in (--model): what the model was told, per profile, beside what the page
+    showed (the table above)."""
+    if not any(t.model for o in outcomes for t in o.trials):
+        return []
+    lines = ["The model's side:"]
+    for o in outcomes:
+        st = cell_stats(o)
+        lines.append(f"  {o.cell.profile:<14} told less than acknowledged in {fmt_rate(*st.rate('told_less'))} trials")
+    what = model_side([t for o in outcomes for t in o.trials])["what"]
+    return lines + [f"  {what}." if what else ""]
 
 
 def _write(out_dir: Path, lesson: Lesson, stats: list[CellStats], extra: dict[str, Any]) -> None:

@@ -256,9 +256,11 @@ class TrialPlan:
 def tagged(plan: TrialPlan) -> TrialPlan:
     """The plan with each message (and the second tab's) unique to its trial."""
     tag = f" (chaoslab probe {plan.trial_id})"
-    return replace(
-        plan, messages=tuple(m + tag for m in plan.messages), other_tab=plan.other_tab + tag if plan.other_tab else ""
-    )
+
+    def one(m: str) -> str:
+        return m if not m or m.endswith(tag) else m + tag  # tagged once, however often asked
+
+    return replace(plan, messages=tuple(one(m) for m in plan.messages), other_tab=one(plan.other_tab))
 
 
 def _pace(cell: Cell, fault: Fault) -> tuple[int, int, int]:

@@ -42,10 +42,12 @@ async def read_calls(model: ModelLink | None, trial: Trial) -> None:
         return
     texts, since = [s.text for s in trial.sends], context.calls_since(trial)
     try:
-        still = await wait_ended(model, texts, since, MODEL_END_DEADLINE_S)
+        # One read when every call has ended (the backend's requests have: quiescence), and its
+        # finished calls are the record: the built-in service makes no call after its request.
+        tag = f"chaoslab probe {trial.trial_id})"  # every message of the trial carries it
+        still, trial.model_calls = await wait_ended(model, texts, since, MODEL_END_DEADLINE_S, tag)
         if still:
             trial.errors.append(f"{still} model call(s) of this trial had not ended {MODEL_END_DEADLINE_S:g} s on")
-        trial.model_calls = await asyncio.to_thread(model.calls, texts, since)
     except (OSError, ValueError) as exc:  # the stand-in gone, or an answer that is not JSON
         trial.errors.append(f"the stand-in model's record could not be read: {exc}")
         return

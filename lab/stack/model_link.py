@@ -151,13 +151,20 @@ class ModelLink:
         """The calls carrying one of ``texts`` the stand-in is still answering -- a write still to
         come from an app that reads the model's stream to its end after its page went away --
         less those the lab's own fault holds open (no first token: the app's to give up on)."""
-        return [
-            c for c in self._record(texts, since)["open"] if c.get("behaviour", {}).get("fault") != "no_first_token"
-        ]
+        return self.record(texts, since)["open"]
 
-    def _record(self, texts: list[str], since: float) -> dict[str, list[dict[str, Any]]]:
+    def record(self, texts: list[str], since: float = 0.0, match: str = "") -> dict[str, list[dict[str, Any]]]:
+        """One read of the record: the finished calls ("calls") and those still open ("open",
+        as still_streaming counts them) that carry one of ``texts``; ``match``, a text all of
+        them carry, has the stand-in send only those (trials side by side: not the whole run's)."""
+        got = self._record(texts, since, match)
+        got["open"] = [c for c in got["open"] if c.get("behaviour", {}).get("fault") != "no_first_token"]
+        return got
+
+    def _record(self, texts: list[str], since: float, match: str = "") -> dict[str, list[dict[str, Any]]]:
         wanted = [t for t in texts if t]
-        with urllib.request.urlopen(f"{self.direct_url}/_lab/calls?since={since}", timeout=5) as r:
+        query = urllib.parse.urlencode({"since": since, **({"match": match} if match else {})})
+        with urllib.request.urlopen(f"{self.direct_url}/_lab/calls?{query}", timeout=5) as r:
             got = json.loads(r.read())
         return {
             part: [c for c in got.get(part, []) if any(t in _last_user(c) for t in wanted)]
@@ -171,17 +178,19 @@ def beside(cfg: LabConfig, run_dir: Path, on: bool) -> AbstractContextManager[Mo
     return ModelLink(cfg, run_dir) if on else nullcontext()
 
 
-async def wait_ended(model: ModelLink, texts: list[str], since: float, deadline_s: float) -> int:
+async def wait_ended(
+    model: ModelLink, texts: list[str], since: float, deadline_s: float, match: str = ""
+) -> tuple[int, list[dict[str, Any]]]:
     """Wait until the stand-in has ended every call carrying one of ``texts`` (it records a
     call once its handler returns, a moment after the app read the last byte; an app that reads
     a stream to its end after its page went away writes only then). Returns how many were still
-    open at the deadline (0: all ended)."""
+    open at the deadline (0: all ended) and the finished calls of the last read."""
     deadline = time.monotonic() + deadline_s
-    while still := await asyncio.to_thread(model.still_streaming, texts, since):
-        if time.monotonic() >= deadline:
-            return len(still)
+    while True:
+        got = await asyncio.to_thread(model.record, texts, since, match)
+        if not got["open"] or time.monotonic() >= deadline:
+            return len(got["open"]), got["calls"]
         await asyncio.sleep(0.05)  # a polling interval bounded by the deadline
-    return 0
 
 
 def _answers(url: str) -> Callable[[], bool]:

@@ -44,6 +44,14 @@ class StandIn(ThreadingHTTPServer):
             self.calls.append(call)
 
 
+def _carries(call: dict[str, Any], match: str) -> bool:
+    """The call's last user message carries ``match`` ("" matches every call)."""
+    if not match:
+        return True
+    last = next((m["text"] for m in reversed(call["messages"]) if m["role"] == "user"), "")
+    return match in last
+
+
 def _wait(ms: int) -> None:
     # The provider's own pacing (time to first token, between tokens): the delay is the thing served.
     time.sleep(ms / 1000)
@@ -94,11 +102,15 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
         url = urlsplit(self.path)
         if url.path == "/_lab/calls":
-            since = float(parse_qs(url.query).get("since", ["0"])[0])
+            query = parse_qs(url.query)
+            since = float(query.get("since", ["0"])[0])
+            # match: only the calls whose last user message carries it (one trial's, while trials
+            # run side by side: the lab parses what it asked for, not the whole run's record).
+            match = query.get("match", [""])[0]
             with self.server.lock:
-                calls = [c for c in self.server.calls if c["t_start"] >= since]
+                calls = [c for c in self.server.calls if c["t_start"] >= since and _carries(c, match)]
                 # A page gone mid-answer does not end the app's call: the lab waits on these.
-                still = [c for c in self.server.open.values() if c["t_start"] >= since]
+                still = [c for c in self.server.open.values() if c["t_start"] >= since and _carries(c, match)]
             self._json(200, {"calls": calls, "open": still})
         elif url.path == "/_lab/health":
             self._json(200, {"ok": True, "protocols": sorted(protocols.REGISTRY)})

@@ -14,7 +14,19 @@ def test_bench_measures_both_loops_on_both_profiles(tmp_path: Path) -> None:
     env = isolated_env(tmp_path / "run")
     try:
         res = run_lab(
-            env, "bench", "--plain-runs", "2", "--trials", "4", "--reports", str(tmp_path / "reports"), timeout=900
+            env,
+            "bench",
+            "--plain-runs",
+            "2",
+            "--trials",
+            "4",
+            "--standin-trials",
+            "2",
+            "--standin-rounds",
+            "1",
+            "--reports",
+            str(tmp_path / "reports"),
+            timeout=900,
         )
     finally:
         run_lab(env, "down", timeout=60)
@@ -28,10 +40,13 @@ def test_bench_measures_both_loops_on_both_profiles(tmp_path: Path) -> None:
         "passing trials: lab",
         "failing trials: lab",
         "CPU while the lab ran",
+        "the stand-in's cost (correct|none|settled|t5, no model latency)",
         "exit 0: both loops measured",
     ):
         assert line in res.stdout, line
     bench = json.loads(next((tmp_path / "reports").glob("bench-*/bench.json")).read_text())
+    # The stand-in's cost: both sides ran the same trials (a machine may leave one unknown).
+    assert {bench["standin"][side]["trials"] for side in ("fake", "standin")} == {2}, bench["standin"]
     by_name = {m["name"].split(" (")[0]: m for m in bench["measures"]}
     requested = {
         "plain loop, correct": 2,

@@ -20,11 +20,13 @@ from tests.e2e.test_investigate import _investigate
 from tests.helpers import ROOT
 
 MODEL_APP = ROOT / "examples" / "model-flask.toml"
-RUN = ("--only", "none", "--turns", "4", "--trials", "3")  # the 16-turn conversation lags near-surely
+RUN = ("--only", "none", "--turns", "4", "--trials", "5")  # the 16-turn conversation lags near-surely
 # One fault-free experiment (a refresh point with no fault and no long conversation) is enough
 # where every call tells the same story (a window) or none may show anything (silence).
 SHORT = ("--only", "browser_restart", "--turns", "4", "--trials", "3")
-MODEL_ERROR = ("--only", "model_error", "--turns", "3", "--trials", "3")
+# The run: 5 trials of each experiment; a loaded machine may leave one unknown (never
+# a pass or another diagnosis), so the counts below are of the judged trials.
+MODEL_ERROR = ("--only", "model_error", "--turns", "3", "--trials", "5")
 
 
 def test_a_per_worker_memory_tells_the_model_less_and_nothing_else(tmp_path: Path) -> None:
@@ -33,9 +35,11 @@ def test_a_per_worker_memory_tells_the_model_less_and_nothing_else(tmp_path: Pat
     found = {d["code"]: d for d in results["diagnoses"]}
     assert set(found) == {"model_told_less"}, out
     d = found["model_told_less"]
-    assert 2 <= d["k"] <= d["n"] == 9, d  # a race (the kernel picks the worker): its rate, never one trial
+    assert 2 <= d["k"] <= d["n"] and 12 <= d["n"] <= 15, (
+        d
+    )  # a race (the kernel picks the worker): its rate, never one trial
     assert "had been acknowledged and in Redis before that send left" in d["evidence"], d
-    assert results["model"]["calls"] >= 9 * 4 and results["model"]["context_window"] is None, results["model"]
+    assert results["model"]["calls"] >= d["n"] * 4 and results["model"]["context_window"] is None, results["model"]
     # The stand-in really served the app: its calls went through the model proxy, and its
     # replies are the page's (the reply of a call told less says so).
     trials = json.loads(sorted((tmp_path / "reports").glob("*/trials.json"))[-1].read_text())
@@ -58,7 +62,7 @@ def test_a_message_stored_only_after_the_model_answered_is_lost_to_a_model_error
     found = {d["code"]: d for d in results["diagnoses"]}
     assert set(found) == {"lost_after_model_error"}, out
     d = found["lost_after_model_error"]
-    assert d["k"] == d["n"] == 6, d  # the app's code path, not a race: every trial (a 429, a 500)
+    assert d["k"] == d["n"] and 8 <= d["n"] <= 10, d  # the app's code path, not a race: every trial (a 429, a 500)
     assert "answered with the injected error, the app answered 502" in d["evidence"], d
     trials = json.loads(sorted((tmp_path / "reports").glob("*/trials.json"))[-1].read_text())
     assert {t["fault_evidence"] for t in trials} == {
@@ -75,7 +79,7 @@ def test_an_exchange_retried_whole_stores_the_message_twice_and_nothing_else(tmp
     found = {d["code"]: d for d in results["diagnoses"]}
     assert set(found) == {"stored_twice_after_retry"}, out  # not duplicates: the retry explains it
     d = found["stored_twice_after_retry"]
-    assert d["k"] == d["n"] == 6, d  # the 500 once (the retry answered) and the 429 every time
+    assert d["k"] == d["n"] and 8 <= d["n"] <= 10, d  # the 500 once (the retry answered) and the 429 every time
     assert "failed the first call for turn 2 and the app called again" in d["evidence"], d
 
 

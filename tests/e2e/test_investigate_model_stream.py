@@ -16,7 +16,7 @@ from tests.e2e.test_investigate import _investigate
 from tests.helpers import ROOT
 
 MODEL_APP = ROOT / "examples" / "model-fastapi.toml"
-CUT = ("--only", "model_cut", "--turns", "3", "--trials", "3")
+CUT = ("--only", "model_cut", "--turns", "3", "--trials", "5")  # the 5-trial run
 
 
 def test_a_cut_reply_kept_as_if_whole_is_found_and_nothing_else(tmp_path: Path) -> None:
@@ -27,7 +27,7 @@ def test_a_cut_reply_kept_as_if_whole_is_found_and_nothing_else(tmp_path: Path) 
     found = {d["code"]: d for d in results["diagnoses"]}
     assert set(found) == {"cut_reply_stored_whole"}, out
     d = found["cut_reply_stored_whole"]
-    assert d["k"] == d["n"] == 3, d
+    assert d["k"] == d["n"] and 4 <= d["n"] <= 5, d  # every judged trial
     assert "stopped after 10 tokens and the app wrote those" in d["evidence"], d
     trials = json.loads(sorted((tmp_path / "reports").glob("*/trials.json"))[-1].read_text())
     assert {t["fault_evidence"] for t in trials} == {

@@ -26,14 +26,15 @@ pytestmark = pytest.mark.skipif(
 def test_saving_in_on_finish_loses_a_turn_cut_mid_stream_and_nothing_else(tmp_path: Path) -> None:
     code, out, results = _investigate(
         tmp_path,
-        *("--only", "mid_stream", "--turns", "3", "--trials", "3"),
+        *("--only", "mid_stream", "--turns", "3", "--trials", "5"),  # the 5-trial run
         *("--set", "start.env.AI_APP_BUGS=save_at_stream_end"),
         spec=NODE_AI,
     )
     assert code == 1, out
     found = {d["code"]: d for d in results["diagnoses"]}
     assert set(found) == {"saved_at_stream_end"}, out
-    assert found["saved_at_stream_end"]["k"] == found["saved_at_stream_end"]["n"] == 3, found
+    d = found["saved_at_stream_end"]
+    assert d["k"] == d["n"] and 4 <= d["n"] <= 5, found  # every judged trial
     assert "model (openai_responses) at http://127.0.0.1:" in out, out
 
 

@@ -201,3 +201,14 @@ def test_bad_input_is_a_4xx_that_names_the_valid_values(
 ) -> None:
     status, _, raw = _call(port, method, path, body)
     assert 400 <= status < 500 and says in json.loads(raw)["error"]["message"]
+
+
+def test_the_record_read_for_one_trial_holds_only_its_calls(port: int) -> None:
+    """match: trials run side by side, and each reads only the calls its messages made."""
+    since = time.time()
+    for trial in ("c001-000", "c001-001"):
+        msgs = [{"role": "user", "content": f"What is my name? (chaoslab probe {trial})"}]
+        assert _post(port, "/v1/chat/completions", {"model": "m", "messages": msgs})[0] == 200
+    mine = _get(port, f"/_lab/calls?since={since}&match=chaoslab+probe+c001-001%29")
+    assert [c["messages"][-1]["text"] for c in mine["calls"]] == ["What is my name? (chaoslab probe c001-001)"]
+    assert len(_get(port, f"/_lab/calls?since={since}")["calls"]) == 2  # no match: every call

@@ -21,7 +21,7 @@ class _Model(ModelLink):
     def __init__(self, *polls: list[dict[str, Any]]) -> None:
         self.polls, self.asked = list(polls), 0
 
-    def _record(self, texts: list[str], since: float) -> dict[str, list[dict[str, Any]]]:
+    def _record(self, texts: list[str], since: float, match: str = "") -> dict[str, list[dict[str, Any]]]:
         self.asked += 1
         return {"calls": [], "open": self.polls.pop(0) if len(self.polls) > 1 else self.polls[0]}
 

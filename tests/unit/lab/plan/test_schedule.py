@@ -146,4 +146,5 @@ def test_a_plan_on_the_stand_in_carries_its_trial_in_every_message() -> None:
     assert a.messages[-1] == "What is my name? (chaoslab probe c001-000)"  # ... unique per trial
     assert not set(a.messages) & set(b.messages)
     assert a.other_tab.endswith("(chaoslab probe c001-000)")
+    assert tagged(a) == a  # once
     assert "--model" in a.replay_command(model=True) and "--model" not in a.replay_command()

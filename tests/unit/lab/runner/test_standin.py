@@ -17,7 +17,7 @@ class Link:
     """Answers as ModelLink does, from lists; records the plans set and cleared."""
 
     def __init__(self, calls: list[dict[str, Any]], open_: int = 0, down: bool = False) -> None:
-        self.record, self.open, self.down = calls, open_, down
+        self.calls, self.open, self.down, self.reads = calls, open_, down, 0
         self.plans: list[tuple[str, Any]] = []
 
     def plan(self, match: str, **behaviour: Any) -> None:
@@ -26,14 +26,13 @@ class Link:
     def unplan(self, match: str) -> None:
         self.plans.append(("clear", match, {}))
 
-    def still_streaming(self, texts: list[str], since: float = 0.0) -> list[dict[str, Any]]:
+    def record(self, texts: list[str], since: float = 0.0, match: str = "") -> dict[str, list[dict[str, Any]]]:
+        assert match == "chaoslab probe c000-000)"  # only the trial's calls are sent
         if self.down:
             raise ConnectionRefusedError("refused")
         self.open = max(0, self.open - 1)
-        return [{}] * self.open
-
-    def calls(self, texts: list[str], since: float = 0.0) -> list[dict[str, Any]]:
-        return self.record
+        self.reads += 1
+        return {"calls": self.calls, "open": [{}] * self.open}
 
 
 def _trial(n: int) -> Trial:
@@ -55,7 +54,7 @@ def test_the_record_is_read_once_every_call_ended_and_judged() -> None:
     t = _trial(3)
     link = Link([_call(t, 1, []), _call(t, 2, []), _call(t, 3, [1, 2])], open_=2)
     asyncio.run(standin.read_calls(link, t))  # type: ignore[arg-type]
-    assert link.open == 0 and len(t.model_calls or []) == 3 and t.errors == []
+    assert link.open == 0 and link.reads == 2 and len(t.model_calls or []) == 3 and t.errors == []
     assert check(t).told_less == ["m2"]  # turn 1 acknowledged before it left, not given
 
 
