@@ -49,8 +49,10 @@ def calls_since(t: Trial) -> float:
 def unserved(t: Trial) -> list[Send]:
     """Acknowledged sends no recorded call served: where the app was to be on the stand-in, the
     evidence that it was not (its replies came from elsewhere, and nothing it was told is known)."""
-    calls = t.model_calls or []
-    return [s for s in t.sends if s.outcome == "ok" and not any(served(t, c) is s for c in calls)]
+    # By text, not by the send ``served`` names: a double submit sends one message twice, and
+    # both sends are carried by a call with its text.
+    carried = [_last_user(c) for c in t.model_calls or []]
+    return [s for s in t.sends if s.outcome == "ok" and not any(s.text and s.text in last for last in carried)]
 
 
 def judge(t: Trial) -> list[Told]:

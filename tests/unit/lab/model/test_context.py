@@ -98,6 +98,10 @@ def test_unserved_names_the_acknowledged_sends_no_call_carried() -> None:
     assert [s.turn for s in unserved(t)] == [2]
     sends[1].outcome = "fail"  # a send the page did not acknowledge owes no call
     assert unserved(t) == []
+    # A double submit: the same message sent twice, one call carrying it serves both.
+    twice = _sends(2)
+    twice[1].text = twice[0].text
+    assert unserved(Trial("d", sends=twice, model_calls=[_call(twice, 1, [])])) == []
 
 
 def test_the_calls_of_a_trial_begin_a_second_before_its_first_send() -> None:
