@@ -11,9 +11,15 @@ from lab.model.history import Send
 from lab.model.store import never_written
 
 
-def _erred(j: Judged, s: Send) -> bool:
-    """The model call made for this send was answered with the injected error."""
-    return any(c.get("outcome") == "error" and context.served(j.trial, c) is s for c in j.trial.model_calls or [])
+# The model faults after which the app got no answer for the faulted send (lab.faults).
+FAULTS = ("model_error", "model_stall")
+HOW = {"error": "answered with the injected error", "held": "held with no answer", "client_gone": "held with no answer"}
+
+
+def _failed(j: Judged, s: Send) -> dict[str, object] | None:
+    """The model call made for this send that the model failed (an error, a stall)."""
+    calls = j.trial.model_calls or []
+    return next((c for c in calls if c.get("outcome") in context.FAILED and context.served(j.trial, c) is s), None)
 
 
 def _answered_later(j: Judged) -> bool:
@@ -27,7 +33,7 @@ def _gone(j: Judged) -> list[Send]:
         return []
     if any(s.turn in never for s in j.trial.sends if not s.under_fault and s.outcome == "ok"):
         return []  # the app loses turns without the model failing: another cause
-    return [s for s in j.trial.sends if s.under_fault and s.turn in never and _erred(j, s)]
+    return [s for s in j.trial.sends if s.under_fault and s.turn in never and _failed(j, s)]
 
 
 @register("lost_after_model_error", needs=("model", "store"))
@@ -37,24 +43,22 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
     pool = [
         j
         for j in ev.judged
-        if j.trial.fault == "model_error"
-        and j.trial.model_calls
-        and j.trial.store is not None
-        and not _answered_later(j)
+        if j.trial.fault in FAULTS and j.trial.model_calls and j.trial.store is not None and not _answered_later(j)
     ]
     hit = [(j, gone) for j in pool if (gone := _gone(j))]
     if not hit:
         return None
     j0, gone0 = hit[0]
     s0 = gone0[0]
+    how = HOW.get(str((_failed(j0, s0) or {}).get("outcome")), "failed")
     return Diagnosis(
         "lost_after_model_error",
         "the user's message is stored only once the model has answered: when the model fails (a rate "
-        "limit, a server error) the message the user sent is never written, and a refresh shows it gone "
-        "-- store it before calling the model",
-        f"in trial {j0.id} the model's call for turn {s0.turn} was answered with the injected error, the "
+        "limit, a server error, a stall past the app's timeout) the message the user sent is never "
+        "written, and a refresh shows it gone -- store it before calling the model",
+        f"in trial {j0.id} the model's call for turn {s0.turn} was {how}, the "
         f"app answered {s0.status or s0.reason}, and no command wrote the message to Redis (MONITOR), while "
-        f"every other turn was stored; in {len(hit)}/{len(pool)} trials with a model error ({few(ids(j for j, _ in hit))})",
+        f"every other turn was stored; in {len(hit)}/{len(pool)} trials with a model failure ({few(ids(j for j, _ in hit))})",
         len(hit),
         len(pool),
         [j.id for j, _ in hit],

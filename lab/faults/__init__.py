@@ -32,6 +32,7 @@ from lab.faults import (  # noqa: F401  (modules register themselves)
     redis_net_disconnect,
     model_error,
     model_cut,
+    model_stall,
 )
 
 __all__ = ["REGISTRY", "Fault", "FaultNotConfirmed", "Targets", "ToxicFault", "check_mode", "make", "register"]

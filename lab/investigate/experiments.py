@@ -45,6 +45,9 @@ class Experiment:
         return self.cell("?").label
 
 
+MODEL_FAULTS = {"model_error", "model_cut", "model_stall"}  # the stand-in's: a spec with [model] only
+
+
 def optional_plan(turns: int) -> list[Experiment]:
     """Opt-in (--only): these test the environment as much as the app."""
     return [
@@ -55,7 +58,17 @@ def optional_plan(turns: int) -> list[Experiment]:
             turns,
             "Redis killed and restarted before one send: loss when Redis has no persistence "
             "(the lab's Redis has none: this checks what the app does about it)",
-        )
+        ),
+        # Appended: a trial id's experiment number indexes the full plan.
+        Experiment(
+            "model_stall",
+            (),
+            "settled",
+            turns,
+            "the model answers nothing to one send's call (no first token) past the app's timeout, then "
+            "hangs up: a user's message stored only once the model has answered is gone after the refresh "
+            "([model]; each trial waits out the stall)",
+        ),
     ]
 
 
@@ -199,9 +212,9 @@ def only_filter(spec: "Spec", text: str, where: str) -> Callable[[Experiment], b
             f"--only {text!r}: mid_stream needs a [stream] or [transport] section in {where}",
             "add [stream] with the request fields that make the answer stream, e.g. request = { stream = true }",
         )
-    if wanted & {"model_error", "model_cut"} and spec.model is None:
+    if wanted & MODEL_FAULTS and spec.model is None:
         raise UsageError(
-            f"--only {text!r}: {'/'.join(sorted(wanted & {'model_error', 'model_cut'}))} needs a [model] section in {where} (the stand-in model answers the app)",
+            f"--only {text!r}: {'/'.join(sorted(wanted & MODEL_FAULTS))} needs a [model] section in {where} (the stand-in model answers the app)",
             'add [model] with the protocol the app speaks, e.g. protocols = ["openai_chat"] (docs/model.md)',
         )
     return lambda e: e.fault in wanted or e.refresh in wanted

@@ -157,8 +157,11 @@ def fixed_texts(calls: list[dict[str, Any]]) -> set[str]:
     return set.intersection(*sets) if sets else set()
 
 
-# How the stand-in answers the faulted send's call under each model fault (lab.faults).
-FAULT_OUTCOMES = {"model_error": "error", "model_cut": "cut"}
+# How the stand-in's record ends the faulted send's call under each model fault (lab.faults): a
+# stalled call is "held" where the stand-in hung up first, "client_gone" where the app did.
+FAULT_OUTCOMES = {"model_error": ("error",), "model_cut": ("cut",), "model_stall": ("held", "client_gone")}
+# The outcomes of a call the model failed (the app got no answer from it).
+FAILED = ("error", "held", "client_gone")
 
 
 def _faulted_calls(t: Trial) -> list[dict[str, Any]]:
@@ -192,11 +195,13 @@ def fault_missed(t: Trial) -> str | None:
     calls = _faulted_calls(t)
     if not calls:
         return f"no model call served the faulted send (turn {faulted[0].turn}): {t.fault} was not exercised"
-    if any(c.get("outcome") == want for c in calls):
+    if any(c.get("outcome") in want for c in calls):
         return None
     got = ", ".join(sorted({str(c.get("outcome")) for c in calls}))
     why = f" ({NOT_STREAMED})" if t.fault == "model_cut" and not any(c.get("stream") for c in calls) else ""
-    return f"the faulted send's model call was answered {got}, not {want}{why}: {t.fault} was not exercised"
+    return (
+        f"the faulted send's model call was answered {got}, not {' or '.join(want)}{why}: {t.fault} was not exercised"
+    )
 
 
 # Why a model_cut trial is unknown in an app that calls the model without streaming: its code,

@@ -71,6 +71,25 @@ def test_a_message_stored_only_after_the_model_answered_is_lost_to_a_model_error
     }
 
 
+def test_a_message_stored_only_after_the_model_answered_is_lost_to_a_stalled_model(tmp_path: Path) -> None:
+    """model_stall (opt-in): no first token for 12 s, then the stand-in hangs up; the app's client
+    (timeout 30 s, no retries) fails the send with a 502 and its message was never stored."""
+    code, out, results = _investigate(
+        tmp_path, "--only", "model_stall", "--turns", "3", "--trials", "2",
+        "--set", "start.env.MODEL_APP_BUGS=store_after_model", spec=MODEL_APP,
+    )  # fmt: skip
+    assert code == 1, out
+    found = {d["code"]: d for d in results["diagnoses"]}
+    assert set(found) == {"lost_after_model_error"}, out
+    d = found["lost_after_model_error"]
+    assert d["k"] == d["n"] and 1 <= d["n"] <= 2, d
+    assert "was held with no answer, the app answered 502" in d["evidence"], d
+    trials = json.loads(sorted((tmp_path / "reports").glob("*/trials.json"))[-1].read_text())
+    assert {t["fault_evidence"] for t in trials} == {
+        "a call through the model proxy got no answer in 0.5 s (held 12000 ms)"
+    }, trials
+
+
 def test_an_exchange_retried_whole_stores_the_message_twice_and_nothing_else(tmp_path: Path) -> None:
     code, out, results = _investigate(
         tmp_path, *MODEL_ERROR, "--set", "start.env.MODEL_APP_BUGS=retry_appends", spec=MODEL_APP
@@ -85,8 +104,9 @@ def test_an_exchange_retried_whole_stores_the_message_twice_and_nothing_else(tmp
 
 def test_one_worker_or_no_bug_tells_the_model_everything(tmp_path: Path) -> None:
     one_worker = ("--set", "start.env.MODEL_APP_BUGS=worker_memory", "--set", "start.env.WEB_CONCURRENCY=1")
-    for name, args in (("correct", ("--only", "browser_restart|model_error")), ("one-worker", one_worker)):
-        # correct: under the 429 too (answered 502, the message kept)
+    correct = ("--only", "browser_restart|model_error|model_stall")
+    for name, args in (("correct", correct), ("one-worker", one_worker)):
+        # correct: under the 429 and the stall too (answered 502, the message kept)
         code, out, results = _investigate(tmp_path / name, *SHORT, *args, spec=MODEL_APP)
         assert code == 0 and results["diagnoses"] == [] and "No anomaly found" in out, (name, out)
         assert results["model"]["calls"] >= 3 * 4 - 1, (name, results["model"])  # -1: a 429 is a call too

@@ -9,7 +9,7 @@ from lab.model.history import Trial
 from tests.unit.lab.diagnoses.model_trials import call, codes, rows, sends, write
 
 
-def _trial(tid: str, stored: set[int], erred: bool = True, fault: str = "model_error") -> Trial:
+def _trial(tid: str, stored: set[int], erred: bool = True, fault: str = "model_error", failed: str = "error") -> Trial:
     ss = sends(tid, answer=("info", 502))
     final = {"key": "k", "type": "list", "pttl_ms": 1000, "values": 2 * len(stored), "stored_turns": sorted(stored)}
     return Trial(
@@ -21,7 +21,7 @@ def _trial(tid: str, stored: set[int], erred: bool = True, fault: str = "model_e
         redis_final=final,
         fault=fault,
         history_reads=[200],
-        model_calls=[call(s.text, "error" if s.turn == 2 and erred else "whole") for s in ss],
+        model_calls=[call(s.text, failed if s.turn == 2 and erred else "whole") for s in ss],
         fault_turn=2,
     )
 
@@ -50,3 +50,12 @@ def test_a_trial_whose_app_retried_past_the_error_is_not_in_the_pool() -> None:
     recovered.model_calls.append(call(s2.text))
     found = {d.code: d for d in dg.diagnose([_trial("a", {1, 3}), recovered])}
     assert (found["lost_after_model_error"].k, found["lost_after_model_error"].n) == (1, 1)
+
+
+def test_a_stall_past_the_apps_timeout_is_a_model_failure_too() -> None:
+    """model_stall: the stand-in hung up ("held") or the app gave up first ("client_gone")."""
+    held = _trial("a", {1, 3}, fault="model_stall", failed="held")
+    gone = _trial("b", {1, 3}, fault="model_stall", failed="client_gone")
+    found = {d.code: d for d in dg.diagnose([held, gone])}
+    assert set(found) == {"lost_after_model_error"} and found["lost_after_model_error"].k == 2
+    assert "the model's call for turn 2 was held with no answer" in found["lost_after_model_error"].evidence
