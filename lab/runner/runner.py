@@ -281,18 +281,8 @@ class Runner:
                 r.close()
         raise AssertionError("unreachable")
 
-    async def _finish(
-        self, plan: TrialPlan, fault: Fault, d: ChatDriver, trial: Trial, conversation_s: float
-    ) -> tuple[TrialOutcome, dict[str, Any]]:
-        """Phase 2 (faults healed): quiescence, the final read from Redis, the checker."""
-        t0 = time.monotonic()
-        ids = {s.id for s in trial.sends}
-        with d.timing("quiescence"):
-            if not await self.ctx.events.wait_until(lambda: self.ctx.events.quiescent(ids), QUIESCENCE_TIMEOUT_S):
-                trial.errors.append("the backend did not finish its requests (no quiescence)")
-        # The stand-in's record is read beside Redis (both after quiescence, neither waits on the
-        # other); what is left of it after the final read is the phase's.
-        calls = asyncio.create_task(standin.read_calls(self.model, trial))
+    async def _final_read(self, d: ChatDriver, trial: Trial) -> tuple[str | None, dict[str, Any], float | None]:
+        """The conversation as Redis holds it: (its session, the key's dump, when it was read)."""
         t_read = time.perf_counter()
         # The conversation's session: the one the backend logged for the trial's last send
         # (read from its events, not from the browser's cookies: no round trip per turn).
@@ -319,8 +309,26 @@ class Runner:
                 " and the page held no session cookie"
             )
         d.timing.add("final_read", time.perf_counter() - t_read)
-        with d.timing("model_record"):
-            await calls
+        return sid, dump, read_at
+
+    async def _finish(
+        self, plan: TrialPlan, fault: Fault, d: ChatDriver, trial: Trial, conversation_s: float
+    ) -> tuple[TrialOutcome, dict[str, Any]]:
+        """Phase 2 (faults healed): quiescence, the final read from Redis, the checker."""
+        t0 = time.monotonic()
+        ids = {s.id for s in trial.sends}
+        with d.timing("quiescence"):
+            if not await self.ctx.events.wait_until(lambda: self.ctx.events.quiescent(ids), QUIESCENCE_TIMEOUT_S):
+                trial.errors.append("the backend did not finish its requests (no quiescence)")
+        # The stand-in's record is read beside Redis (both after quiescence, neither waits on the
+        # other); what is left of it after the final read is the phase's.
+        t_read = time.perf_counter()
+        (sid, dump, read_at), _ = await asyncio.gather(
+            self._final_read(d, trial), standin.read_calls(self.model, trial)
+        )
+        waited_s = time.perf_counter() - t_read - d.timing.seconds.get("final_read", 0.0)
+        if self.model is not None:
+            d.timing.add("model_record", max(0.0, waited_s))
         preconditions.check(
             plan, fault, trial, self.ctx.events, self.ctx.expired.at.get(session.key(sid)) if sid else None, read_at
         )

@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+import re
+
 from pathlib import Path
 
 import pytest
@@ -42,4 +44,10 @@ def test_the_sdks_documented_way_keeps_every_turn_under_every_model_fault(tmp_pa
     code, out, results = _investigate(
         tmp_path, "--only", "mid_stream|model_cut|model_error", "--turns", "3", "--trials", "2", spec=NODE_AI
     )
-    assert code == 0 and results["diagnoses"] == [] and "No anomaly found in 8 judged trials" in out, out
+    assert code == 0 and results["diagnoses"] == [], out
+    # Every model fault's cell judged; a mid-stream trial whose turn was stored within the
+    # clock's grain of the cut is unknown (whether the stream had ended first cannot be told:
+    # 5 of 6 on one CI run, 2026-12-04), never a pass.
+    model = [c for c in results["cells"] if c["fault"] in ("model_cut", "model_error")]
+    assert len(model) == 3 and all(c["trials"] >= 1 for c in model), model  # each exercised
+    assert re.search(r"No anomaly found in \d+ judged trials", out), out

@@ -28,6 +28,7 @@ def test_every_fault_module_is_registered() -> None:
             "redis_net_disconnect",
             "model_error",
             "model_cut",
+            "model_stall",
         ]
     )
 
