@@ -18,7 +18,7 @@ from lab.common.phases import mean_per_trial
 from lab.model.outcome import TrialOutcome
 from lab.plan.schedule import Cell, TrialPlan, plan_cell, tagged
 from lab.runner.runner import Runner
-from lab.stack.model_link import ModelLink
+from lab.stack.model_link import ModelLink, backend_env
 from lab.stack.native import NativeStack
 
 CELL = Cell((), "none", "settled", 5)
@@ -33,7 +33,7 @@ def instant(plans: list[TrialPlan]) -> list[TrialPlan]:
 
 
 def _side(cfg: LabConfig, model: bool, plans: list[TrialPlan], concurrency: int, out: Path) -> list[TrialOutcome]:
-    env = {"CHAT_MODEL_URL": cfg.model_url + "/v1"} if model else None
+    env = backend_env(cfg) if model else None
     with NativeStack(cfg, backend_env=env) as stack:
         if not model:
             return Runner(stack, out, concurrency=concurrency).run([(CELL, plans)])[0].trials

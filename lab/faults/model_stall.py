@@ -7,7 +7,6 @@ the model failed that send, and a message stored only once the model has answere
 
 from __future__ import annotations
 
-import socket
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -44,16 +43,15 @@ class ModelStall(StandInFault):
         req = urllib.request.Request(
             t.stack.cfg.model_url + "/v1/chat/completions", body, {"Content-Type": "application/json"}
         )
+        quiet = f"a call through the model proxy got no answer in {CONFIRM_WAIT_S:g} s (held {self.hold_ms} ms)"
         try:
             with urllib.request.urlopen(req, timeout=CONFIRM_WAIT_S) as r:
                 status = r.status
-        except (TimeoutError, socket.timeout):
-            return f"a call through the model proxy got no answer in {CONFIRM_WAIT_S:g} s (held {self.hold_ms} ms)"
         except urllib.error.HTTPError as exc:
             exc.close()
             status = exc.code
-        except urllib.error.URLError as exc:
-            if isinstance(exc.reason, (TimeoutError, socket.timeout)):
-                return f"a call through the model proxy got no answer in {CONFIRM_WAIT_S:g} s (held {self.hold_ms} ms)"
+        except (TimeoutError, urllib.error.URLError) as exc:  # socket.timeout is TimeoutError
+            if isinstance(exc, TimeoutError) or isinstance(exc.reason, TimeoutError):
+                return quiet
             raise FaultNotConfirmed(f"{self.describe()}: a call through the model proxy failed: {exc.reason}") from None
         raise FaultNotConfirmed(f"{self.describe()}: a call through the model proxy was answered HTTP {status}")

@@ -32,7 +32,7 @@ from lab.runner.runner import Runner
 from lab.plan.schedule import Cell, TrialPlan, fault_text, plan_cell, plan_trial
 from lab.common.signals import interrupt_on
 from lab.report.model_side import model_side
-from lab.stack.model_link import ModelLink, beside
+from lab.stack.model_link import ModelLink, backend_env, beside
 from lab.stack.native import NativeStack
 
 PORT_OFFSET = 200  # lesson stacks default to the lab's ports + 200
@@ -76,7 +76,7 @@ def lesson_stack(exercise: Path | None, model: bool = False) -> Iterator[tuple[N
     cfg = lesson_config()
     env = {"CHAT_LAB_EXERCISE": str(exercise.resolve())} if exercise is not None else {}
     if model:
-        env["CHAT_MODEL_URL"] = cfg.model_url + "/v1"
+        env.update(backend_env(cfg))
     stack = NativeStack(cfg, backend_env=env)
 
     with interrupt_on():

@@ -253,9 +253,15 @@ class TrialPlan:
 # stand-in's record is matched to a trial by a text of the user's message (lab.stack.model_link),
 # and a plain plan's texts repeat across trials ("What is my name?" in each); "chaoslab probe"
 # is what the stand-in's faults match (lab.faults.standin_plan).
+def trial_tag(trial_id: str) -> str:
+    """What every message of the trial ends with (after " ("): the stand-in's record, and its
+    plans, are searched for it."""
+    return f"chaoslab probe {trial_id})"
+
+
 def tagged(plan: TrialPlan) -> TrialPlan:
     """The plan with each message (and the second tab's) unique to its trial."""
-    tag = f" (chaoslab probe {plan.trial_id})"
+    tag = " (" + trial_tag(plan.trial_id)
 
     def one(m: str) -> str:
         return m if not m or m.endswith(tag) else m + tag  # tagged once, however often asked

@@ -11,7 +11,7 @@ from contextlib import asynccontextmanager
 
 from lab.model import context
 from lab.model.history import Trial
-from lab.plan.schedule import TrialPlan
+from lab.plan.schedule import TrialPlan, trial_tag
 from lab.stack.model_link import ModelLink, wait_ended
 
 MODEL_END_DEADLINE_S = 15.0  # the backend's calls end before its requests do: this is slack
@@ -24,7 +24,7 @@ async def paced(model: ModelLink | None, plan: TrialPlan) -> AsyncIterator[None]
     if model is None or not plan.llm_latency_ms:
         yield
         return
-    match = f"chaoslab probe {plan.trial_id})"  # the end of the trial's tag (schedule.tagged)
+    match = trial_tag(plan.trial_id)
     await asyncio.to_thread(model.plan, match, ttft_ms=plan.llm_latency_ms)
     try:
         yield
@@ -44,7 +44,7 @@ async def read_calls(model: ModelLink | None, trial: Trial) -> None:
     try:
         # One read when every call has ended (the backend's requests have: quiescence), and its
         # finished calls are the record: the built-in service makes no call after its request.
-        tag = f"chaoslab probe {trial.trial_id})"  # every message of the trial carries it
+        tag = trial_tag(trial.trial_id)
         still, trial.model_calls = await wait_ended(model, texts, since, MODEL_END_DEADLINE_S, tag)
         if still:
             trial.errors.append(f"{still} model call(s) of this trial had not ended {MODEL_END_DEADLINE_S:g} s on")

@@ -62,8 +62,9 @@ def for_mode(mode: str, cfg: LabConfig | None = None, model: bool = False) -> St
     if mode == "native":
         from lab.stack.native import NativeStack
 
-        # The backend is given the stand-in's proxy, as an app's SDK is (OpenAI-compatible, /v1).
-        return NativeStack(cfg, backend_env={"CHAT_MODEL_URL": cfg.model_url + "/v1"} if model else None)
+        from lab.stack.model_link import backend_env
+
+        return NativeStack(cfg, backend_env=backend_env(cfg) if model else None)
     if mode == "external":
         from lab.stack.external import ExternalStack
 

@@ -172,6 +172,12 @@ class ModelLink:
         }
 
 
+def backend_env(cfg: LabConfig) -> dict[str, str]:
+    """What the built-in service is given to take its replies from the stand-in: its proxy, as an
+    app's SDK is given it (OpenAI-compatible, /v1)."""
+    return {"CHAT_MODEL_URL": cfg.model_url + "/v1"}
+
+
 def beside(cfg: LabConfig, run_dir: Path, on: bool) -> AbstractContextManager[ModelLink | None]:
     """``with beside(stack.cfg, stack.run_dir, args.model) as model:`` -- the stand-in for a
     command's run when asked for (None otherwise)."""
