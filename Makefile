@@ -14,7 +14,7 @@ JOBS ?= 3
 XDIST := -n $(JOBS)
 MODE ?= native
 
-.PHONY: help setup venv system toxiproxy node docker lint test test-unit test-integration test-loaded up down status chaos window soak storm bench lesson investigate suspects merge clean
+.PHONY: help setup venv system toxiproxy node docker lint test test-unit test-integration test-loaded up down status chaos window soak storm bench lesson investigate suspects merge k8s k8s-check clean
 
 help:
 	@echo "make chaos    run the chaos matrix (native stack; MODE=compose on Docker Compose; MODEL=1: replies from the stand-in model)"
@@ -30,6 +30,8 @@ help:
 	@echo "make lesson   list the lessons; make lesson N=1 [CHECK=1 | RESET=1] runs, checks, resets one"
 	@echo "make investigate TARGET=examples/chat-service.toml TRIALS=20   diagnose a black-box backend"
 	@echo "make suspects SRC=path/   the lines of a Python backend that may lose the conversation"
+	@echo "make k8s SHARDS=3   deploy/k8s's shards and merge on a single-node Kubernetes built here (root; opt-in, minutes)"
+	@echo "make k8s-check      deploy/k8s applied to a real API server (no kubelet): the Job's pods inspected"
 	@echo "make setup    install everything (venv, redis-server, chromium, toxiproxy 2.12.0)"
 
 setup: venv system toxiproxy node docker
@@ -123,6 +125,16 @@ bench: setup
 # mechanism); CHECK=1 checks your lessons/NN_*/exercise.py under the fault; RESET=1 restores it.
 lesson: $(if $(and $(N),$(if $(RESET),,run)),setup,venv)
 	@$(LAB) lesson $(N) $(if $(CHECK),--check) $(if $(RESET),--reset) $(if $(MODEL),--model) --trials "$(TRIALS)" --seed "$(SEED)"
+
+# Opt-in, not part of make test: a real single-node cluster (lab k8s --help). The Kubernetes
+# programs are built once from the Go module proxy (6-20 min) and cached; root.
+k8s: setup docker
+	@$(LAB) setup k8s
+	@$(LAB) k8s run --shards "$(if $(SHARDS),$(SHARDS),3)" --seed "$(SEED)" --trials "$(TRIALS)"
+
+k8s-check: venv
+	@$(LAB) setup k8s
+	@$(LAB) k8s check --shards "$(if $(SHARDS),$(SHARDS),3)"
 
 clean: down
 	rm -rf .lab/run reports test-results

@@ -89,6 +89,7 @@ ONE_WORKER = (
     "tests/e2e/test_report_html.py",
     "tests/e2e/test_shards.py",
     "tests/integration/services/chat/test_lab_mode_off.py",
+    "tests/integration/lab/k8s/",  # one control plane at a time: its ports are fixed
 )
 
 

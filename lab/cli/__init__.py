@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from contextlib import nullcontext
 
-from lab.cli import bench, catalogue, chaos, doctor, init, investigate, lesson, proxy, stack, suspects, window
+from lab.cli import bench, catalogue, chaos, doctor, init, investigate, k8s, lesson, proxy, stack, suspects, window
 from lab.common import redact
 from lab.common.errors import LabError
 
@@ -36,12 +36,13 @@ them, injects faults, and proves which defect makes a chat forget its history.
   lab down                stop everything the lab started (also after a killed `lab up`)
   lab faults | defects    list the faults and the backend's defects
   lab lesson [N]          list the lessons on async pitfalls, or run lesson N (--check, --reset)
+  lab k8s run --shards N  the shards of deploy/k8s on a single-node Kubernetes cluster built here
 
 Ports and folders come from LAB_* variables (LAB_REDIS_PORT, LAB_CHAT_PROXY_PORT, LAB_RUN_DIR...).
 """
 
 # In the order `lab --help` lists them.
-COMMANDS = (doctor, chaos, window, stack, bench, lesson, investigate, init, proxy, suspects, catalogue)
+COMMANDS = (doctor, chaos, window, stack, bench, lesson, investigate, init, proxy, suspects, catalogue, k8s)
 
 
 def build_parser() -> argparse.ArgumentParser:

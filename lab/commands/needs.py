@@ -87,6 +87,9 @@ def _system() -> Need:
     return Need("system", "the Debian packages every run needs", find, debs)
 
 
+# The CNI plugins live outside PATH: the bridge plugin's full path stands for the package.
+K8S_DEBS = (("etcd", "etcd-server"), ("containerd", "containerd"), ("runc", "runc"),
+            ("/usr/lib/cni/bridge", "containernetworking-plugins"), ("gcc", "gcc"), ("openssl", "openssl"))  # fmt: skip
 NEEDS: tuple[Need, ...] = (
     Need(
         "redis-server",
@@ -115,6 +118,13 @@ NEEDS: tuple[Need, ...] = (
         "Docker Compose (docker-compose or the docker compose plugin)",
         _compose,
         (("docker-compose", "docker-compose"),),
+        False,
+    ),
+    Need(
+        "k8s",
+        "what `lab k8s` runs besides Docker and the programs it builds: etcd, containerd, runc, the CNI plugins",
+        lambda cfg: None if any(not _on_path(cmd) for cmd, _ in K8S_DEBS) else "etcd, containerd, runc, CNI",
+        K8S_DEBS,
         False,
     ),
 )

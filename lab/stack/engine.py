@@ -112,6 +112,7 @@ class Engine:
                 "run `make setup` as root (installs docker.io), or use native mode",
             )
         self.stop_stale()  # its socket and exec root are the ones we are about to use
+        self.run_dir.mkdir(parents=True, exist_ok=True)  # its log and pidfile go there
         self.exec_root.mkdir(parents=True, exist_ok=True)
         self.data_root.mkdir(parents=True, exist_ok=True)
         info = procs.spawn(

@@ -76,6 +76,10 @@ class Images(DockerCli):
         content if the engine has them, else loaded from the cache, else built (and saved)."""
         if all(self._has_image(host, r) or self._pullable(host, r) for r in OFFICIAL.values()):
             return {}
+        return self.offline_images(host)
+
+    def offline_images(self, host: str) -> dict[str, str]:
+        """The offline equivalents' tags (lab k8s loads them into a cluster with no registry)."""
         self._wheels()
         base = f"chaoslab/base:bookworm-{content_hash(BASE_PACKAGES.encode())}"
         toxiproxy = f"chaoslab/toxiproxy:2.12.0-{content_hash(*self._toxiproxy_binaries(), TOXIPROXY_DOCKERFILE)}"
@@ -93,8 +97,9 @@ class Images(DockerCli):
             self._save(host, tags, saved)
         return {"REDIS_IMAGE": base, "TOXIPROXY_IMAGE": toxiproxy, "CHAT_BASE_IMAGE": base, "CHAT_IMAGE": chat}
 
-    def _save(self, host: str, tags: list[str], saved: Path) -> None:
-        """The images as one tarball in the cache, replacing older ones (one set is kept)."""
+    def _save(self, host: str, tags: list[str], saved: Path, prefix: str = "images-") -> None:
+        """The images as one tarball in the cache, replacing older ones of ``prefix`` (one set is
+        kept)."""
         self.cache.mkdir(parents=True, exist_ok=True)
         partial = saved.with_suffix(".part")
         try:
@@ -102,7 +107,7 @@ class Images(DockerCli):
             partial.rename(saved)  # only a complete tarball is ever cached
         finally:
             partial.unlink(missing_ok=True)
-        for old in self.cache.glob("images-*.tar"):
+        for old in self.cache.glob(f"{prefix}*.tar"):
             if old != saved:
                 old.unlink(missing_ok=True)
 
@@ -164,33 +169,25 @@ class Images(DockerCli):
 
     def _wheels(self) -> None:
         """The chat image's wheels, downloaded on the host (no network inside the build)."""
-        wheels = self.cfg.root / "services" / "chat" / "wheels"
-        req = self.cfg.root / "services" / "chat" / "requirements.txt"
-        stamp = wheels / ".requirements.sha"
-        want = hashlib.sha256(req.read_bytes()).hexdigest()
-        if stamp.exists() and stamp.read_text() == want:
-            return
-        res = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                "-q",
-                "--only-binary=:all:",
-                "--python-version",
-                "3.11",
-                "--platform",
-                "manylinux2014_x86_64",
-                "-r",
-                str(req),
-                "-d",
-                str(wheels),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
+        chat = self.cfg.root / "services" / "chat"
+        download_wheels(chat / "requirements.txt", chat / "wheels")
+
+
+def download_wheels(req: Path, wheels: Path) -> None:
+    """The wheels of a requirements file for Debian bookworm's Python 3.11 on x86_64, into
+    ``wheels`` (a build behind a proxy with its own CA cannot reach PyPI from inside). pip
+    evaluates markers against the Python running it: a line whose marker this one does not match
+    (async-timeout, for Python < 3.11.3) is downloaded on its own. Skipped when ``wheels`` holds
+    the set for this file's content already."""
+    stamp = wheels / ".requirements.sha"
+    want = hashlib.sha256(req.read_bytes()).hexdigest()
+    if stamp.exists() and stamp.read_text() == want:
+        return
+    pinned = [line.split(";")[0].strip() for line in req.read_text().splitlines() if ";" in line.split("#")[0]]
+    target = ["--python-version", "3.11", "--platform", "manylinux2014_x86_64", "--platform", "manylinux_2_28_x86_64"]
+    pip = [sys.executable, "-m", "pip", "download", "-q", "--only-binary=:all:", *target, "-d", str(wheels)]
+    for args in (["-r", str(req)], *([["--no-deps", *pinned]] if pinned else [])):
+        res = subprocess.run([*pip, *args], capture_output=True, text=True, timeout=600)
         if res.returncode != 0:
-            raise LabError(f"pip download of the chat image's wheels failed: {res.stderr[-300:]}")
-        write_atomic(stamp, want)  # a half-written stamp would match no input: only a whole one
+            raise LabError(f"pip download of the wheels for {req.name} failed: {res.stderr[-300:]}")
+    write_atomic(stamp, want)  # a half-written stamp would match no input: only a whole one
