@@ -129,7 +129,10 @@ def leftovers(lay: Layout) -> list[str]:
 def remove(lay: Layout) -> list[str]:
     """Stop and remove everything ``leftovers`` finds (the state folder last); what was done."""
     done: list[str] = []
-    for info in procs.recorded(lay.state) + procs.unrecorded(lay.state):
+    # The kubelet first (it would restart what goes), etcd and containerd last.
+    order = ["kubelet", "scheduler", "controller-manager", "apiserver", "etcd", "containerd"]
+    recorded = sorted(procs.recorded(lay.state), key=lambda p: order.index(p.name) if p.name in order else -1)
+    for info in recorded + procs.unrecorded(lay.state):
         done.append(f"{info.name}: {procs.stop(info, lay.state)}")
     for pid in cgroup_pids():  # the pods' processes, if the kubelet could not stop them
         try:

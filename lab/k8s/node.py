@@ -169,7 +169,8 @@ class Node:
         the containers and the pods' sandboxes (CNI releases their addresses)."""
         if not self._kubectl_ok("get", "--raw", "/readyz"):
             return
-        self.kubectl("delete", "jobs,pods", "--all", "--wait=false", check=False)
+        # 5 s for the runner to stop (it writes its partial report), then the kubelet SIGKILLs.
+        self.kubectl("delete", "jobs,pods", "--all", "--grace-period=5", "--wait=false", check=False)
         try:
             wait_until(lambda: not self.get("pods")["items"], what="pods deleted", timeout_s=timeout_s, interval_s=0.5)
         except (NotReady, LabError):

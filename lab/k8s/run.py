@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from lab.common import signals
 from lab.common.config import LabConfig, cache_dir, checkout, home
 from lab.common.errors import UsageError
 from lab.common.files import write_atomic
@@ -22,6 +23,10 @@ from lab.k8s.manifests import SHARDS_JOB
 from lab.k8s.node import Node
 
 Say = Callable[[str], None]
+
+
+def say_now(text: str) -> None:
+    print(text, flush=True)  # progress, also when the output goes to a file (a CI log)
 
 
 def state_dir() -> Path:
@@ -47,7 +52,10 @@ def _fit(node: Node, job: manifests.Doc, shards: int, say: Say) -> None:
 
 
 def _down(node: Node, say: Say, keep: bool) -> list[str]:
-    done, left = node.down(keep_state=keep)
+    # A second Ctrl-C must not cut the removal short (it would leave the cluster running):
+    # noted, and raised once everything is removed.
+    with signals.deferred():
+        done, left = node.down(keep_state=keep)
     say(f"cluster removed ({len(done)} steps)" + (f"; state kept in {node.lay.state}" if keep else ""))
     for line in left:
         say(f"  LEFT BEHIND: {line}")
@@ -57,7 +65,7 @@ def _down(node: Node, say: Say, keep: bool) -> list[str]:
 
 
 def run(folder: Path, shards: int, seed: int, trials: int, deadline_s: float, keep: bool, reports: Path,
-        say: Say = print) -> int:  # fmt: skip
+        say: Say = say_now) -> int:  # fmt: skip
     bins = binaries.ensure(cache_dir(), say)
     images, aliases = lab_images(LabConfig.from_env(), say)
     node = Node(state_dir(), bins, say)
@@ -110,7 +118,7 @@ def _rendered(
         raise UsageError(f"{folder}: not deploy/k8s's objects ({exc})", "start from a copy of deploy/k8s") from None
 
 
-def check(folder: Path, shards: int, say: Say = print) -> int:
+def check(folder: Path, shards: int, say: Say = say_now) -> int:
     """No kubelet: the manifests applied to a real API server (a server-side dry run, then for
     real) and the Job controller's pods inspected. Exit 0 when they are as the run needs."""
     bins = binaries.ensure(cache_dir(), say)
