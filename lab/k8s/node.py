@@ -143,20 +143,20 @@ class Node:
         try:
             self.kubectl(*args, timeout_s=10)
             return True
-        except (LabError, subprocess.TimeoutExpired):
+        except (LabError, OSError, subprocess.TimeoutExpired):
             return False
 
     def _ctr_ok(self) -> bool:
         try:
             self.ctr("version", timeout_s=10)
             return True
-        except (LabError, subprocess.TimeoutExpired):
+        except (LabError, OSError, subprocess.TimeoutExpired):
             return False
 
     def _node_ready(self) -> bool:
         try:
             node = self.get("node", configs.NODE)
-        except (LabError, subprocess.TimeoutExpired, ValueError):
+        except (LabError, OSError, subprocess.TimeoutExpired, ValueError):
             return False
         return any(c["type"] == "Ready" and c["status"] == "True" for c in node["status"].get("conditions", []))
 
@@ -173,7 +173,7 @@ class Node:
         self.kubectl("delete", "jobs,pods", "--all", "--grace-period=5", "--wait=false", check=False)
         try:
             wait_until(lambda: not self.get("pods")["items"], what="pods deleted", timeout_s=timeout_s, interval_s=0.5)
-        except (NotReady, LabError):
+        except (NotReady, LabError, OSError, subprocess.TimeoutExpired):
             self.kubectl("delete", "pods", "--all", "--force", "--grace-period=0", check=False)
 
     def down(self, keep_state: bool = False) -> tuple[list[str], list[str]]:
