@@ -53,3 +53,31 @@ def test_a_manifest_that_pulls_always_is_refused(tmp_path: Path) -> None:
     problems = [line for line in res.stdout.splitlines() if "PROBLEM" in line]
     assert len(problems) == 2 and all("/redis: imagePullPolicy Always" in p for p in problems), res.stdout
     assert "nothing left behind" in res.stdout
+
+
+def test_ctrl_c_while_the_control_plane_runs_leaves_nothing(tmp_path: Path) -> None:
+    """SIGINT to the command's process group, as a terminal's Ctrl-C sends it, once the API
+    server and the controller manager run: exit 130, and the cluster removed."""
+    import signal
+
+    from lab.common.wait import wait_until
+
+    env = {**os.environ, "LAB_HOME": str(tmp_path)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lab", "k8s", "check"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True, start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+    state = tmp_path / "k8s"
+    try:
+        wait_until(lambda: (state / "controller-manager.pid").exists() or proc.poll() is not None,
+                   what="the control plane started", timeout_s=120, interval_s=0.2)  # fmt: skip
+        assert proc.poll() is None, proc.communicate()[0]
+        os.killpg(proc.pid, signal.SIGINT)
+        out, _ = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 130, out
+    assert "interrupted by SIGINT" in out and "nothing left behind" in out
+    assert cleanup.leftovers(Layout(state)) == [] and not state.exists()
