@@ -110,27 +110,29 @@ def runner_inputs(root: Path) -> list[bytes | Path]:
 
 
 def lab_images(cfg: LabConfig, say: Callable[[str], None] = print) -> tuple[Path, dict[str, str]]:
-    """The tarball of the four images and {manifest name: its tag in the tarball}; built on a
-    Docker engine (started here if none runs, and stopped again) unless the cache has it."""
+    """The tarball of the four images and {manifest name: its tag in the tarball}: from the
+    cache when it holds this content (no engine started), else built on a Docker engine
+    (started here if none runs, and stopped again)."""
     stack = ComposeStack(cfg)
+    tags = stack.offline_tags()
+    tags["RUNNER_IMAGE"] = f"chaoslab/runner:{content_hash(tags['CHAT_BASE_IMAGE'].encode(), *runner_inputs(cfg.root))}"
+    wanted = [tags[k] for k in MANIFEST_IMAGES.values()]
+    saved = cache_dir() / f"k8s-images-{content_hash(chr(10).join(wanted).encode())}.tar"
+    aliases = {name: tags[key] for name, key in MANIFEST_IMAGES.items()}
+    if saved.exists():
+        return saved, aliases
     started = stack.engine.find() is None
     host = stack.engine.ensure()
     try:
-        tags = stack.offline_images(host)
-        tags["RUNNER_IMAGE"] = (
-            f"chaoslab/runner:{content_hash(tags['CHAT_BASE_IMAGE'].encode(), *runner_inputs(cfg.root))}"
-        )
-        wanted = [tags[k] for k in MANIFEST_IMAGES.values()]
-        saved = cache_dir() / f"k8s-images-{content_hash(chr(10).join(wanted).encode())}.tar"
-        if not saved.exists():
-            if not stack._has_image(host, tags["RUNNER_IMAGE"]):
-                say("building the runner image (Debian's Chromium, the lab's wheels): about 1 min")
-                download_wheels(cfg.root / "requirements.lock", cfg.root / "deploy" / "wheels")
-                stack._docker(host, "build", "--network=host", "-q", "-t", tags["RUNNER_IMAGE"], "--build-arg",
-                              f"BASE_IMAGE={tags['CHAT_BASE_IMAGE']}", "-f", str(cfg.root / "deploy" / "runner.Dockerfile"),
-                              str(cfg.root), timeout=1800)  # fmt: skip
-            stack._save(host, wanted, saved, prefix="k8s-images-")
-        return saved, {name: tags[key] for name, key in MANIFEST_IMAGES.items()}
+        stack.offline_images(host)
+        if not stack._has_image(host, tags["RUNNER_IMAGE"]):
+            say("building the runner image (Debian's Chromium, the lab's wheels): about 1 min")
+            download_wheels(cfg.root / "requirements.lock", cfg.root / "deploy" / "wheels")
+            stack._docker(host, "build", "--network=host", "-q", "-t", tags["RUNNER_IMAGE"], "--build-arg",
+                          f"BASE_IMAGE={tags['CHAT_BASE_IMAGE']}", "-f", str(cfg.root / "deploy" / "runner.Dockerfile"),
+                          str(cfg.root), timeout=1800)  # fmt: skip
+        stack._save(host, wanted, saved, prefix="k8s-images-")
+        return saved, aliases
     finally:
         if started:
             stack.engine.stop()

@@ -78,12 +78,19 @@ class Images(DockerCli):
             return {}
         return self.offline_images(host)
 
-    def offline_images(self, host: str) -> dict[str, str]:
-        """The offline equivalents' tags (lab k8s loads them into a cluster with no registry)."""
+    def offline_tags(self) -> dict[str, str]:
+        """The offline equivalents' tags: what their content is named, engine or not (lab k8s
+        loads them into a cluster with no registry, from its own cached tarball if it has one)."""
         self._wheels()
         base = f"chaoslab/base:bookworm-{content_hash(BASE_PACKAGES.encode())}"
         toxiproxy = f"chaoslab/toxiproxy:2.12.0-{content_hash(*self._toxiproxy_binaries(), TOXIPROXY_DOCKERFILE)}"
         chat = f"chaoslab/chat:{content_hash(base.encode(), *chat_inputs())}"
+        return {"REDIS_IMAGE": base, "TOXIPROXY_IMAGE": toxiproxy, "CHAT_BASE_IMAGE": base, "CHAT_IMAGE": chat}
+
+    def offline_images(self, host: str) -> dict[str, str]:
+        """The offline equivalents' tags, each present on the engine at ``host``."""
+        named = self.offline_tags()
+        base, toxiproxy, chat = named["REDIS_IMAGE"], named["TOXIPROXY_IMAGE"], named["CHAT_IMAGE"]
         tags = [base, toxiproxy, chat]
         saved = self.cache / f"images-{content_hash(chr(10).join(tags).encode())}.tar"
         if not all(self._has_image(host, t) for t in tags) and saved.exists():
@@ -95,7 +102,7 @@ class Images(DockerCli):
             self._build(host, chat, base, CHAT_DOCKERFILE, ROOT)
         if not saved.exists():
             self._save(host, tags, saved)
-        return {"REDIS_IMAGE": base, "TOXIPROXY_IMAGE": toxiproxy, "CHAT_BASE_IMAGE": base, "CHAT_IMAGE": chat}
+        return named
 
     def _save(self, host: str, tags: list[str], saved: Path, prefix: str = "images-") -> None:
         """The images as one tarball in the cache, replacing older ones of ``prefix`` (one set is
