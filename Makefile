@@ -127,7 +127,7 @@ lesson: $(if $(and $(N),$(if $(RESET),,run)),setup,venv)
 	@$(LAB) lesson $(N) $(if $(CHECK),--check) $(if $(RESET),--reset) $(if $(MODEL),--model) --trials "$(TRIALS)" --seed "$(SEED)"
 
 # Opt-in, not part of make test: a real single-node cluster (lab k8s --help). The Kubernetes
-# programs are built once from the Go module proxy (6-20 min) and cached; root.
+# programs are built once from the Go module proxy (about 6 min on 2 cores) and cached; root.
 k8s: setup docker
 	@$(LAB) setup k8s
 	@$(LAB) k8s run --shards "$(if $(SHARDS),$(SHARDS),3)" --seed "$(SEED)" --trials "$(TRIALS)"

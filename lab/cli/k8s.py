@@ -13,7 +13,7 @@ Runs deploy/k8s -- the Indexed Job of N shards of `lab chaos` and the merge Job 
 single-node Kubernetes cluster built on this machine from parts the registries serve, and
 prints the merged verdict as `lab merge` prints it. Needs root and a checkout.
 
-  run     build what is missing (once: Kubernetes from the Go module proxy, 6-20 min; the
+  run     build what is missing (once: Kubernetes from the Go module proxy, about 6 min; the
           images, about 3 min), start etcd, the control plane, containerd and the kubelet,
           load the images without a registry, run the shards and the merge, copy the results
           to reports/k8s-<time>-s<seed>-<N>shards/, and remove the cluster (also on Ctrl-C)

@@ -2,7 +2,7 @@
 as it is gives the pods a run needs, a copy that pulls an image Always is refused with that named,
 and neither leaves a process, mount or file of the cluster behind.
 
-Needs root, Debian's etcd and the Kubernetes programs built once (`lab k8s build`, 6-20 min:
+Needs root, Debian's etcd and the Kubernetes programs built once (`lab k8s build`, about 6 min:
 not done by the suite, which skips saying so)."""
 
 from __future__ import annotations
@@ -22,7 +22,9 @@ from lab.k8s.configs import Layout
 pytestmark = [
     pytest.mark.skipif(os.geteuid() != 0, reason="lab k8s starts etcd and the control plane as root"),
     pytest.mark.skipif(shutil.which("etcd") is None, reason="no etcd: apt-get install etcd-server (lab setup k8s)"),
-    pytest.mark.skipif(not binaries.built(cache_dir()), reason="Kubernetes not built here: lab k8s build (6-20 min)"),
+    pytest.mark.skipif(
+        not binaries.built(cache_dir()), reason="Kubernetes not built here: lab k8s build (about 6 min)"
+    ),
 ]
 
 
