@@ -3,7 +3,7 @@ Redis behind the lab's Toxiproxy (part of the ``chaoslab`` plugin, lab.pytest_pl
 
 The target is started once per session as `lab investigate` starts it; pytest-playwright's
 ``base_url`` points at it; ``inject`` and ``@pytest.mark.fault`` act on its Redis link. Every
-test that uses ``page`` is recorded from the browser's network events (lab.investigate.recorder)
+test that uses ``page`` is recorded from the browser's network events (lab.investigate.plugin.recorder)
 and judged by the lab's checker beside the test's own asserts, which stay the user's check. The
 terminal summary gives, per test and fault, the anomaly rates with Wilson intervals over its
 repeats (``--lab-trials N`` or pytest-repeat's ``--count``), the diagnoses, and a replay line."""
@@ -22,9 +22,9 @@ import pytest
 
 if TYPE_CHECKING:
     from lab.faults import Targets
-    from lab.investigate.recorder import Recorder
-    from lab.investigate.spec import Spec
-    from lab.investigate.store import StoreMonitor
+    from lab.investigate.plugin.recorder import Recorder
+    from lab.investigate.spec.parse import Spec
+    from lab.investigate.evidence.store import StoreMonitor
     from lab.model.checker import Result
     from lab.model.history import Trial
     from lab.stack.model_link import ModelLink
@@ -57,7 +57,7 @@ def configure(config: pytest.Config) -> None:
     if not raw:
         return
     from lab.common.errors import UsageError
-    from lab.investigate import spec as spec_mod
+    from lab.investigate.spec import parse as spec_mod
 
     try:
         spec = spec_mod.load(Path(raw), config.getoption("--lab-set"))
@@ -110,7 +110,7 @@ class LabTarget:
     targets: "Targets"
     redis_url: str  # the lab's Redis, direct (not through Toxiproxy)
     base_url: str
-    store: "StoreMonitor | None" = None  # the store's record (lab.investigate.store)
+    store: "StoreMonitor | None" = None  # the store's record (lab.investigate.evidence.store)
     model: "ModelLink | None" = None  # the stand-in model ([model]): what every call was told
 
 
@@ -123,8 +123,8 @@ def lab_target(request: pytest.FixtureRequest) -> Iterator[LabTarget]:
     from lab.common.config import LabConfig
     from lab.common.errors import LabError
     from lab.faults import Targets
-    from lab.investigate import redaction, target
-    from lab.investigate.link import link_for_spec, model_for
+    from lab.investigate.target import redaction, process as target
+    from lab.investigate.target.link import link_for_spec, model_for
 
     spec, cfg = request.config.stash[spec_key], LabConfig.from_env()
     # As lab investigate routes it: the lab's own Redis + Toxiproxy, the app's Redis behind
@@ -133,7 +133,7 @@ def lab_target(request: pytest.FixtureRequest) -> Iterator[LabTarget]:
     with ExitStack() as session:
         # First in, last out: the trials' records and the target's log are scrubbed of the
         # login's secrets once the target has stopped. Not the terminal: pytest's capture swaps
-        # sys.stdout itself (the lab's summary is redacted line by line, lab.investigate.pytest_summary).
+        # sys.stdout itself (the lab's summary is redacted line by line, lab.investigate.plugin.summary).
         session.enter_context(redaction.kept_secret(spec, link.run_dir, lab_artifacts(request.config), terminal=False))
         try:
             session.enter_context(link)
@@ -148,7 +148,7 @@ def lab_target(request: pytest.FixtureRequest) -> Iterator[LabTarget]:
             pytest.fail(redact.text(f"--lab-target {spec.file}: {exc}"), pytrace=False)
         targets = Targets.of(link)
         targets.toxiproxy.reset()
-        from lab.investigate.store import StoreMonitor
+        from lab.investigate.evidence.store import StoreMonitor
 
         # The app's Redis, direct: its own (external), or the link's -- with the app's password
         # and db where its compose file gives them (link.cfg, set as the project came up).
@@ -164,7 +164,7 @@ def _lab_record(request: pytest.FixtureRequest) -> Iterator[None]:
     if spec_key not in request.config.stash or "page" not in request.fixturenames:
         yield
         return
-    from lab.investigate.recorder import Recorder
+    from lab.investigate.plugin.recorder import Recorder
     from lab.model.checker import check_safe
 
     lt: LabTarget = request.getfixturevalue("lab_target")
@@ -219,7 +219,7 @@ def _test_name(nodeid: str) -> str:
 
 
 def summary(terminalreporter: Any, config: pytest.Config, seed: int) -> None:
-    from lab.investigate.pytest_summary import lines
+    from lab.investigate.plugin.summary import lines
 
     if spec_key not in config.stash or not config.stash[trials_key]:
         return

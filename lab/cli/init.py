@@ -108,7 +108,7 @@ def add(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from lab.common.config import LabConfig
     from lab.common.errors import UsageError
-    from lab.investigate.init import Init
+    from lab.investigate.draft.init import Init
 
     out = Path(args.out)
     if args.check_only:
@@ -133,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _compose(args: argparse.Namespace, out: Path) -> dict[str, Any]:
-    """[start]'s compose keys from the flags (lab.investigate.spec_compose checks them)."""
+    """[start]'s compose keys from the flags (lab.investigate.spec.compose checks them)."""
     import os
 
     from lab.common.errors import UsageError

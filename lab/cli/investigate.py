@@ -143,7 +143,8 @@ def _run_options(inv: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from lab.common.config import LabConfig
-    from lab.investigate import experiments, run as investigation, spec as spec_mod
+    from lab.investigate.run import experiments, investigation
+    from lab.investigate.spec import parse as spec_mod
 
     spec = spec_mod.load(Path(args.target), args.sets)  # bad spec: exit 2, nothing started
     only = experiments.only_filter(spec, args.only, args.target)  # bad --only: exit 2 too

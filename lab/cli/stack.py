@@ -65,7 +65,7 @@ def run_down(args: argparse.Namespace) -> int:
     report = stack.down()
     if args.mode == "native":
         # Also what a killed `lab investigate` left (its own run folder: target, Redis, Toxiproxy).
-        from lab.investigate.run import link_for
+        from lab.investigate.run.investigation import link_for
 
         report += [f"investigate: {r}" for r in link_for(stack.cfg).down()]
         from lab.stack.compose.app import AppStack

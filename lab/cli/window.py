@@ -146,9 +146,9 @@ def run_target(args: argparse.Namespace) -> int:
     from lab.commands.window import FIRST_TRIALS
     from lab.common.config import LabConfig
     from lab.common.errors import UsageError
-    from lab.investigate import spec as spec_mod
-    from lab.investigate.experiments import Experiment
-    from lab.investigate.window import TARGET_SWEEPS, TargetWindow
+    from lab.investigate.spec import parse as spec_mod
+    from lab.investigate.run.experiments import Experiment
+    from lab.investigate.run.window import TARGET_SWEEPS, TargetWindow
     from lab.plan import sweeps
     from lab.plan.schedule import fault_text, parse_fault
 

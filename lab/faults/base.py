@@ -82,7 +82,7 @@ class Fault:
     def step_delay_ms(self) -> float:
         """The most this fault adds to one Redis round trip of the app while it is on: one step of a
         chain of writes takes this long, so a key that stayed the same for less time may still be
-        waiting for its next write (lab.investigate.keys sizes its quiet window by it)."""
+        waiting for its next write (lab.investigate.evidence.keys sizes its quiet window by it)."""
         return 0.0
 
     def params(self) -> dict[str, Any]:

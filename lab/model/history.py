@@ -94,13 +94,13 @@ class Trial:
     history_reads: list[int | None] = field(default_factory=list)  # statuses of every history GET
     ttl: list[TtlObs] = field(default_factory=list)
     cookie_persistent: bool | None = None
-    # The session cookie's Path against the history and send routes (lab.investigate.identity
+    # The session cookie's Path against the history and send routes (lab.investigate.browser.identity
     # cookie_scope): {name, path, history_path, covers_history, covers_send}; None: no cookie.
     cookie_scope: dict[str, Any] | None = None
     # The conversation's key after the final read: {key, type, pttl_ms, values, stored_turns}
     # (stored_turns: turns whose user text occurs in its raw values; the format is the app's).
     redis_final: dict[str, Any] | None = None
-    # The store's record (lab.investigate.store): every command on the conversation's key during
+    # The store's record (lab.investigate.evidence.store): every command on the conversation's key during
     # the trial, [{t, conn, cmd, args, write, user: [turns], reply: [turns]}]; None: no record,
     # and store_note says why (MONITOR refused, a reconnection, no key known).
     store: list[dict[str, Any]] | None = None

@@ -1,4 +1,4 @@
-"""What the store's record (Trial.store, lab.investigate.store) says about a trial's turns:
+"""What the store's record (Trial.store, lab.investigate.evidence.store) says about a trial's turns:
 when each turn's rows first reached Redis against when its answer came. Pure functions.
 
 Both clocks are the machine's: Redis's MONITOR timestamps and the browser's answer times

@@ -1,5 +1,5 @@
 """`lab investigate`'s evidence, drawn: a trial's sends as the browser saw them (from the send to
-its answer), its refreshes, the store's record (lab.investigate.store) -- every command of the
+its answer), its refreshes, the store's record (lab.investigate.evidence.store) -- every command of the
 app on the conversation's key -- and, where the app calls a model ([model]), each model call
 from its start to its end with what it carried, on one time axis. A write that lands after its
 turn's answer is the one to look at: it is drawn red, with how late it came; so is a call told

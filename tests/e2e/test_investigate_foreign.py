@@ -26,8 +26,9 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from lab.common.config import PORT_ENV, LabConfig
-from lab.investigate import spec as spec_mod, target
-from lab.investigate.link import redis_link
+from lab.investigate.spec import parse as spec_mod
+from lab.investigate.target import process as target
+from lab.investigate.target.link import redis_link
 from tests.e2e.test_investigate import FOREIGN, _assert_nothing_left, _investigate, api_spec
 from tests.helpers import free_ports
 

@@ -44,3 +44,18 @@ def test_the_measures_catch_one_line_over(tmp_path: Path) -> None:
     assert long_functions([ok]) == [] and long_modules([ok]) == []
     assert long_functions([over]) == [f"{over}:1 g: 61 lines"]
     assert long_modules([over]) == [f"{over}: 351 lines"]
+
+
+# A room a newcomer can take in at a glance; lab/investigate's rooms are held to it (rooms of
+# one module per fault, defect or diagnosis are lists by design, and exempt).
+MAX_ROOM_MODULES = 10
+
+
+def test_investigates_rooms_hold_few_modules() -> None:
+    crowded = []
+    for folder in [LAB / "investigate", *sorted(p.parent for p in (LAB / "investigate").glob("*/__init__.py"))]:
+        modules = [p.name for p in folder.glob("*.py") if p.name != "__init__.py"]
+        if len(modules) > MAX_ROOM_MODULES:
+            crowded.append(f"{folder}: {len(modules)} modules")
+    assert not crowded, crowded
+    assert not [p.name for p in (LAB / "investigate").glob("*.py") if p.name != "__init__.py"]

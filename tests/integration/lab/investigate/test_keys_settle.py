@@ -14,7 +14,7 @@ import pytest
 from tests.helpers import run_async
 import redis
 
-from lab.investigate.keys import KeyReader, quiet_window_s
+from lab.investigate.evidence.keys import KeyReader, quiet_window_s
 from lab.stack.native import NativeStack
 
 STEP_MS = 150  # one step of the chain: what a 150 ms latency makes one round trip take

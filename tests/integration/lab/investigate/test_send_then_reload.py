@@ -22,12 +22,12 @@ from tests.helpers import run_async
 
 from lab.faults import base as faults
 from lab.model.history import Trial
-from lab.investigate import spec as sp
-from lab.investigate.blackbox import Prober
-from lab.investigate.experiments import Experiment
-from lab.investigate.pages import Pages, chromium
-from lab.investigate.spec import Spec
-from tests.unit.lab.investigate.test_spec import ROOT
+from lab.investigate.spec import parse as sp
+from lab.investigate.run.blackbox import Prober
+from lab.investigate.run.experiments import Experiment
+from lab.investigate.browser.pages import Pages, chromium
+from lab.investigate.spec.parse import Spec
+from tests.unit.lab.investigate.spec.test_parse import ROOT
 
 _PAGE = """<!doctype html><html><body><ol id="messages"></ol>
 <form id="form"><input id="msg"><button id="send">Send</button></form>

@@ -1,0 +1,340 @@
+"""Driving the app's own page ([page] in the spec): type and click as a user does, take each
+answer's status from the page's own request on the network, and the history from the DOM.
+
+The functions return the same raw dicts as the lab's page (lab/investigate/browser/page.py), so the
+prober judges either the same way. A selector that matches nothing is a spec error, reported
+with the selector ("page: ..."), not a trial outcome.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import json
+import re
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+from urllib.parse import urlsplit
+
+from playwright.async_api import Error as PlaywrightError, Page, Response, TimeoutError as PlaywrightTimeout
+
+from lab.investigate.browser.page import ANSWER_KEY, LOST_ANSWER, TAKE_ANSWER_JS
+from lab.investigate.spec.parse import PageSpec, Spec
+
+SELECTOR_TIMEOUT_MS = 5_000  # the page is up: an element that is not there by now is not coming
+
+
+def path_pattern(path: str) -> re.Pattern[str]:
+    """A spec's path as a pattern of URL paths: {session} is any one path segment (the page's own id)."""
+    return re.compile("^" + "[^/]+".join(re.escape(p) for p in path.split("{session}")) + "$")
+
+
+def _matches(path: str, method: str) -> Callable[[Response], bool]:
+    """A request of the page to ``path``."""
+    pattern = path_pattern(path)
+    return lambda r: r.request.method == method and pattern.match(urlsplit(r.url).path) is not None
+
+
+async def load(
+    page: Page,
+    spec: Spec,
+    navigate: Callable[[], Awaitable[Any]],
+    counts: Callable[[], bool] = lambda: True,
+    timeout_s: float | None = None,
+) -> dict[str, Any]:
+    """Navigate (open or reload) and read what the page shows once it has its history. The
+    first GET of the history answered once ``navigate`` began is the page's own, unless
+    ``counts`` says not yet (a navigation already under way inside ``navigate``: the GETs the
+    old page made before it are not the reload's). ``start``: when that GET left (epoch s)."""
+    pg = spec.page
+    assert pg is not None
+    wait_s = timeout_s or spec.chat.timeout_s
+    history = _matches(spec.history.path, "GET")
+    try:
+        async with page.expect_response(lambda r: history(r) and counts(), timeout=wait_s * 1000) as info:
+            await navigate()
+        resp = await info.value
+    except PlaywrightTimeout:
+        return {
+            "status": None,
+            "type": "",
+            "body": "",
+            "rows": None,
+            "error": f"page: {pg.path} made no GET {spec.history.path} within {wait_s:g} s",
+        }
+    start = _started(resp)
+    if not 200 <= resp.status < 300:
+        return {
+            "status": resp.status,
+            "type": resp.headers.get("content-type", ""),
+            "body": (await resp.text())[:400],
+            "error": None,
+            "rows": None,
+            "start": start,
+        }
+    return dict(await _shown(page, spec, resp.status), start=start)
+
+
+async def _shown(page: Page, spec: Spec, status: int) -> dict[str, Any]:
+    """The rows the page renders once its history has loaded."""
+    pg = spec.page
+    assert pg is not None
+    try:
+        if pg.ready:
+            await page.wait_for_selector(pg.ready, state="attached", timeout=spec.chat.timeout_s * 1000)
+        else:
+            # Rendering follows the fetch within a task or two.
+            await page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+        rows = await page.eval_on_selector_all(
+            pg.message, "(els, a) => els.map(e => [e.getAttribute(a) || '', e.innerText])", pg.role_attribute
+        )
+    except PlaywrightTimeout:
+        return {
+            "status": status,
+            "type": "",
+            "body": "",
+            "rows": None,
+            "error": f"page: page.ready = {pg.ready!r} never appeared after the history loaded",
+        }
+    parsed = [(str(role).strip(), str(text)) for role, text in rows]
+    return {
+        "status": status,
+        "type": "",
+        "body": "",
+        "error": None,
+        "rows": parsed[::-1] if pg.order == "newest_first" else parsed,
+    }
+
+
+# Type and send in the page itself, as one task: for a tab in the background, where Playwright's
+# actionability checks wait for animation frames that a hidden page does not get (two tabs
+# sending "at once" through fill + click went out one after the other).
+_SUBMIT_JS = """([input, send, text]) => {
+  const el = document.querySelector(input);
+  if (!el) return false;
+  el.focus(); el.value = text;
+  el.dispatchEvent(new Event("input", {bubbles: true}));
+  const button = send ? document.querySelector(send) : null;
+  if (send && !button) return false;
+  if (button) button.click(); else if (el.form) el.form.requestSubmit();
+  else el.dispatchEvent(new KeyboardEvent("keydown", {key: "Enter", bubbles: true}));
+  return true;
+}"""
+
+
+async def send(page: Page, spec: Spec, text: str, cut: bool, in_page: bool = False) -> dict[str, Any]:
+    """Type ``text`` and send it; with ``cut``, reload as soon as the answer starts (the user
+    refreshing mid-reply). ``ms`` is the page's request from start to the answer's first byte;
+    ``start`` / ``end`` when the request left and its answer ended (epoch s). ``in_page``:
+    typed and submitted by the page's own script (two tabs at once)."""
+    t0 = time.monotonic()
+    resp = await _post(page, spec, text, in_page, _matches(spec.chat.path, "POST"), t0)
+    if isinstance(resp, dict):
+        return resp
+    out = _head(resp, t0)
+    if cut:
+        # The answer has started: refresh now, as the user who does not wait for the reply.
+        out["cut"] = True
+        return out
+    return await _finish(page, spec, resp, out)
+
+
+async def _post(
+    page: Page, spec: Spec, text: str, in_page: bool, is_post: Callable[[Response], bool], t0: float
+) -> Response | dict[str, Any]:
+    """The page's POST of ``text``, answered (its body not read yet), or the raw failure."""
+    pg = spec.page
+    assert pg is not None
+    try:
+        async with page.expect_response(is_post, timeout=spec.chat.timeout_s * 1000) as info:
+            await _type_and_send(page, pg, text, in_page)
+        return await info.value
+    except PlaywrightTimeout as exc:
+        return _no_answer(t0, spec, exc)
+
+
+def _started(resp: Response) -> float | None:
+    """When the response's request left the page (epoch s), if the browser timed it."""
+    timing = resp.request.timing
+    return timing["startTime"] / 1000 if timing.get("startTime", -1) > 0 else None
+
+
+def _head(resp: Response, t0: float) -> dict[str, Any]:
+    """An answer as far as its first byte: status, type, ``ms`` to it and when the request left."""
+    timing = resp.request.timing
+    ms = timing["responseStart"] if timing.get("responseStart", -1) >= 0 else (time.monotonic() - t0) * 1000
+    start = _started(resp)
+    return {
+        "status": resp.status,
+        "type": resp.headers.get("content-type", ""),
+        "body": "",
+        "ms": ms,
+        "error": None,
+        "cut": None,
+        "start": start,
+    }
+
+
+async def _finish(page: Page, spec: Spec, resp: Response, out: dict[str, Any]) -> dict[str, Any]:
+    """The answer's body and end, then the page idle again (``page.idle``)."""
+    pg = spec.page
+    assert pg is not None
+    try:
+        out["body"] = await resp.text()
+    except PlaywrightError as exc:  # the connection broke mid-body: the answer's outcome is unknown
+        out["status"], out["error"] = None, f"the answer broke off: {exc}"
+        return out
+    start, end_ms = out["start"], resp.request.timing.get("responseEnd", -1)
+    out["end"] = start + end_ms / 1000 if start is not None and end_ms >= 0 else time.time()
+    if pg.idle:
+        try:
+            await page.wait_for_selector(pg.idle, state="attached", timeout=spec.chat.timeout_s * 1000)
+        except PlaywrightTimeout:
+            out["error"] = f"page: page.idle = {pg.idle!r} never appeared after the answer"
+    return out
+
+
+# The user who refreshes the moment the answer arrives, on the app's own page: an init script of
+# the context wraps the page's fetch. Inert unless armed for one send (sessionStorage: this tab
+# only); armed, the page's POST to the chat path, once its whole body is read, leaves its
+# answer in sessionStorage and starts the reload in the same task -- no round trip to the lab
+# between the two. The page's own code never gets that answer (its promise stays pending: the
+# page is going away), so the old page sends nothing more before the reload. Fetch only: an
+# XHR page the lab reloads itself after the answer (send_then_reload).
+_ARM = "__chaoslab_reload_armed"
+_RELOAD_HOOK_JS = """(() => {
+  const ARM = __ARM__, ANSWER = __ANSWER__, PATH = __PATH__, orig = window.fetch;
+  if (typeof orig !== "function") return;
+  const now = () => (performance.timeOrigin + performance.now()) / 1000;
+  // The armed value is the delay (ms) between the answer and the reload (lab window); at 0 the
+  // page never gets the answer, later it does, as a user reads it before refreshing.
+  const delay = () => { try { return Number(sessionStorage.getItem(ARM)); } catch (e) { return 0; } };
+  const armed = () => { try { return sessionStorage.getItem(ARM) !== null; } catch (e) { return false; } };
+  const isChat = (input, init) => {
+    try {
+      const req = input instanceof Request ? input : null;
+      const method = String((init && init.method) || (req ? req.method : "GET")).toUpperCase();
+      return method === "POST" && new URL(req ? req.url : String(input), location.href).pathname === PATH;
+    } catch (e) { return false; }
+  };
+  window.fetch = function (input, init) {
+    const answer = orig.apply(window, arguments);
+    if (!armed() || !isChat(input, init)) return answer;
+    return answer.then(async resp => {
+      if (!armed()) return resp;  // disarmed meanwhile: the lab reloads the page itself
+      const out = {status: resp.status, type: resp.headers.get("content-type") || "", body: "", error: null};
+      try { out.body = await resp.clone().text(); }
+      catch (e) { out.status = null; out.error = "the answer broke off: " + e; }
+      out.end = now();
+      const wait = delay();
+      sessionStorage.setItem(ANSWER, JSON.stringify(out));
+      sessionStorage.removeItem(ARM);
+      if (wait > 0) { setTimeout(() => location.reload(), wait); return resp; }
+      location.reload();
+      return new Promise(() => {});
+    });
+  };
+})();"""
+
+
+def reload_hook(spec: Spec) -> str:
+    """The init script of a context driving the app's page (see _RELOAD_HOOK_JS)."""
+    return (
+        _RELOAD_HOOK_JS.replace("__ARM__", json.dumps(_ARM))
+        .replace("__ANSWER__", json.dumps(ANSWER_KEY))
+        .replace("__PATH__", json.dumps(spec.chat.path))
+    )
+
+
+async def send_then_reload(
+    page: Page, spec: Spec, text: str, delay_ms: int = 0
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Type ``text`` and send it, the page armed to reload itself the moment the answer has
+    arrived (reload_hook); the answer (its body from sessionStorage: the response's own may be
+    gone with the page that read it) and the reloaded page's first history read (as ``load``).
+    Where the POST is not the page's fetch (XHR), or never answered, the lab reloads it after."""
+    state = {"hooked": False, "reloading": False, "navigated": False}
+    is_post = _matches(spec.chat.path, "POST")
+
+    def navigated(frame: Any) -> None:
+        # A delayed reload: the page has its answer and may read the history itself before the
+        # reload (many pages do); only the reloaded document's read counts.
+        if frame == page.main_frame and state["hooked"]:
+            state["navigated"] = True
+
+    def posted(r: Response) -> bool:  # in the event's listener: before any later response
+        if not is_post(r):
+            return False
+        state["hooked"] = r.request.resource_type == "fetch"
+        return True
+
+    out: dict[str, Any] = {}
+
+    async def navigate() -> None:
+        await page.evaluate("([k, d]) => sessionStorage.setItem(k, String(d))", [_ARM, delay_ms])
+        t0 = time.monotonic()
+        resp = await _post(page, spec, text, False, posted, t0)
+        out.update(resp if isinstance(resp, dict) else _head(resp, t0))
+        if state["hooked"]:
+            return  # the page is reloading itself
+        await page.evaluate("k => sessionStorage.removeItem(k)", _ARM)
+        if not isinstance(resp, dict):
+            out.update(await _finish(page, spec, resp, out))
+        if delay_ms:  # the user reading the answer before refreshing (lab window)
+            await asyncio.sleep(delay_ms / 1000)
+        state["reloading"] = True
+        await page.reload()
+
+    # The send and the reload: up to a timeout each.
+    timeout_s = 2 * spec.chat.timeout_s + delay_ms / 1000
+    if delay_ms:
+        page.on("framenavigated", navigated)
+    try:
+        counts = (
+            (lambda: state["navigated"] or state["reloading"])
+            if delay_ms
+            else (lambda: state["hooked"] or state["reloading"])
+        )
+        loaded = await load(page, spec, navigate, counts, timeout_s)
+    finally:
+        if delay_ms:
+            page.remove_listener("framenavigated", navigated)
+    if state["hooked"]:
+        stored = await page.evaluate(TAKE_ANSWER_JS)
+        out.update(stored or {"status": None, "error": LOST_ANSWER["error"]})
+    return out, loaded
+
+
+async def _type_and_send(page: Page, pg: PageSpec, text: str, in_page: bool) -> None:
+    if in_page:
+        if not await page.evaluate(_SUBMIT_JS, [pg.input, pg.send, text]):
+            raise PlaywrightTimeout(f"waiting for locator {pg.input!r} / {pg.send!r}")
+        return
+    await page.fill(pg.input, text, timeout=SELECTOR_TIMEOUT_MS)
+    if pg.send:
+        await page.click(pg.send, timeout=SELECTOR_TIMEOUT_MS)
+    else:
+        await page.press(pg.input, "Enter", timeout=SELECTOR_TIMEOUT_MS)
+
+
+def _no_answer(t0: float, spec: Spec, exc: Exception) -> dict[str, Any]:
+    """No POST answered: the page's selectors found nothing (the spec is wrong), or no answer came."""
+    pg = spec.page
+    assert pg is not None
+    if "waiting for" in str(exc) and "locator" in str(exc):
+        return _failed(
+            t0,
+            f"page: no element for page.input = {pg.input!r}"
+            + (f" / page.send = {pg.send!r}" if pg.send else "")
+            + " (or it stayed disabled)",
+        )
+    return _failed(
+        t0,
+        f"no POST {spec.chat.path} answered within {spec.chat.timeout_s:g} s "
+        "(if the page never sent one: check page.input / page.send)",
+    )
+
+
+def _failed(t0: float, error: str) -> dict[str, Any]:
+    return {"status": None, "type": "", "body": "", "ms": (time.monotonic() - t0) * 1000, "error": error, "cut": None}

@@ -1,0 +1,154 @@
+"""The lab's own chat page, served by the browser itself (``page.route``) on a reserved path of
+the target's origin: its fetches are same-origin, so the target's cookies and a reload behave as
+with the app's own page, and the target needs no page at all.
+
+The page speaks the spec's contract with fetch and reports raw answers (status, content type,
+body); Python parses them (lab/investigate/spec/parse.py), so a body outside the spec is evidence, not
+a crash in the page.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+from lab.investigate.browser.page_frames import FRAMES_JS, SESSION_JS, SESSION_KEY
+from lab.investigate.spec.parse import Spec
+
+PAGE_PATH = "/__chaoslab__/chat"
+
+# Where a page that reloads itself the moment an answer arrives keeps that answer for the lab
+# (sessionStorage: it survives the reload in the same tab). TAKE_ANSWER_JS reads and clears it.
+ANSWER_KEY = "__chaoslab_answer"
+TAKE_ANSWER_JS = f"""() => {{
+  const v = sessionStorage.getItem({ANSWER_KEY!r});
+  sessionStorage.removeItem({ANSWER_KEY!r});
+  return v === null ? null : JSON.parse(v);
+}}"""
+# What a send whose stored answer did not survive the reload is taken as: maybe applied.
+LOST_ANSWER = {
+    "status": None,
+    "type": "",
+    "body": "",
+    "ms": 0.0,
+    "error": "the answer kept across the reload was gone after it",
+    "cut": None,
+}
+
+_HTML = """<!doctype html><html><head><meta charset="utf-8"><title>chaoslab probe</title></head>
+__CLIENT__<body><h1>chaoslab probe of __NAME__</h1><ol id="history"></ol>
+<script>
+const CFG = __CFG__;
+// mode: "read" reads the whole answer; "cut" reads the first chunk of a streamed answer, then
+// aborts the request -- the connection closes mid-reply, as with a refresh or a closed tab.
+// start / end: when the request left and its answer ended, in epoch seconds (the browser's
+// clock): whether two sends were in flight together, and how soon after an answer a reload's
+// read left, are judged from these. Taken from the network's own record (Resource Timing)
+// where it has one: on a busy machine this script may run long after the last byte came, and
+// a clock read here would move the answer later than the server sent it.
+const now = () => (performance.timeOrigin + performance.now()) / 1000;
+__SESSION_JS__
+function netTimes(path, t0, start, end) {
+  const url = new URL(path, location.href).href;
+  const e = performance.getEntriesByName(url).filter(x => x.startTime >= t0 - 1).pop();
+  if (!e || !(e.responseEnd > 0)) return {start, end};
+  const sent = e.requestStart > 0 ? e.requestStart : e.startTime;
+  return {start: (performance.timeOrigin + sent) / 1000, end: (performance.timeOrigin + e.responseEnd) / 1000};
+}
+async function call(method, path, body, mode) {
+  const t0 = performance.now(), start = now();
+  const ctl = new AbortController();
+  const timer = setTimeout(() => ctl.abort(), CFG.timeout_ms);
+  path = target(path);
+  try {
+    const init = {method, credentials: "same-origin", headers: sessionHeaders(), signal: ctl.signal};
+    if (body !== undefined) { init.headers["Content-Type"] = "application/json"; init.body = JSON.stringify(body); }
+    const resp = await fetch(path, init);
+    const out = {status: resp.status, type: resp.headers.get("content-type") || "", body: "",
+                 ms: 0, error: null, cut: null};
+    if (mode === "cut" && resp.ok && resp.body) {
+      const reader = resp.body.getReader();
+      const first = await reader.read();
+      out.ms = performance.now() - t0;
+      out.body = first.done ? "" : new TextDecoder().decode(first.value);
+      // Was that the whole answer? A read that is already settled tells; a pending one means
+      // the stream is still going, and the abort below cuts it.
+      const next = await Promise.race([reader.read(), new Promise(r => setTimeout(() => r(null), 0))]);
+      out.cut = !first.done && !(next && next.done);
+      ctl.abort();
+    } else {
+      out.body = await resp.text();
+      out.ms = performance.now() - t0;
+    }
+    return Object.assign(out, mode === "cut" ? {start, end: now()} : netTimes(path, t0, start, now()));
+  } catch (e) {
+    return {status: null, type: "", body: "", ms: performance.now() - t0, error: String(e), cut: null,
+            start, end: now()};
+  } finally {
+    clearTimeout(timer);
+  }
+}
+window.labSend = async (text, id, streamed, mode) => {
+  const failed = await ensureSession();
+  if (failed) return failed;
+  if (CFG.transport) return frameSend(text, mode || "read");
+  const body = streamed ? Object.assign({}, CFG.stream_request) : {};
+  body[CFG.message_field] = text;
+  if (CFG.id_field && id) body[CFG.id_field] = id;
+  if (CFG.session.field) body[CFG.session.field] = sid();
+  const out = await call("POST", CFG.chat_path, body, mode || "read");
+  if (out.status >= 200 && out.status < 300) keepFrom(out.body);
+  return out;
+};
+// The send after which the user refreshes at once: the answer is kept in sessionStorage (it
+// survives the reload; the lab reads it back there) and the reload starts in the same task
+// as its arrival -- no round trip to the lab between the two.
+// (lab window: delayMs after the answer -- the user who reads it first.)
+window.labSendThenReload = async (text, id, streamed, mode, delayMs) => {
+  const out = await labSend(text, id, streamed, mode);
+  try { sessionStorage.setItem(CFG.answer_key, JSON.stringify(out)); } catch (e) {}
+  if (delayMs) await new Promise(r => setTimeout(r, delayMs));
+  location.reload();
+  return out;
+};
+window.labHistory = async () => {
+  const failed = await ensureSession();
+  if (failed) return failed;
+  // An id that only the first answer gives: before it, there is no conversation to read.
+  if (CFG.session.carrier !== "cookie" && !sid())
+    return {status: 200, type: "", body: "", ms: 0, error: null, cut: null, empty: true, start: now(), end: now()};
+  return call("GET", CFG.history_path);
+};
+// What a user sees after a (re)load: the history as the page fetched it on load.
+window.labLoaded = labHistory().then(r => {
+  const ol = document.getElementById("history");
+  ol.textContent = "";
+  const li = document.createElement("li"); li.textContent = r.body.slice(0, 2000); ol.appendChild(li);
+  return r;
+});
+</script></body></html>"""
+
+
+def html(spec: Spec, token: str | None = None) -> str:
+    """The page for ``spec``; ``token``: the login's (filled into {token} of a transport's path).
+    The page is served from memory, never written: a token in it stays out of every file."""
+    t = spec.transport
+    cfg = {
+        "message_field": spec.chat.message_field,
+        "id_field": spec.chat.id_field,
+        "chat_path": spec.chat.path,
+        "history_path": spec.history.path,
+        "timeout_ms": int(spec.chat.timeout_s * 1000),
+        "stream_request": spec.stream.request if spec.stream else {},
+        "answer_key": ANSWER_KEY,
+        "session": dataclasses.asdict(spec.session),
+        "session_key": SESSION_KEY,
+        "transport": dataclasses.asdict(t) if t else None,
+        "token": token,
+    }
+    client = f'<script src="{t.client_script}"></script>' if t and t.kind == "socketio" else ""
+    # </ cannot close the script: JSON of the spec's strings is inert inside it.
+    page = _HTML.replace("__SESSION_JS__", SESSION_JS + FRAMES_JS).replace("__CLIENT__", client)
+    return page.replace("__CFG__", json.dumps(cfg).replace("</", "<\\/")).replace(
+        "__NAME__", spec.name.replace("<", "&lt;")
+    )

@@ -1,0 +1,233 @@
+"""The browser side of black-box trials: pooled contexts, the page each trial drives (the app's
+own, by its spec's selectors, or the lab's page served on the target's origin), reloads, a
+browser restart, and the session cookie -- what a trial reads raw, for the prober to judge."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from playwright.async_api import Browser, BrowserContext, Error as PlaywrightError, Page, Route
+
+from lab.investigate.browser import app_frames, app_page, cut
+from lab.driver.navigate import steady
+from lab.investigate.browser.identity import Identity, page_url_id
+from lab.investigate.browser.page import LOST_ANSWER, PAGE_PATH, TAKE_ANSWER_JS, html
+from lab.model.history import Row
+from lab.investigate.evidence.rows import parse_rows
+from lab.investigate.spec.parse import Spec
+
+
+@dataclass
+class Read:
+    """One GET of the history: status, and the rows if the body was of the spec's form."""
+
+    status: int | None
+    rows: list[Row] | None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status is not None and 200 <= self.status < 300 and self.rows is not None
+
+
+class Pages:
+    def __init__(self, spec: Spec, browser: Browser) -> None:
+        self.spec, self.browser = spec, browser
+        self.identity = Identity(spec)
+        # Browser contexts reused trial after trial, as the chaos runner's slots: a new context and
+        # page cost Chromium a renderer process each (measured: 1.8 s of a 4.5 s trial to open).
+        self._pool: list[tuple[BrowserContext, Page]] = []
+
+    async def slot(self) -> tuple[BrowserContext, Page]:
+        if self._pool:
+            ctx, page = self._pool.pop()
+            await self.identity.login(ctx)  # its cookies were cleared: a new user logs in
+            return ctx, page
+        ctx = await self.browser.new_context()
+        await self.identity.login(ctx)
+        await self.serve_page(ctx)
+        if self.spec.page is not None:
+            await ctx.add_init_script(app_page.reload_hook(self.spec))  # inert unless armed
+            if self.spec.transport is not None:
+                await ctx.add_init_script(app_frames.cut_hook(self.spec))  # inert unless armed
+        return ctx, self._watched(await ctx.new_page())
+
+    def _watched(self, page: Page) -> Page:
+        """What the page's network sees of its sends: the app's own page over its own socket
+        reads its answers from the frames (app_frames); a cut mid-reply is checked on them
+        (lab.investigate.browser.cut)."""
+        cut.watch(page, self.spec)
+        return page
+
+    async def serve_page(self, ctx: BrowserContext) -> None:
+        """The lab's page (when the app's own is not driven), on the target's own origin, served
+        by the browser: its cookies are real."""
+        if self.spec.page is None:
+            body = html(self.spec, self.identity.token)
+
+            async def serve(route: Route) -> None:
+                await route.fulfill(status=200, content_type="text/html; charset=utf-8", body=body)
+
+            await ctx.route(self.spec.url(PAGE_PATH), serve)
+
+    async def release(self, ctx: BrowserContext, page: Page, broken: bool) -> None:
+        """Back to the pool as a new user's browser: no cookie, no storage of the target's
+        origin; a context that failed is not trusted again."""
+        try:
+            if not broken:
+                await page.evaluate("() => { try { localStorage.clear(); sessionStorage.clear(); } catch (e) {} }")
+                await ctx.clear_cookies()
+                self._pool.append((ctx, page))
+                return
+        except Exception:  # a page that cannot even be cleared is broken
+            pass
+        await ctx.close()
+
+    async def close(self) -> None:
+        while self._pool:
+            await closing(self._pool.pop()[0].close())
+
+    async def open(self, ctx: BrowserContext, at: str | None = None) -> tuple[Page, dict[str, Any]]:
+        """A new page in ``ctx`` showing the conversation, and its first history read (raw)."""
+        await self.serve_page(ctx)
+        page = self._watched(await ctx.new_page())
+        return page, await self.load(ctx, page, at)
+
+    def _conversation_url(self, ctx: BrowserContext, page: Page) -> str | None:
+        """Where another tab of ``ctx`` shows the conversation, if the app keeps its id in the
+        URL (a second tab opens the same conversation, as a user opens its link)."""
+        pattern = self.spec.session.page_url
+        if pattern is None:
+            return None
+        for other in ctx.pages:
+            sid = page_url_id(pattern, urlsplit(other.url).path) if other is not page else None
+            if sid:
+                return pattern.replace("{session}", sid)
+        return None
+
+    async def load(self, ctx: BrowserContext, page: Page, at: str | None = None) -> dict[str, Any]:
+        """Navigate ``page`` to the conversation (``at``: this path of the app's page); its
+        first history read (raw)."""
+        if self.spec.page is not None:
+            url = self.spec.url(at or self._conversation_url(ctx, page) or self.spec.page.path)
+            return await app_page.load(page, self.spec, lambda: steady(lambda: page.goto(url)))
+        await steady(lambda: page.goto(self.spec.url(PAGE_PATH)))
+        # A user types once the page shows its history. Sending earlier races the page's own
+        # GET of the history: both go out without a cookie, each may start a session, and the
+        # later Set-Cookie wins -- the first message then lands in another conversation.
+        return dict(await page.evaluate("window.labLoaded"))
+
+    async def reload(self, page: Page) -> dict[str, Any]:
+        """Reload ``page``; its first history read after the reload (raw)."""
+        if self.spec.page is not None:
+            return await app_page.load(page, self.spec, lambda: steady(page.reload))
+        await steady(page.reload)
+        return dict(await page.evaluate("window.labLoaded"))
+
+    async def send_then_reload(
+        self, page: Page, text: str, mid: str | None, streamed: bool, delay_ms: int = 0
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Send ``text``; the page reloads itself the moment the answer has arrived (the user
+        refreshing right after it, with no round trip to the lab in between) -- or ``delay_ms``
+        after it (lab window). The answer (raw) and the reloaded page's first history read (raw,
+        with ``start``: when it left)."""
+        if self.spec.page is not None:
+            driver = app_frames if self.spec.transport is not None else app_page
+            return await driver.send_then_reload(page, self.spec, text, delay_ms)
+        # The send and the reload: up to a timeout each (and the delay).
+        timeout_ms = 2 * self.spec.chat.timeout_s * 1000 + delay_ms
+        async with page.expect_event("domcontentloaded", timeout=timeout_ms):
+            try:
+                await page.evaluate(
+                    "([t, i, s, d]) => labSendThenReload(t, i, s, 'read', d)", [text, mid, streamed, delay_ms]
+                )
+            except PlaywrightError as exc:
+                # The reload may destroy the evaluation's context before its result is back:
+                # the answer is in sessionStorage either way.
+                if "context was destroyed" not in str(exc) and "navigat" not in str(exc):
+                    raise
+        loaded = dict(await page.evaluate("window.labLoaded"))
+        return await page.evaluate(TAKE_ANSWER_JS) or dict(LOST_ANSWER), loaded
+
+    async def browser_restart(self, ctx: BrowserContext) -> dict[str, Any]:
+        """A new context keeping what a browser keeps across a restart -- ``ctx``'s persistent
+        cookies and its localStorage -- logged in again: its first history read."""
+        # A conversation the app's page keeps in its URL: the restored tab (or its link) opens it.
+        sid = await self.identity.session_id(ctx) if self.spec.session.page_url else None
+        at = self.spec.session.page_url.replace("{session}", sid) if sid and self.spec.session.page_url else None
+        state = await ctx.storage_state()
+        # A browser restart keeps only persistent cookies (expires != -1).
+        state["cookies"] = [c for c in state["cookies"] if c.get("expires", -1) != -1]
+        fresh = await self.browser.new_context(storage_state=state)
+        try:
+            await self.identity.login(fresh)
+            return (await self.open(fresh, at))[1]
+        finally:
+            await fresh.close()
+
+    async def cookie_persistent(self, ctx: BrowserContext) -> bool | None:
+        """Whether the session cookie outlives the browser (None: no session cookie)."""
+        c = await self.identity.cookie(ctx) if self.spec.session.is_cookie else None
+        return None if c is None else c.get("expires", -1) != -1
+
+    async def session_key(self, ctx: BrowserContext) -> str | None:
+        """The conversation's Redis key for this context's session ([redis] key), if known."""
+        sid = await self.identity.session_id(ctx)
+        if not self.spec.redis.key or sid is None:
+            return None
+        return self.spec.redis.key.replace("{session}", sid)
+
+    def rows(self, raw: dict[str, Any]) -> Read:
+        """A raw history read as rows of the spec's form (an error where it is not)."""
+        if raw.get("empty"):  # no conversation yet (its id comes with the first answer)
+            return Read(raw["status"], [])
+        if raw["status"] is None or not 200 <= raw["status"] < 300:
+            return Read(raw["status"], None, raw["error"] or f"HTTP {raw['status']}: {raw['body'][:120]!r}")
+        if "rows" in raw:  # the app's own page: what it rendered
+            if raw["rows"] is None:
+                return Read(raw["status"], None, raw["error"])
+            h = self.spec.history
+            names = {h.user_role: "user", h.assistant_role: "assistant"}
+            return Read(raw["status"], [Row("", names.get(r, r), c) for r, c in raw["rows"]], raw["error"])
+        try:
+            return Read(raw["status"], parse_rows(self.spec.history, raw["body"]))
+        except ValueError as exc:
+            return Read(raw["status"], None, f"history outside the spec: {exc}")
+
+
+@asynccontextmanager
+async def chromium() -> AsyncIterator[Browser]:
+    from lab.driver.browser import executable, playwright_started
+
+    async with playwright_started() as pw:
+        # The lab's page is fulfilled by the browser itself (page.route), and Chromium's Local
+        # Network Access checks count a document that no server sent as public: its WebSocket to
+        # the app's own 127.0.0.1 origin failed with ERR_BLOCKED_BY_LOCAL_NETWORK_ACCESS_CHECKS.
+        # A page the app serves is local to local and never blocked; the flag restores that.
+        browser = await pw.chromium.launch(
+            executable_path=executable(), args=["--disable-features=LocalNetworkAccessChecks"]
+        )
+        try:
+            yield browser
+        finally:
+            await closing(browser.close())
+
+
+async def closing(aw: Awaitable[None]) -> None:
+    """Close what may be gone already. Ctrl-C in a terminal reaches the whole process group:
+    Playwright's driver (a node process) exits on it, and the browser with it -- closing its
+    contexts then fails, and that failure must not replace the interrupt (seen: a traceback and
+    exit 1 instead of 130)."""
+    from playwright.async_api import Error
+
+    try:
+        await aw
+    except Error:
+        pass
+    except Exception as exc:  # the driver's pipe closed under the call: not a playwright Error
+        if "Connection closed" not in str(exc):
+            raise

@@ -1,0 +1,226 @@
+"""`lab init`'s probe of a running app: its OpenAPI document where it serves one, else common
+paths; then one real send and one history read, whose answers fix the reply's field, the
+history's shape, the session cookie and the Redis key. Bounded: a handful of requests to the
+app on 127.0.0.1, each with a timeout."""
+
+from __future__ import annotations
+
+import http.cookiejar
+import json
+import secrets
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from typing import Any
+
+from lab.common import redact
+from lab.investigate.draft import openapi as draft_openapi
+from lab.investigate.draft.infer import Draft, history_shape, key_pattern, lists, pick_cookie, reply_path
+from lab.investigate.draft.openapi import MESSAGE_FIELDS
+
+CHAT_PATHS = ("/chat", "/api/chat", "/api/send", "/send", "/api/messages", "/messages", "/api/message")
+HISTORY_PATHS = ("/history", "/api/history", "/api/messages", "/messages", "/api/chat/history", "/api/chat")
+READY_PATHS = ("/health", "/healthz", "/ready", "/readyz")
+TIMEOUT_S = 10.0
+
+
+class Client:
+    """HTTP with a cookie jar, as a browser keeps the app's cookies; JSON in and out."""
+
+    def __init__(self, base_url: str) -> None:
+        self.base = base_url.rstrip("/")
+        self.jar = http.cookiejar.CookieJar()
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar))
+        self.headers: dict[str, str] = {}
+
+    def call(self, method: str, path: str, body: Any = None) -> tuple[int, str, Any]:
+        """(status, content type, JSON or None); status 0 when nothing answered."""
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.base + path, data=data, method=method, headers=dict(self.headers))
+        if data is not None:
+            req.add_header("Content-Type", "application/json")
+        try:
+            with self.opener.open(req, timeout=TIMEOUT_S) as resp:
+                status, ctype, raw = resp.status, resp.headers.get("content-type", ""), resp.read()
+        except urllib.error.HTTPError as exc:
+            status, ctype, raw = exc.code, exc.headers.get("content-type", ""), exc.read()
+        except OSError:
+            return 0, "", None
+        try:
+            doc = json.loads(raw) if "json" in ctype else None
+        except ValueError:
+            doc = None
+        return status, ctype, doc
+
+    def cookies(self) -> dict[str, str]:
+        return {c.name: c.value or "" for c in self.jar}
+
+
+def probe(base_url: str, d: Draft, login_env: Callable[[str], str | None], keys: Callable[[str], list[str]]) -> None:
+    """Fill ``d`` from the app at ``base_url``. ``login_env``: a variable's value (a login's
+    body); ``keys(text)``: the keys of the lab's own Redis whose values hold ``text``."""
+    c = Client(base_url)
+    _ready(c, d)
+    status, _, doc = c.call("GET", "/openapi.json")
+    if status == 200 and isinstance(doc, dict) and "paths" in doc:
+        draft_openapi.from_openapi(doc, d)
+        d.notes.append("OpenAPI lists no WebSocket routes: a WebSocket the app also has is not drafted ([transport])")
+    _socketio(c, d)
+    if not _login(c, d, login_env):
+        return
+    sid = _create(c, d)
+    text = f"chaoslab init probe {secrets.token_hex(4)}"
+    sent = _send(c, d, text, sid)
+    if sent is None:
+        _unsent(c, d)
+        return
+    _read(c, d, text, sent, sid)
+    sid = sid or _cookie(c, d)
+    holding = keys(text)
+    pattern = key_pattern(holding, sid) if sid else None
+    if pattern:
+        d.put("redis", "key", pattern, "the key holding the message sent, named after the session")
+    else:  # optional: without it the lab reads no TTL and no raw values (fewer diagnoses)
+        d.notes.append(
+            "[redis] key: not inferred -- "
+            + (
+                f"the keys holding the message ({', '.join(holding[:3])}) are not named after the session"
+                if holding
+                else "no key in the lab's Redis holds the message sent"
+            )
+            + "; without it, the TTL rules and history_hides_stored are not judged"
+        )
+
+
+def _ready(c: Client, d: Draft) -> None:
+    for path in READY_PATHS:
+        if 200 <= c.call("GET", path)[0] < 300:
+            d.put("http", "ready_path", path, f"GET {path} answered 2xx")
+            return
+
+
+def _socketio(c: Client, d: Draft) -> None:
+    status, ctype, _ = c.call("GET", "/socket.io/socket.io.js")
+    if status == 200 and "javascript" in ctype:
+        d.put("transport", "kind", "socketio", "the app serves /socket.io/socket.io.js")
+        for key, need in (
+            ("event", "the event a message is emitted as"),
+            ("chunk", "the event carrying a piece of the reply"),
+            ("end", "the event that ends a reply"),
+        ):
+            d.missing(
+                "transport", key, need + " (the app's Socket.IO code names it; the lab cannot see it from outside)"
+            )
+        d.missing("chat", "message_field", "the message's field in that event's payload")
+
+
+def _login(c: Client, d: Draft, login_env: Callable[[str], str | None]) -> bool:
+    path, body = d.get("auth", "login"), d.get("auth", "body")
+    if not path:
+        return True
+    values = {k: login_env(v[len("{env:") : -1]) for k, v in body.items()}
+    unset = [body[k][len("{env:") : -1] for k, v in values.items() if not v]
+    if unset:
+        d.missing("auth", "body", f"the login's values: set {' and '.join(unset)} (the spec reads them there)")
+        return False
+    # The draft's {env:NAME} values are the login's secrets, as a spec's [auth] are in a run: kept
+    # out of the terminal and the target's log (lab init's lab.investigate.target.redaction scope).
+    redact.add(*(v for v in values.values() if v))
+    status, _, doc = c.call("POST", path, values)
+    token = d.get("auth", "token")
+    if not 200 <= status < 300:
+        d.missing("auth", "body", f"a login that works: POST {path} answered {status} with the values given")
+        return False
+    if token and isinstance(doc, dict) and isinstance(doc.get(token[2:]), str):
+        redact.add(doc[token[2:]])
+        c.headers["Authorization"] = "Bearer " + doc[token[2:]]
+    return True
+
+
+def _create(c: Client, d: Draft) -> str | None:
+    path, id_path = d.get("session", "create"), d.get("session", "id")
+    if not path:
+        return None
+    status, _, doc = c.call("POST", path)
+    ident = doc.get(id_path[2:]) if isinstance(doc, dict) else None
+    if not 200 <= status < 300 or not isinstance(ident, str):
+        d.missing("session", "create", f"a create call that answers an id: POST {path} answered {status}")
+        return None
+    return ident
+
+
+def _send(c: Client, d: Draft, text: str, sid: str | None) -> str | None:
+    """One message; the reply's text (None: no chat route answered)."""
+    fields = [d.get("chat", "message_field")] if d.get("chat", "message_field") else list(MESSAGE_FIELDS[:4])
+    paths = [d.get("chat", "path")] if d.get("chat", "path") else list(CHAT_PATHS)
+    for path in paths:
+        for field in fields:
+            status, _, doc = c.call("POST", path.replace("{session}", sid or ""), {field: text})
+            if status in (0, 404, 405):
+                break  # no such route: the next path
+            if 200 <= status < 300:
+                d.put("chat", "path", path, d.why.get("chat.path") or f"POST {path} answered {status}")
+                d.put("chat", "message_field", field, d.why.get("chat.message_field") or f"{field!r} was accepted")
+                found = reply_path(doc, text)
+                if found:
+                    d.put("chat", "reply_path", found[0], f"the answer's field holding the reply ({found[1][:40]!r})")
+                return found[1] if found else ""
+    if "transport.kind" not in d.why:
+        d.missing("chat", "path", f"the chat route: none of POST {', '.join(paths)} took a message")
+    return None
+
+
+def _read(c: Client, d: Draft, text: str, reply: str, sid: str | None) -> None:
+    paths = [d.get("history", "path")] if d.get("history", "path") else list(HISTORY_PATHS)
+    for path in paths:
+        status, _, doc = c.call("GET", path.replace("{session}", sid or ""))
+        shape = history_shape(doc, text, reply or None) if 200 <= status < 300 else None
+        if shape is None:
+            continue
+        d.put("history", "path", path, d.why.get("history.path") or f"GET {path} shows the message sent")
+        fields = ("separator",) if shape.format == "strings" else ("role_field", "content_field")
+        for key in ("items", "format", *fields, "order", "user_role", "assistant_role"):
+            d.put("history", key, getattr(shape, key), "the read after the send")
+        return
+    d.missing("history", "path", f"the history route: none of GET {', '.join(paths)} showed the message sent")
+
+
+def _cookie(c: Client, d: Draft) -> str | None:
+    jar = c.cookies()
+    name = pick_cookie(sorted(jar))
+    if name is None:
+        if jar:
+            d.missing("http", "cookie", f"which of the cookies {', '.join(sorted(jar))} is the session's")
+        elif not d.get("session", "in"):
+            d.missing("http", "cookie", "the session: the app set no cookie and no create call was found")
+        return None
+    d.put("http", "cookie", name, f"the app set it ({', '.join(sorted(jar))})")
+    return jar[name]
+
+
+def _unsent(c: Client, d: Draft) -> None:
+    """No message could be sent over HTTP: the history and the session cannot be seen at work.
+    A history route that answers a list is named as a guess, unconfirmed."""
+    for path in HISTORY_PATHS:
+        status, _, doc = c.call("GET", path)
+        found = lists(doc) if 200 <= status < 300 else []
+        if found:
+            d.missing(
+                "history", "path", f"confirmed by a message in it: GET {path} answers {json.dumps(doc)[:60]} (a guess)"
+            )
+            d.put("history", "items", found[0][0], f"the list in GET {path}'s answer (empty: unconfirmed)")
+            break
+    else:
+        d.missing("history", "path", "the history route: none of the common ones answered JSON")
+    if not c.cookies() and not d.get("session", "in"):
+        for key, need in (
+            (
+                "in",
+                "where the conversation's id lives (header | query | path): the app set no cookie, has no create call",
+            ),
+            ("name", "the header's or query parameter's name (e.g. X-Conversation-Id)"),
+            ("from", "where the id comes from: answer (the first answer carries it) | create | fixed"),
+            ("id", "where the id is in that answer, e.g. $.conversation_id (docs/app-shapes.md)"),
+            ("field", "the message's field that carries the id back, if it does (e.g. conversation_id)"),
+        ):
+            d.missing("session", key, need)

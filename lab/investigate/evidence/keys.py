@@ -1,0 +1,165 @@
+"""The target's conversation key, read directly from the lab's Redis: PTTL, type and raw values.
+
+The storage format is the app's business: the lab only counts values and searches them for
+text. A read right after a send counts as evidence of a TTL rule only once the key has settled
+(its contents unchanged and its TTL only decaying over a short window after the read): a write
+still in flight makes the read unsettled, and an unsettled read is never such evidence.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import redis
+
+from lab.model.history import TtlObs
+from lab.model.store import carries
+
+if TYPE_CHECKING:
+    from lab.investigate.evidence.store import StoreMonitor
+
+# The settle rule. A read counts once the key stayed as read (same values, its TTL only
+# decaying) for a quiet window after it. The window must outlast one step of the app's slowest
+# write chain: an app that stores a turn after it has answered writes the question's row, then
+# the reply's, then its EXPIRE, one round trip apart -- under injected latency L, L apart. So the
+# window is SETTLE_STEPS round trips of the fault (never under SETTLE_FLOOR_S), and the deadline
+# leaves room for a chain of several steps before it.
+SETTLE_FLOOR_S = 0.05
+SETTLE_STEPS = 3
+SETTLE_POLL_S = 0.025  # how often the key is read while waiting (a read is one direct round trip)
+SETTLE_DEADLINE_FLOOR_S = 1.0
+SETTLE_DEADLINE_STEPS = 10
+
+
+def quiet_window_s(step_delay_ms: float) -> float:
+    """How long the key must stay as read to count as settled, given what the fault adds to one
+    of the app's Redis round trips (``Fault.step_delay_ms``)."""
+    return max(SETTLE_FLOOR_S, SETTLE_STEPS * step_delay_ms / 1000)
+
+
+def settle_deadline_s(step_delay_ms: float) -> float:
+    return max(SETTLE_DEADLINE_FLOOR_S, quiet_window_s(step_delay_ms) + SETTLE_DEADLINE_STEPS * step_delay_ms / 1000)
+
+
+T = TypeVar("T")
+CLIENT_NAME = "chaoslab-reader"  # lab.investigate.evidence.store.LAB_CLIENT_PREFIX
+
+
+class KeyReader:
+    def __init__(self, redis_url: str) -> None:
+        self.redis_url = redis_url
+        self._r: redis.Redis | None = None
+
+    def _redis(self) -> redis.Redis:
+        if self._r is None:
+            # Named: the store's record (lab.investigate.evidence.store) tells the lab's reads from the app's.
+            self._r = redis.Redis.from_url(self.redis_url, socket_timeout=5, retry=None, client_name=CLIENT_NAME)
+        return self._r
+
+    def _call(self, fn: Callable[[redis.Redis], T]) -> T:
+        try:
+            return fn(self._redis())
+        except redis.RedisError:
+            self.close()  # a restarted Redis (redis_restart) breaks the old connection: one new try
+            return fn(self._redis())
+
+    def sync(self, monitor: "StoreMonitor") -> bool:
+        """Until ``monitor`` has every command Redis ran before now (a mark on this connection)."""
+        return monitor.sync(self._redis())
+
+    def close(self) -> None:
+        if self._r is not None:
+            self._r.close()
+            self._r = None
+
+    def read(self, key: str) -> tuple[int, str, list[bytes]]:
+        """(PTTL, type, raw values) of ``key``."""
+
+        def read(r: redis.Redis) -> tuple[int, str, list[bytes]]:
+            pttl = int(r.pttl(key))
+            kind = r.type(key)
+            kind = kind.decode() if isinstance(kind, bytes) else str(kind)
+            got: list[Any] = []
+            if kind == "list":
+                got = list(r.lrange(key, 0, -1))
+            elif kind == "string":
+                got = [r.get(key) or b""]
+            elif kind == "hash":
+                got = list(r.hvals(key))
+            elif kind == "zset":
+                got = list(r.zrange(key, 0, -1))
+            elif kind == "set":
+                got = sorted(r.smembers(key))
+            elif kind == "stream":
+                got = [repr(e) for e in r.xrange(key) or []]
+            # The client answers bytes (no decode_responses): text is encoded alike for the search.
+            return pttl, kind, [v if isinstance(v, bytes) else str(v).encode() for v in got]
+
+        return self._call(read)
+
+    def snapshot(self, key: str) -> "Snapshot":
+        """(midpoint time, round trip ms, PTTL, value count, content digest) of the key."""
+        t0 = time.time()
+        pttl, _kind, values = self.read(key)
+        t1 = time.time()
+        return (t0 + t1) / 2, (t1 - t0) * 1000, pttl, len(values), hash(tuple(values))
+
+    async def settled_ttl(self, key: str, turn: int, step_delay_ms: float = 0.0) -> TtlObs:
+        """The key's PTTL once it has settled: unchanged (its TTL only decaying) for the quiet
+        window after the read (``settled=False`` if it never was by the deadline). The read
+        returned is the first of the quiet stretch, with its own moment and round trip."""
+        quiet_s = quiet_window_s(step_delay_ms)
+        deadline = time.monotonic() + settle_deadline_s(step_delay_ms)
+        first = prev = self.snapshot(key)
+        since = time.monotonic()
+        while True:
+            # Polled at short intervals, bounded by the deadline: the window is a measure of how
+            # long the key stayed the same, not a guess at when the app is done.
+            await asyncio.sleep(min(SETTLE_POLL_S, quiet_s))
+            cur = self.snapshot(key)
+            if not _same(prev, cur):
+                first, since = cur, time.monotonic()
+            elif time.monotonic() - since >= quiet_s:
+                return _obs(turn, first, settled=True)
+            if time.monotonic() > deadline:
+                return _obs(turn, first, settled=False)
+            prev = cur
+
+
+Snapshot = tuple[float, float, int, int, int]
+
+
+def _same(prev: Snapshot, cur: Snapshot) -> bool:
+    """The same values, and a TTL that only decayed (to within the reads' round trips)."""
+    tol_ms = 5 + (prev[1] + cur[1]) / 2
+    return cur[3:] == prev[3:] and (
+        cur[2] == prev[2] == -1
+        or cur[2] == prev[2] == -2
+        or (cur[2] >= 0 and prev[2] >= 0 and cur[2] <= prev[2] + tol_ms)
+    )
+
+
+def _obs(turn: int, snap: Snapshot, settled: bool) -> TtlObs:
+    return TtlObs(turn, snap[0], snap[2], snap[3], round(snap[1], 2), settled=settled)
+
+
+def key_record(
+    key: str, pttl: int, kind: str, values: list[bytes], sends: list[Any], dump: bool = False
+) -> dict[str, Any]:
+    """The conversation's key after the history settled, as a trial records it: which turns'
+    texts occur in its raw values (the storage format stays the app's business); ``dump``:
+    the raw values too (the first 50, 500 bytes each)."""
+    raw = b"\n".join(values)
+    record = {
+        "key": key,
+        "type": kind,
+        "pttl_ms": pttl,
+        "values": len(values),
+        "stored_turns": [s.turn for s in sends if carries(raw, s.text)],
+    }
+    if dump:
+        record["dump"] = [v[:500].decode(errors="replace") for v in values[:50]]
+    return record

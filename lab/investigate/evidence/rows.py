@@ -1,0 +1,125 @@
+"""A target's answers read by its spec: a JSON path into a reply, the history as the lab's rows
+(in whatever shape the spec says: objects or "role:content" strings, either order)."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from lab.model.history import Outcome, Row, Send
+from lab.investigate.spec.parse import History, Spec
+
+
+def json_path(doc: Any, path: str) -> Any:
+    """A minimal JSON path: $ or $.a.b (objects only). Raises KeyError naming the missing step."""
+    node = doc
+    for step in path.split(".")[1:]:
+        if not isinstance(node, dict) or step not in node:
+            raise KeyError(f"{path}: no field {step!r} in {type(node).__name__}")
+        node = node[step]
+    return node
+
+
+def parse_history(spec: History, body: str) -> list[tuple[str, str]]:
+    """The history response -> (role, content) rows, oldest first. ValueError says what was
+    expected when the body is not of the spec's form."""
+    return [(role, content) for role, content, _ in _items(spec, body)]
+
+
+def parse_rows(spec: History, body: str) -> list[Row]:
+    """The history response -> the lab's rows, oldest first: the spec's roles as "user" and
+    "assistant" (others kept as they are), ids where history.id_field names them."""
+    names = {spec.user_role: "user", spec.assistant_role: "assistant"}
+    return [Row(mid, names.get(role, role), content) for role, content, mid in _items(spec, body)]
+
+
+def _text(content: Any) -> str:
+    """A message's text: a string as it is; a list of parts (the Vercel AI SDK's UIMessage
+    ``parts``, OpenAI's and Anthropic's content blocks) as its text parts joined -- a tool call,
+    an image or a reasoning part is no text the user was shown as the reply."""
+    if isinstance(content, list):
+        texts = [
+            p["text"]
+            for p in content
+            if isinstance(p, dict)
+            and isinstance(p.get("text"), str)
+            and p.get("type", "text") in ("text", "output_text")
+        ]
+        return "".join(texts)
+    return str(content)
+
+
+def _items(spec: History, body: str) -> list[tuple[str, str, str]]:
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        raise ValueError(f"not JSON (starts {body[:80]!r})") from None
+    try:
+        items = json_path(doc, spec.items)
+    except KeyError as exc:
+        raise ValueError(str(exc)) from None
+    if not isinstance(items, list):
+        raise ValueError(f"{spec.items} is a {type(items).__name__}, expected a list")
+    rows: list[tuple[str, str, str]] = []
+    for i, it in enumerate(items):
+        mid = ""
+        if spec.format == "strings":
+            if not isinstance(it, str) or spec.separator not in it:
+                raise ValueError(f'item {i} = {it!r}: expected a "role{spec.separator}content" string')
+            role, _, content = it.partition(spec.separator)
+        else:
+            if not isinstance(it, dict) or spec.role_field not in it or spec.content_field not in it:
+                raise ValueError(
+                    f"item {i} = {str(it)[:80]!r}: expected an object with "
+                    f"{spec.role_field!r} and {spec.content_field!r}"
+                )
+            role, content = str(it[spec.role_field]), _text(it[spec.content_field])
+            if spec.id_field:
+                mid = str(it.get(spec.id_field) or "")
+        rows.append((role.strip(), content, mid))
+    return rows[::-1] if spec.order == "newest_first" else rows
+
+
+def answer(
+    spec: Spec, raw: dict[str, Any], mid: str, text: str, turn: int, streamed: bool, cut: bool, t_invoke: float
+) -> Send:
+    """A send's raw answer (status, body, timing) as the lab's Send: ok (2xx in the spec's form),
+    fail (4xx), info (5xx, timeout, a 2xx outside the spec: it may have landed)."""
+    status = raw["status"]
+    error = raw["error"]
+    reply: str | None = None
+    outcome: Outcome
+    if status is None:
+        outcome = "info"  # timeout / connection reset: it may have landed
+    elif 200 <= status < 300:
+        outcome = "ok"
+        if spec.chat.reply_path and not streamed:  # a stream's body is the app's own format
+            try:
+                reply = str(json_path(json.loads(raw["body"]), spec.chat.reply_path))
+            except (ValueError, KeyError) as exc:
+                outcome, error = "info", f"2xx outside the spec ({spec.chat.reply_path}): {exc}"
+    elif 400 <= status < 500:
+        outcome = "fail"
+    else:
+        outcome = "info"  # 5xx: the write may or may not have been applied
+    if outcome == "ok" and raw.get("reply") is not None:  # frames: the reply as they carried it whole
+        reply = str(raw["reply"])
+    if status is not None and status >= 400 and error is None:
+        error = raw["body"][:160]
+    s = Send(
+        mid,
+        text,
+        turn,
+        reply=reply,
+        ms=round(raw["ms"], 1),
+        html="text/html" in raw["type"],
+        streamed=streamed,
+        cut=raw["cut"] if cut else None,
+        t_invoke=t_invoke,
+    )
+    # The request's own times where the page knows them (two sends "at once" are judged by
+    # when they really left and ended), else as this side saw them.
+    s.t_invoke = raw.get("start") or t_invoke
+    s.complete(outcome, status, error or (f"HTTP {status}" if status else ""), raw.get("end") or time.time())
+    return s

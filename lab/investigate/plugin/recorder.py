@@ -1,0 +1,334 @@
+"""A user's own pytest-playwright test as a lab trial (`pytest --lab-target SPEC`): recorded from
+the browser's own network events on the spec's chat and history routes -- nothing in the test
+changes. Each chat POST is a send (ok / fail / info, with its reply where the answer carries
+it); a navigation after a send is the refresh, and the first history read after it is what the
+page showed. At the end the history is read until it settles, and the conversation's Redis key
+is read directly. The trial is judged by the one checker (lab.model.checker).
+
+Sync Playwright (pytest-playwright's API); the app's own page, as the user's test drives it."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from playwright.sync_api import BrowserContext, Error as PlaywrightError, Frame, Page, Request, Response
+
+from lab.common import redact
+from lab.investigate.browser.app_page import path_pattern
+from lab.common.errors import NotReady
+from lab.common.wait import wait_until
+from lab.investigate.browser.identity import cookie_scope, history_target, local_storage, page_url_id, session_cookie
+from lab.investigate.evidence.keys import KeyReader, key_record
+from lab.investigate.evidence.store import StoreMonitor, fill
+from lab.investigate.evidence.rows import json_path, parse_rows
+from lab.investigate.browser.settle import MODEL_END_DEADLINE_S, QUIESCENCE_DEADLINE_S, QUIET_S, model_unended
+from lab.investigate.spec.parse import Spec
+from lab.model.history import Row, Send, Trial
+from lab.stack.model_link import ModelLink
+
+
+@dataclass
+class Recorder:
+    spec: Spec
+    ctx: BrowserContext
+    redis_url: str
+    trial_id: str
+    seed: int
+    fault: str = "none"
+    fault_params: dict[str, Any] = field(default_factory=dict)
+    _answers: list[tuple[float, Response]] = field(default_factory=list)
+    _failed: list[tuple[float, Request]] = field(default_factory=list)
+    _reads: list[tuple[float, Response]] = field(default_factory=list)
+    _navigations: list[float] = field(default_factory=list)
+    _restarted: list[BrowserContext] = field(default_factory=list)
+    _logins: list[Response] = field(default_factory=list)
+    store: StoreMonitor | None = None  # the store's record, where the session follows one
+    model: ModelLink | None = None  # the stand-in model ([model]): its record of the test's calls
+    _t0: float = field(default_factory=time.time)
+    # When each fault the test applied was in force ([on, off]; off None: until the test's end) and
+    # the evidence it took effect: the sends made inside are under the fault, as a trial's of
+    # lab investigate (acked_while_unreachable, stored_twice_after_retry... read them).
+    _fault_windows: list[list[float | None]] = field(default_factory=list)
+    _fault_evidence: str | None = None
+
+    def fault_applied(self, evidence: str) -> Callable[[], None]:
+        """A fault is in force from now; call the returned function once it is removed."""
+        window: list[float | None] = [time.time(), None]
+        self._fault_windows.append(window)
+        self._fault_evidence = self._fault_evidence or evidence
+
+        def removed() -> None:
+            window[1] = time.time()
+
+        return removed
+
+    def __post_init__(self) -> None:
+        chat, history = path_pattern(self.spec.chat.path), path_pattern(self.spec.history.path)
+        self._chat = lambda r: r.request.method == "POST" and chat.match(urlsplit(r.url).path) is not None
+        self._history = lambda r: r.request.method == "GET" and history.match(urlsplit(r.url).path) is not None
+        a = self.spec.auth
+        login = path_pattern(a.login_path) if a is not None and a.login_path and a.token_path else None
+        self._login = lambda r: bool(login and r.request.method == "POST" and login.match(urlsplit(r.url).path))
+        self.ctx.on("response", self._response)
+        self.ctx.on("requestfailed", self._request_failed)
+        self.ctx.on("page", self._watch)
+        for page in self.ctx.pages:
+            self._watch(page)
+
+    def _watch(self, page: Page) -> None:
+        def navigated(frame: Frame) -> None:
+            if frame == page.main_frame:
+                self._navigations.append(time.time())
+
+        page.on("framenavigated", navigated)
+
+    def _response(self, resp: Response) -> None:
+        if self._chat(resp):
+            self._answers.append((time.time(), resp))
+        elif self._history(resp):
+            self._reads.append((time.time(), resp))
+        elif self._login(resp):
+            self._logins.append(resp)
+
+    def _keep_tokens_secret(self) -> None:
+        """The tokens the test's own logins got ([auth] token) are secrets, as a run's are: the
+        session's redaction scope scrubs them from the target's log (lab.investigate.target.redaction)."""
+        assert self.spec.auth is not None and self.spec.auth.token_path is not None
+        for resp in self._logins:
+            try:
+                redact.add(str(json_path(json.loads(resp.text()), self.spec.auth.token_path)))
+            except (PlaywrightError, ValueError, KeyError):
+                continue  # a failed login's answer has no token
+        self._logins.clear()
+
+    def _request_failed(self, req: Request) -> None:
+        if req.method == "POST" and path_pattern(self.spec.chat.path).match(urlsplit(req.url).path):
+            self._failed.append((time.time(), req))
+
+    # ------------------------------------------------------------------ the trial
+    def trial(self) -> Trial:
+        """The test so far as a judged-ready trial (sends, the page after the refresh, the
+        settled history, the key)."""
+        if self._logins:
+            self._keep_tokens_secret()
+        t = Trial(
+            self.trial_id, fault=self.fault, fault_params=dict(self.fault_params), refresh="settled", seed=self.seed
+        )
+        t.sends = self._sends()
+        t.turns = len(t.sends)
+        for s in t.sends:
+            s.under_fault = any(_inside(s.t_invoke, on, off) for on, off in self._fault_windows)
+        t.fault_turn = next((s.turn for s in t.sends if s.under_fault), None)
+        t.fault_evidence = self._fault_evidence
+        for _, r in self._reads:
+            t.history_reads.append(r.status)
+        first_send = min((s.t_invoke for s in t.sends), default=None)
+        refresh = next((n for n in self._navigations if first_send is not None and n > first_send), None)
+        if refresh is not None:
+            t.events.append({"t": refresh, "kind": "refresh"})
+            shown = next((r for at, r in self._reads if at >= refresh), None)
+            t.page_after_refresh = self._rows(shown) if shown is not None else None
+            t.refresh_reached = shown is not None
+        texts = [s.text for s in t.sends]
+        if self.model is not None:  # a call still streaming is a write still to come (settle.model_ended)
+            model = self.model
+            try:
+                wait_until(
+                    lambda: not model.still_streaming(texts, self._t0 - 1.0),
+                    what="the calls ended",
+                    timeout_s=MODEL_END_DEADLINE_S,
+                )
+            except NotReady:
+                t.unknown = model_unended(len(model.still_streaming(texts, self._t0 - 1.0)))
+        t.final_rows = self._settled(t)
+        _replies_from(t.final_rows or [], t.sends)
+        self._key(t)
+        if self.model is not None:
+            t.model_calls = self.model.calls(texts, max(self._t0 - 1.0, 0.0))
+        if self.spec.session.is_cookie:
+            c = session_cookie(self.spec, [dict(x) for x in self.ctx.cookies()])
+            t.cookie_scope = None if c is None else cookie_scope(self.spec, c)
+        return t
+
+    def _sends(self) -> list[Send]:
+        out: list[tuple[float, Send]] = []
+        for at, resp in self._answers:
+            out.append((at, self._send(resp.request, resp)))
+        answered = {id(resp.request) for _, resp in self._answers}
+        for at, req in self._failed:  # a body cut after its answer came fails too: the answer counts
+            if id(req) not in answered:
+                out.append((at, self._send(req, None)))
+        sends = [s for _, s in sorted(out, key=lambda x: x[1].t_invoke)]
+        for i, s in enumerate(sends, 1):
+            s.turn, s.id = i, f"t{i}"
+        return sends
+
+    def _send(self, req: Request, resp: Response | None) -> Send:
+        try:
+            body = json.loads(req.post_data or "{}")
+            text = str(body.get(self.spec.chat.message_field, ""))
+        except ValueError:
+            text = req.post_data or ""
+        timing = req.timing
+        start = timing["startTime"] / 1000 if timing.get("startTime", -1) > 0 else time.time()
+        ms = timing["responseStart"] if timing.get("responseStart", -1) >= 0 else None
+        end = start + timing["responseEnd"] / 1000 if timing.get("responseEnd", -1) >= 0 else time.time()
+        s = Send("", text, 0, ms=ms, t_invoke=start)
+        if resp is None:
+            s.complete("info", None, req.failure or "the request failed", end)
+            return s
+        status = resp.status
+        if 200 <= status < 300:
+            s.reply = self._reply(resp)
+            s.complete("ok", status, f"HTTP {status}", end)
+        else:
+            s.html = "text/html" in (resp.headers.get("content-type") or "")
+            s.complete("fail" if 400 <= status < 500 else "info", status, f"HTTP {status}", end)
+        return s
+
+    def _reply(self, resp: Response) -> str | None:
+        if not self.spec.chat.reply_path or self.spec.stream is not None:
+            return None
+        try:  # the body may be gone with a page the test reloaded at once: the reply unknown
+            return str(json_path(json.loads(resp.text()), self.spec.chat.reply_path))
+        except (PlaywrightError, ValueError, KeyError):
+            return None
+
+    def _rows(self, resp: Response) -> list[Row]:
+        try:
+            return parse_rows(self.spec.history, resp.text()) if 200 <= resp.status < 300 else []
+        except (PlaywrightError, ValueError):
+            return []
+
+    # ------------------------------------------------------------------ the lab's refresh points
+    def reload_after_answer(self, page: Page, send: Any) -> None:
+        """``send()`` (the test's click or Enter), then the reload the moment its answer is in."""
+        with page.expect_response(self._chat, timeout=self.spec.chat.timeout_s * 1000) as info:
+            send()
+        info.value.finished()
+        page.reload()
+
+    def reload_mid_stream(self, page: Page, send: Any) -> None:
+        """``send()``, then the reload as soon as the answer starts: a streamed reply is cut,
+        its connection closed as a refresh closes it."""
+        with page.expect_response(self._chat, timeout=self.spec.chat.timeout_s * 1000):
+            send()
+        page.reload()
+
+    def restart_browser(self, page: Page) -> Page:
+        """A new browser context keeping what a browser keeps across a restart (persistent
+        cookies, localStorage), at the same URL; recorded as the refresh. The settled read stays
+        with the old session: whether the conversation is still stored under it is the point."""
+        assert self.ctx.browser is not None
+        state = self.ctx.storage_state()
+        state["cookies"] = [c for c in state["cookies"] if c.get("expires", -1) != -1]
+        fresh = self.ctx.browser.new_context(storage_state=state, base_url=self.spec.http.base_url)
+        fresh.on("response", self._response)
+        fresh.on("page", self._watch)
+        self._restarted.append(fresh)
+        new = fresh.new_page()
+        new.goto(page.url)
+        return new
+
+    def verdict(self) -> Any:
+        """The checker's result for the test so far (reads the settled history and the key)."""
+        from lab.model.checker import check_safe
+
+        return check_safe(self.trial())
+
+    def close(self) -> None:
+        for c in self._restarted:
+            c.close()
+
+    # ------------------------------------------------------------------ after the test
+    def session_id(self) -> str | None:
+        s = self.spec.session
+        if s.is_cookie:
+            c = session_cookie(self.spec, [dict(x) for x in self.ctx.cookies()])
+            return None if c is None else str(c["value"])
+        if s.page_url:
+            for page in self.ctx.pages:
+                sid = page_url_id(s.page_url, urlsplit(page.url).path)
+                if sid:
+                    return sid
+        origin = "{0.scheme}://{0.netloc}".format(urlsplit(self.spec.http.base_url))
+        kept = local_storage(self.ctx.storage_state(), origin).get(s.page_storage or "")
+        return kept or self._sid_sent()
+
+    def _sid_sent(self) -> str | None:
+        """The id the test's own chat requests carried (its query parameter, header or path
+        segment): a user's test keeps its conversation's id where it likes, not where the
+        lab's page does."""
+        s = self.spec.session
+        for _, resp in reversed(self._answers):
+            req = resp.request
+            if s.carrier == "query":
+                got = parse_qs(urlsplit(req.url).query).get(s.name)
+                if got:
+                    return got[0]
+            elif s.carrier == "header" and req.headers.get(s.name.lower()):
+                return req.headers[s.name.lower()]
+            elif s.carrier == "path":
+                sid = page_url_id(self.spec.chat.path, urlsplit(req.url).path)
+                if sid:
+                    return sid
+        return None
+
+    def _settled(self, t: Trial) -> list[Row] | None:
+        """The history read until it stays the same for QUIET_S (as lab investigate's)."""
+        target = history_target(self.spec, self.session_id())
+        if target is None:  # no id was ever given: nothing stored to read
+            return [] if not t.sends else None
+        url, headers = target
+        seen: dict[str, Any] = {"rows": None, "since": time.monotonic()}
+
+        def quiet() -> tuple[list[Row]] | None:  # a tuple: an empty history is an answer too
+            resp = self.ctx.request.get(url, headers=headers, fail_on_status_code=False)
+            rows = parse_rows(self.spec.history, resp.text()) if 200 <= resp.status < 300 else None
+            if rows is not None and rows != seen["rows"]:
+                seen["rows"], seen["since"] = rows, time.monotonic()
+            elif rows is not None and time.monotonic() - seen["since"] >= QUIET_S:
+                return (rows,)
+            return None
+
+        try:
+            return wait_until(quiet, what="the settled history", timeout_s=QUIESCENCE_DEADLINE_S)[0]
+        except NotReady:
+            t.unknown = f"the history never settled within {QUIESCENCE_DEADLINE_S:g} s"
+            return None
+
+    def _key(self, t: Trial) -> None:
+        sid = self.session_id()
+        if not self.spec.redis.key or sid is None:
+            return
+        key = self.spec.redis.key.replace("{session}", sid)
+        keys = KeyReader(self.redis_url)
+        try:
+            pttl, kind, values = keys.read(key)
+            if self.store is not None:
+                keys.sync(self.store)  # every command before now is in the record
+                fill(t, self.store, key, self._t0, time.time())
+        finally:
+            keys.close()
+        t.redis_final = key_record(key, pttl, kind, values, t.sends, dump=True)
+
+
+def _inside(t: float, on: float | None, off: float | None) -> bool:
+    return on is not None and on <= t and (off is None or t < off)
+
+
+def _replies_from(rows: list[Row], sends: list[Send]) -> None:
+    """A reply whose answer's body was gone by the end (the test reloaded the page) as the settled
+    history holds it: the assistant row right after the send's own user row. The store's record
+    places a reply's write by its text (lab.model.store)."""
+    for s in sends:
+        if s.outcome != "ok" or s.reply is not None:
+            continue
+        at = next((i for i, r in enumerate(rows) if r.role == "user" and r.text == s.text), None)
+        if at is not None and at + 1 < len(rows) and rows[at + 1].role == "assistant":
+            s.reply = rows[at + 1].text

@@ -1,0 +1,349 @@
+"""Black-box trials: fault x refresh point x turns against a target the lab did not write.
+
+Each trial is a real conversation in Chromium through the lab's page on the target's origin.
+Sends are recorded ok / fail / info from the answers; after the refresh point the lab records
+what the page shows; then every fault is healed and the history is read until it stops changing
+(quiescence without backend events), else the trial is unknown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from playwright.async_api import Browser, BrowserContext, Page
+
+from lab.faults import base as faults
+from lab.model.history import Send, Trial, TtlObs
+from lab.investigate.browser import app_frames, app_page, cut
+from lab.investigate.evidence.rows import answer
+from lab.investigate.spec.parse import Spec
+from lab.plan.lockstep import Lockstep
+from lab.model import concurrency, context
+from lab.investigate.run.experiments import TWO_TAB_ROUNDS, Experiment
+from lab.investigate.evidence.keys import KeyReader, key_record
+from lab.investigate.evidence.store import StoreMonitor, fill
+from lab.stack.model_link import ModelLink
+from lab.investigate.browser import settle
+from lab.investigate.browser.pages import Pages, Read
+from lab.plan.schedule import CONCURRENT_POINTS
+
+
+@dataclass
+class Prober:
+    """Runs trials of one target in one browser. ``fault_targets`` is the lab's Redis link.
+    Trials run concurrently (each in its own browser context); a fault acts on the whole link,
+    so the trials of a group share it through one ``Lockstep`` (the chaos runner's)."""
+
+    spec: Spec
+    browser: Browser
+    fault_targets: faults.Targets
+    redis_url: str  # the lab's Redis, direct (not through Toxiproxy)
+    keys: KeyReader = field(init=False)
+    pages: Pages = field(init=False)
+    store: StoreMonitor | None = None  # the store's record, where the run follows one
+    model: ModelLink | None = None  # the stand-in model ([model]): its record of the calls
+
+    def __post_init__(self) -> None:
+        self.keys = KeyReader(self.redis_url)
+        self._final_values: list[bytes] = []  # the last _redis_final's raw values
+        self.pages = Pages(self.spec, self.browser)
+
+    async def close_pool(self) -> None:
+        await self.pages.close()
+
+    async def _reload(self, page: Page, t: Trial) -> Read:
+        return self._as_rows(await self.pages.reload(page), t)
+
+    # ------------------------------------------------------------------ one trial
+    async def trial(self, exp: Experiment, trial_id: str, seed: int, step: Lockstep | None = None) -> Trial:
+        """One trial. ``step`` arms the experiment's fault for the group this trial belongs to
+        (None: no fault). A failure of the browser makes the trial unknown, never a pass."""
+        t = Trial(
+            trial_id, fault=exp.fault, fault_params=dict(exp.params), refresh=exp.refresh, turns=exp.turns, seed=seed
+        )
+        one_shot = exp.fault != "none" and faults.make(exp.fault, **dict(exp.params)).window == "send"
+        windowed = exp.fault != "none" and not one_shot
+        t.fault_turn = min(2, exp.turns) if one_shot else None
+        nonce = f"{random.Random(seed).randrange(16**6):06x}"
+        t0 = time.monotonic()
+        self._phase(t, "start")
+        ctx, page = await self.pages.slot()
+        in_window = False
+        broken = False
+        try:
+            self._phase(t, "context")
+            loaded = await self.pages.load(ctx, page)
+            self._as_rows(loaded, t)
+            self._phase(t, "open")
+            if windowed:
+                assert step is not None
+                in_window = True
+                if not await step.arm():
+                    t.unknown = f"fault not confirmed: {step.error}"
+                t.fault_evidence = step.evidence
+            for turn in range(1, exp.turns + 1):
+                if t.unknown or not await self._turn(ctx, page, exp, t, turn, nonce, step if one_shot else None):
+                    break
+            missed, before_cut = (
+                await self._cut_reload(ctx, page, t) if exp.refresh == "mid_stream" and not t.unknown else (None, None)
+            )
+            if in_window:
+                assert step is not None
+                in_window = False
+                await step.heal()
+            # Healed from here on.
+            if not t.unknown:
+                await self._after(ctx, page, t)
+                if before_cut is not None and t.sends and t.sends[-1].cut:
+                    missed = missed or cut.stored_before(before_cut, self._final_values, t)
+            # Judged as far as it goes (its reads are evidence), but it claims no cut.
+            t.unknown = t.unknown or missed
+        except Exception as exc:  # the browser or the target broke: unknown, with the reason
+            broken = True
+            t.unknown = t.unknown or f"driver: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+            if step is not None:
+                step.abandon()  # the group must not wait at a barrier for this trial
+        finally:
+            if in_window and step is not None:
+                await step.heal()
+            await self.pages.release(ctx, page, broken)
+            self._phase(t, "close")
+            t.seconds = round(time.monotonic() - t0, 3)
+        return t
+
+    async def _turn(
+        self, ctx: BrowserContext, page: Page, exp: Experiment, t: Trial, turn: int, nonce: str, step: Lockstep | None
+    ) -> bool:
+        """One turn (``step``: a one-send fault, armed around the fault turn). False: stop here."""
+        armed = step is not None and turn == t.fault_turn
+        if armed:
+            assert step is not None
+            if not await step.arm():
+                t.unknown = f"fault not confirmed: {step.error}"
+                await step.heal()
+                return False
+            t.fault_evidence = step.evidence
+        # The app's own page streams if the app does; the lab's page asks for a stream only
+        # where it cuts one.
+        streamed = (
+            exp.refresh == "mid_stream"
+            or self.spec.transport is not None  # frames: every reply streams
+            or (self.spec.page is not None and self.spec.stream is not None)
+        )
+        cut = exp.refresh == "mid_stream" and turn == exp.turns
+        together = exp.refresh in CONCURRENT_POINTS and turn >= exp.turns - TWO_TAB_ROUNDS[exp.refresh] + 1
+        try:
+            if together:
+                sent = await self._send_together(ctx, page, exp.refresh, t.trial_id, turn, nonce, exp.gap_ms or 0)
+            elif exp.refresh == "after_ack" and turn == exp.turns:
+                # Reloaded the moment its answer arrives: the TTL read below comes after that.
+                sent = [await self._send_then_reload(page, t, turn, nonce, streamed, exp.delay_ms)]
+            else:
+                sent = [await self._send(page, t.trial_id, turn, nonce, streamed, cut)]
+        finally:
+            if armed:
+                assert step is not None
+                await step.heal()
+        for send in sent:
+            send.under_fault = armed
+        t.sends.extend(sent)
+        if together:
+            # A black box has no backend events: both requests in flight together as the
+            # browser saw them (an app that serializes them rightly passes).
+            t.concurrent = concurrency.at_browser(sent)
+            gap = concurrency.window_problem(t.concurrent, exp.gap_ms)
+            t.unknown = t.unknown or gap
+        self._phase(t, "send")
+        await self._observe_ttl(ctx, t, turn)
+        self._phase(t, "ttl")
+        return True
+
+    async def _after(self, ctx: BrowserContext, page: Page, t: Trial) -> None:
+        """The refresh point (if not inside the fault window), the settled read, the key."""
+        t.cookie_persistent = await self.pages.cookie_persistent(ctx)
+        t.cookie_scope = await self.pages.identity.cookie_scope(ctx)
+        if t.refresh in ("settled", *CONCURRENT_POINTS):
+            self._refresh_mark(t)
+            self._page_after(await self._reload(page, t), t)
+        elif t.refresh == "browser_restart":
+            self._refresh_mark(t)
+            self._page_after(self._as_rows(await self.pages.browser_restart(ctx), t), t)
+        self._phase(t, "refresh")
+        await settle.model_ended(self.model, t)
+        t.final_rows = await settle.final_read(self.pages, ctx, t, self._as_rows)
+        self._phase(t, "settle")
+        if self.model is not None:
+            # Every call has ended (model_ended); read before the store's record, which finds their
+            # replies in the app's writes.
+            t.model_calls = await asyncio.to_thread(self.model.calls, [s.text for s in t.sends], context.calls_since(t))
+            t.unknown = t.unknown or context.fault_missed(t)
+        await self._redis_final(ctx, t)
+        self._phase(t, "key")
+        # A trial with no acknowledged send is the checker's to call unknown (lab.model.checker).
+        if t.refresh == "mid_stream" and any(s.outcome == "ok" for s in t.sends):
+            last = t.sends[-1]
+            if last.outcome != "ok":
+                t.unknown = f"the last send, to be cut mid-stream, failed ({last.status}): nothing cut"
+            elif not last.cut:
+                t.unknown = (
+                    f"the last reply came whole in its first chunk ({last.ms or 0:.0f} ms): nothing was cut mid-stream"
+                )
+            elif self.spec.page is None:  # the lab page's own cut (its HTTP answer or its frames)
+                t.unknown = t.unknown or cut.finished_before_cut(t)
+
+    @staticmethod
+    def _phase(t: Trial, name: str) -> None:
+        """Where a trial's wall time goes: a phase ends here (the report sums them per phase)."""
+        t.events.append({"t": time.time(), "kind": "phase", "phase": name})
+
+    @staticmethod
+    def _refresh_mark(t: Trial, at: float | None = None) -> None:
+        t.events.append({"t": at or time.time(), "kind": "refresh"})
+
+    @staticmethod
+    def _page_after(read: Read, t: Trial) -> None:
+        t.page_after_refresh = read.rows if read.rows is not None else []
+        t.page_error = None if read.ok else (read.error or f"HTTP {read.status}")
+
+    # ------------------------------------------------------------------ steps
+    def _as_rows(self, raw: dict[str, Any], t: Trial) -> Read:
+        read = self.pages.rows(raw)
+        t.history_reads.append(raw["status"])
+        if (
+            read.error
+            and read.error not in t.errors
+            and (read.error.startswith("page: ") or read.error.startswith("history outside the spec"))
+        ):
+            t.errors.append(read.error)  # the spec's contract, not the app's behaviour: preflight reads it
+        return read
+
+    async def _send_together(
+        self, ctx: BrowserContext, page: Page, pattern: str, trial_id: str, turn: int, nonce: str, gap_ms: int = 0
+    ) -> list[Send]:
+        """The last turn sent twice at nearly the same moment: from a second tab of the same
+        context (two_tabs: another message), or the same message under the same id twice from
+        the lab's page (double_submit: a double click; the plan has it only where the API takes
+        an id and the lab's page drives it)."""
+        if pattern == "double_submit":
+            return list(await asyncio.gather(*(self._send(page, trial_id, turn, nonce) for _ in range(2))))
+        tab, _ = await self.pages.open(ctx)
+
+        async def second() -> Send:
+            if gap_ms:  # lab window: the user's pause between the two tabs, the variable swept
+                await asyncio.sleep(gap_ms / 1000)
+            return await self._send(tab, trial_id, turn, nonce, tab="b", in_page=True)
+
+        try:
+            return list(await asyncio.gather(self._send(page, trial_id, turn, nonce, in_page=True), second()))
+        finally:
+            await tab.close()
+
+    async def _send(
+        self,
+        page: Page,
+        trial_id: str,
+        turn: int,
+        nonce: str,
+        streamed: bool = False,
+        cut: bool = False,
+        tab: str = "",
+        in_page: bool = False,
+    ) -> Send:
+        text, mid = self._message(trial_id, turn, nonce, tab)
+        t_invoke = time.time()
+        if self.spec.page is not None:
+            driver = app_frames if self.spec.transport is not None else app_page
+            raw = await driver.send(page, self.spec, text, cut, in_page)
+        else:
+            raw = await page.evaluate(
+                "([t, i, s, m]) => labSend(t, i, s, m)", [text, mid, streamed, "cut" if cut else "read"]
+            )
+        return answer(self.spec, raw, mid or f"t{turn}{tab}", text, turn, streamed, cut, t_invoke)
+
+    def _message(self, trial_id: str, turn: int, nonce: str, tab: str = "") -> tuple[str, str | None]:
+        """A send's text and id (None: the API takes none, or the app's page sends it)."""
+        # Unique text per message: where rows carry no ids the lab matches them by text. A
+        # second tab's message is another message (its own text and id).
+        text = f"chaoslab probe {trial_id} turn {turn}{tab} {nonce}"
+        mid = f"{trial_id}-t{turn}{tab}-{nonce}" if self.spec.chat.id_field and self.spec.page is None else None
+        return text, mid
+
+    async def _send_then_reload(
+        self, page: Page, t: Trial, turn: int, nonce: str, streamed: bool, delay_ms: int = 0
+    ) -> Send:
+        """after_ack's last send: the page reloads itself as the answer arrives (or ``delay_ms``
+        after: lab window). The refresh is marked at the reload's history request."""
+        text, mid = self._message(t.trial_id, turn, nonce)
+        t_invoke = time.time()
+        raw, loaded = await self.pages.send_then_reload(page, text, mid, streamed, delay_ms)
+        send = answer(self.spec, raw, mid or f"t{turn}", text, turn, streamed, False, t_invoke)
+        reload_at, answered = loaded.get("start"), send.t_complete or time.time()
+        if reload_at is not None and raw.get("end") is not None:
+            t.refresh_delay_ms = round((reload_at - raw["end"]) * 1000, 1)
+        if delay_ms:
+            t.unknown = t.unknown or t.reload_delay_problem(delay_ms)
+        elif t.reload_window_missed():
+            t.errors.append(
+                f"the reload left {t.refresh_delay_ms} ms after the answer, not within the injected "
+                f"{t.latency_floor_ms} ms: a write made after the answer may have landed first (stale reads not tested)"
+            )
+        self._refresh_mark(t, max(answered, reload_at or time.time()))
+        self._page_after(self._as_rows(loaded, t), t)
+        return send
+
+    async def _observe_ttl(self, ctx: BrowserContext, t: Trial, turn: int) -> None:
+        """The key's PTTL once the turn's writes have settled (lab.investigate.evidence.keys)."""
+        key = await self.pages.session_key(ctx)
+        if key is not None:
+            # The quiet window outlasts one step of the app's writes under the trial's fault.
+            step_ms = faults.make(t.fault, **t.fault_params).step_delay_ms() if t.fault != "none" else 0.0
+            t.ttl.append(await self.keys.settled_ttl(key, turn, step_ms))
+
+    async def _redis_final(self, ctx: BrowserContext, t: Trial) -> None:
+        """The key after the history settled: its dump, and the trial's last (settled) TTL read."""
+        key = await self.pages.session_key(ctx)
+        if key is None:
+            return
+        t0 = time.time()
+        pttl, kind, values = self.keys.read(key)
+        t1 = time.time()
+        self._final_values = values
+        t.redis_final = key_record(key, pttl, kind, values, t.sends)
+        if self.store is not None:
+            self.keys.sync(self.store)  # every command before now is in the record
+            fill(t, self.store, key, t.events[0]["t"] if t.events else t0, t1)
+        if t.sends and pttl != -2:
+            t.ttl.append(
+                TtlObs(max(s.turn for s in t.sends), (t0 + t1) / 2, pttl, len(values), round((t1 - t0) * 1000, 2))
+            )
+
+    async def _cut_reload(self, ctx: BrowserContext, page: Page, t: Trial) -> tuple[str | None, list[bytes] | None]:
+        """mid_stream's reload, inside the fault window right after the cut of the last reply's
+        stream (the after_ack reload is the last turn's send itself: _send_then_reload). Returns
+        why the network says the cut missed its window (cut.missed), and the key as the reload
+        began where that reload is the cut -- what the store held before the cut
+        (cut.stored_before)."""
+        # Only where this reload is the cut: the app's own page over HTTP. Over its own socket
+        # the page closed it at the first fragment already (app_frames.cut_hook); a key read now
+        # would come after the cut, and a correct app may have finished the reply since.
+        at_the_cut = self.spec.page is not None and self.spec.transport is None
+        before_cut = await self._values(ctx) if at_the_cut else None
+        self._refresh_mark(t)
+        self._page_after(await self._reload(page, t), t)
+        last = t.sends[-1] if t.sends else None
+        if last is None or not last.cut:
+            return None, before_cut
+        whole = [s.text for s in t.sends[:-1] if s.streamed and s.outcome == "ok" and not s.cut]
+        return await cut.missed(page, self.spec, last.text, whole), before_cut
+
+    async def _values(self, ctx: BrowserContext) -> list[bytes] | None:
+        """The conversation key's raw values now (None: no key known)."""
+        key = await self.pages.session_key(ctx)
+        return None if key is None else self.keys.read(key)[2]
+
+    def close(self) -> None:
+        self.keys.close()

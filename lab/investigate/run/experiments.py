@@ -1,0 +1,220 @@
+"""The experiments of `lab investigate`: fault x refresh point x turns, each there for the
+causes it can expose (its ``why``). Plain data; a trial id's experiment number indexes the full
+plan (full_plan), so a replay names the same experiment whatever --only chose."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from lab.common.errors import UsageError
+from lab.plan.schedule import Cell
+
+if TYPE_CHECKING:
+    from lab.investigate.spec.parse import Spec
+
+# The last turns sent from two tabs at once (two_tabs), or twice from one (double_submit). Two
+# rounds of two tabs: an app with a connection pool may open its second connection in the first
+# round, and that handshake (round trips under the injected latency) can hold one request back
+# until the other has finished -- measured on examples/foreign_app.py: the second request's
+# first read came 0.4 s late, after the other's write. The second round meets a warm pool.
+TWO_TAB_ROUNDS = {"two_tabs": 2, "double_submit": 1}
+
+
+@dataclass(frozen=True)
+class Experiment:
+    fault: str
+    params: tuple[tuple[str, Any], ...]
+    refresh: str
+    turns: int
+    why: str
+    delay_ms: int = 0  # lab window: the after_ack reload this long after the answer
+    # lab window: two_tabs' second tab sends this long after the first (None: not swept; a swept
+    # 0 claims the two sends left together, and is checked for it)
+    gap_ms: int | None = None
+
+    def cell(self, target: str) -> Cell:
+        """The experiment as a cell of the results (the same schema as `lab chaos`'s)."""
+        knobs: tuple[tuple[str, int], ...] = (("refresh_delay_ms", self.delay_ms),) if self.delay_ms else ()
+        knobs += (("tab_gap_ms", self.gap_ms),) if self.gap_ms is not None else ()
+        return Cell((), self.fault, self.refresh, self.turns, self.params, user_retry=False, target=target, knobs=knobs)
+
+    @property
+    def label(self) -> str:
+        return self.cell("?").label
+
+
+MODEL_FAULTS = {"model_error", "model_cut", "model_stall"}  # the stand-in's: a spec with [model] only
+
+
+def optional_plan(turns: int) -> list[Experiment]:
+    """Opt-in (--only): these test the environment as much as the app."""
+    return [
+        Experiment(
+            "redis_restart",
+            (("durable", False),),
+            "settled",
+            turns,
+            "Redis killed and restarted before one send: loss when Redis has no persistence "
+            "(the lab's Redis has none: this checks what the app does about it)",
+        ),
+        # Appended: a trial id's experiment number indexes the full plan.
+        Experiment(
+            "model_stall",
+            (),
+            "settled",
+            turns,
+            "the model answers nothing to one send's call (no first token) past the app's timeout, then "
+            "hangs up: a user's message stored only once the model has answered is gone after the refresh "
+            "([model]; each trial waits out the stall)",
+        ),
+    ]
+
+
+# The default plan, in order (a trial id's experiment number indexes it): (fault, its
+# parameters, refresh point, "long" for a long conversation, what the spec must have, why).
+DEFAULT = (
+    ("none", (), "settled", "", "", "control: replies not stored, 5xx with writes applied, failing history reads, TTL"),
+    (
+        "latency",
+        (("latency_ms", 300),),
+        "after_ack",
+        "",
+        "",
+        "acknowledged before the write could complete; stale reads right after the ack",
+    ),
+    (
+        "drop",
+        (("one_shot", True), ("stream", "downstream")),
+        "settled",
+        "",
+        "",
+        "a Redis reply lost after the write: duplicates from a blind retry",
+    ),
+    ("down", (), "settled", "", "", "Redis unreachable for one send: acknowledged but never stored (swallowed errors)"),
+    ("none", (), "browser_restart", "", "", "a session cookie that does not survive a browser restart"),
+    (
+        "none",
+        (),
+        "mid_stream",
+        "",
+        "streams",
+        "every reply streamed, the last one cut after its first chunk (the connection closed as by a "
+        "refresh or a closed tab): a turn stored only when its stream completes",
+    ),
+    ("none", (), "settled", "long", "", "a long conversation, no fault: loss only beyond a length (a capped history)"),
+    (
+        "latency",
+        (("latency_ms", 100),),
+        "two_tabs",
+        "",
+        "",
+        "two tabs of one conversation send at once while Redis is slow: a history read, appended to and "
+        "written back whole loses one tab's turn (a lost update)",
+    ),
+    (
+        "none",
+        (),
+        "double_submit",
+        "",
+        "ids",
+        "a double click: the last message sent twice at once under its id; an append not idempotent by id "
+        "stores it twice",
+    ),
+    (
+        "model_error",
+        (("kind", "rate_limit"),),
+        "settled",
+        "",
+        "model",
+        "the model answers one send's call with a 429 (a provider under load): a user's message stored "
+        "only once the model has answered is gone after the refresh",
+    ),
+    (
+        "model_error",
+        (("kind", "server_error"), ("times", 1)),
+        "settled",
+        "",
+        "model",
+        "the model fails one send's first call with a 500 and then recovers: an app that retries by "
+        "storing the whole exchange again keeps the user's message twice",
+    ),
+    (
+        "model_cut",
+        (),
+        "settled",
+        "",
+        "model",
+        "the model's stream for one send stops part-way (a provider's stream breaking): a reply kept as "
+        "if whole is half an answer after the refresh",
+    ),
+)
+
+
+def default_plan(turns: int, streams: bool = False, ids: bool = False, model: bool = False) -> list[Experiment]:
+    """Each experiment is there for the causes it can expose (the `why`). ``streams``: the
+    spec has a [stream] section, so a reply can be cut mid-stream. ``ids``: the API takes a
+    message id and the lab's page drives it, so a double submit is one message sent twice (an
+    app with no ids cannot tell a double click from two equal messages: not judged there).
+    ``model``: the spec has [model], so the stand-in can answer a call with an error or cut its stream."""
+    has = {"": True, "streams": streams, "ids": ids, "model": model}
+    return [
+        Experiment(fault, params, refresh, long_turns(turns) if length == "long" else turns, why)
+        for fault, params, refresh, length, needs, why in DEFAULT
+        if has[needs]
+    ]
+
+
+def for_spec(spec: "Spec", turns: int) -> list[Experiment]:
+    """The default plan for what the spec has: a stream to cut, message ids, a model to fail."""
+    return default_plan(turns, spec.streams, uses_ids(spec), spec.model is not None)
+
+
+def full_plan(spec: "Spec", turns: int) -> list[Experiment]:
+    """Every experiment, default and opt-in: a trial id's experiment number indexes this list,
+    so a replay command names the same experiment whatever --only chose."""
+    return for_spec(spec, turns) + optional_plan(turns)
+
+
+def uses_ids(spec: "Spec") -> bool:
+    """The lab sends message ids: the API takes one and the lab's page drives it."""
+    return bool(spec.chat.id_field) and spec.page is None
+
+
+def long_turns(turns: int) -> int:
+    """The long conversation's length: long enough for the caps apps commonly set on a history
+    (10-20 messages), short enough to stay a few seconds per trial."""
+    return min(100, max(12, 4 * turns))
+
+
+def only_filter(spec: "Spec", text: str, where: str) -> Callable[[Experiment], bool] | None:
+    """--only 'down|mid_stream' as a filter of experiments (None: the default plan); an unknown
+    name, or mid_stream without a [stream] section in the spec, is refused (UsageError)."""
+    wanted = {f.strip() for f in text.split("|") if f.strip()}
+    if not wanted:
+        return None
+    plan = default_plan(3, streams=True, ids=True, model=True) + optional_plan(3)
+    known = {e.fault for e in plan} | {e.refresh for e in plan}
+    if wanted - known:
+        raise UsageError(
+            f"--only {text!r}: unknown experiment(s) {', '.join(sorted(wanted - known))}",
+            f"valid: faults {', '.join(sorted({e.fault for e in plan}))}; refresh points "
+            f"{', '.join(sorted({e.refresh for e in plan}))}",
+        )
+    if "redis_restart" in wanted and spec.start.external:
+        raise UsageError(
+            f"--only {text!r}: redis_restart needs the lab's own Redis; [start] external = true uses the app's",
+            "leave it out: an app's Redis is not the lab's to kill",
+        )
+    if "mid_stream" in wanted and not spec.streams:
+        raise UsageError(
+            f"--only {text!r}: mid_stream needs a [stream] or [transport] section in {where}",
+            "add [stream] with the request fields that make the answer stream, e.g. request = { stream = true }",
+        )
+    if wanted & MODEL_FAULTS and spec.model is None:
+        raise UsageError(
+            f"--only {text!r}: {'/'.join(sorted(wanted & MODEL_FAULTS))} needs a [model] section in {where} (the stand-in model answers the app)",
+            'add [model] with the protocol the app speaks, e.g. protocols = ["openai_chat"] (docs/model.md)',
+        )
+    return lambda e: e.fault in wanted or e.refresh in wanted

@@ -1,0 +1,348 @@
+"""`lab investigate`: bring up Redis + Toxiproxy, start the target against them, check its
+contract, run the experiments (trials concurrently, faults shared through the chaos runner's
+Lockstep), judge every trial with the one checker, diagnose, and write the same reports as
+`lab chaos` (results.json cells, junit.xml, report.html, an atomic `latest-investigate`)."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import shlex
+import shutil
+import signal
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from lab.common import redact
+from lab.model.checker import check_safe
+from lab.model.context import never_streamed
+from lab.common.config import LabConfig, script
+from lab.common.errors import UsageError
+from lab.faults import base as faults
+from lab.faults.base import Targets
+from lab.model.history import Trial
+from lab.investigate.target import redaction, process as target
+from lab.investigate.run import experiments
+from lab.investigate.browser import pages
+from lab.investigate.run import reporting
+from lab.investigate.run.blackbox import Prober
+from lab.investigate.run.experiments import Experiment
+from lab.investigate.evidence.store import StoreMonitor
+from lab.investigate.run.preflight import preflight
+from lab.investigate.target.link import link_for, link_for_spec, model_for, paced
+from lab.stack.model_link import ModelLink
+from lab.stack.native import NativeStack
+from lab.investigate.spec.parse import Spec, fill
+from lab.model.outcome import TrialOutcome
+from lab.report import EXIT_CLEAN, EXIT_FOUND, EXIT_INCONCLUSIVE
+from lab.plan.lockstep import Lockstep
+from lab.common.signals import interrupt_on, run_async
+from lab.common.locks import exclusive
+from lab.suspects import Scan
+
+__all__ = ["EXIT_CLEAN", "EXIT_FOUND", "EXIT_INCONCLUSIVE", "Investigation", "run", "link_for"]
+DEFAULT_CONCURRENCY = 6  # trials at once (each its own pooled browser context)
+# An experiment's unknown trials are replaced until --trials were judged, up to this many times
+# --trials in all: a busy machine that misses a window in some trials still gives the rate its
+# judged trials; one that misses it in most gives an honest "unknown" (lab.investigate.run.investigation).
+TOP_UP_FACTOR = 3
+
+
+def trial_seed(seed: int, exp_no: int, k: int) -> int:
+    """A trial's own seed: a pure function of the run's seed and the trial's place in the plan."""
+    return random.Random(f"{seed}/{exp_no}/{k}").randrange(1 << 31)
+
+
+@dataclass
+class Investigation:
+    spec: Spec
+    cfg: LabConfig
+    plan: list[tuple[int, Experiment]]  # (number in full_plan, experiment)
+    trials: int
+    reports_root: Path
+    seed: int
+    turns: int = 3
+    sets: list[str] = field(default_factory=list)
+    concurrency: int = DEFAULT_CONCURRENCY
+    replay_of: str | None = None  # replay: every trial runs this trial's seed
+    out: TextIO = sys.stdout
+    scan: Scan | None = None  # the spec's [source], scanned before anything starts
+    check_only: bool = False  # lab init: the contract check, no experiment and no report
+    contract: str = ""  # the contract check's line
+    redis_direct: str = ""  # the Redis the key is read from: the lab's, or the app's own (external)
+    model: ModelLink | None = None  # the stand-in model ([model])
+
+    kind = "investigate"  # the run folder's name: <time>-<kind>-<app>
+
+    def say(self, msg: str) -> None:
+        print(msg, file=self.out, flush=True)
+
+    def run(self) -> int:
+        if self.spec.source:
+            from lab import suspects
+
+            # Before anything starts: a file that does not parse is bad input (exit 2).
+            self.scan = suspects.scan(self.spec.source, root=self.spec.start.cwd)
+        kind = "replay" if self.replay_of else self.kind
+        run_id = time.strftime("%Y%m%d-%H%M%S") + f"-{kind}-{self.spec.name}"
+        out_dir = self.reports_root / run_id
+        link = link_for_spec(self.spec, self.cfg)
+        # SIGTERM / SIGHUP unwind like Ctrl-C: the target, Redis and Toxiproxy are stopped.
+        # One investigation per run folder: a second one would stop the first one's Redis and
+        # Toxiproxy as "leftovers" when it starts.
+        busy = UsageError(
+            f"another lab investigate is running on {link.run_dir}",
+            "wait for it, or give this one its own LAB_RUN_DIR and LAB_*_PORT values",
+        )
+        # A login's secrets never reach the terminal or a file of the run (lab.investigate.target.redaction);
+        # scrubbed before the lock is released: the next run's target starts a new log.
+        with (
+            exclusive(link.run_dir / "investigate.lock", busy),
+            redaction.kept_secret(self.spec, link.run_dir, out_dir),
+            interrupt_on((signal.SIGTERM, signal.SIGHUP)),
+        ):
+            self.out = redact.writer(self.out)  # bound before the run: sys.stdout's Writer misses it
+            return self._run(link, out_dir)
+
+    def _run(self, link: Any, out_dir: Path) -> int:
+        t0 = time.monotonic()
+        done: list[TrialOutcome] = []
+        interrupted: BaseException | None = None
+        self.say(
+            f"lab investigate: {self.spec.name}, seed {self.seed}"
+            + (f" (replay of {self.replay_of})" if self.replay_of else "")
+        )
+        with link, self._keeping_the_log(link, out_dir):
+            host, port = self.cfg.host, self.cfg.ports["redis_proxy"]
+            model_url = link.cfg.model_url if self.spec.model else None
+            argv = [fill(a, target.placeholders(self.spec, host, port, model_url)) for a in self.spec.start.command]
+            self.say(self._where(link, host, port, argv))
+            # The app's own Redis (external), or the one the link runs: with the app's password
+            # and db where its compose file gives them (link.cfg, set as the project came up).
+            self.redis_direct = link.redis_url if self.spec.start.external else link.cfg.redis_url
+            with (
+                model_for(self.spec, link, self.say) as model,
+                target.running(self.spec, link.run_dir, host, port, link, model.url if model else None) as proc,
+            ):
+                self.model = model
+                self.say(f"  target ready (pid {proc.pid}, log {link.run_dir / 'target.log'})")
+                pg = self.spec.page
+                self.say(
+                    f"  driving the app's own page {pg.path} by its selectors"
+                    if pg
+                    else "  driving the API from the lab's page on the target's origin"
+                )
+                try:
+                    run_async(self._browse(Targets.of(link), done))
+                except KeyboardInterrupt as exc:  # a signal (lab.common.signals): the report covers what finished
+                    interrupted = exc
+                self._check_alive(proc, link)
+        if self.check_only and interrupted is None:
+            return EXIT_CLEAN if self.contract.startswith("contract ok") else EXIT_FOUND
+        return self._report(done, out_dir, time.monotonic() - t0, interrupted)
+
+    def _where(self, link: Any, host: str, port: int, argv: list[str]) -> str:
+        if self.spec.start.external:
+            return f"  the running app, its Redis ({link.redis_url}) behind the lab proxy at {host}:{port}"
+        if self.spec.start.compose is not None:
+            stood_in = f"; stand-ins for {', '.join(link.substituted)} (no registry)" if link.substituted else ""
+            return f"  {link.file} as compose project {link.project}: {link.route}{stood_in}"
+        return f"  Redis for the target at {host}:{port} (through Toxiproxy); starting: {' '.join(argv)}"
+
+    @staticmethod
+    @contextmanager
+    def _keeping_the_log(link: NativeStack, out_dir: Path) -> Iterator[None]:
+        """The target's output is evidence (its own error logs): kept with the report, however
+        the run ends."""
+        try:
+            yield
+        finally:
+            out_dir.mkdir(parents=True, exist_ok=True)
+            if (link.run_dir / "target.log").is_file():
+                shutil.copyfile(link.run_dir / "target.log", out_dir / "target.log")
+
+    async def _browse(self, targets: Targets, done: list[TrialOutcome]) -> None:
+        async with pages.chromium() as browser:
+            prober = Prober(self.spec, browser, targets, self.redis_direct, model=self.model)
+            with StoreMonitor(self.redis_direct) as prober.store:
+                if prober.store.error is not None:
+                    self.say(
+                        f"  the store's record: none -- Redis refused MONITOR ({prober.store.error}); answers and probes only"
+                    )
+                try:
+                    if not self.replay_of:
+                        self.contract = await preflight(prober)
+                        self.say("  " + self.contract)
+                    if self.check_only:
+                        return
+                    # Fault-free experiments share nothing a fault could disturb: their trials run
+                    # together; an experiment with a fault has the Redis link to itself.
+                    free = [(no, e) for no, e in self.plan if e.fault == "none"]
+                    if free:
+                        sem = asyncio.Semaphore(self.concurrency)
+                        await asyncio.gather(*(self._experiment(prober, no, e, done, sem) for no, e in free))
+                    # Faults in place for the whole trial (latency) before the one-send outages (a
+                    # drop, Redis down, a restart): an app's pooled connections broken by an outage
+                    # can fail its next requests, and that must not be charged to the next experiment
+                    # (measured: 4 of 5 two_tabs trials after `down` got a 500 ConnectionError).
+                    faulted = [(no, e) for no, e in self.plan if e.fault != "none"]
+                    for no, exp in sorted(
+                        faulted, key=lambda x: faults.make(x[1].fault, **dict(x[1].params)).window == "send"
+                    ):
+                        await self._experiment(prober, no, exp, done)
+                finally:
+                    prober.close()
+                    await prober.close_pool()
+
+    async def _experiment(
+        self,
+        prober: Prober,
+        no: int,
+        exp: Experiment,
+        done: list[TrialOutcome],
+        sem: asyncio.Semaphore | None = None,
+        start: int = 0,
+        count: int | None = None,
+    ) -> None:
+        """One experiment's trials, ``concurrency`` at a time; under a fault each group shares it
+        through one Lockstep. ``sem``: fault-free experiments running side by side share it.
+        ``start``, ``count``: trials start..start+count (a window's later rounds), else all --
+        and then the rates count judged trials only: a trial that is unknown (a window the
+        machine did not let it hit) is replaced by another, up to TOP_UP_FACTOR x the trials
+        (an app the experiment cannot judge at all costs that much, and says why)."""
+        # mid_stream: the stand-in streams this experiment's replies slowly enough to be cut.
+        match = f"chaoslab probe e{no}-{exp.fault}-{exp.refresh}-"
+        async with paced(self.model if exp.refresh == "mid_stream" else None, match):
+            fault = faults.make(exp.fault, **dict(exp.params))
+            t0 = time.monotonic()
+            n = self.trials if count is None else count
+            top_up = count is None and not self.replay_of
+            pending = list(range(start, start + n))
+            next_k, last_k = start + n, start + (TOP_UP_FACTOR * n if top_up else n)
+            mine: list[TrialOutcome] = []
+
+            async def one(tid: str, k: int, step: Lockstep | None) -> Trial:
+                if sem is None:
+                    return await prober.trial(exp, tid, self._seed(no, k), step)
+                async with sem:
+                    return await prober.trial(exp, tid, self._seed(no, k), step)
+
+            while pending:
+                group = [(f"e{no}-{exp.fault}-{exp.refresh}-{k:02d}", k) for k in pending[: self.concurrency]]
+                pending = pending[self.concurrency :]
+                step = Lockstep(len(group), fault, prober.fault_targets) if exp.fault != "none" else None
+                try:
+                    got = await asyncio.gather(*(one(tid, k, step) for tid, k in group))
+                finally:
+                    if step is not None:
+                        step.release()
+                for t in got:
+                    o = TrialOutcome(None, t, check_safe(t), seconds=t.seconds, replay=self.replay_command(t.trial_id))
+                    mine.append(o)
+                    done.append(o)  # as soon as known: an interrupted run reports it
+                judged = sum(o.result.validity != "unknown" for o in mine)
+                # Unknown by the app's code (it does not stream the model): another trial would be too.
+                by_code = judged == 0 and exp.fault == "model_cut" and never_streamed([o.trial for o in mine])
+                if not pending and top_up and judged < n and next_k < last_k and not by_code:
+                    more = min(n - judged, last_k - next_k)
+                    pending, next_k = list(range(next_k, next_k + more)), next_k + more
+            self.say(_progress(exp, mine, n, time.monotonic() - t0))
+
+    def _seed(self, no: int, k: int) -> int:
+        if self.replay_of:
+            no0, k0 = parse_trial_id(self.replay_of)
+            return trial_seed(self.seed, no0, k0)
+        return trial_seed(self.seed, no, k)
+
+    def replay_command(self, trial_id: str, runs: int = 5) -> str:
+        sets = [x for s in self.sets for x in ("--set", s)]
+        return shlex.join(
+            [
+                script(),
+                "investigate",
+                "--target",
+                str(self.spec.file),
+                *sets,
+                "--turns",
+                str(self.turns),
+                "--seed",
+                str(self.seed),
+                "--replay",
+                trial_id,
+                "--runs",
+                str(runs),
+            ]
+        )
+
+    def _check_alive(self, proc: Any, link: NativeStack) -> None:
+        if not proc.alive():
+            self.say(
+                f"  warning: the target exited during the run; last lines:\n{target.tail(link.run_dir / 'target.log')}"
+            )
+
+    # ------------------------------------------------------------------ reports
+    def _report(
+        self, done: list[TrialOutcome], out_dir: Path, seconds: float, interrupted: BaseException | None
+    ) -> int:
+        return reporting.report(self, done, out_dir, seconds, interrupted)
+
+
+def _progress(exp: Experiment, mine: list[TrialOutcome], n: int, seconds: float) -> str:
+    """One experiment's line: its trials, the unknown ones and why, the ones run in their place."""
+    unknown = [o for o in mine if o.result.validity == "unknown"]
+    why = unknown[-1].result.reasons[0] if unknown and unknown[-1].result.reasons else ""
+    return (
+        f"  {exp.label}: {len(mine)} trials in {seconds:.1f} s"
+        + (f", {len(unknown)} unknown ({why})" if unknown else "")
+        + (f"; {len(mine) - n} more run in their place" if len(mine) > n else "")
+    )
+
+
+def parse_trial_id(trial_id: str) -> tuple[int, int]:
+    """'e3-down-settled-01' -> (3, 1): the experiment's number in the full plan and the trial's."""
+    head, _, tail = trial_id.partition("-")
+    try:
+        return int(head[1:]), int(tail.rsplit("-", 1)[1])
+    except (ValueError, IndexError):
+        raise UsageError(
+            f"--replay {trial_id!r} is not a trial id of lab investigate",
+            "copy it from results.json (e.g. e3-down-settled-01) or the replay line of a run",
+        ) from None
+
+
+def run(
+    spec: Spec,
+    cfg: LabConfig,
+    trials: int,
+    turns: int,
+    reports_root: Path,
+    only: Callable[[Experiment], bool] | None = None,
+    seed: int | None = None,
+    sets: list[str] | None = None,
+    replay: str | None = None,
+    runs: int = 5,
+    concurrency: int = DEFAULT_CONCURRENCY,
+) -> int:
+    everything = list(enumerate(experiments.full_plan(spec, turns)))
+    seed = seed if seed is not None else random.SystemRandom().randrange(1 << 31)
+    if replay is not None:
+        no, _k = parse_trial_id(replay)
+        if not 0 <= no < len(everything):
+            raise UsageError(
+                f"--replay {replay!r}: no experiment e{no} with --turns {turns}",
+                f"experiments are e0..e{len(everything) - 1}; use the replay line as printed",
+            )
+        plan, trials = [everything[no]], runs
+    elif only is None:
+        n = len(experiments.for_spec(spec, turns))
+        plan = everything[:n]
+    else:
+        plan = [(i, e) for i, e in everything if only(e)]
+    return Investigation(
+        spec, cfg, plan, trials, reports_root, seed, turns, sets or [], max(1, min(concurrency, trials)), replay
+    ).run()

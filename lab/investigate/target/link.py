@@ -1,0 +1,99 @@
+"""Redis and Toxiproxy without the built-in backend: the half of the native stack a foreign
+target is plugged into. The same NativeStack (processes, readiness checks, clean-up), with two
+of its three services: the browser talks to the target directly, on the target's own origin."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from lab.common.config import LabConfig
+from lab.stack.model_link import ModelLink
+from lab.stack.native import NativeStack
+
+if TYPE_CHECKING:
+    from lab.investigate.spec.parse import Spec
+
+LINK_SERVICES = ("redis", "toxiproxy")
+
+
+def redis_link(cfg: LabConfig) -> NativeStack:
+    """redis-server + toxiproxy-server with the "redis" proxy only (no backend, no chat proxy)."""
+    return NativeStack(cfg, services=LINK_SERVICES)
+
+
+def link_for(cfg: LabConfig) -> NativeStack:
+    """The investigation's own Redis + Toxiproxy, in a run folder next to the native stack's."""
+    return redis_link(replace(cfg, run_dir=cfg.run_dir.with_name(cfg.run_dir.name + "-investigate")))
+
+
+def link_for_spec(spec: "Spec", cfg: LabConfig) -> Any:
+    """What the target's Redis traffic goes through: the lab's own Redis + Toxiproxy; the app's
+    Redis behind `lab proxy up` ([start] external); or the app's compose project with the lab's
+    Toxiproxy in it ([start] compose)."""
+    if spec.start.external:
+        from lab.stack.proxy import RedisProxy
+
+        proxy = RedisProxy(cfg)
+        proxy.run_dir.mkdir(parents=True, exist_ok=True)
+        return proxy
+    if spec.start.compose is not None:
+        from lab.stack.compose.app import AppStack
+
+        run_dir = link_for(cfg).run_dir
+        run_dir.mkdir(parents=True, exist_ok=True)
+        model_env = dict(spec.model.env) if spec.model is not None else None
+        return AppStack(cfg, spec.start.compose, run_dir, spec.start.env, spec.http.port, model_env)
+    return link_for(cfg)
+
+
+@contextmanager
+def model_for(spec: "Spec", link: Any, say: Callable[[str], None]) -> Iterator[ModelLink | None]:
+    """The stand-in model behind its own Toxiproxy proxy, where the app calls a model ([model]);
+    None where it does not."""
+    if spec.model is None:
+        yield None
+        return
+    # A compose project serves the stand-in itself (lab.stack.compose.override): only waited for.
+    in_project = bool(getattr(link, "serves_model", False))
+    with ModelLink(link.cfg, link.run_dir, spawn=not in_project) as model:
+        names = ", ".join(spec.model.env)
+        protocols = ", ".join(spec.model.protocols)
+        if in_project:
+            from lab.stack.compose.override import MODEL_URL
+
+            say(
+                f"  stand-in model ({protocols}) in the compose project, through its Toxiproxy: the app's {names} "
+                f"point at {MODEL_URL} (the lab's view: {model.url})"
+            )
+        elif spec.start.external:
+            given = " ".join(f"{k}={v.replace('{model_url}', model.url)}" for k, v in spec.model.env.items())
+            say(
+                f"  stand-in model ({protocols}) at {model.url} through Toxiproxy; the running app must have been "
+                f"started with {given} (the lab does not start it)"
+            )
+        else:
+            say(f"  stand-in model ({protocols}) at {model.url} through Toxiproxy; the app's {names} point there")
+        yield model
+
+
+# A mid-stream cut needs a reply that takes time to stream: the stand-in answers at once unless
+# told otherwise, and a whole reply in one chunk has nothing to cut. About 20 tokens: ~0.5 s.
+PACE_MS = 25
+
+
+@asynccontextmanager
+async def paced(model: ModelLink | None, match: str) -> AsyncIterator[None]:
+    """The stand-in streams the calls carrying ``match`` a token every PACE_MS while inside
+    (nothing where there is no stand-in)."""
+    if model is None:
+        yield
+        return
+    await asyncio.to_thread(model.pace, match, PACE_MS)
+    try:
+        yield
+    finally:
+        await asyncio.to_thread(model.unpace, match)

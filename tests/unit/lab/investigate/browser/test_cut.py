@@ -1,0 +1,110 @@
+"""A cut mid-reply judged from the browser's network: the end seen before the close, or a cut
+too late into the reply to be told from its end."""
+
+from __future__ import annotations
+
+from lab.investigate.browser.cut import Span, judge, stored_before
+from lab.model.history import Row, Send, Trial
+
+EARLIER = [Span(10.0, 10.2), Span(20.0, 20.25)]  # replies streamed whole in 200 and 250 ms
+
+
+def test_a_close_early_in_the_reply_tested_the_window() -> None:
+    assert judge(Span(30.0, None, 30.05), EARLIER, "done frame") is None
+
+
+def test_the_end_before_the_close_missed_it() -> None:
+    assert judge(Span(30.0, 30.2, 30.3), EARLIER, "done frame") == (
+        "the reply's done frame reached the browser before the cut closed its connection: "
+        "the mid-stream window was not tested"
+    )
+
+
+def test_the_end_and_no_close_missed_it() -> None:
+    assert judge(Span(30.0, 30.2, None), [], "whole streamed answer") is not None
+
+
+def test_a_close_half_way_through_the_shortest_reply_is_too_late_to_tell() -> None:
+    why = judge(Span(30.0, None, 30.1), EARLIER, "done frame")
+    assert why == (
+        "the cut closed the connection 100 ms into the reply, while the shortest earlier reply took "
+        "200 ms to end: it may have come after this reply's end (the mid-stream window was not tested; "
+        "a busy machine reacts late)"
+    )
+
+
+def test_replies_that_stream_whole_at_once_leave_no_window() -> None:
+    why = judge(Span(30.0, None, 30.001), [Span(10.0, 10.005)], "done frame")
+    assert why is not None and why.startswith("the earlier replies streamed whole in 5 ms")
+
+
+def test_no_earlier_reply_or_no_close_seen_leaves_the_pages_claim() -> None:
+    assert judge(Span(30.0, None, 30.5), [], "done frame") is None
+    assert judge(Span(30.0, None, None), EARLIER, "done frame") is None
+    assert judge(Span(None, None, 30.5), EARLIER, "done frame") is None
+
+
+def _cut_trial(final: list[tuple[str, str]]) -> Trial:
+    sends = [Send(f"m{i}", f"question {i}", i, reply=f"answer {i}") for i in (1, 2)]
+    sends[-1].cut = True
+    return Trial("t", sends=sends, final_rows=[Row("", role, text) for role, text in final])
+
+
+WHOLE = [("user", "question 1"), ("assistant", "answer 1"), ("user", "question 2"), ("assistant", "answer 2")]
+
+
+def test_a_reply_the_store_held_before_the_cut_missed_the_window() -> None:
+    """The key held at the cut's reload all it holds in the end, the cut turn's reply included:
+    the app had finished before the cut."""
+    values = [b"u1", b"a1", b"u2", b"a2"]
+    why = stored_before(values, list(values), _cut_trial(WHOLE))
+    assert why is not None and "the mid-stream window was not tested" in why
+
+
+def test_a_reply_written_after_the_cut_or_never_is_judged() -> None:
+    # Written after the reload began (a correct app finishing the reply the client left).
+    assert stored_before([b"u1", b"a1", b"u2"], [b"u1", b"a1", b"u2", b"a2"], _cut_trial(WHOLE)) is None
+    # Never written (the bug the cut exposes): the same key before and after, no reply shown.
+    same = [b"u1", b"a1", b"u2"]
+    assert stored_before(same, list(same), _cut_trial(WHOLE[:3])) is None
+
+
+def _lab_cut(written_after_start_s: float | None, abort_after_start_s: float = 0.2) -> Trial:
+    """The lab page's cut of turn 2: its request left at 2.0, its first chunk came at 2.05, the
+    abort at 2.20 (or ``abort_after_start_s``); the turn first written ``written_after_start_s``
+    after 2.0 (None: never)."""
+    t0 = 1_800_000_000.0
+    sends = []
+    for turn in (1, 2):
+        s = Send(f"t{turn}", f"chaoslab probe cut turn {turn} ef56", turn, streamed=True, t_invoke=t0 + turn, ms=50.0)
+        s.cut = turn == 2
+        s.complete("ok", 200, "", t0 + turn + (abort_after_start_s if turn == 2 else 0.1))
+        sends.append(s)
+    store = [{"t": t0 + 1.05, "conn": "c1", "cmd": "RPUSH", "args": [], "write": True, "user": [1], "reply": []}]
+    if written_after_start_s is not None:
+        w = {"t": t0 + 2 + written_after_start_s, "conn": "c1", "cmd": "RPUSH", "args": [], "write": True}
+        store.append({**w, "user": [2], "reply": []})
+    return Trial("c", sends=sends, store=store, refresh="mid_stream", turns=2)
+
+
+def test_a_turn_stored_between_the_first_chunk_and_the_abort_was_a_finished_stream() -> None:
+    from lab.investigate.browser.cut import finished_before_cut
+
+    why = finished_before_cut(_lab_cut(0.10))  # after the first chunk (2.05), before the abort (2.20)
+    assert why is not None and "stored 100 ms before the cut's abort" in why, why
+    assert finished_before_cut(_lab_cut(0.01)) is None  # stored before its first chunk: stores, then streams
+    assert finished_before_cut(_lab_cut(0.50)) is None  # after the abort: it went on when the client left
+    near = finished_before_cut(_lab_cut(0.205))  # 5 ms after the abort: not to be ordered against it
+    assert near is not None and "within the clock's grain" in near, near
+    assert finished_before_cut(_lab_cut(None)) is None  # never stored: the cut is the loss, judged
+
+
+def test_a_turn_stored_within_the_grain_of_an_abort_that_followed_its_first_chunk_at_once_is_unknown() -> None:
+    """An instant stream (2026-12-04, a loaded run): the abort 0.6 ms after the first chunk, the
+    whole turn written 2 ms after the abort -- the finished stream's save, or an app going on after
+    the client left: the two cannot be ordered, so the cut tested nothing that can be told."""
+    from lab.investigate.browser.cut import finished_before_cut
+
+    why = finished_before_cut(_lab_cut(0.0526, abort_after_start_s=0.0506))
+    assert why is not None and "within the clock's grain" in why, why
+    assert finished_before_cut(_lab_cut(0.0700, abort_after_start_s=0.0506)) is None  # 19 ms after: judged

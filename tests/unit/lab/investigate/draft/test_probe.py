@@ -1,0 +1,59 @@
+"""lab init's probe logs in with the values of the draft's {env:NAME} body: those values and the
+token the login returns are secrets from then on (its redaction scope scrubs them); a login the
+app refuses, or values not set, are named in the draft and nothing is sent."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from lab.common import redact
+from lab.investigate.draft.infer import Draft
+from lab.investigate.draft.probe import _login
+
+ENV = {"LAB_LOGIN_USERNAME": "ada-lovelace", "LAB_LOGIN_PASSWORD": "pw-0123456789"}
+
+
+class FakeClient:
+    """The app's login: 200 with a token, or the status given."""
+
+    def __init__(self, status: int = 200) -> None:
+        self.status, self.headers, self.sent = status, {}, []  # type: ignore[var-annotated]
+
+    def call(self, method: str, path: str, body: Any = None) -> tuple[int, str, Any]:
+        self.sent.append((method, path, body))
+        return self.status, "application/json", {"token": "tok-abcdef123"} if self.status == 200 else None
+
+
+pytestmark = pytest.mark.usefixtures("fresh_secrets")
+
+
+def _draft() -> Draft:
+    d = Draft()
+    d.put("auth", "login", "/api/login", "")
+    d.put("auth", "body", {"username": "{env:LAB_LOGIN_USERNAME}", "password": "{env:LAB_LOGIN_PASSWORD}"}, "")
+    d.put("auth", "token", "$.token", "")
+    return d
+
+
+def test_the_login_values_and_its_token_become_secrets() -> None:
+    c = FakeClient()
+    assert _login(c, _draft(), ENV.get)  # type: ignore[arg-type]
+    assert c.sent == [("POST", "/api/login", {"username": "ada-lovelace", "password": "pw-0123456789"})]
+    assert c.headers == {"Authorization": "Bearer tok-abcdef123"}
+    assert redact.known() == {"ada-lovelace", "pw-0123456789", "tok-abcdef123"}
+
+
+def test_a_refused_login_keeps_its_values_secret_all_the_same() -> None:
+    d = _draft()
+    assert not _login(FakeClient(401), d, ENV.get)  # type: ignore[arg-type]
+    assert d.unknown == {"auth.body": "a login that works: POST /api/login answered 401 with the values given"}
+    assert redact.known() == {"ada-lovelace", "pw-0123456789"}
+
+
+def test_values_not_set_are_named_and_nothing_is_sent() -> None:
+    c, d = FakeClient(), _draft()
+    assert not _login(c, d, {}.get)  # type: ignore[arg-type]
+    assert c.sent == [] and redact.known() == frozenset()
+    assert "set LAB_LOGIN_USERNAME and LAB_LOGIN_PASSWORD" in d.unknown["auth.body"]

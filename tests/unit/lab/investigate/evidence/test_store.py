@@ -1,0 +1,39 @@
+"""MONITOR's lines as the store's record reads them: time, db, connection and the arguments
+unquoted byte for byte; the keys a command names."""
+
+from __future__ import annotations
+
+from lab.investigate.evidence.store import _keys
+from lab.common.redis_follow import parse_monitor_line
+
+
+def test_a_monitor_line_unquoted() -> None:
+    line = rb'1796253954.874050 [3 127.0.0.1:44544] "RPUSH" "conv:x" "say \"hi\"\n \xc3\xa9 \\ end"'
+    t, db, client, args = parse_monitor_line(line) or (0.0, 0, "", [])
+    assert (t, db, client) == (1796253954.87405, 3, "127.0.0.1:44544")
+    assert args == [b"RPUSH", b"conv:x", 'say "hi"\n é \\ end'.encode()]
+    assert parse_monitor_line(rb'1796253954.874684 [0 lua] "RPUSH" "k" "v"') == (
+        1796253954.874684,
+        0,
+        "lua",
+        [b"RPUSH", b"k", b"v"],
+    )
+    assert parse_monitor_line(b"OK") is None
+
+
+def test_the_keys_a_command_names() -> None:
+    assert _keys([b"RPUSH", b"k", b"v"]) == [b"k"]
+    assert _keys([b"EVAL", b"script", b"2", b"k1", b"k2", b"arg"]) == [b"k1", b"k2"]
+    assert _keys([b"evalsha", b"sha", b"0", b"arg"]) == []
+    assert _keys([b"MSET", b"a", b"1", b"b", b"2"]) == [b"a", b"b"] and _keys([b"DEL", b"a", b"b"]) == [b"a", b"b"]
+
+
+def test_a_text_is_found_as_stored_or_as_a_json_string_holds_it() -> None:
+    import json
+
+    from lab.model.store import carries
+
+    reply = 'Turn 2 as I see it. You first said "Grüße..."; \\ done'
+    for stored in (reply, json.dumps({"content": reply}), json.dumps({"c": reply}, ensure_ascii=False)):
+        assert carries(stored.encode(), reply), stored
+    assert not carries(json.dumps({"content": "Turn 2 as I see it."}).encode(), reply)

@@ -1,0 +1,69 @@
+"""pytest --lab-target's recorder: a login the user's own test makes on the spec's [auth] route
+gives a token that is a secret from then on (the session's redaction scope scrubs it from the
+target's log); a failed login's answer has none."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from lab.common import redact
+from lab.investigate.spec import parse as sp
+from lab.investigate.plugin.recorder import Recorder
+
+ROOT = Path(__file__).resolve().parents[5]
+
+
+class FakeContext:
+    pages: list[Any] = []
+
+    def on(self, event: str, handler: Any) -> None:
+        pass
+
+
+def _response(method: str, url: str, body: Any) -> Any:
+    return SimpleNamespace(request=SimpleNamespace(method=method), url=url, text=lambda: json.dumps(body))
+
+
+@pytest.fixture(autouse=True)
+def fresh(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv("CHAT_USER", "ada")
+    monkeypatch.setenv("CHAT_PASSWORD", "pw-0123456789")
+    redact.clear()
+    yield
+    redact.clear()
+
+
+def test_the_tokens_of_the_tests_own_logins_become_secrets() -> None:
+    rec = Recorder(sp.load(ROOT / "examples" / "fastapi-rest.toml"), FakeContext(), "redis://x", "t", 1)  # type: ignore[arg-type]
+    rec._response(_response("POST", "http://127.0.0.1:18193/api/login", {"token": "tok-abcdef123"}))
+    rec._response(_response("POST", "http://127.0.0.1:18193/api/login", {"detail": "bad credentials"}))
+    rec._response(_response("GET", "http://127.0.0.1:18193/api/login", {"token": "not-a-login-1"}))
+    rec._keep_tokens_secret()
+    assert redact.known() == {"tok-abcdef123"}
+
+
+def test_a_spec_without_a_token_login_records_no_login() -> None:
+    rec = Recorder(sp.load(ROOT / "examples" / "foreign-app.toml"), FakeContext(), "redis://x", "t", 1)  # type: ignore[arg-type]
+    rec._response(_response("POST", "http://127.0.0.1:18191/api/login", {"token": "tok-abcdef123"}))
+    assert rec._logins == []
+
+
+def test_the_sends_made_while_a_test_applied_fault_was_in_force_are_under_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """inject() at 10.0, removed at 20.0: a send at 15.0 is under the fault; 5.0 and 20.0 are not."""
+    from lab.investigate.plugin import recorder
+
+    rec = Recorder(sp.load(ROOT / "examples" / "foreign-app.toml"), FakeContext(), "redis://x", "t", 1)  # type: ignore[arg-type]
+    clock = iter([10.0, 20.0])
+    monkeypatch.setattr(recorder.time, "time", lambda: next(clock))
+    removed = rec.fault_applied("proxy redis disabled")
+    removed()
+    ((on, off),) = rec._fault_windows
+    assert [recorder._inside(t, on, off) for t in (5.0, 15.0, 20.0)] == [False, True, False]
+    assert recorder._inside(99.0, 10.0, None)  # not removed: in force until the test's end
+    assert rec._fault_evidence == "proxy redis disabled"

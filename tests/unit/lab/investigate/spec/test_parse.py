@@ -1,0 +1,145 @@
+"""The target spec: a valid spec parses; every error names the field, the value and the form."""
+
+from __future__ import annotations
+
+from lab.investigate.evidence import rows
+
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from lab.common.errors import UsageError
+from lab.investigate.spec import parse as sp
+
+ROOT = Path(__file__).resolve().parents[5]
+EXAMPLE = ROOT / "examples" / "chat-service.toml"
+
+
+def _data() -> dict:
+    return tomllib.loads(EXAMPLE.read_text())
+
+
+def test_example_parses() -> None:
+    s = sp.load(EXAMPLE)
+    assert s.name == "chat-service"
+    assert s.start.cwd == ROOT
+    assert s.http.base_url == "http://127.0.0.1:18190"
+    assert s.chat.id_field == "id" and s.chat.reply_path == "$.reply"
+    assert s.history.format == "objects" and s.history.order == "oldest_first"
+    assert s.redis.key == "chat:{session}"
+    assert s.stream is not None and s.stream.request == {"stream": True}
+
+
+def test_no_stream_section_no_mid_stream_experiment() -> None:
+    from lab.investigate.run.experiments import default_plan
+
+    data = _data()
+    del data["stream"]
+    assert sp.parse(data, EXAMPLE).stream is None
+    assert "mid_stream" not in {e.refresh for e in default_plan(3, streams=False)}
+    assert "mid_stream" in {e.refresh for e in default_plan(3, streams=True)}
+
+
+def test_set_overrides_fields_and_reads_toml_values() -> None:
+    s = sp.load(EXAMPLE, ["http.port=18191", "start.env.CHAT_DEFECTS=ttl_set_once"])
+    assert s.http.port == 18191 and s.http.base_url.endswith(":18191")
+    assert s.start.env["CHAT_DEFECTS"] == "ttl_set_once"
+
+
+@pytest.mark.parametrize(
+    "path,value,expect",
+    [
+        (("http", "port"), "80x", "http.port = '80x'"),
+        (("http", "port"), 6000, "ERR_UNSAFE_PORT"),
+        (("history", "format"), "xml", "history.format = 'xml'"),
+        (("history", "order"), "random", "history.order = 'random'"),
+        (("history", "items"), "messages", "history.items = 'messages'"),
+        (("chat", "path"), "chat", "chat.path = 'chat'"),
+        (("start", "command"), [], "start.command = []"),
+        (("start", "command"), ["{redis}"], "placeholders among"),
+        (("start", "cwd"), "no/such/dir", "start.cwd = 'no/such/dir'"),
+        (("redis", "key"), "chat:session", "{session}"),
+        (("stream", "request"), "stream", "stream.request = 'stream'"),
+    ],
+    ids=lambda v: str(v),
+)
+def test_bad_field_names_field_value_and_form(path: tuple[str, str], value: object, expect: str) -> None:
+    data = _data()
+    data[path[0]][path[1]] = value
+    with pytest.raises(UsageError) as e:
+        sp.parse(data, EXAMPLE)
+    assert expect in str(e.value)
+    assert "expected" in str(e.value)
+    assert e.value.exit_code == 2
+
+
+def test_missing_required_field_and_unknown_section() -> None:
+    data = _data()
+    del data["http"]["cookie"]
+    with pytest.raises(UsageError, match=r"http.cookie = None .*required"):
+        sp.parse(data, EXAMPLE)
+    data = _data()
+    data["extra"] = {}
+    with pytest.raises(UsageError, match="one of the sections"):
+        sp.parse(data, EXAMPLE)
+
+
+def test_not_toml_and_missing_file(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("name = \n")
+    with pytest.raises(UsageError, match="not valid TOML"):
+        sp.load(bad)
+    with pytest.raises(UsageError, match="cannot read target spec"):
+        sp.load(tmp_path / "none.toml")
+
+
+def _hist(**kw: str) -> sp.History:
+    base = dict(
+        path="/h",
+        format="objects",
+        items="$",
+        role_field="role",
+        content_field="content",
+        separator=":",
+        order="oldest_first",
+        user_role="user",
+        assistant_role="assistant",
+    )
+    base.update(kw)
+    return sp.History(**base)  # type: ignore[arg-type]
+
+
+def test_history_strings_newest_first_under_a_path() -> None:
+    h = _hist(format="strings", items="$.data.messages", order="newest_first")
+    body = '{"data": {"messages": ["assistant:hi there", "user: hello: me"]}}'
+    assert rows.parse_history(h, body) == [("user", " hello: me"), ("assistant", "hi there")]
+
+
+def test_a_content_of_parts_reads_as_its_text_parts_joined() -> None:
+    # The Vercel AI SDK's UIMessage parts; OpenAI's and Anthropic's content blocks.
+    body = json.dumps(
+        [
+            {"role": "user", "parts": [{"type": "text", "text": "hi "}, {"type": "text", "text": "there"}]},
+            {
+                "role": "assistant",
+                "parts": [{"type": "reasoning", "text": "hmm"}, {"type": "step-start"}, {"text": "ok"}],
+            },
+            {"role": "assistant", "parts": [{"type": "output_text", "text": "yes"}, {"type": "image", "url": "u"}]},
+        ]
+    )
+    assert rows.parse_history(_hist(content_field="parts"), body) == [
+        ("user", "hi there"),
+        ("assistant", "ok"),
+        ("assistant", "yes"),
+    ]
+
+
+def test_history_outside_the_spec_says_what_was_expected() -> None:
+    with pytest.raises(ValueError, match="not JSON"):
+        rows.parse_history(_hist(), "<html><h1>500 Internal Server Error</h1></html>")
+    with pytest.raises(ValueError, match="expected an object with 'role' and 'content'"):
+        rows.parse_history(_hist(), '[{"who": "user"}]')
+    with pytest.raises(ValueError, match="no field 'messages'"):
+        rows.parse_history(_hist(items="$.messages"), "[]")
