@@ -66,11 +66,11 @@ def _down(node: Node, say: Say, keep: bool) -> list[str]:
 
 def run(folder: Path, shards: int, seed: int, trials: int, deadline_s: float, keep: bool, reports: Path,
         say: Say = say_now) -> int:  # fmt: skip
-    bins = binaries.ensure(cache_dir(), say)
-    images, aliases = lab_images(LabConfig.from_env(), say)
-    node = Node(state_dir(), bins, say)
-    objects, merge = _rendered(folder, shards, seed, trials, node)
+    node = Node(state_dir(), binaries.bin_dir(cache_dir()), say)
+    objects, merge = _rendered(folder, shards, seed, trials, node)  # bad manifests: refused before any build
     job = objects.pop()
+    binaries.ensure(cache_dir(), say)
+    images, aliases = lab_images(LabConfig.from_env(), say)
     code, t0 = 1, time.monotonic()
     try:
         node.up(images, aliases)
@@ -121,9 +121,9 @@ def _rendered(
 def check(folder: Path, shards: int, say: Say = say_now) -> int:
     """No kubelet: the manifests applied to a real API server (a server-side dry run, then for
     real) and the Job controller's pods inspected. Exit 0 when they are as the run needs."""
-    bins = binaries.ensure(cache_dir(), say)
-    node = Node(state_dir(), bins, say)
+    node = Node(state_dir(), binaries.bin_dir(cache_dir()), say)
     objects, _ = _rendered(folder, shards, 1, 1, node)
+    binaries.ensure(cache_dir(), say)
     listed = json.dumps({"apiVersion": "v1", "kind": "List", "items": objects})
     try:
         node.control_plane()
