@@ -16,6 +16,8 @@ import yaml
 
 SHARDS_JOB, MERGE_JOB, CLAIM = "chaoslab-shards", "chaoslab-merge", "chaoslab-results"
 INDEX = "batch.kubernetes.io/job-completion-index"
+# What a run renders: deploy/k8s's objects, by "Kind/name".
+NEEDED = (f"Job/{SHARDS_JOB}", f"Job/{MERGE_JOB}", f"PersistentVolumeClaim/{CLAIM}", "ConfigMap/chaoslab-topology")
 Doc = dict[str, Any]
 
 
@@ -23,9 +25,17 @@ def load(folder: Path) -> dict[str, Doc]:
     """Every object of the folder's YAML files, by "Kind/name"."""
     out: dict[str, Doc] = {}
     for path in sorted(folder.glob("*.yaml")):
-        for doc in yaml.safe_load_all(path.read_text()):
-            if doc:
-                out[f"{doc['kind']}/{doc['metadata']['name']}"] = doc
+        try:
+            docs = list(yaml.safe_load_all(path.read_text()))
+        except yaml.YAMLError as exc:
+            raise ValueError(f"{path.name} is not YAML: {str(exc).splitlines()[0]}") from None
+        for doc in filter(None, docs):
+            if not isinstance(doc, dict) or not isinstance(doc.get("metadata"), dict) or "kind" not in doc:
+                raise ValueError(f"{path.name} holds a document without kind and metadata.name")
+            out[f"{doc['kind']}/{doc['metadata'].get('name')}"] = doc
+    missing = [k for k in NEEDED if k not in out]
+    if missing:
+        raise ValueError(f"no {', '.join(missing)} among {', '.join(sorted(out)) or 'its documents'}")
     return out
 
 

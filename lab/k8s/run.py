@@ -115,7 +115,8 @@ def _rendered(
     try:
         return manifests.render(manifests.load(folder), shards, seed, trials, node.lay.results)
     except (KeyError, ValueError) as exc:  # a missing object, or YAML that is not Kubernetes'
-        raise UsageError(f"{folder}: not deploy/k8s's objects ({exc})", "start from a copy of deploy/k8s") from None
+        raise UsageError(f"{folder}: not deploy/k8s's objects: {str(exc).strip(chr(39))}",
+                         "start from a copy of deploy/k8s") from None  # fmt: skip
 
 
 def check(folder: Path, shards: int, say: Say = say_now) -> int:

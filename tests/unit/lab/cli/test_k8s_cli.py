@@ -20,8 +20,15 @@ def test_yaml_that_is_not_deploy_k8s_is_a_usage_error(tmp_path: Path, capsys: py
     (tmp_path / "x.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: other}\n")
     from lab.k8s import run
 
-    with pytest.raises(UsageError, match="not deploy/k8s.s objects"):
-        run._rendered(tmp_path, 3, 1, 1, run.Node(tmp_path / "state", tmp_path / "bins"))
+    node = run.Node(tmp_path / "state", tmp_path / "bins")
+    with pytest.raises(UsageError, match="not deploy/k8s.s objects: no Job/chaoslab-shards, .* among ConfigMap/other"):
+        run._rendered(tmp_path, 3, 1, 1, node)
+    (tmp_path / "x.yaml").write_text("kind: ConfigMap\n")
+    with pytest.raises(UsageError, match="x.yaml holds a document without kind and metadata.name"):
+        run._rendered(tmp_path, 3, 1, 1, node)
+    (tmp_path / "x.yaml").write_text("kind: [\n")
+    with pytest.raises(UsageError, match="x.yaml is not YAML"):
+        run._rendered(tmp_path, 3, 1, 1, node)
 
 
 @pytest.mark.parametrize("args", [["k8s", "run", "--shards", "0"], ["k8s", "run", "--shards", "x"], ["k8s", "warp"]])
