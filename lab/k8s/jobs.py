@@ -15,7 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lab.common.errors import LabError
+from lab.common.errors import LabError, NotReady
+from lab.common.wait import wait_until
 from lab.k8s.configs import PORTS
 from lab.k8s.manifests import INDEX, Doc
 from lab.k8s.node import Node
@@ -72,23 +73,27 @@ def run_job(node: Node, job: Doc, container: str, deadline_s: float, say: Callab
     """Create ``job`` and wait until it completes or fails; (outcome, its pods)."""
     name = job["metadata"]["name"]
     node.kubectl("apply", "-f", "-", stdin=json.dumps(job))
-    start, last_said = time.monotonic(), 0.0
-    while True:
+    start, said = time.monotonic(), [-10.0]
+
+    def done() -> tuple[str, list[Doc]] | None:
         state = node.get("job", name)
-        pods = [p for p in node.get("pods", "-l", f"job-name={name}")["items"]]
+        pods = list(node.get("pods", "-l", f"job-name={name}")["items"])
         usage(kubelet_summary(), seen)
         outcome = finished(state)
         if outcome is not None:
             return outcome, pods
         elapsed = time.monotonic() - start
-        if elapsed > deadline_s:
-            raise LabError(
-                f"job {name} not done after {deadline_s:.0f} s", "raise --deadline, or look at the pods' logs"
-            )
-        if elapsed - last_said >= 10 or last_said == 0:
-            last_said = elapsed or 0.001
+        if elapsed - said[0] >= 10:  # a progress line every 10 s
+            said[0] = elapsed
             say(f"  {name} {elapsed:4.0f} s: " + "; ".join(_pod_line(node, p, container) for p in _by_index(pods)))
-        time.sleep(2)
+        return None
+
+    try:
+        return wait_until(done, what=f"job {name} done", timeout_s=deadline_s, interval_s=2, transient=())
+    except NotReady:
+        raise LabError(
+            f"job {name} not done after {deadline_s:.0f} s", "raise --deadline, or look at the pods' logs"
+        ) from None
 
 
 def _by_index(pods: list[Doc]) -> list[Doc]:

@@ -13,7 +13,6 @@ import os
 import secrets
 import shutil
 import subprocess
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -55,18 +54,22 @@ class Node:
     def ctr(self, *args: str, timeout_s: float = 600) -> str:
         """containerd's own client. Its dial gives up after 10 s, which a containerd busy just
         after unpacking 2 GB of images has exceeded here once (run of 2026-12-04 14:57): a
-        refused dial is tried again, twice."""
-        for attempt in range(3):
-            res = subprocess.run(
-                ["ctr", "-a", str(self.lay.containerd_sock), "-n", "k8s.io", *args],
-                capture_output=True, text=True, timeout=timeout_s,
-            )  # fmt: skip
+        refused dial is tried again, for up to 30 s."""
+        argv = ["ctr", "-a", str(self.lay.containerd_sock), "-n", "k8s.io", *args]
+
+        def answered() -> str | None:
+            res = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s)
             if res.returncode == 0:
                 return res.stdout
-            if "failed to dial" not in res.stderr or attempt == 2:
-                break
-            time.sleep(1)
-        raise LabError(f"ctr {' '.join(args[:2])} failed: {res.stderr.strip()[-500:]}")
+            if "failed to dial" in res.stderr:
+                raise ConnectionError(res.stderr.strip()[-500:])  # not yet: tried again
+            raise LabError(f"ctr {' '.join(args[:2])} failed: {res.stderr.strip()[-500:]}")
+
+        try:
+            return wait_until(answered, what=f"ctr {' '.join(args[:2])}", timeout_s=30, interval_s=1,
+                              transient=(ConnectionError,))  # fmt: skip
+        except NotReady as exc:
+            raise LabError(f"ctr {' '.join(args[:2])} failed: containerd did not answer ({exc})") from None
 
     # ----------------------------------------------------------------- up
     def control_plane(self) -> None:
