@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -301,38 +302,37 @@ def no_persistence_copy(tmp_path: Path) -> Path:
     return tmp_path / "lab.toml"
 
 
-def password_copy(tmp_path: Path, password: str) -> Path:
-    """The example as a team with a locked-down Redis runs it: `requirepass`, and the app on db 3
-    (its REDIS_URL carries both)."""
-    text = (EXAMPLE / "compose.yaml").read_text().replace("build: ./app", f"build: {EXAMPLE / 'app'}")
-    text = text.replace("redis-server --appendonly yes", f"redis-server --appendonly yes --requirepass {password}")
-    text = text.replace('["CMD", "redis-cli", "ping"]', f'["CMD", "redis-cli", "-a", "{password}", "ping"]')
-    text = text.replace("REDIS_URL: redis://redis:6379/0", f"REDIS_URL: redis://:{password}@redis:6379/3")
-    assert text.count(password) == 3, text
-    (tmp_path / "app").mkdir()
-    (tmp_path / "app" / "compose.yaml").write_text(text)
-    spec = SPEC.read_text().replace('compose = "compose.yaml"', f'compose = "{tmp_path / "app" / "compose.yaml"}"')
-    (tmp_path / "lab.toml").write_text(spec)
-    return tmp_path / "lab.toml"
+PYTHON_EXAMPLE = ROOT / "examples" / "compose-python"
 
 
-def test_a_redis_with_a_password_and_a_db_number_is_read_and_faulted_as_the_app_does(
-    tmp_path: Path, engine: str
-) -> None:
-    """The app's Redis needs a password and the app uses db 3: the lab's readiness check, its
-    direct reads of the key and its faults log in as the app's REDIS_URL says, in that db (issue
-    40: the run stopped at "the app's redis at the lab's port: not ready after 30 s"). The
-    password is in no file the lab wrote and not in its terminal."""
+def python_copy(tmp_path: Path, password: str) -> Path:
+    """examples/compose-python as its team has it, with its own password in its .env: Flask on
+    gunicorn built FROM python:3.12-slim with pip, a Redis with `requirepass`, the app on db 2."""
+    shutil.copytree(PYTHON_EXAMPLE, tmp_path / "app", ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "app" / ".env").write_text(f"REDIS_PASSWORD={password}\n")
+    return tmp_path / "app" / "lab.toml"
+
+
+def test_a_python_image_and_a_redis_with_a_password_and_a_db_number(tmp_path: Path, engine: str) -> None:
+    """The app's image is built FROM python:* with `pip install` (on an engine with no registry:
+    the stand-in, its build on the host's network), its Redis needs a password and it uses db 2:
+    the lab's readiness check, its direct reads of the key, the store's record and its faults log
+    in as the app's REDIS_URL says, in that db (issue 40: the run stopped at "the app's redis at
+    the lab's port: not ready after 30 s"). Correct: no anomaly; the password is in no file the
+    lab wrote and not in its terminal. Its bug (a save handed to a thread pool whose failures
+    nobody reads): acknowledged while Redis was unreachable in each of 5 trials, and nothing else
+    but the write after the answer that the same bug leaves."""
     password = "pw-" + hashlib.sha256(str(tmp_path).encode()).hexdigest()[:16]
-    p, results = investigate(
-        tmp_path, engine, password_copy(tmp_path, password), "--trials", "1", "--only", "none|down"
-    )
+    had_python = "python:3.12-slim" in docker(engine, "images", "--format", "{{.Repository}}:{{.Tag}}").split()
+    spec = python_copy(tmp_path, password)
+    p, results = investigate(tmp_path, engine, spec, "--trials", "1", "--only", "none|down")
     out = p.stdout + p.stderr
     assert p.returncode == 0, out
+    assert had_python or "stand-ins for python:3.12-slim" in out, out  # said, whichever run tagged it
     assert results["verdict"] == "no anomaly found" and all(c["status"] == "valid" for c in results["cells"]), out
     trials = json.loads(next((tmp_path / "reports").glob("*/trials.json")).read_text())
-    assert trials and all(t["redis_final"] and t["redis_final"]["values"] > 0 for t in trials), trials  # db 3 read
-    # The store's record: MONITOR logged in with the app's password, the app's writes of db 3 in it
+    assert trials and all(t["redis_final"] and t["redis_final"]["values"] > 0 for t in trials), trials  # db 2 read
+    # The store's record: MONITOR logged in with the app's password, the app's writes of db 2 in it
     # (the down trial's one-shot outage is not a Redis restart: no gap).
     assert all(t["store_note"] is None and any(c["write"] for c in t["store"]) for t in trials), trials
     assert password not in out
@@ -340,6 +340,17 @@ def test_a_redis_with_a_password_and_a_db_number_is_read_and_faulted_as_the_app_
         f for f in (tmp_path / "reports").rglob("*") if f.is_file()
     ]
     assert written and not [f for f in written if password.encode() in f.read_bytes()], "the password was written"
+
+    shutil.rmtree(tmp_path / "reports")
+    p, results = investigate(
+        tmp_path, engine, spec, "--trials", "5", "--only", "down", "--set", "start.env.CHAT_BUGS=background_save"
+    )
+    found = {d["code"]: d for d in results.get("diagnoses", [])}
+    assert "acked_while_unreachable" in found and set(found) <= {"acked_while_unreachable", "stored_after_answer"}, (
+        p.stdout
+    )
+    judged = sum(c["trials"] - c["unknown"] for c in results["cells"])
+    assert judged >= 2 and found["acked_while_unreachable"]["k"] == judged, results["cells"]
 
 
 @pytest.mark.parametrize("persistence", ["aof", "none"])

@@ -27,7 +27,7 @@ from lab.common.wait import wait_until
 from lab.stack import ports, procs, topology
 from lab.stack.compose import override as ov
 from lab.stack.compose.app_faults import AppFaults, pings
-from lab.stack.compose.substitutes import Substitutes, needed
+from lab.stack.compose.substitutes import Substitutes, host_network_builds, needed
 from lab.stack.engine import DOCKER, Engine
 from lab.stack.lifecycle import Lifecycle
 from lab.stack.model_link import PROXY as MODEL_PROXY
@@ -132,6 +132,8 @@ class AppStack(Lifecycle, Substitutes, AppFaults):
         config_file = self.run_dir / "toxiproxy.json"
         model = self._model_service(host)
         plan = ov.plan(raw, resolved, self.app, at, image, str(config_file), self.env, model)
+        for name, extra in host_network_builds(resolved, self.substituted).items():
+            plan.override.setdefault("services", {}).setdefault(name, {}).update(extra)
         proxies = [topology.Proxy("redis", plan.listen, plan.upstream)]
         if model is not None:
             proxies.append(topology.Proxy(MODEL_PROXY, f"0.0.0.0:{ov.MODEL_LISTEN}", f"{ov.MODEL}:{ov.MODEL_PORT}"))

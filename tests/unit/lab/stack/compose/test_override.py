@@ -144,6 +144,8 @@ def test_published_ports(ports: list[Any], want: list[tuple[str, str, int]]) -> 
         ("redis:7.2-bookworm", "redis"),
         ("docker.io/library/node:20-slim", "node"),
         ("node", "node"),
+        ("python:3.12-slim", "python"),
+        ("docker.io/library/python:3.11-alpine@sha256:0123", "python"),
         ("localhost:5000/redis", None),
         ("bitnami/redis:7", None),
         ("postgres:16", None),
