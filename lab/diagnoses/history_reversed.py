@@ -7,8 +7,15 @@ from lab.model.checker import precedes
 from lab.diagnoses import Diagnosis, Evidence, Judged, few, ids, register
 from lab.model.history import Row, Trial
 from lab.model.placement import _messages, place
+from lab.model.store import list_side
 
 MIN_PAIRS = 3  # ordered pairs of rows a conversation needs to be called mirrored (2 turns: 6)
+# What the store's record adds: the order the app's list lies in, from its write commands --
+# against the order the history is read in (the spec's [history] order), which of the two turned.
+SIDES = {
+    "head": "; the store's record: every row was LPUSHed, so the list lies newest first",
+    "tail": "; the store's record: every row was RPUSHed, so the list lies oldest first",
+}
 
 
 def order_pairs(trial: Trial, rows: list[Row]) -> tuple[int, int]:
@@ -71,7 +78,8 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
         f"{len(hit)}/{len(pool)} conversations stored exactly mirrored ({_shape(hit[0])}), under "
         f"{', '.join(faults)}"
         + (f"; the page after the refresh showed it upside down too in {len(page)}" if page else "")
-        + f" (trials {few(ids(hit))})",
+        + f" (trials {few(ids(hit))})"
+        + SIDES.get(list_side([j.trial for j in hit]) or "", ""),
         len(hit),
         len(pool),
         ids(hit),

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from lab.diagnoses import Diagnosis, Evidence, register
+from lab.model.history import Trial
 from lab.diagnoses._ttl import pairs
+from lab.model.store import ttl_renewals
 
 
 @register("ttl_not_renewed", needs=("ttl",))
@@ -26,8 +28,24 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
         "ttl_not_renewed",
         "the conversation's TTL is not renewed by writes: set once, it expires a fixed time "
         "after the first message however active the conversation",
-        f"{example}, every send in between acknowledged; in {len(hit)}/{len(pool)} trials",
+        f"{example}, every send in between acknowledged; in {len(hit)}/{len(pool)} trials"
+        + _commands([j.trial for j in hit]),
         len(hit),
         len(pool),
         [j.id for j in hit],
     )
+
+
+def _commands(trials: list[Trial]) -> str:
+    """The cross-check from the store's record, where the trials kept one: the TTL commands the
+    app sent, against its writes (the PTTL arithmetic above is the judge; this says how)."""
+    counted = [c for t in trials if (c := ttl_renewals(t)) is not None]
+    if not counted:
+        return ""
+    writes, sets, later = (sum(c[i] for c in counted) for i in range(3))
+    if later:
+        return (
+            f"; the store's record shows {later} TTL command(s) past a key's creation in {len(counted)} trial(s) "
+            "that did not move it on (e.g. an EXPIRE with GT or LT, or an EXPIREAT to the same deadline)"
+        )
+    return f"; the store's record agrees: {writes} writes, {sets} TTL command(s), each with a key's creation (none renews it)"

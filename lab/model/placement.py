@@ -82,11 +82,15 @@ def _place_by_text(rows: list[Row], positions: list[int], msgs: list[_Msg], by_i
         by_id[m.id].user.append(pos)
         owner_at[pos] = m
 
-    def question_before(pos: int) -> _Msg | None:
-        before = [p for p in owner_at if p < pos]
-        return owner_at[max(before)] if before else None
-
     replies = [p for p in positions if rows[p].role == "assistant"]
+    mirrored = _runs_backwards(rows, replies, msgs, owner_at)
+
+    def question_before(pos: int) -> _Msg | None:
+        """The reply's own question: the nearest stored question before it (after it, where
+        the list runs the other way)."""
+        near = [p for p in owner_at if (p > pos if mirrored else p < pos)]
+        return owner_at[(min if mirrored else max)(near)] if near else None
+
     known = {m.reply for m in msgs if m.reply is not None}
 
     def pool(pos: int) -> list[_Msg]:
@@ -124,3 +128,19 @@ def _place_by_text(rows: list[Row], positions: list[int], msgs: list[_Msg], by_i
             by_id[q.id].reply.append(pos)
         else:
             by_id[cands[0].id].reply.append(pos)
+
+
+def _runs_backwards(rows: list[Row], replies: list[int], msgs: list[_Msg], owner_at: dict[int, _Msg]) -> bool:
+    """Which way the list runs, from the replies whose text an answer carried: a history served
+    newest first (or read against its order) has each reply above its question, and a reply
+    whose text is unknown (its send aborted or failed after the write) is placed by that."""
+    fwd = rev = 0
+    texts = [m.reply for m in msgs]
+    for m in msgs:
+        if m.reply is None or texts.count(m.reply) > 1:
+            continue  # "Sure!" for two messages: which row is whose says nothing of direction
+        asked = [p for p, o in owner_at.items() if o is m]
+        said = [p for p in replies if rows[p].text == m.reply]
+        if asked and said:
+            fwd, rev = fwd + (min(said) > min(asked)), rev + (min(said) < min(asked))
+    return rev > fwd

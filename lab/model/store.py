@@ -180,7 +180,8 @@ def held_at(t: Trial, at: float) -> set[int] | None:
     for r in t.store:
         if r["t"] >= at:
             break
-        if r["conn"] == "lab" or not r["write"] or r["cmd"] in ("EVAL", "EVALSHA"):
+        # A removal is no write of a value (the record's "write"), but it empties the key.
+        if r["conn"] == "lab" or not (r["write"] or r["cmd"] in TAKES_OUT) or r["cmd"] in ("EVAL", "EVALSHA"):
             continue
         if r["cmd"] in ADDS:
             users |= set(r["user"])
@@ -207,9 +208,19 @@ def read_began(t: Trial) -> float | None:
 
 def held_before_read(t: Trial, missing: list[int]) -> list[int]:
     """Of the turns the page after the refresh did not show, those Redis held (by the record)
-    before the page's read left -- by more than the clock grain."""
+    from before the page's read left -- by more than the clock grain -- until that read had
+    ended: a removal in between (a rewrite's DEL a reload landed behind) may have emptied the
+    key for the read, which then says nothing of a copy."""
     began = read_began(t)
-    held = held_at(t, began - CLOCK_GRAIN_S) if began is not None else None
+    if began is None:
+        return []
+    at = began - CLOCK_GRAIN_S
+    ended = next((float(e["t"]) for e in t.events if e.get("kind") == "phase" and float(e["t"]) > began), began)
+    held = held_at(t, at)
+    for r in t.store or []:
+        if held and at <= r["t"] <= ended and r["conn"] != "lab" and (r["write"] or r["cmd"] in TAKES_OUT):
+            after = held_at(t, r["t"] + 1e-6)
+            held = held & after if after is not None else None
     return sorted(set(missing) & held) if held else []
 
 
@@ -219,3 +230,40 @@ def carries(blob: bytes, text: str) -> bool:
     letter as \\uXXXX) -- a model's reply quoting the user was not found in its own row."""
     forms = {text.encode(), json.dumps(text)[1:-1].encode(), json.dumps(text, ensure_ascii=False)[1:-1].encode()}
     return any(f in blob for f in forms)
+
+
+def list_side(trials: list[Trial]) -> str | None:
+    """Where the app puts each new row of its list, by the record of ``trials``: "head" (every
+    append an LPUSH: the list lies newest first), "tail" (every one an RPUSH: oldest first);
+    None where it cannot say (no record, no list append, or both kinds)."""
+    kinds = {r["cmd"] for t in trials for r in t.store or [] if r["conn"] != "lab" and r["cmd"] in APPENDS}
+    if kinds and kinds <= {"LPUSH", "LPUSHX"}:
+        return "head"
+    if kinds and kinds <= {"RPUSH", "RPUSHX"}:
+        return "tail"
+    return None
+
+
+# What sets a TTL: the EXPIRE family, and a whole-value write carrying one (SET ... EX 60).
+EXPIRES = ("EXPIRE", "PEXPIRE", "EXPIREAT", "PEXPIREAT", "GETEX")
+TTL_OPTIONS = ("EX", "PX", "EXAT", "PXAT")
+
+
+def ttl_renewals(t: Trial) -> tuple[int, int, int] | None:
+    """By the record: (the app's writes of the key, the TTLs it set, those set after the first
+    -- renewals). ``EXPIRE ... NX`` after the first sets nothing (the key has a TTL by then): it
+    is no renewal. None: no record, or no write in it."""
+    app = [r for r in t.store or [] if r["conn"] != "lab"]
+    writes = [r for r in app if r["write"]]
+    if not writes:
+        return None
+    ttl = [
+        r
+        for r in app
+        if r["cmd"] in (*EXPIRES, "SETEX", "PSETEX")
+        or (r["cmd"] == "SET" and any(a.upper() in TTL_OPTIONS for a in r["args"]))
+    ]
+    sets = [
+        r for i, r in enumerate(ttl) if i == 0 or not (r["cmd"] in EXPIRES and "NX" in [a.upper() for a in r["args"]])
+    ]
+    return len(writes), len(sets), max(0, len(sets) - 1)

@@ -344,6 +344,7 @@ def test_a_history_served_reversed_is_a_fixed_reversal_not_a_race(tmp_path: Path
     judged = [t for t in trials if not t["unknown"]]
     assert d["k"] == d["n"] == len(judged) >= 30, (d, len(judged))
     assert "spec's [history] order first" in d["cause"], d
+    assert "every row was RPUSHed, so the list lies oldest first" in d["evidence"], d  # the store's record
     assert "replay trial " in out and "--replay" in out, out
 
 

@@ -18,25 +18,24 @@ from playwright.async_api import Browser, BrowserContext, Page
 
 from lab.faults import base as faults
 from lab.model.history import Send, Trial, TtlObs
-from lab.investigate.browser import app_frames, app_page, cut
+from lab.investigate.browser import app_frames, app_page, cut, settle
 from lab.investigate.evidence.rows import answer
 from lab.investigate.spec.parse import Spec
 from lab.plan.lockstep import Lockstep
 from lab.model import concurrency, context
+from lab.investigate.run import mid_write
 from lab.investigate.run.experiments import TWO_TAB_ROUNDS, Experiment
 from lab.investigate.evidence.keys import KeyReader, key_record
 from lab.investigate.evidence.store import StoreMonitor, fill
 from lab.stack.model_link import ModelLink
-from lab.investigate.browser import settle
 from lab.investigate.browser.pages import Pages, Read
 from lab.plan.schedule import CONCURRENT_POINTS
 
 
 @dataclass
 class Prober:
-    """Runs trials of one target in one browser. ``fault_targets`` is the lab's Redis link.
-    Trials run concurrently (each in its own browser context); a fault acts on the whole link,
-    so the trials of a group share it through one ``Lockstep`` (the chaos runner's)."""
+    """Trials of one target in one browser, concurrently (a browser context each); a fault acts
+    on the whole link (``fault_targets``): a group's trials share it through one ``Lockstep``."""
 
     spec: Spec
     browser: Browser
@@ -139,6 +138,8 @@ class Prober:
         try:
             if together:
                 sent = await self._send_together(ctx, page, exp.refresh, t.trial_id, turn, nonce, exp.gap_ms or 0)
+            elif exp.refresh == "in_flight" and turn == exp.turns:  # reloaded inside its writes
+                sent = [await mid_write.send_mid_write(self, ctx, page, t, turn, nonce, streamed)]
             elif exp.refresh == "after_ack" and turn == exp.turns:
                 # Reloaded the moment its answer arrives: the TTL read below comes after that.
                 sent = [await self._send_then_reload(page, t, turn, nonce, streamed, exp.delay_ms)]

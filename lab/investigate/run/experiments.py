@@ -149,6 +149,16 @@ DEFAULT = (
         "the model's stream for one send stops part-way (a provider's stream breaking): a reply kept as "
         "if whole is half an answer after the refresh",
     ),
+    (
+        "latency",
+        (("latency_ms", 300),),
+        "in_flight",
+        "",
+        "",
+        "the incident's move: the page reloaded while the last send is in flight, the moment the store's "
+        "record shows its first write -- acknowledged turns missing then (a rewrite: DEL, the rows pushed "
+        "back one at a time), or lost if the aborted request cancels the write",
+    ),
 )
 
 

@@ -19,38 +19,30 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from lab.common import redact
-from lab.model.checker import check_safe
-from lab.model.context import never_streamed
 from lab.common.config import LabConfig, script
 from lab.common.errors import UsageError
 from lab.faults import base as faults
 from lab.faults.base import Targets
-from lab.model.history import Trial
 from lab.investigate.target import redaction, process as target
 from lab.investigate.run import experiments
 from lab.investigate.browser import pages
-from lab.investigate.run import reporting
+from lab.investigate.run import groups, reporting
 from lab.investigate.run.blackbox import Prober
 from lab.investigate.run.experiments import Experiment
 from lab.investigate.evidence.store import StoreMonitor
 from lab.investigate.run.preflight import preflight
-from lab.investigate.target.link import link_for, link_for_spec, model_for, paced
+from lab.investigate.target.link import link_for, link_for_spec, model_for
 from lab.stack.model_link import ModelLink
 from lab.stack.native import NativeStack
 from lab.investigate.spec.parse import Spec, fill
 from lab.model.outcome import TrialOutcome
 from lab.report import EXIT_CLEAN, EXIT_FOUND, EXIT_INCONCLUSIVE
-from lab.plan.lockstep import Lockstep
 from lab.common.signals import interrupt_on, run_async
 from lab.common.locks import exclusive
 from lab.suspects import Scan
 
 __all__ = ["EXIT_CLEAN", "EXIT_FOUND", "EXIT_INCONCLUSIVE", "Investigation", "run", "link_for"]
 DEFAULT_CONCURRENCY = 6  # trials at once (each its own pooled browser context)
-# An experiment's unknown trials are replaced until --trials were judged, up to this many times
-# --trials in all: a busy machine that misses a window in some trials still gives the rate its
-# judged trials; one that misses it in most gives an honest "unknown" (lab.investigate.run.investigation).
-TOP_UP_FACTOR = 3
 
 
 def trial_seed(seed: int, exp_no: int, k: int) -> int:
@@ -68,7 +60,7 @@ class Investigation:
     seed: int
     turns: int = 3
     sets: list[str] = field(default_factory=list)
-    concurrency: int = DEFAULT_CONCURRENCY
+    concurrency: int = DEFAULT_CONCURRENCY  # trials at once: a group (fault-free ones side by side: at most --trials)
     replay_of: str | None = None  # replay: every trial runs this trial's seed
     out: TextIO = sys.stdout
     scan: Scan | None = None  # the spec's [source], scanned before anything starts
@@ -184,17 +176,18 @@ class Investigation:
                     # together; an experiment with a fault has the Redis link to itself.
                     free = [(no, e) for no, e in self.plan if e.fault == "none"]
                     if free:
-                        sem = asyncio.Semaphore(self.concurrency)
+                        sem = asyncio.Semaphore(min(self.concurrency, self.trials))
                         await asyncio.gather(*(self._experiment(prober, no, e, done, sem) for no, e in free))
                     # Faults in place for the whole trial (latency) before the one-send outages (a
                     # drop, Redis down, a restart): an app's pooled connections broken by an outage
                     # can fail its next requests, and that must not be charged to the next experiment
                     # (measured: 4 of 5 two_tabs trials after `down` got a 500 ConnectionError).
                     faulted = [(no, e) for no, e in self.plan if e.fault != "none"]
-                    for no, exp in sorted(
+                    ordered = sorted(
                         faulted, key=lambda x: faults.make(x[1].fault, **dict(x[1].params)).window == "send"
-                    ):
-                        await self._experiment(prober, no, exp, done)
+                    )
+                    for members in self._sharing(ordered):
+                        await groups.run_group(self, prober, members, done)
                 finally:
                     prober.close()
                     await prober.close_pool()
@@ -209,49 +202,22 @@ class Investigation:
         start: int = 0,
         count: int | None = None,
     ) -> None:
-        """One experiment's trials, ``concurrency`` at a time; under a fault each group shares it
-        through one Lockstep. ``sem``: fault-free experiments running side by side share it.
-        ``start``, ``count``: trials start..start+count (a window's later rounds), else all --
-        and then the rates count judged trials only: a trial that is unknown (a window the
-        machine did not let it hit) is replaced by another, up to TOP_UP_FACTOR x the trials
-        (an app the experiment cannot judge at all costs that much, and says why)."""
-        # mid_stream: the stand-in streams this experiment's replies slowly enough to be cut.
-        match = f"chaoslab probe e{no}-{exp.fault}-{exp.refresh}-"
-        async with paced(self.model if exp.refresh == "mid_stream" else None, match):
-            fault = faults.make(exp.fault, **dict(exp.params))
-            t0 = time.monotonic()
-            n = self.trials if count is None else count
-            top_up = count is None and not self.replay_of
-            pending = list(range(start, start + n))
-            next_k, last_k = start + n, start + (TOP_UP_FACTOR * n if top_up else n)
-            mine: list[TrialOutcome] = []
+        """One experiment's trials (lab.investigate.run.groups). ``start``, ``count``: trials
+        start..start+count (a window's later rounds), else all, with unknown ones replaced."""
+        await groups.run_group(self, prober, [groups.member(self, no, exp, start, count)], done, sem)
 
-            async def one(tid: str, k: int, step: Lockstep | None) -> Trial:
-                if sem is None:
-                    return await prober.trial(exp, tid, self._seed(no, k), step)
-                async with sem:
-                    return await prober.trial(exp, tid, self._seed(no, k), step)
-
-            while pending:
-                group = [(f"e{no}-{exp.fault}-{exp.refresh}-{k:02d}", k) for k in pending[: self.concurrency]]
-                pending = pending[self.concurrency :]
-                step = Lockstep(len(group), fault, prober.fault_targets) if exp.fault != "none" else None
-                try:
-                    got = await asyncio.gather(*(one(tid, k, step) for tid, k in group))
-                finally:
-                    if step is not None:
-                        step.release()
-                for t in got:
-                    o = TrialOutcome(None, t, check_safe(t), seconds=t.seconds, replay=self.replay_command(t.trial_id))
-                    mine.append(o)
-                    done.append(o)  # as soon as known: an interrupted run reports it
-                judged = sum(o.result.validity != "unknown" for o in mine)
-                # Unknown by the app's code (it does not stream the model): another trial would be too.
-                by_code = judged == 0 and exp.fault == "model_cut" and never_streamed([o.trial for o in mine])
-                if not pending and top_up and judged < n and next_k < last_k and not by_code:
-                    more = min(n - judged, last_k - next_k)
-                    pending, next_k = list(range(next_k, next_k + more)), next_k + more
-            self.say(_progress(exp, mine, n, time.monotonic() - t0))
+    def _sharing(self, ordered: list[tuple[int, Experiment]]) -> list[list[groups.Member]]:
+        """The faulted experiments in order, each with those later ones that share its fault in
+        place for the whole trial (their trials in the same groups: the link faulted once)."""
+        out: list[list[groups.Member]] = []
+        for no, exp in ordered:
+            m = groups.member(self, no, exp, 0, None)
+            same = next((ms for ms in out if groups.shares_fault(ms[0].exp, exp)), None)
+            if same is not None:
+                same.append(m)
+            else:
+                out.append([m])
+        return out
 
     def _seed(self, no: int, k: int) -> int:
         if self.replay_of:
@@ -290,17 +256,6 @@ class Investigation:
         self, done: list[TrialOutcome], out_dir: Path, seconds: float, interrupted: BaseException | None
     ) -> int:
         return reporting.report(self, done, out_dir, seconds, interrupted)
-
-
-def _progress(exp: Experiment, mine: list[TrialOutcome], n: int, seconds: float) -> str:
-    """One experiment's line: its trials, the unknown ones and why, the ones run in their place."""
-    unknown = [o for o in mine if o.result.validity == "unknown"]
-    why = unknown[-1].result.reasons[0] if unknown and unknown[-1].result.reasons else ""
-    return (
-        f"  {exp.label}: {len(mine)} trials in {seconds:.1f} s"
-        + (f", {len(unknown)} unknown ({why})" if unknown else "")
-        + (f"; {len(mine) - n} more run in their place" if len(mine) > n else "")
-    )
 
 
 def parse_trial_id(trial_id: str) -> tuple[int, int]:
@@ -344,5 +299,5 @@ def run(
     else:
         plan = [(i, e) for i, e in everything if only(e)]
     return Investigation(
-        spec, cfg, plan, trials, reports_root, seed, turns, sets or [], max(1, min(concurrency, trials)), replay
+        spec, cfg, plan, trials, reports_root, seed, turns, sets or [], max(1, concurrency), replay
     ).run()

@@ -4,6 +4,7 @@ none from evidence that something else explains (reads that raced a write, a fai
 from __future__ import annotations
 
 from lab import diagnoses as dg
+from lab.model.store import ttl_renewals
 from lab.model.checker import check
 from lab.model.history import Row, Send, Trial, TtlObs
 
@@ -423,6 +424,39 @@ def test_ttl_set_once_is_still_found_across_acknowledged_sends() -> None:
     assert found == {"ttl_not_renewed"}
 
 
+def _cmd(t: float, cmd: str, *args: str) -> dict[str, object]:
+    return {
+        "t": t,
+        "conn": "c1",
+        "cmd": cmd,
+        "args": ["k", *args],
+        "write": cmd in ("RPUSH", "SET"),
+        "user": [],
+        "reply": [],
+    }
+
+
+def test_ttl_not_renewed_reads_the_ttl_commands_in_the_store_record_as_a_cross_check() -> None:
+    """The PTTL arithmetic judges; the record says how: a TTL set with the first write only --
+    or an EXPIRE ... NX at every append, which sets nothing once the key has one."""
+    obs = [TtlObs(1, 10.0, 604_799_990, 2), TtlObs(2, 10.2, 604_799_790, 4), TtlObs(3, 10.4, 604_799_590, 6)]
+    once = [_cmd(1.0, "RPUSH"), _cmd(1.01, "EXPIRE", "604800"), _cmd(2.0, "RPUSH"), _cmd(3.0, "RPUSH")]
+    nx = [x for i in (1, 2, 3) for x in (_cmd(float(i), "RPUSH"), _cmd(i + 0.01, "EXPIRE", "604800", "NX"))]
+    for store in (once, nx):
+        (d,) = dg.diagnose([_trial("t0", FULL, ttl=obs, store=store)])
+        assert (
+            "the store's record agrees: 3 writes, 1 TTL command(s), each with a key's creation (none renews it)"
+            in d.evidence
+        )
+    assert ttl_renewals(_trial("t1", FULL, store=[_cmd(1.0, "SET", "v", "EX", "60"), _cmd(2.0, "SET", "v")])) == (
+        2,
+        1,
+        0,
+    )
+    assert ttl_renewals(_trial("t2", FULL, store=[*once, _cmd(3.1, "PEXPIRE", "1000")])) == (3, 2, 1)
+    assert ttl_renewals(_trial("t3", FULL)) is None
+
+
 def test_a_failed_send_whose_write_skipped_the_ttl_without_renewal_elsewhere_is_not_called_mild() -> None:
     """No acknowledged pair shows renewal: the evidence for 'skipped only on error' is missing."""
     sends = [_send(1), _send(2, "info", 500, under_fault=True), _send(3)]
@@ -635,6 +669,14 @@ def test_a_history_mirrored_in_every_trial_is_a_fixed_reversal_not_a_race() -> N
     ds = dg.diagnose(recs)
     assert [(d.code, d.k, d.n) for d in ds] == [("history_reversed", 3, 3)], ds
     assert "order first" in ds[0].cause and "upside down too in 2" in ds[0].evidence
+    assert "store's record" not in ds[0].evidence  # none kept: nothing said of it
+    # The store's record tells the order the list lies in, from the write commands.
+    for side, cmd in (("LPUSHed, so the list lies newest first", "LPUSH"), ("lies oldest first", "RPUSH")):
+        for r in recs:
+            r.store = [{"t": 1.0, "conn": "c1", "cmd": c, "args": [], "write": c != "LRANGE", "user": [], "reply": []}
+                       for c in (cmd, cmd, "LRANGE")]  # fmt: skip
+        (d,) = dg.diagnose(recs)
+        assert side in d.evidence, d.evidence
 
 
 def test_a_race_is_not_a_reversal_even_when_one_trial_is_mirrored() -> None:

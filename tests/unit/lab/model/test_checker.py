@@ -448,3 +448,16 @@ def test_a_model_call_told_less_is_a_finding_beside_a_valid_history() -> None:
     calls[1]["messages"].insert(1, {"role": "user", "text": "text a"})
     assert check(trial(sends, full, page=full, model_calls=calls)).told_less == []
     assert check(trial(sends, full, page=full)).told_less == []  # no stand-in: nothing to judge
+
+
+def test_a_reply_whose_text_is_unknown_is_placed_the_way_the_list_runs() -> None:
+    """The last send was aborted by a reload mid-write (in_flight): its write landed, its reply's
+    text was never seen. In a history that runs newest first against the spec's read (every
+    reply above its question), that reply is the row above its question -- not the next turn's
+    reply below it (which made turn 2's reply 'lost' and turn 3's 'duplicated')."""
+    sends = [bs(1), bs(2), bs(3, "info", reply=None, status=None)]
+    r = check(trial(sends, list(reversed(conv(3))), page=list(reversed(conv(3)))))
+    assert r.lost == {"user": [], "assistant": []} and r.duplicated == [], r
+    assert r.reordered  # the mirror itself is history_reversed's to name
+    r = check(trial(sends, conv(3), page=conv(3)))  # the usual direction: valid
+    assert r.validity == "valid", r

@@ -232,3 +232,27 @@ def test_a_turn_whose_reply_lands_after_the_read_left_is_not_held_before_it() ->
     )
     assert held_before_read(t, [2]) == []
     assert [d.code for d in dg.diagnose([t])] == ["stored_after_answer"]
+
+
+def test_a_reload_just_behind_a_rewrites_delete_is_no_copy() -> None:
+    """in_flight: the reload left 5 ms after turn 2's DEL (the record marks a removal as no write
+    of a value), its read came back empty while the rows were pushed back one by one. Turn 1 was
+    in Redis long before the mark, but not through the read: the rewrite's gap, not a copy."""
+    sends = [_send(1, 1.0), _send(2, 2.6)]
+    sends[1].outcome, sends[1].status = "info", None  # the reloaded send: aborted, unacknowledged
+    store = [
+        _w(0.9, user=[1]),
+        _w(0.95, reply=[1]),
+        {**_w(1.9, cmd="DEL"), "write": False},
+        _w(2.2, user=[1]),
+        _w(2.3, reply=[1]),
+        _w(2.5, user=[2]),
+    ]
+    events = [{"t": T0 + 1.905, "kind": "refresh"}, {"t": T0 + 2.4, "kind": "phase", "phase": "send"}]
+    t = _trial("mid", sends, store, refresh="in_flight", events=events, page_after_refresh=[], fault="latency")
+    assert held_at(t, T0 + 1.895) == {1} and held_at(t, T0 + 1.95) == set()
+    assert held_before_read(t, [1]) == []
+    assert codes_of([t]) == ["rewrite_window"]
+    # Nothing removed between the read's leaving and its end: a page without turn 1 is a copy's.
+    t2 = _trial("copy", sends, store[:2], refresh="in_flight", events=events, page_after_refresh=[])
+    assert held_before_read(t2, [1]) == [1]

@@ -1,6 +1,8 @@
 """An experiment's rates count judged trials only: an unknown trial is replaced by another until
 --trials were judged, up to TOP_UP_FACTOR x --trials (one trial of one experiment, unknown on a
-busy machine, gets two more tries); a replay or a window's round runs exactly what it asked for."""
+busy machine, gets two more tries); a replay or a window's round runs exactly what it asked for.
+Experiments that share a fault in place for the whole trial run in the same groups, under one
+Lockstep; each keeps its own trials, top-up and progress line."""
 
 from __future__ import annotations
 
@@ -12,9 +14,10 @@ from typing import Any
 
 import pytest
 
-from lab.investigate.run import investigation as run_mod
+from lab.investigate.run import groups
 from lab.investigate.run.experiments import Experiment
-from lab.investigate.run.investigation import TOP_UP_FACTOR, Investigation
+from lab.investigate.run.groups import TOP_UP_FACTOR
+from lab.investigate.run.investigation import Investigation
 from lab.model.checker import Result
 from lab.model.history import Trial
 from lab.model.outcome import TrialOutcome
@@ -28,10 +31,11 @@ class Prober:
     fault_targets = None
 
     def __init__(self, unknown: Any) -> None:
-        self.unknown, self.ran = unknown, []  # type: list[str]
+        self.unknown, self.ran, self.steps = unknown, [], []  # type: list[str], list[Any]
 
     async def trial(self, exp: Experiment, tid: str, seed: int, step: Any) -> Trial:
         self.ran.append(tid)
+        self.steps.append(step)
         t = Trial(tid, refresh=exp.refresh, turns=exp.turns)
         t.unknown = "the mid-stream window was not tested" if self.unknown(int(tid.rsplit("-", 1)[1])) else None
         return t
@@ -50,7 +54,7 @@ def _run(
 @pytest.fixture(autouse=True)
 def _checker(monkeypatch: pytest.MonkeyPatch) -> None:
     """The checker's verdict here is the trial's own: unknown or valid."""
-    monkeypatch.setattr(run_mod, "check_safe", lambda t: Result("unknown" if t.unknown else "valid"))
+    monkeypatch.setattr(groups, "check_safe", lambda t: Result("unknown" if t.unknown else "valid"))
 
 
 def test_unknown_trials_are_replaced_until_enough_were_judged() -> None:
@@ -74,3 +78,30 @@ def test_a_replay_and_a_windows_round_run_what_they_asked_for() -> None:
     assert len(_run(lambda k: k == 0, replay="e5-none-mid_stream-00")[0]) == 4
     ran, _, _ = _run(lambda k: k == 2, start=2, count=2)
     assert ran == ["e5-none-mid_stream-02", "e5-none-mid_stream-03"]
+
+
+LATENCY = (("latency_ms", 300),)
+AFTER_ACK = Experiment("latency", LATENCY, "after_ack", 3, "stale reads right after the answer")
+IN_FLIGHT = Experiment("latency", LATENCY, "in_flight", 3, "a reload inside the last send's writes")
+TWO_TABS = Experiment("latency", (("latency_ms", 100),), "two_tabs", 3, "a lost update")
+DOWN = Experiment("down", (), "settled", 3, "Redis down for one send")
+
+
+def test_experiments_sharing_a_whole_trial_fault_run_in_the_same_groups_under_one_lockstep() -> None:
+    spec = SimpleNamespace(file=Path("app.toml"))
+    plan = [(1, AFTER_ACK), (6, TWO_TABS), (8, IN_FLIGHT), (3, DOWN)]
+    inv = Investigation(spec, None, plan, 3, Path("."), seed=1, out=io.StringIO())  # type: ignore[arg-type]
+    shared = inv._sharing(plan)
+    # Another latency, or a one-send fault (armed around a turn of each trial), is a group of its own.
+    assert [[m.no for m in ms] for ms in shared] == [[1, 8], [6], [3]]
+    prober, done = Prober(lambda k: k == 0), []  # type: Prober, list[TrialOutcome]
+    asyncio.run(groups.run_group(inv, prober, shared[0], done))  # type: ignore[arg-type]
+    # First group: both experiments' three trials together (concurrency 6), one Lockstep of 6;
+    # then each replaces its own unknown trial (k = 0) with its own next one.
+    assert prober.ran[:6] == [
+        f"e{no}-latency-{r}-{k:02d}" for k in range(3) for no, r in ((1, "after_ack"), (8, "in_flight"))
+    ]
+    assert len({id(s) for s in prober.steps[:6]}) == 1 and prober.steps[0].barrier.parties == 6
+    assert sorted(prober.ran[6:]) == ["e1-latency-after_ack-03", "e8-latency-in_flight-03"]
+    out = inv.out.getvalue()  # type: ignore[attr-defined]
+    assert "after_ack/t3: 4 trials" in out and "in_flight/t3: 4 trials" in out and out.count("1 more run") == 2

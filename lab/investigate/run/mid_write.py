@@ -1,0 +1,141 @@
+"""The in_flight refresh point of a black-box trial: the incident's own move. The last message
+is sent and, while its request is still in flight, the page is reloaded the moment the store's
+record shows that send's first change to the conversation's key -- inside its write chain,
+before its answer. Acknowledged turns missing from the reloaded page then were missing from
+what the app served while it wrote (a rewrite window: DEL, then the rows pushed back one at a
+time), and a handler the reload cancels (the browser aborts the request) can leave them lost.
+
+Evidence only where the window was hit: a send answered before any change of it reached Redis
+(an app that writes after its answer, or one too fast under the trial's latency), a target whose
+Redis refuses MONITOR, or one with no key known to the lab leaves the trial unknown -- never a
+pass. The reloaded send itself is unacknowledged ("info": it may or may not have landed)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any, Protocol
+
+from playwright.async_api import BrowserContext, Page
+
+from lab.common.errors import NotReady
+from lab.common.wait import wait_until_async
+from lab.investigate.browser.pages import Pages, Read
+from lab.investigate.evidence.rows import answer
+from lab.investigate.evidence.store import WRITES, StoreMonitor
+from lab.investigate.spec.parse import Spec
+from lab.model.history import Send, Trial
+from lab.model.store import TAKES_OUT
+
+
+class Prober(Protocol):
+    """What of the black box's prober (lab.investigate.run.blackbox) a reload mid-write uses."""
+
+    spec: Spec
+    pages: Pages
+    store: StoreMonitor | None
+
+    def _message(self, trial_id: str, turn: int, nonce: str, tab: str = "") -> tuple[str, str | None]: ...
+    async def _send(self, page: Page, trial_id: str, turn: int, nonce: str, streamed: bool = False) -> Send: ...
+    def _refresh_mark(self, t: Trial, at: float | None = None) -> None: ...
+    def _page_after(self, read: Read, t: Trial) -> None: ...
+    async def _reload(self, page: Page, t: Trial) -> Read: ...
+
+
+CHANGES = frozenset(WRITES) | frozenset(TAKES_OUT)
+POLL_S = 0.005  # the record is in memory: a tight poll puts the reload a few ms after the change
+GRACE_S = 0.5  # after the reload: the aborted request's failure reaching the send's task
+
+
+def first_change(store: StoreMonitor, key: str, since: float) -> float | None:
+    """When the app first changed ``key`` since ``since`` (Redis's clock), by the store's record."""
+    commands, _ = store.on(key, since, float("inf"))
+    for c in commands or []:
+        if c.client not in store.lab_clients and c.args[0].decode(errors="replace").upper() in CHANGES:
+            return c.t
+    return None
+
+
+def not_testable(store: StoreMonitor | None, key: str | None) -> str | None:
+    """Why this trial cannot place a reload inside the send's writes (None: it can)."""
+    if key is None:
+        return "in_flight: no conversation key known to the lab ([redis] key): no write chain to reload inside"
+    if store is None or store.error is not None:
+        why = store.error if store is not None else "no record in this run"
+        return f"in_flight: no store's record ({why}): the reload cannot be placed inside the send's writes"
+    return None
+
+
+async def send_mid_write(
+    prober: Prober, ctx: BrowserContext, page: Page, t: Trial, turn: int, nonce: str, streamed: bool
+) -> Send:
+    """The last send, reloaded inside its write chain. Sets ``t.page_after_refresh`` (the
+    reloaded page's read) and the refresh mark; the trial unknown where the window was missed."""
+    key = await prober.pages.session_key(ctx)
+    text, mid = prober._message(t.trial_id, turn, nonce)
+    t_invoke = time.time()
+    task = asyncio.create_task(prober._send(page, t.trial_id, turn, nonce, streamed))
+    why = not_testable(prober.store, key)
+    if why is None:
+        assert prober.store is not None and key is not None
+        store = prober.store
+
+        def changed_or_answered() -> str | None:
+            if task.done():
+                return "answered"
+            return "changed" if first_change(store, key, t_invoke) is not None else None
+
+        try:
+            seen = await wait_until_async(
+                changed_or_answered,
+                what="the send's first write",
+                timeout_s=prober.spec.chat.timeout_s,
+                interval_s=POLL_S,
+            )
+        except NotReady:
+            seen = "nothing"
+        if seen != "changed":
+            why = (
+                "in_flight window missed: the answer came before any change of the key reached Redis "
+                "(an app that writes after answering, or one faster than the injected latency)"
+                if seen == "answered"
+                else f"in_flight: neither an answer nor a write within {prober.spec.chat.timeout_s:g} s"
+            )
+    if why is not None:
+        t.unknown = t.unknown or why
+        return await task  # nothing reloaded: the send as it ended
+    reload_at = time.time()
+    prober._refresh_mark(t, reload_at)
+    prober._page_after(await prober._reload(page, t), t)
+    send = await _ended(task, prober, mid or f"t{turn}", text, turn, t_invoke, reload_at, streamed)
+    if send.status is not None and send.t_invoke + (send.ms or 0.0) / 1000 <= reload_at:
+        t.unknown = t.unknown or (
+            f"in_flight window missed: the answer (HTTP {send.status}) reached the page before the reload left"
+        )
+    return send
+
+
+async def _ended(
+    task: "asyncio.Task[Send]",
+    prober: Prober,
+    mid: str,
+    text: str,
+    turn: int,
+    t_invoke: float,
+    reload_at: float,
+    streamed: bool,
+) -> Send:
+    """The reloaded send: as it ended if it did (the lab's page: its script's context went with
+    the reload), else -- the app's own page waits for an answer the reload took away -- cancelled
+    and recorded as an unacknowledged send (info) that ended when the reload aborted it."""
+    await asyncio.wait({task}, timeout=GRACE_S)
+    if task.done() and task.exception() is None:
+        return task.result()
+    if not task.done():
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+    raw: dict[str, Any] = {
+        "status": None, "error": "reloaded while in flight", "ms": (reload_at - t_invoke) * 1000,
+        "type": "", "body": "", "cut": None, "start": t_invoke, "end": reload_at,
+    }  # fmt: skip
+    return answer(prober.spec, raw, mid, text, turn, streamed, False, t_invoke)
