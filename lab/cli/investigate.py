@@ -136,7 +136,8 @@ def _run_options(inv: argparse.ArgumentParser) -> None:
         default=None,
         metavar="C",
         help="trials at once, each in its own browser context (default 6); fault-free experiments "
-        "run side by side, one with a fault has the Redis link to itself",
+        "run side by side, one with a fault has the Redis link to itself -- or shares it with those "
+        "of the same fault (after_ack and in_flight: C trials of each at once)",
     )
     inv.add_argument("--reports", default="reports", metavar="DIR", help="where run folders go")
 

@@ -110,7 +110,7 @@ def test_correct_profile_no_anomaly_found(tmp_path: Path) -> None:
     assert lines and not [x for x in lines if x["status"] == "proven"], lines
     assert {x["check"] for x in lines if x["status"] == "not proven"} >= {"dangling_task", "session_cookie"}, lines
     assert "proven: none" in out
-    assert results["bounds"]["lost"] == {"k": 0, "n": 18, "upper95": pytest.approx(0.1759, abs=1e-3)}
+    assert results["bounds"]["lost"] == {"k": 0, "n": 20, "upper95": pytest.approx(0.1611, abs=1e-3)}
     # The mid-stream experiment really cut the last reply of each trial.
     trials = json.loads(results_files(tmp_path)[-1].with_name("trials.json").read_text())
     # (judged ones: a cut after the reply ended is unknown, and replaced by another trial)

@@ -87,6 +87,26 @@ def test_each_example_bug_is_diagnosed_and_nothing_else(tmp_path: Path, case: st
     assert d["n"] <= len(trials) - len(unknown), (d, len(trials), len(unknown))
 
 
+def test_a_refresh_mid_write_shows_a_rewrites_gap_as_the_incident_did(tmp_path: Path) -> None:
+    """The incident's own move on the Node example's non-atomic rewrite (DEL, then every row
+    pushed back one at a time): the page reloaded while the last send is in flight, the moment
+    the store's record shows its first change of the key. Every judged trial's reloaded page
+    lacks turns acknowledged before it -- "it forgot after I refreshed" -- and the cause drawn is
+    rewrite_window alone, not a copy nor a stale cache (the correct app: the default plan in
+    test_each_example_without_its_bug_has_no_anomaly)."""
+    exit_code, out, results, trials = _run(tmp_path, NODE, "rewrite_history", "--trials", "5", "--only", "in_flight")
+    assert exit_code == 1, out
+    found = {d["code"]: d for d in results["diagnoses"]}
+    assert set(found) == {"rewrite_window"}, out
+    judged = [t for t in trials if not t.get("unknown")]
+    assert found["rewrite_window"]["k"] == found["rewrite_window"]["n"] == len(judged) >= 5, (found, len(judged))
+    for t in judged:
+        acked = [s for s in t["sends"] if s["outcome"] == "ok"]
+        reloaded = t["sends"][-1]
+        assert reloaded["outcome"] == "info" and reloaded["reason"] == "reloaded while in flight", reloaded
+        assert len(t["page_after_refresh"]) < 2 * len(acked), t["page_after_refresh"]  # the gap, as shown
+
+
 @pytest.mark.parametrize("spec", [REST, WS, NODE, PAGE], ids=["rest", "ws", "node", "page"])
 def test_each_example_without_its_bug_has_no_anomaly(tmp_path: Path, spec: Path) -> None:
     exit_code, out, results, trials = _run(tmp_path, spec, "", "--trials", "2")

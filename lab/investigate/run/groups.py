@@ -89,8 +89,10 @@ def member(run: Run, no: int, exp: Experiment, start: int, count: int | None) ->
 async def run_group(
     run: Run, prober: Prober, members: list[Member], done: list[TrialOutcome], sem: asyncio.Semaphore | None = None
 ) -> None:
-    """The members' trials, ``concurrency`` at a time, under one fault (their first's); each
-    group of trials shares it through one Lockstep. ``sem``: fault-free experiments running
+    """The members' trials, ``concurrency`` of each at a time, under one fault (their first's);
+    each group of trials shares it through one Lockstep (the link faulted once for the group:
+    its trials mostly wait on the fault, and two experiments' trials side by side cost about
+    what one experiment's do). ``sem``: fault-free experiments running
     side by side share it."""
     first = members[0].exp
     fault = faults.make(first.fault, **dict(first.params))
@@ -100,7 +102,7 @@ async def run_group(
             model = run.model if m.exp.refresh == "mid_stream" else None
             await stack.enter_async_context(paced(model, f"chaoslab probe {m.tid(0)[:-2]}"))
         while any(m.pending for m in members):
-            group = take(members, run.concurrency)
+            group = take(members, run.concurrency * len(members))  # each member's trials at once, together
             step = Lockstep(len(group), fault, prober.fault_targets) if first.fault != "none" else None
             try:
                 got = await asyncio.gather(*(_one(run, prober, m, k, step, sem) for m, k in group))
