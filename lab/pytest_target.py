@@ -124,7 +124,7 @@ def lab_target(request: pytest.FixtureRequest) -> Iterator[LabTarget]:
     from lab.common.errors import LabError
     from lab.faults import Targets
     from lab.investigate.target import redaction, process as target
-    from lab.investigate.target.link import link_for_spec, model_for
+    from lab.investigate.target.link import direct_redis, link_for_spec, model_for
 
     spec, cfg = request.config.stash[spec_key], LabConfig.from_env()
     # As lab investigate routes it: the lab's own Redis + Toxiproxy, the app's Redis behind
@@ -144,15 +144,13 @@ def lab_target(request: pytest.FixtureRequest) -> Iterator[LabTarget]:
                     spec, link.run_dir, cfg.host, cfg.ports["redis_proxy"], link, model.url if model else None
                 )
             )
+            redis_url = direct_redis(spec, link)  # the app's Redis, as the app logs in to it
         except LabError as exc:
             pytest.fail(redact.text(f"--lab-target {spec.file}: {exc}"), pytrace=False)
         targets = Targets.of(link)
         targets.toxiproxy.reset()
         from lab.investigate.evidence.store import StoreMonitor
 
-        # The app's Redis, direct: its own (external), or the link's -- with the app's password
-        # and db where its compose file gives them (link.cfg, set as the project came up).
-        redis_url = link.redis_url if spec.start.external else link.cfg.redis_url
         store = session.enter_context(StoreMonitor(redis_url))
         monitor = store if store.error is None else None
         yield LabTarget(spec, targets, redis_url, spec.http.base_url, monitor, model)

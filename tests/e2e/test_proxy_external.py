@@ -7,8 +7,10 @@ as it was."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import secrets
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -23,23 +25,41 @@ from tests.cleanup import lab_down_after
 from tests.helpers import free_ports, run_lab
 
 
-@pytest.fixture
-def own_redis(tmp_path: Path) -> Iterator[int]:
-    """The app owner's Redis (a real redis-server the lab did not start)."""
+def _owners_redis(tmp_path: Path, password: str | None) -> Iterator[int]:
+    """The app owner's Redis (a real redis-server the lab did not start), with a password or not."""
     (port,) = free_ports(1)
+    locked = ["--requirepass", password] if password else []
     p = subprocess.Popen(
-        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", *locked],
         stdout=subprocess.DEVNULL,
         cwd=tmp_path,
     )
     try:
         from lab.common.wait import wait_until
 
-        wait_until(lambda: redis.Redis(port=port, socket_timeout=1).ping(), what="the owner's redis-server")
+        wait_until(
+            lambda: redis.Redis(port=port, password=password, socket_timeout=1).ping(), what="the owner's redis-server"
+        )
         yield port
     finally:
         p.terminate()
         p.wait(timeout=10)
+
+
+@pytest.fixture
+def own_redis(tmp_path: Path) -> Iterator[int]:
+    yield from _owners_redis(tmp_path, None)
+
+
+PASSWORD = "owner-" + secrets.token_hex(8)
+DB = 4  # the app's db in its own Redis: the lab must read the key there, not in db 0
+
+
+@pytest.fixture
+def locked_redis(tmp_path: Path) -> Iterator[int]:
+    """The owner's Redis with `requirepass`; the app on db 4 (issue 40: an external target's
+    Redis was read with no password, in db 0)."""
+    yield from _owners_redis(tmp_path, PASSWORD)
 
 
 MODEL_FLASK = ROOT / "examples" / "model-flask.toml"
@@ -61,14 +81,24 @@ def _user_test(env: dict[str, str], spec: Path, port: int, tmp_path: Path) -> st
     return p.stdout + p.stderr
 
 
-def test_a_running_app_behind_lab_proxy(tmp_path: Path, own_redis: int) -> None:
+def test_a_running_app_behind_lab_proxy(tmp_path: Path, locked_redis: int) -> None:
+    """The owner's Redis wants a password and the app uses db 4: the owner gives the app the
+    proxy's address with both, and the lab the app's URL through [redis] url_env -- its reads of
+    the key and its store's record log in there, and the password is in no file nor line."""
+    own_redis = locked_redis
     env, port = _env(tmp_path)
     with lab_down_after(env):  # also the proxy and a timed-out investigation's Redis and Toxiproxy
         up = run_lab(env, "proxy", "up", "--redis", f"127.0.0.1:{own_redis}", timeout=60)
         assert up.returncode == 0, up.stdout + up.stderr
-        m = re.search(r"REDIS_URL=(redis://127\.0\.0\.1:\d+/0)", up.stdout)
+        m = re.search(r"REDIS_URL=redis://(127\.0\.0\.1:\d+)/0", up.stdout)
         assert m, up.stdout
+        app_url = f"redis://:{PASSWORD}@{m.group(1)}/{DB}"  # as the owner configures the app
+        env["OWNER_REDIS_URL"] = f"redis://:{PASSWORD}@127.0.0.1:{own_redis}/{DB}"
         text = FOREIGN.read_text()
+        text = text.replace(
+            '[redis]\nkey = "conv:{session}"', '[redis]\nkey = "conv:{session}"\nurl_env = "OWNER_REDIS_URL"'
+        )
+        assert "url_env" in text
         spec = tmp_path / "running.toml"
         spec.write_text(text[: text.index("[start]")] + "[start]\nexternal = true\n\n" + text[text.index("[http]") :])
         spec.write_text(
@@ -90,7 +120,7 @@ def test_a_running_app_behind_lab_proxy(tmp_path: Path, own_redis: int) -> None:
                 ("", "none|latency", "No anomaly found"),
                 ("ack_early", "latency", "[acked_too_fast]"),
             ):
-                app = _app(m.group(1), port, bugs)
+                app = _app(app_url, port, bugs)
                 try:
                     res = run_lab(env, *args, "--trials", "2", "--only", only, timeout=600)
                 finally:
@@ -99,22 +129,28 @@ def test_a_running_app_behind_lab_proxy(tmp_path: Path, own_redis: int) -> None:
                 out = res.stdout + res.stderr
                 assert res.returncode == (0 if not bugs else 1), out
                 assert expect in out and "the running app, its Redis" in out, out
-            # The key was read from the owner's Redis itself: the conversations are there.
-            assert redis.Redis(port=own_redis).keys("conv:*"), "no conversation in the owner's Redis"
+                assert PASSWORD not in out, out
+            # The key was read from the owner's Redis itself, in the app's db: the conversations are there.
+            assert redis.Redis(port=own_redis, password=PASSWORD, db=DB).keys("conv:*"), "no conversation in db 4"
+            trials = json.loads(next((tmp_path / "reports").glob("*/trials.json")).read_text())
+            assert all(t["redis_final"] and t["redis_final"]["values"] > 0 for t in trials), trials
+            assert all(t["store_note"] is None and any(c["write"] for c in t["store"]) for t in trials), trials
             # pytest --lab-target routes the same spec the same way: a user's test, the lab's judgement.
-            app = _app(m.group(1), port, "ack_early")
+            app = _app(app_url, port, "ack_early")
             try:
                 out = _user_test(env, spec, port, tmp_path)
             finally:
                 app.terminate()
                 app.wait(timeout=10)
-            assert "[acked_too_fast]" in out and "-- 3/3 [" in out, out
+            assert "[acked_too_fast]" in out and "-- 3/3 [" in out and PASSWORD not in out, out
         finally:
             down = run_lab(env, "proxy", "down", timeout=60)
         assert down.returncode == 0 and "stopped" in down.stdout, down.stdout + down.stderr
         assert run_lab(env, "proxy", "status", timeout=60).returncode == 3
         assert not [p for p in procs.recorded(tmp_path / "run-proxy") if p.alive()]
-        assert redis.Redis(port=own_redis).ping()  # the app's Redis is left as it was
+        assert redis.Redis(port=own_redis, password=PASSWORD).ping()  # the app's Redis is left as it was
+        written = [f for f in tmp_path.rglob("*") if f.is_file() and f.name != "running.toml"]
+        assert written and not [f for f in written if PASSWORD.encode() in f.read_bytes()], "the password was written"
 
 
 def test_a_running_app_that_calls_a_model_is_given_the_stand_in_by_its_owner(tmp_path: Path, own_redis: int) -> None:

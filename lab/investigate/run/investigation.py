@@ -31,7 +31,7 @@ from lab.investigate.run.blackbox import Prober
 from lab.investigate.run.experiments import Experiment
 from lab.investigate.evidence.store import StoreMonitor
 from lab.investigate.run.preflight import preflight
-from lab.investigate.target.link import link_for, link_for_spec, model_for
+from lab.investigate.target.link import direct_redis, link_for, link_for_spec, model_for
 from lab.stack.model_link import ModelLink
 from lab.stack.native import NativeStack
 from lab.investigate.spec.parse import Spec, fill
@@ -114,9 +114,7 @@ class Investigation:
             model_url = link.cfg.model_url if self.spec.model else None
             argv = [fill(a, target.placeholders(self.spec, host, port, model_url)) for a in self.spec.start.command]
             self.say(self._where(link, host, port, argv))
-            # The app's own Redis (external), or the one the link runs: with the app's password
-            # and db where its compose file gives them (link.cfg, set as the project came up).
-            self.redis_direct = link.redis_url if self.spec.start.external else link.cfg.redis_url
+            self.redis_direct = direct_redis(self.spec, link)
             with (
                 model_for(self.spec, link, self.say) as model,
                 target.running(self.spec, link.run_dir, host, port, link, model.url if model else None) as proc,

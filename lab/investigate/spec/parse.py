@@ -84,6 +84,19 @@ def parse(data: dict[str, Any], path: Path) -> Spec:
         pattern=re.compile(r"^[^\s{}]*\{session\}[^\s{}]*$"),
         expected="a key pattern containing {session}, e.g. chat:{session}",
     )
+    url_env = text(
+        r,
+        "redis",
+        "url_env",
+        pattern=re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$"),
+        expected="the name of the environment variable holding the app's Redis URL, e.g. APP_REDIS_URL",
+    )
+    if url_env is not None and not start.external:
+        raise bad(
+            "redis.url_env",
+            url_env,
+            "only with [start] external = true (a compose app's own REDIS_URL is read from its file)",
+        )
     transport = shapes.transport(data)
     http = _http(table(data, "http"))
     # Over a transport the message goes out as a frame: [chat] names only its field and timeout.
@@ -97,7 +110,7 @@ def parse(data: dict[str, Any], path: Path) -> Spec:
         http,
         chat,
         history,
-        RedisKey(key),
+        RedisKey(key, url_env),
         _stream(data),
         _page(data),
         source=_source(data, start.cwd),

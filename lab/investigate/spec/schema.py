@@ -136,6 +136,9 @@ class Transport:
 @dataclass(frozen=True)
 class RedisKey:
     key: str | None  # e.g. "chat:{session}": the conversation's key, {session} = the cookie value
+    # [start] external: the variable holding the app's own Redis URL, read at run time for its
+    # user, password and db (the lab's reads and its record log in as the app does; never written).
+    url_env: str | None = None
 
 
 @dataclass(frozen=True)

@@ -5,12 +5,17 @@ of its three services: the browser talks to the target directly, on the target's
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlsplit, urlunsplit
 
+from lab.common import redact
 from lab.common.config import LabConfig
+from lab.common.errors import UsageError
+from lab.stack.compose.override import url_login
 from lab.stack.model_link import ModelLink
 from lab.stack.native import NativeStack
 
@@ -97,3 +102,32 @@ async def paced(model: ModelLink | None, match: str) -> AsyncIterator[None]:
         yield
     finally:
         await asyncio.to_thread(model.unpace, match)
+
+
+def app_redis_url(spec: Spec, upstream: str) -> str:
+    """An external target's own Redis as the app logs in to it: the proxy's upstream address,
+    with the user, password and db of the URL in [redis] url_env's variable (without one: the
+    upstream as it is). The password is a secret of the run: redacted from all it writes."""
+    var = spec.redis.url_env
+    if var is None:
+        return upstream
+    value = os.environ.get(var, "")
+    if not value:
+        raise UsageError(
+            f"[redis] url_env = {var!r}: no such variable in the environment",
+            f"export {var}=redis://:PASSWORD@HOST:PORT/DB -- the URL the app itself uses",
+        )
+    auth, db = url_login(value)
+    password = auth.partition(":")[2]
+    redact.add(password, unquote(password), auth)
+    u = urlsplit(upstream)
+    return urlunsplit(
+        u._replace(netloc=(auth + "@" if auth else "") + (u.hostname or "") + f":{u.port or 6379}", path=f"/{db}")
+    )
+
+
+def direct_redis(spec: Spec, link: Any) -> str:
+    """The Redis the lab reads the key from and follows (MONITOR): the app's own behind `lab
+    proxy` (external: logged in as [redis] url_env says), else the link's -- with the app's
+    password and db where its compose file gives them (link.cfg, set as the project came up)."""
+    return app_redis_url(spec, link.redis_url) if spec.start.external else str(link.cfg.redis_url)
