@@ -46,8 +46,8 @@ class RedisProxy:
             )
         try:  # the address first: a proxy in front of nothing would only fail later, less clearly
             redis.Redis(host=host, port=int(port), socket_timeout=3, socket_connect_timeout=3).ping()
-        except redis.ResponseError:
-            pass  # it answers (e.g. NOAUTH: a password the app has and the lab does not need)
+        except (redis.ResponseError, redis.AuthenticationError):
+            pass  # it answers (NOAUTH, or HELLO refused: a password the app has -- [redis] url_env)
         except (redis.RedisError, OSError) as exc:
             raise UsageError(
                 f"--redis {upstream}: no Redis answers there ({type(exc).__name__}: {exc})",
@@ -115,7 +115,8 @@ class RedisProxy:
     @property
     def redis_url(self) -> str:
         """The app's Redis itself (the proxy's upstream), for the lab's direct reads of the key."""
-        return f"redis://{self.status()['upstream']}/0"
+        auth = self.cfg.redis_auth  # the app's login, where its spec gives one ([redis] url_env)
+        return f"redis://{auth + '@' if auth else ''}{self.status()['upstream']}/{self.cfg.redis_db}"
 
     def _not_ours(self, *_: object, **__: object) -> str:
         raise LabError("the app's Redis and processes are not the lab's: this fault needs process control")
@@ -132,5 +133,5 @@ class RedisProxy:
 def _answers(url: str) -> bool:
     try:
         return bool(redis.Redis.from_url(url, socket_timeout=1, retry=None).ping())
-    except redis.ResponseError:
+    except (redis.ResponseError, redis.AuthenticationError):
         return True  # NOAUTH and the like: a Redis answered through the proxy

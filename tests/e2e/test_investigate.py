@@ -123,10 +123,14 @@ def test_correct_profile_no_anomaly_found(tmp_path: Path) -> None:
     # Two tabs: two messages, both in flight together (the browser's view of a black box).
     tabs = [t for t in trials if t["refresh"] == "two_tabs" and not t.get("unknown")]
     assert len(tabs) == 2 and all(t["concurrent"]["in_flight_together"] for t in tabs), tabs
+    # A reload mid-write: the last send aborted inside its writes, every earlier turn on the page.
+    mid = [t for t in trials if t["refresh"] == "in_flight" and not t.get("unknown")]
+    assert len(mid) == 2 and all(t["sends"][-1]["reason"] == "reloaded while in flight" for t in mid), mid
+    assert all(len(t["page_after_refresh"]) >= 4 for t in mid), mid  # turns 1 and 2, both rows each
     report = Path(results_files(tmp_path)[-1]).parent / "report.html"
     assert "no anomaly found" in report.read_text()
     suite = ET.parse(report.with_name("junit.xml")).getroot()
-    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("9", "0", "0")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("10", "0", "0")
 
 
 def results_files(tmp_path: Path) -> list[Path]:

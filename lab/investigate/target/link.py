@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import unquote
 
 from lab.common import redact
 from lab.common.config import LabConfig
@@ -104,13 +104,13 @@ async def paced(model: ModelLink | None, match: str) -> AsyncIterator[None]:
         await asyncio.to_thread(model.unpace, match)
 
 
-def app_redis_url(spec: Spec, upstream: str) -> str:
-    """An external target's own Redis as the app logs in to it: the proxy's upstream address,
-    with the user, password and db of the URL in [redis] url_env's variable (without one: the
-    upstream as it is). The password is a secret of the run: redacted from all it writes."""
+def app_login(spec: Spec) -> tuple[str, int] | None:
+    """An external target's login to its own Redis: the user:password and db of the URL in
+    [redis] url_env's variable (None: the spec names none). The password is a secret of the
+    run: redacted from everything it writes."""
     var = spec.redis.url_env
     if var is None:
-        return upstream
+        return None
     value = os.environ.get(var, "")
     if not value:
         raise UsageError(
@@ -120,14 +120,17 @@ def app_redis_url(spec: Spec, upstream: str) -> str:
     auth, db = url_login(value)
     password = auth.partition(":")[2]
     redact.add(password, unquote(password), auth)
-    u = urlsplit(upstream)
-    return urlunsplit(
-        u._replace(netloc=(auth + "@" if auth else "") + (u.hostname or "") + f":{u.port or 6379}", path=f"/{db}")
-    )
+    return auth, db
 
 
 def direct_redis(spec: Spec, link: Any) -> str:
     """The Redis the lab reads the key from and follows (MONITOR): the app's own behind `lab
-    proxy` (external: logged in as [redis] url_env says), else the link's -- with the app's
+    proxy` (external), logged in as [redis] url_env says -- the link's config takes the login,
+    so its faults' checks through the proxy log in too -- else the link's, with the app's
     password and db where its compose file gives them (link.cfg, set as the project came up)."""
-    return app_redis_url(spec, link.redis_url) if spec.start.external else str(link.cfg.redis_url)
+    if not spec.start.external:
+        return str(link.cfg.redis_url)
+    login = app_login(spec)
+    if login is not None:
+        link.cfg = replace(link.cfg, redis_auth=login[0], redis_db=login[1])
+    return str(link.redis_url)

@@ -11,9 +11,8 @@ import pytest
 
 from lab.common import redact
 from lab.common.errors import UsageError
-from lab.investigate.target.link import app_redis_url, direct_redis
-
-UPSTREAM = "redis://127.0.0.1:6390/0"
+from lab.common.config import LabConfig
+from lab.investigate.target.link import app_login, direct_redis
 
 
 def spec(url_env: str | None, external: bool = True) -> SimpleNamespace:
@@ -24,23 +23,38 @@ def test_the_login_and_db_come_from_the_apps_url_and_the_address_from_the_proxy(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("APP_REDIS_URL", "redis://chat:s3cr%3At@redis.internal:6379/4")
-    url = app_redis_url(spec("APP_REDIS_URL"), UPSTREAM)  # type: ignore[arg-type]
-    assert url == "redis://chat:s3cr%3At@127.0.0.1:6390/4"
-    assert "s3cr:t" not in redact.text("password s3cr:t, quoted s3cr%3At") and "s3cr%3At" not in redact.text("s3cr%3At")
-    assert app_redis_url(spec(None), UPSTREAM) == UPSTREAM  # no variable named: as the proxy has it  # type: ignore[arg-type]
+    assert app_login(spec("APP_REDIS_URL")) == ("chat:s3cr%3At", 4)  # type: ignore[arg-type]
+    assert "s3cr:t" not in redact.text("password s3cr:t") and "s3cr%3At" not in redact.text("s3cr%3At")
+    # The link's config takes the login: its direct URL and its proxy's (the faults' checks) log in.
+    link = Link(LabConfig.from_env())
+    assert direct_redis(spec("APP_REDIS_URL"), link) == "redis://chat:s3cr%3At@127.0.0.1:6390/4"  # type: ignore[arg-type]
+    assert link.cfg.redis_proxy_url.startswith("redis://chat:s3cr%3At@") and link.cfg.redis_proxy_url.endswith("/4")
+    assert app_login(spec(None)) is None  # type: ignore[arg-type]
 
 
 def test_a_variable_that_is_not_set_is_named_with_what_to_do(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("APP_REDIS_URL", raising=False)
     with pytest.raises(UsageError, match="APP_REDIS_URL.*no such variable") as err:
-        app_redis_url(spec("APP_REDIS_URL"), UPSTREAM)  # type: ignore[arg-type]
+        app_login(spec("APP_REDIS_URL"))  # type: ignore[arg-type]
     assert "export APP_REDIS_URL=redis://" in (err.value.hint or "")
 
 
+class Link:
+    """The proxy's link as direct_redis sees it: a config, and the upstream URL built from it."""
+
+    def __init__(self, cfg: LabConfig) -> None:
+        self.cfg = cfg
+
+    @property
+    def redis_url(self) -> str:
+        auth = self.cfg.redis_auth
+        return f"redis://{auth + '@' if auth else ''}127.0.0.1:6390/{self.cfg.redis_db}"
+
+
 def test_the_lab_reads_the_apps_redis_only_for_an_external_target() -> None:
-    link = SimpleNamespace(redis_url=UPSTREAM, cfg=SimpleNamespace(redis_url="redis://127.0.0.1:16379/0"))
-    assert direct_redis(spec(None, external=False), link) == "redis://127.0.0.1:16379/0"  # type: ignore[arg-type]
-    assert direct_redis(spec(None), link) == UPSTREAM  # type: ignore[arg-type]
+    link = Link(LabConfig.from_env())
+    assert direct_redis(spec(None, external=False), link) == link.cfg.redis_url  # type: ignore[arg-type]
+    assert direct_redis(spec(None), link) == "redis://127.0.0.1:6390/0"  # type: ignore[arg-type]
 
 
 def test_url_env_is_refused_where_the_lab_does_not_read_the_apps_own_redis(tmp_path: Path) -> None:
