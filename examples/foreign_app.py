@@ -59,6 +59,13 @@ or together, so each of the lab's diagnoses can be shown against a real app:
                 it expires: right after an answer the page may lack the turn Redis already holds
                 -> history_from_copy (a race at its rate: the kernel picks the worker)
 
+  history_cookie  the history route reads the session under the cookie's new name (`session`,
+                a rename made in that route only; the send route still sets and reads `sid`):
+                absent, it takes a fresh id and reads that conversation's key -- an empty one.
+                Every turn is stored under `sid`'s key; every refresh shows an empty
+                conversation, and the store's record shows the read going to another key
+                -> history_from_another_key
+
 FOREIGN_WORKERS (default 1): worker processes forked after the socket is bound, each taking
 connections from it (a pre-fork server); every worker stops with the first, or its parent.
 """
@@ -96,6 +103,7 @@ KNOWN_BUGS = {
     "reversed_history",
     "cookie_path",
     "worker_cache",
+    "history_cookie",
 }
 BUGS = {b.strip() for b in os.environ.get("FOREIGN_BUGS", "").split(",") if b.strip()}
 if BUGS - KNOWN_BUGS:
@@ -342,6 +350,12 @@ class Handler(BaseHTTPRequestHandler):
             self._send(404, b"<html><body>not found</body></html>", "text/html")
             return
         sid, new = self._sid()
+        if "history_cookie" in BUGS:
+            # Bug history_cookie: the renamed cookie, which nothing sets -- a fresh id every time.
+            jar = SimpleCookie(self.headers.get("Cookie", ""))
+            fresh = jar["session"].value if "session" in jar else uuid.uuid4().hex
+            self._send(200, json.dumps({"messages": history(fresh)}).encode(), "application/json")
+            return
         if "cookie_path" in BUGS:
             # The send route sets the cookie; a history read without one has no conversation.
             self._send(200, json.dumps({"messages": [] if new else history(sid)}).encode(), "application/json")

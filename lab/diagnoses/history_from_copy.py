@@ -4,17 +4,26 @@ page's storage), not from the key as it stood."""
 
 from __future__ import annotations
 
-from lab.diagnoses import Diagnosis, Evidence, few, ids, register
+from lab.diagnoses import Diagnosis, Evidence, explained, few, ids, register
 from lab.model.store import first_writes, held_before_read, read_began
 
 
-@register("history_from_copy", needs=("store", "page"), after=("stored_after_answer", "rewrite_window"))
+@register(
+    "history_from_copy",
+    needs=("store", "page"),
+    after=("stored_after_answer", "rewrite_window", "history_from_another_key"),
+)
 def diagnose(ev: Evidence) -> Diagnosis | None:
-    # Its pool: trials whose page was read after a refresh at a known time, with a record.
+    # Its pool: trials whose page was read after a refresh at a known time, with a record -- not
+    # those whose read went to another key (history_from_another_key: no copy, another identity).
+    elsewhere = explained(ev.found, "history_from_another_key")
     pool = [
         j
         for j in ev.judged
-        if j.trial.store is not None and j.trial.page_after_refresh is not None and read_began(j.trial) is not None
+        if j.trial.store is not None
+        and j.trial.page_after_refresh is not None
+        and read_began(j.trial) is not None
+        and j.id not in elsewhere
     ]
     # A turn missing from that page while the key held it is not a write that came late (the
     # record has it before the read), nor a rewrite's gap (a removal would have emptied it).

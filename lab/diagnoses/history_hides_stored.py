@@ -10,12 +10,12 @@ from lab.diagnoses.rewrite_window import rewritten_together
     "history_hides_stored",
     needs=("key",),
     explains_loss=True,
-    after=("session_cookie_path", "rewrite_window", "history_from_copy"),
+    after=("session_cookie_path", "history_from_another_key", "rewrite_window", "history_from_copy"),
 )
 def diagnose(ev: Evidence) -> Diagnosis | None:
     # A cookie scoped away from the history route hides it all too; where its Path says so, the
     # trial is that diagnosis's (the read path may be right: it is never given the session).
-    cookie = explained(ev.found, "session_cookie_path")
+    cookie = explained(ev.found, "session_cookie_path", "history_from_another_key")
     # Rows two interleaved rewrites pushed back are the rewrite's shape, not a read path's.
     # Where the run proved the history served from a copy that lags the store, a settled read
     # that lacks only the newest turns is that copy's shape too (a worker's stale cache answered

@@ -10,7 +10,11 @@ def _explained_turns(j: Judged) -> set[int]:
     return set(stored_late(j.trial)) | set(rewrite_gaps(j.trial)) | set(held_before_read(j.trial, j.stale))
 
 
-@register("stale_reads", needs=("page",), after=("stored_after_answer", "rewrite_window", "history_from_copy"))
+@register(
+    "stale_reads",
+    needs=("page",),
+    after=("stored_after_answer", "rewrite_window", "history_from_copy", "history_from_another_key"),
+)
 def diagnose(ev: Evidence) -> Diagnosis | None:
     # A turn the store's record shows written after its answer, or deleted and not yet written
     # back, is missing from a page read in between for that reason: stored_after_answer or
@@ -18,7 +22,12 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
     # left is history_from_copy's.
     late = explained(ev.found, "stored_after_answer", "rewrite_window")
     late |= {i for d in ev.found if d.code == "history_from_copy" for i in d.trials}
-    hit = [j for j in ev.judged if j.stale and not (j.id in late and set(j.stale) <= _explained_turns(j))]
+    elsewhere = explained(ev.found, "history_from_another_key")  # read from another key: no stale copy
+    hit = [
+        j
+        for j in ev.judged
+        if j.stale and j.id not in elsewhere and not (j.id in late and set(j.stale) <= _explained_turns(j))
+    ]
     if not hit:
         return None
     # An after_ack trial whose reload came too late did not test the window: a stale read it

@@ -107,6 +107,9 @@ class Trial:
     store_note: str | None = None
     # Turns whose user text a write put under another key during the trial: [{turn, key}].
     store_elsewhere: list[dict[str, Any]] = field(default_factory=list)
+    # Keys of the conversation's shape (the spec's pattern, another id) the app read while the
+    # page's read after the refresh was made: [{t, key, cmd}]; None: not followed.
+    store_other_reads: list[dict[str, Any]] | None = None
     # What the model was told (lab.standin's record of the trial's calls): [{t_start, t_end,
     # protocol, stream, messages: [{role, text}], outcome, reply, ...}]; None: no stand-in.
     model_calls: list[dict[str, Any]] | None = None

@@ -206,6 +206,16 @@ def read_began(t: Trial) -> float | None:
     return mark
 
 
+def read_window(t: Trial, until: float) -> tuple[float, float] | None:
+    """From the refresh to the end of its phase (else ``until``): when the page's read after it
+    was made. None: no refresh."""
+    mark = next((float(e["t"]) for e in t.events if e.get("kind") == "refresh"), None)
+    if mark is None:
+        return None
+    end = next((float(e["t"]) for e in t.events if e.get("kind") == "phase" and float(e["t"]) > mark), until)
+    return mark, end
+
+
 def held_before_read(t: Trial, missing: list[int]) -> list[int]:
     """Of the turns the page after the refresh did not show, those Redis held (by the record)
     from before the page's read left -- by more than the clock grain -- until that read had
@@ -215,7 +225,7 @@ def held_before_read(t: Trial, missing: list[int]) -> list[int]:
     if began is None:
         return []
     at = began - CLOCK_GRAIN_S
-    ended = next((float(e["t"]) for e in t.events if e.get("kind") == "phase" and float(e["t"]) > began), began)
+    ended = (read_window(t, began) or (began, began))[1]
     held = held_at(t, at)
     for r in t.store or []:
         if held and at <= r["t"] <= ended and r["conn"] != "lab" and (r["write"] or r["cmd"] in TAKES_OUT):

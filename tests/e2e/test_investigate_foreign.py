@@ -348,6 +348,25 @@ def test_a_history_served_reversed_is_a_fixed_reversal_not_a_race(tmp_path: Path
     assert "replay trial " in out and "--replay" in out, out
 
 
+def test_a_history_read_from_another_key_is_another_identity_and_nothing_else(tmp_path: Path) -> None:
+    """history_cookie: the history route reads the session under a cookie renamed there only, so
+    it takes a fresh id and reads that (empty) conversation's key: every refresh shows nothing
+    while Redis holds every turn under the send route's key. The store's record shows the page's
+    read going to a key of the conversation's shape that no trial owns, the conversation's own
+    not read -- history_from_another_key in every judged trial, and no copy, no hiding read path,
+    no loss beside it (the settled whole plan, --trials 5 --seed 7: 40/40 and nothing else)."""
+    found, out, trials = _five(tmp_path, "history_cookie", "--only", "none")
+    assert set(found) == {"history_from_another_key"}, out
+    d = found["history_from_another_key"]
+    judged = [t for t in trials if not t["unknown"]]
+    assert d["k"] == d["n"] == len(judged) >= 10, (d, len(judged))
+    for t in judged:
+        own = t["redis_final"]["key"]
+        assert t["redis_final"]["stored_turns"] == list(range(1, t["turns"] + 1)), t  # all stored
+        assert t["page_after_refresh"] == [] and t["store_other_reads"], t  # none shown, read elsewhere
+        assert all(r["key"] != own and r["key"].startswith("conv:") for r in t["store_other_reads"]), t
+
+
 def test_a_cookie_scoped_to_the_send_route_is_said_so_and_nothing_is_lost(tmp_path: Path) -> None:
     """cookie_path: the send route sets the session cookie with its own Path (/api/send), so the
     history route never gets it: every refresh shows an empty conversation while Redis holds

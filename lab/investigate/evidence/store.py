@@ -13,6 +13,7 @@ it missed could make a later rewrite look like a turn's first write.
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
 import uuid
 from collections import defaultdict
@@ -25,7 +26,7 @@ import redis
 from lab.model.history import Send, Trial
 from lab.common.redis_follow import Monitor
 from lab.model.shape import shape
-from lab.model.store import carries
+from lab.model.store import TAKES_OUT, carries, read_window
 
 LAB_CLIENT_PREFIX = "chaoslab-"
 MAX_KEYS = 20_000  # conversations followed in one run; beyond that new keys are not kept
@@ -138,6 +139,26 @@ class StoreMonitor(Monitor):
                     ]
         return out
 
+    def reads_elsewhere(self, key: str, shape: re.Pattern[bytes], since: float, until: float) -> list[dict[str, Any]]:
+        """The app's reads, from ``since`` to ``until``, of keys other than ``key`` that have its
+        shape (the spec's key pattern with another id): [{t, key, cmd}]. Whose they are (another
+        trial's conversation, or none) is the diagnosis's to say: it sees every trial's key."""
+        out: list[dict[str, Any]] = []
+        with self._lock:
+            others = [(k, rows) for k, rows in self._by_key.items() if k != key.encode() and shape.fullmatch(k)]
+        for k, rows in others:
+            for c in rows:
+                name = c.args[0].decode(errors="replace").upper()
+                if since <= c.t <= until and c.client not in self.lab_clients and name not in WRITES | set(TAKES_OUT):
+                    out.append({"t": round(c.t, 6), "key": k.decode(errors="replace"), "cmd": name})
+        return sorted(out, key=lambda r: r["t"])
+
+
+def key_shape(template: str) -> re.Pattern[bytes]:
+    """The spec's key pattern ("chat:{session}") as a match for any conversation's key."""
+    head, _, tail = template.partition("{session}")
+    return re.compile(re.escape(head.encode()) + b".+" + re.escape(tail.encode()))
+
 
 def _keys(args: list[bytes]) -> list[bytes]:
     """The keys a command names: the first argument, a script's KEYS, MSET's every other."""
@@ -194,9 +215,10 @@ def record(
     return out
 
 
-def fill(t: Trial, monitor: StoreMonitor, key: str, since: float, until: float) -> None:
-    """The trial's store record: the app's commands on its key, and the turns it wrote under
-    another key (or store_note: why there is no record)."""
+def fill(t: Trial, monitor: StoreMonitor, key: str, since: float, until: float, template: str | None = None) -> None:
+    """The trial's store record: the app's commands on its key, the turns it wrote under
+    another key, and -- with the spec's key ``template`` -- the keys of that shape it read while
+    the page's read after the refresh was made (or store_note: why there is no record)."""
     commands, t.store_note = monitor.on(key, since, until)
     if commands is None:
         return
@@ -204,3 +226,6 @@ def fill(t: Trial, monitor: StoreMonitor, key: str, since: float, until: float) 
     written = {n for c in t.store if c["write"] for n in c["user"]}
     unwritten = {s.turn: s.text for s in t.sends if s.turn not in written}
     t.store_elsewhere = monitor.elsewhere(unwritten, key, since, until) if unwritten else []
+    window = read_window(t, until)
+    if template is not None and window is not None:
+        t.store_other_reads = monitor.reads_elsewhere(key, key_shape(template), *window)

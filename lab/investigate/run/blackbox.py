@@ -316,7 +316,7 @@ class Prober:
         t.redis_final = key_record(key, pttl, kind, values, t.sends)
         if self.store is not None:
             self.keys.sync(self.store)  # every command before now is in the record
-            fill(t, self.store, key, t.events[0]["t"] if t.events else t0, t1)
+            fill(t, self.store, key, t.events[0]["t"] if t.events else t0, t1, self.spec.redis.key)
         if t.sends and pttl != -2:
             t.ttl.append(
                 TtlObs(max(s.turn for s in t.sends), (t0 + t1) / 2, pttl, len(values), round((t1 - t0) * 1000, 2))

@@ -256,3 +256,28 @@ def test_a_reload_just_behind_a_rewrites_delete_is_no_copy() -> None:
     # Nothing removed between the read's leaving and its end: a page without turn 1 is a copy's.
     t2 = _trial("copy", sends, store[:2], refresh="in_flight", events=events, page_after_refresh=[])
     assert held_before_read(t2, [1]) == [1]
+
+
+def _elsewhere(tid: str, other: str, own_read: bool = False) -> Trial:
+    """Turns 1-2 stored and answered; the page after the refresh (at 3.0) showed nothing while
+    the app read ``other`` -- and its own key too, with ``own_read``."""
+    sends = [_send(1, 1.0), _send(2, 2.0)]
+    store = [*AWAITED] + ([_w(3.02, cmd="LRANGE")] if own_read else [])
+    events = [{"t": T0 + 3.0, "kind": "refresh"}, {"t": T0 + 3.5, "kind": "phase", "phase": "refresh"}]
+    t = _trial(tid, sends, store, refresh="settled", events=events, page_after_refresh=[])
+    t.redis_final = {"key": f"conv:{tid}", "pttl_ms": 1000, "stored_turns": [1, 2]}
+    t.store_other_reads = [{"t": T0 + 3.02, "key": other, "cmd": "LRANGE"}]
+    return t
+
+
+def test_a_page_read_from_a_key_no_conversation_owns_is_another_identity() -> None:
+    """The store's record of the page's read after the refresh: the conversation's key not read,
+    a key of its shape read instead that no trial of the run owns -- the read path's identity,
+    not a copy (history_from_copy) nor a stale read."""
+    ds = dg.diagnose([_elsewhere("a", "conv:fresh"), _elsewhere("b", "conv:fresh2")])
+    assert [(d.code, d.k, d.n) for d in ds] == [("history_from_another_key", 2, 2)], ds
+    assert "read conv:fresh, a key no conversation of the run was stored under, and not conv:a" in ds[0].evidence
+    # Another trial's own conversation read at the same time: a concurrent trial's, says nothing.
+    assert "history_from_another_key" not in codes_of([_elsewhere("a", "conv:b"), _elsewhere("b", "conv:a")])
+    # The conversation's own key read too: the read path found it -- whatever hid the turns, not this.
+    assert "history_from_another_key" not in codes_of([_elsewhere("a", "conv:fresh", own_read=True)])

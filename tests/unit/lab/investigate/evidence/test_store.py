@@ -3,7 +3,7 @@ unquoted byte for byte; the keys a command names."""
 
 from __future__ import annotations
 
-from lab.investigate.evidence.store import _keys
+from lab.investigate.evidence.store import StoreMonitor, _keys, key_shape
 from lab.common.redis_follow import parse_monitor_line
 
 
@@ -37,3 +37,25 @@ def test_a_text_is_found_as_stored_or_as_a_json_string_holds_it() -> None:
     for stored in (reply, json.dumps({"content": reply}), json.dumps({"c": reply}, ensure_ascii=False)):
         assert carries(stored.encode(), reply), stored
     assert not carries(json.dumps({"content": "Turn 2 as I see it."}).encode(), reply)
+
+
+T0 = 1_800_000_000.0
+
+
+def test_the_reads_of_other_keys_of_the_conversations_shape_while_the_page_read() -> None:
+    """fill's other reads (lab.investigate.evidence.store.reads_elsewhere): the app's reads of
+    keys the spec's pattern matches with another id, in the window -- not writes, not the lab's,
+    not keys of another shape."""
+    m = StoreMonitor("redis://127.0.0.1:1/0")  # never started: commands handed to it as MONITOR would
+    m.lab_clients.add("127.0.0.1:9")
+    for at, client, args in (
+        (0.1, "127.0.0.1:5", [b"LRANGE", b"chat:other", b"0", b"-1"]),
+        (0.2, "127.0.0.1:5", [b"RPUSH", b"chat:other", b"x"]),  # a write: not a read
+        (0.3, "127.0.0.1:9", [b"LRANGE", b"chat:lab", b"0", b"-1"]),  # the lab's own
+        (0.4, "127.0.0.1:5", [b"GET", b"session:abc"]),  # another shape: a session store
+        (0.5, "127.0.0.1:5", [b"LRANGE", b"chat:a", b"0", b"-1"]),  # the conversation's own
+        (2.0, "127.0.0.1:5", [b"LRANGE", b"chat:late", b"0", b"-1"]),  # outside the window
+    ):
+        m._command(T0 + at, 0, client, args)
+    got = m.reads_elsewhere("chat:a", key_shape("chat:{session}"), T0, T0 + 1)
+    assert got == [{"t": T0 + 0.1, "key": "chat:other", "cmd": "LRANGE"}]

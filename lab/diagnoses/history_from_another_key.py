@@ -1,0 +1,64 @@
+"""The history after the refresh was read from another key of the conversation's shape -- one
+no conversation of the run was stored under -- and not from the conversation's own: the read
+path looks the conversation up under another identity (a cookie renamed in one route, an id
+taken from somewhere the send route does not use)."""
+
+from __future__ import annotations
+
+from lab.diagnoses import Diagnosis, Evidence, Judged, explained, few, ids, register
+from lab.model.store import TAKES_OUT, read_window
+
+
+def read_elsewhere(j: Judged, owned: set[str]) -> str | None:
+    """The key the page's read after the refresh went to instead of the conversation's: a key
+    of its shape that no trial of the run owns, read while the conversation's own was not."""
+    window = read_window(j.trial, float("inf"))
+    if window is None or j.trial.store is None or j.trial.store_other_reads is None:
+        return None
+    lo, hi = window
+    own = any(
+        lo <= r["t"] <= hi and r["conn"] != "lab" and not r["write"] and r["cmd"] not in TAKES_OUT
+        for r in j.trial.store
+    )
+    other = [r["key"] for r in j.trial.store_other_reads if r["key"] not in owned]
+    return other[0] if other and not own else None
+
+
+@register(
+    "history_from_another_key",
+    needs=("store", "page"),
+    explains_loss=True,
+    after=("session_cookie", "session_cookie_path"),
+)
+def diagnose(ev: Evidence) -> Diagnosis | None:
+    # Evidence nothing else leaves: the store's record of the page's read -- the conversation's
+    # key not read at all, a key of its shape that holds no conversation read instead -- and the
+    # page lacking turns. A cache or a worker's copy reads no key (or the right one); a cookie
+    # lost at a browser restart or scoped away from the history route leaves this too, and is
+    # its own diagnosis where the browser says so.
+    owned = {str(t.redis_final["key"]) for t in ev.trials if t.redis_final}
+    cookie = explained(ev.found, "session_cookie", "session_cookie_path")
+    pool = [j for j in ev.judged if j.trial.store_other_reads is not None and j.trial.page_after_refresh is not None]
+    hit = [
+        (j, key)
+        for j in pool
+        if j.id not in cookie
+        and (j.result.amnesia or j.stale or j.hidden_stored)
+        and (key := read_elsewhere(j, owned)) is not None
+    ]
+    if not hit:
+        return None
+    j0, key0 = hit[0]
+    return Diagnosis(
+        "history_from_another_key",
+        "the history is read from another key than the one the conversation is written to: the read "
+        "path looks the conversation up under another identity (a session cookie renamed in one route, "
+        "an id taken from a header or a parameter the send route does not use) -- the turns are kept, "
+        "the page never finds them",
+        f"in trial {j0.id} the page's read after the refresh read {key0}, a key no conversation of the "
+        f"run was stored under, and not {(j0.trial.redis_final or {}).get('key')}, which holds the turns "
+        f"(the store's record); in {len(hit)}/{len(pool)} trials read after a refresh ({few(ids(j for j, _ in hit))})",
+        len(hit),
+        len(pool),
+        [j.id for j, _ in hit],
+    )
