@@ -6,22 +6,16 @@ taken from somewhere the send route does not use)."""
 from __future__ import annotations
 
 from lab.diagnoses import Diagnosis, Evidence, Judged, explained, few, ids, register
-from lab.model.store import TAKES_OUT, read_window
+from lab.model.store import key_read_in_window
 
 
 def read_elsewhere(j: Judged, owned: set[str]) -> str | None:
     """The key the page's read after the refresh went to instead of the conversation's: a key
     of its shape that no trial of the run owns, read while the conversation's own was not."""
-    window = read_window(j.trial, float("inf"))
-    if window is None or j.trial.store is None or j.trial.store_other_reads is None:
+    if j.trial.store_other_reads is None or key_read_in_window(j.trial) is not False:
         return None
-    lo, hi = window
-    own = any(
-        lo <= r["t"] <= hi and r["conn"] != "lab" and not r["write"] and r["cmd"] not in TAKES_OUT
-        for r in j.trial.store
-    )
     other = [r["key"] for r in j.trial.store_other_reads if r["key"] not in owned]
-    return other[0] if other and not own else None
+    return other[0] if other else None
 
 
 @register(

@@ -5,7 +5,7 @@ page's storage), not from the key as it stood."""
 from __future__ import annotations
 
 from lab.diagnoses import Diagnosis, Evidence, explained, few, ids, register
-from lab.model.store import first_writes, held_before_read, read_began
+from lab.model.store import first_writes, held_before_read, key_read_in_window, read_began
 
 
 @register(
@@ -32,6 +32,10 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
         return None
     j0, held0 = hit[0]
     began = read_began(j0.trial) or 0.0
+    # The record says which copy: no read of the key at all while the page read (the app's
+    # memory, a cache in front of Redis), or a read of it and still less shown (a page's own copy,
+    # a filter after the read).
+    unread = sum(key_read_in_window(j.trial) is False for j, _ in hit)
     ahead_ms = (began - first_writes(j0.trial)[held0[0]][0]) * 1000
     return Diagnosis(
         "history_from_copy",
@@ -42,7 +46,13 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
         f"left (MONITOR against the browser's request time), and the page did not show it"
         + (" (it showed none of the conversation)" if not j0.trial.page_after_refresh else "")
         + "; later "
-        f"reads did; in {len(hit)}/{len(pool)} trials read after a refresh ({few(ids(j for j, _ in hit))})",
+        f"reads did; in {len(hit)}/{len(pool)} trials read after a refresh ({few(ids(j for j, _ in hit))})"
+        + (
+            f"; in {unread} of them no command on the key while the page read: the history was "
+            "answered without reading it (from memory, or a store of its own)"
+            if unread
+            else ""
+        ),
         len(hit),
         len(pool),
         [j.id for j, _ in hit],

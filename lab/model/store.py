@@ -216,6 +216,18 @@ def read_window(t: Trial, until: float) -> tuple[float, float] | None:
     return mark, end
 
 
+def key_read_in_window(t: Trial) -> bool | None:
+    """Whether the app read the conversation's key (any command that changes nothing) while
+    the page's read after the refresh was made; None: no record, or no refresh."""
+    window = read_window(t, float("inf"))
+    if window is None or t.store is None:
+        return None
+    lo, hi = window
+    return any(
+        lo <= r["t"] <= hi and r["conn"] != "lab" and not r["write"] and r["cmd"] not in TAKES_OUT for r in t.store
+    )
+
+
 def held_before_read(t: Trial, missing: list[int]) -> list[int]:
     """Of the turns the page after the refresh did not show, those Redis held (by the record)
     from before the page's read left -- by more than the clock grain -- until that read had

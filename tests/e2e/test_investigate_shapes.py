@@ -105,6 +105,9 @@ def test_a_refresh_mid_write_shows_a_rewrites_gap_as_the_incident_did(tmp_path: 
         reloaded = t["sends"][-1]
         assert reloaded["outcome"] == "info" and reloaded["reason"] == "reloaded while in flight", reloaded
         assert len(t["page_after_refresh"]) < 2 * len(acked), t["page_after_refresh"]  # the gap, as shown
+    # The report draws the store's record beside the browser: its lane, the rewrite's DEL in it.
+    report = next((tmp_path / "reports").glob("*/report.html")).read_text()
+    assert "Redis (app)" in report and "DEL" in report, "no store lane in the report"
 
 
 @pytest.mark.parametrize("spec", [REST, WS, NODE, PAGE], ids=["rest", "ws", "node", "page"])

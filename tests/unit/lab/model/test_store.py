@@ -113,6 +113,11 @@ def test_stored_after_answer_is_drawn_with_its_rate_and_explains_the_stale_read(
     assert set(found) == {"history_from_copy"}, found
     d = found["history_from_copy"]
     assert (d.k, d.n) == (1, 1) and "turn 2 had been in Redis 300 ms when the page's read left" in d.evidence, d
+    # The record has no read of the key while the page read: answered without it (memory).
+    assert "no command on the key while the page read" in d.evidence, d
+    cached.store = [*AWAITED, _w(2.25, cmd="LRANGE")]  # ... and with one: a copy after the read
+    (d,) = dg.diagnose([cached, ok])
+    assert d.code == "history_from_copy" and "no command on the key" not in d.evidence, d
     # Without a record: not judged, and said why.
     _, not_judged = dg.run([_trial("none", sends, None)])
     assert not_judged["stored_after_answer"] == "needs store in one trial"
@@ -281,3 +286,12 @@ def test_a_page_read_from_a_key_no_conversation_owns_is_another_identity() -> No
     assert "history_from_another_key" not in codes_of([_elsewhere("a", "conv:b"), _elsewhere("b", "conv:a")])
     # The conversation's own key read too: the read path found it -- whatever hid the turns, not this.
     assert "history_from_another_key" not in codes_of([_elsewhere("a", "conv:fresh", own_read=True)])
+
+
+def test_one_trial_is_a_sighting_not_a_rate() -> None:
+    """No rate from one trial of one experiment: a diagnosis drawn from a single judged trial
+    says so and asks for more trials; from two on, k/n with its Wilson interval."""
+    assert dg.rate_words(1, 1) == dg.ONE_TRIAL and "no rate" in dg.ONE_TRIAL and "--trials 3" in dg.ONE_TRIAL
+    assert dg.rate_words(1, 2) == "1/2 trials [0.09, 0.91]"
+    (d,) = dg.diagnose([_trial("rw", [_send(1, 1.0), _send(2, 2.6)], REWRITE)])
+    assert d.k == d.n == 1 and dg.rate_words(d.k, d.n) == dg.ONE_TRIAL
