@@ -269,6 +269,7 @@ def list_side(trials: list[Trial]) -> str | None:
 # What sets a TTL: the EXPIRE family, and a whole-value write carrying one (SET ... EX 60).
 EXPIRES = ("EXPIRE", "PEXPIRE", "EXPIREAT", "PEXPIREAT", "GETEX")
 TTL_OPTIONS = ("EX", "PX", "EXAT", "PXAT")
+CARRY_TTL = ("RENAME", "RENAMENX", "RESTORE", "COPY", "MOVE")
 
 
 def ttl_renewals(t: Trial) -> tuple[int, int, int] | None:
@@ -277,8 +278,8 @@ def ttl_renewals(t: Trial) -> tuple[int, int, int] | None:
     is no renewal. None: no record, or no write in it."""
     app = [r for r in t.store or [] if r["conn"] != "lab"]
     writes = [r for r in app if r["write"]]
-    if not writes:
-        return None
+    if not writes or any(r["cmd"] in CARRY_TTL for r in app):
+        return None  # a key renamed or restored onto this one brings a TTL set on another key
     ttl = [
         r
         for r in app

@@ -455,6 +455,9 @@ def test_ttl_not_renewed_reads_the_ttl_commands_in_the_store_record_as_a_cross_c
     )
     assert ttl_renewals(_trial("t2", FULL, store=[*once, _cmd(3.1, "PEXPIRE", "1000")])) == (3, 2, 1)
     assert ttl_renewals(_trial("t3", FULL)) is None
+    # Written under a temporary key with its TTL, then renamed onto the conversation's: the TTL came
+    # with the key, set by no command on it -- the record cannot say (the PTTL arithmetic judges).
+    assert ttl_renewals(_trial("t4", FULL, store=[*once[2:], _cmd(3.2, "RENAME", "k2")])) is None
 
 
 def test_a_failed_send_whose_write_skipped_the_ttl_without_renewal_elsewhere_is_not_called_mild() -> None:
