@@ -11,11 +11,20 @@ from lab.model.store import ttl_renewals
 @register("ttl_not_renewed", needs=("ttl",))
 def diagnose(ev: Evidence) -> Diagnosis | None:
     """Judged only between settled reads with acknowledged writes (and nothing else) between
-    them: a failed send that skipped the TTL is ttl_skipped_on_error's, not this rule's."""
+    them: a failed send that skipped the TTL is ttl_skipped_on_error's, not this rule's. The PTTL
+    arithmetic is the judge where a pair of reads can tell (the TTL's effect: an EXPIREAT to the
+    same deadline at every write renews nothing, whatever the commands say); where none can (the
+    reads came too close together to tell a renewal from the clock), the store's record judges."""
     pool, hit, example = [], [], ""
     for j in ev.judged:
         ps = [p for p in pairs(j.trial) if p.acked_only and p.judgeable]
         if not ps:
+            by_record = _record_only(j.trial)
+            if by_record is not None:
+                pool.append(j)
+                if by_record:
+                    hit.append(j)
+                    example = example or by_record
             continue
         pool.append(j)
         stuck = next((p for p in ps if p.decayed_only), None)
@@ -49,3 +58,19 @@ def _commands(trials: list[Trial]) -> str:
             "that did not move it on (e.g. an EXPIRE with GT or LT, or an EXPIREAT to the same deadline)"
         )
     return f"; the store's record agrees: {writes} writes, {sets} TTL command(s), each with a key's creation (none renews it)"
+
+
+def _record_only(t: Trial) -> str | None:
+    """The store's record as the judge, for a trial no pair of PTTL reads can judge: every send
+    acknowledged, three or more, a TTL set with the key's creation and none after -- the
+    evidence ("" where the record shows renewals; None where it cannot say)."""
+    counted = ttl_renewals(t)
+    acked = sum(s.outcome == "ok" for s in t.sends)
+    if counted is None or counted[1] == 0 or acked < 3 or acked < len(t.sends):
+        return None
+    if counted[2]:
+        return ""
+    return (
+        f"trial {t.trial_id}: the store's record shows {counted[1]} TTL command(s), with the key's creation "
+        f"only, across {acked} acknowledged sends (the PTTL reads came too close together to tell)"
+    )

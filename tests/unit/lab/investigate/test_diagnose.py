@@ -455,6 +455,12 @@ def test_ttl_not_renewed_reads_the_ttl_commands_in_the_store_record_as_a_cross_c
     )
     assert ttl_renewals(_trial("t2", FULL, store=[*once, _cmd(3.1, "PEXPIRE", "1000")])) == (3, 2, 1)
     assert ttl_renewals(_trial("t3", FULL)) is None
+    # No pair of PTTL reads can tell (too close together): the record judges, both ways.
+    close = [TtlObs(1, 10.0, 604_799_990, 2), TtlObs(2, 10.001, 604_799_989, 4), TtlObs(3, 10.002, 604_799_988, 6)]
+    (d,) = dg.diagnose([_trial("t5", FULL, ttl=close, store=once)])
+    assert d.code == "ttl_not_renewed" and "with the key's creation only, across 3 acknowledged sends" in d.evidence
+    renewing = [x for i in (1, 2, 3) for x in (_cmd(float(i), "RPUSH"), _cmd(i + 0.01, "EXPIRE", "604800"))]
+    assert "ttl_not_renewed" not in {d.code for d in dg.diagnose([_trial("t6", FULL, ttl=close, store=renewing)])}
     # Written under a temporary key with its TTL, then renamed onto the conversation's: the TTL came
     # with the key, set by no command on it -- the record cannot say (the PTTL arithmetic judges).
     assert ttl_renewals(_trial("t4", FULL, store=[*once[2:], _cmd(3.2, "RENAME", "k2")])) is None
