@@ -157,7 +157,8 @@ class StoreMonitor(Monitor):
 def key_shape(template: str) -> re.Pattern[bytes]:
     """The spec's key pattern ("chat:{session}") as a match for any conversation's key."""
     head, _, tail = template.partition("{session}")
-    return re.compile(re.escape(head.encode()) + b".+" + re.escape(tail.encode()))
+    # An id holds no separator: "chat:abc:meta" is a sibling of "chat:abc", not another conversation.
+    return re.compile(re.escape(head.encode()) + rb"[^:/\s]+" + re.escape(tail.encode()))
 
 
 def _keys(args: list[bytes]) -> list[bytes]:

@@ -19,6 +19,7 @@ from typing import Protocol
 from lab.faults import base as faults
 from lab.investigate.run.blackbox import Prober
 from lab.investigate.run.experiments import Experiment
+from lab.investigate.run.mid_write import ANSWERED_FIRST
 from lab.investigate.target.link import paced
 from lab.model.checker import check_safe
 from lab.model.context import never_streamed
@@ -66,7 +67,12 @@ class Member:
         """Replace unknown trials once this experiment's are all in (none by the app's code:
         a model_cut of an app that does not stream the model would be unknown again)."""
         judged = sum(o.result.validity != "unknown" for o in self.mine)
-        by_code = judged == 0 and self.exp.fault == "model_cut" and never_streamed([o.trial for o in self.mine])
+        by_code = judged == 0 and (
+            (self.exp.fault == "model_cut" and never_streamed([o.trial for o in self.mine]))
+            # ... nor an in_flight whose every send was answered before its first write: an app
+            # that stores after answering has no write chain before the answer to reload inside.
+            or (self.exp.refresh == "in_flight" and all(o.trial.unknown == ANSWERED_FIRST for o in self.mine))
+        )
         if not self.pending and self.top_up and judged < self.n and self.next_k < self.last_k and not by_code:
             extra = min(self.n - judged, self.last_k - self.next_k)
             self.pending, self.next_k = list(range(self.next_k, self.next_k + extra)), self.next_k + extra

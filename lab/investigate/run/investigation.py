@@ -113,8 +113,8 @@ class Investigation:
             host, port = self.cfg.host, self.cfg.ports["redis_proxy"]
             model_url = link.cfg.model_url if self.spec.model else None
             argv = [fill(a, target.placeholders(self.spec, host, port, model_url)) for a in self.spec.start.command]
+            self.redis_direct = direct_redis(self.spec, link)  # first: the login and db are said as used
             self.say(self._where(link, host, port, argv))
-            self.redis_direct = direct_redis(self.spec, link)
             with (
                 model_for(self.spec, link, self.say) as model,
                 target.running(self.spec, link.run_dir, host, port, link, model.url if model else None) as proc,

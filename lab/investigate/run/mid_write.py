@@ -43,6 +43,11 @@ class Prober(Protocol):
 
 
 CHANGES = frozenset(WRITES) | frozenset(TAKES_OUT)
+# An app that stores after answering, or one faster than the latency: never mid-write here.
+ANSWERED_FIRST = (
+    "in_flight window missed: the answer came before any change of the key reached Redis "
+    "(an app that writes after answering, or one faster than the injected latency)"
+)
 POLL_S = 0.005  # the record is in memory: a tight poll puts the reload a few ms after the change
 GRACE_S = 0.5  # after the reload: the aborted request's failure reaching the send's task
 
@@ -69,38 +74,23 @@ def not_testable(store: StoreMonitor | None, key: str | None) -> str | None:
 async def send_mid_write(
     prober: Prober, ctx: BrowserContext, page: Page, t: Trial, turn: int, nonce: str, streamed: bool
 ) -> Send:
-    """The last send, reloaded inside its write chain. Sets ``t.page_after_refresh`` (the
-    reloaded page's read) and the refresh mark; the trial unknown where the window was missed."""
+    """The last send, reloaded inside its write chain -- or, with no store's record or no key to
+    follow, while it is in flight (half the injected latency after it left). Sets
+    ``t.page_after_refresh`` (the reloaded page's read) and the refresh mark; the trial unknown
+    where the window was missed."""
     key = await prober.pages.session_key(ctx)
     text, mid = prober._message(t.trial_id, turn, nonce)
     t_invoke = time.time()
     task = asyncio.create_task(prober._send(page, t.trial_id, turn, nonce, streamed))
-    why = not_testable(prober.store, key)
-    if why is None:
+    blind = not_testable(prober.store, key)
+    if blind is None:
         assert prober.store is not None and key is not None
-        store = prober.store
-
-        def changed_or_answered() -> str | None:
-            if task.done():
-                return "answered"
-            return "changed" if first_change(store, key, t_invoke) is not None else None
-
-        try:
-            seen = await wait_until_async(
-                changed_or_answered,
-                what="the send's first write",
-                timeout_s=prober.spec.chat.timeout_s,
-                interval_s=POLL_S,
-            )
-        except NotReady:
-            seen = "nothing"
-        if seen != "changed":
-            why = (
-                "in_flight window missed: the answer came before any change of the key reached Redis "
-                "(an app that writes after answering, or one faster than the injected latency)"
-                if seen == "answered"
-                else f"in_flight: neither an answer nor a write within {prober.spec.chat.timeout_s:g} s"
-            )
+        why = await _until_first_change(prober, prober.store, key, task, t_invoke)
+    else:
+        # No record to follow: reloaded while the send is in flight, half the injected latency
+        # after it left -- before its answer, not placed inside its writes (said in the trial).
+        why = await _until_half_latency(task, t)
+        t.errors.append(f"{blind}; reloaded {t.latency_floor_ms // 2} ms after the send left instead")
     if why is not None:
         t.unknown = t.unknown or why
         return await task  # nothing reloaded: the send as it ended
@@ -113,6 +103,36 @@ async def send_mid_write(
             f"in_flight window missed: the answer (HTTP {send.status}) reached the page before the reload left"
         )
     return send
+
+
+async def _until_first_change(
+    prober: Prober, store: StoreMonitor, key: str, task: "asyncio.Task[Send]", t_invoke: float
+) -> str | None:
+    """Until the send's first change of the key reaches Redis; why not (None: it did, first)."""
+
+    def changed_or_answered() -> str | None:
+        if task.done():
+            return "answered"
+        return "changed" if first_change(store, key, t_invoke) is not None else None
+
+    try:
+        seen = await wait_until_async(
+            changed_or_answered, what="the send's first write", timeout_s=prober.spec.chat.timeout_s, interval_s=POLL_S
+        )
+    except NotReady:
+        return f"in_flight: neither an answer nor a write within {prober.spec.chat.timeout_s:g} s"
+    return None if seen == "changed" else ANSWERED_FIRST
+
+
+async def _until_half_latency(task: "asyncio.Task[Send]", t: Trial) -> str | None:
+    """Half the injected latency after the send left, if it is still in flight by then."""
+    try:
+        await wait_until_async(
+            task.done, what="the send's answer", timeout_s=t.latency_floor_ms / 2000, interval_s=POLL_S
+        )
+    except NotReady:
+        return None  # still in flight: reload now
+    return "in_flight window missed: the answer came within half the injected latency"
 
 
 async def _ended(

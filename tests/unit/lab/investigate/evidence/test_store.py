@@ -53,6 +53,7 @@ def test_the_reads_of_other_keys_of_the_conversations_shape_while_the_page_read(
         (0.2, "127.0.0.1:5", [b"RPUSH", b"chat:other", b"x"]),  # a write: not a read
         (0.3, "127.0.0.1:9", [b"LRANGE", b"chat:lab", b"0", b"-1"]),  # the lab's own
         (0.4, "127.0.0.1:5", [b"GET", b"session:abc"]),  # another shape: a session store
+        (0.45, "127.0.0.1:5", [b"HGETALL", b"chat:a:meta"]),  # a sibling of the conversation's key
         (0.5, "127.0.0.1:5", [b"LRANGE", b"chat:a", b"0", b"-1"]),  # the conversation's own
         (2.0, "127.0.0.1:5", [b"LRANGE", b"chat:late", b"0", b"-1"]),  # outside the window
     ):

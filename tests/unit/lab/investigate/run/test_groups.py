@@ -105,3 +105,26 @@ def test_experiments_sharing_a_whole_trial_fault_run_in_the_same_groups_under_on
     assert sorted(prober.ran[6:]) == ["e1-latency-after_ack-03", "e8-latency-in_flight-03"]
     out = inv.out.getvalue()  # type: ignore[attr-defined]
     assert "after_ack/t3: 4 trials" in out and "in_flight/t3: 4 trials" in out and out.count("1 more run") == 2
+
+
+def test_an_in_flight_answered_before_every_write_is_not_tried_again() -> None:
+    """An app that stores after answering has no write chain before the answer: every in_flight
+    trial says so, and running more would say it again (as a model_cut of an app that does not
+    stream the model). Unknown for another reason, the trials are replaced as usual."""
+    from lab.investigate.run.mid_write import ANSWERED_FIRST
+
+    for reason, runs in ((ANSWERED_FIRST, 3), ("in_flight: neither an answer nor a write within 30 s", 9)):
+        prober, done = Prober(lambda k: True), []  # type: Prober, list[TrialOutcome]
+
+        async def trial(exp: Experiment, tid: str, seed: int, step: Any, prober: Prober = prober) -> Trial:
+            prober.ran.append(tid)
+            t = Trial(tid, refresh=exp.refresh, turns=exp.turns)
+            t.unknown = reason
+            return t
+
+        prober.trial = trial  # type: ignore[method-assign]
+        inv = Investigation(
+            SimpleNamespace(file=Path("a.toml")), None, [(8, IN_FLIGHT)], 3, Path("."), seed=1, out=io.StringIO()
+        )  # type: ignore[arg-type]
+        asyncio.run(inv._experiment(prober, 8, IN_FLIGHT, done))  # type: ignore[arg-type]
+        assert len(prober.ran) == runs, (reason, prober.ran)

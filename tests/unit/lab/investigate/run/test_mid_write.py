@@ -39,3 +39,24 @@ def test_a_trial_without_a_key_or_a_record_cannot_place_its_reload() -> None:
     m.error = "NOPERM this user has no permissions to run the 'monitor' command"
     assert "NOPERM" in (not_testable(m, "chat:a") or "")
     assert "no record" in (not_testable(None, "chat:a") or "")
+
+
+def test_without_a_record_the_reload_comes_half_the_latency_after_the_send_left() -> None:
+    """No store's record or no key to follow: the page reloads while the send is in flight, half
+    the injected latency after it left; a send answered sooner missed the window (unknown)."""
+    import asyncio
+
+    from lab.investigate.run.mid_write import _until_half_latency
+    from lab.model.history import Trial
+
+    t = Trial("t", fault="latency", fault_params={"latency_ms": 300}, refresh="in_flight", turns=3)
+
+    async def race(answer_s: float) -> str | None:
+        task = asyncio.create_task(asyncio.sleep(answer_s))
+        try:
+            return await _until_half_latency(task, t)  # type: ignore[arg-type]
+        finally:
+            task.cancel()
+
+    assert asyncio.run(race(5.0)) is None  # still in flight at 150 ms: reload
+    assert "window missed" in (asyncio.run(race(0.0)) or "")
