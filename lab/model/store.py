@@ -146,6 +146,12 @@ TAKES_OUT = (
 )  # fmt: skip
 
 
+def changes(r: dict[str, Any]) -> bool:
+    """A record row that changes the key: a write of a value (the record's "write"), or one that
+    takes values out -- a removal is no write of a value, but it empties the key."""
+    return bool(r["write"]) or r["cmd"] in TAKES_OUT
+
+
 def still_stored(t: Trial, send_id: str) -> bool | None:
     """Whether the send's row is in Redis still, by the record alone: appended (RPUSH, LPUSH,
     XADD: a row of its own) and nothing after it that could take a row out (a removal, a
@@ -180,8 +186,7 @@ def held_at(t: Trial, at: float) -> set[int] | None:
     for r in t.store:
         if r["t"] >= at:
             break
-        # A removal is no write of a value (the record's "write"), but it empties the key.
-        if r["conn"] == "lab" or not (r["write"] or r["cmd"] in TAKES_OUT) or r["cmd"] in ("EVAL", "EVALSHA"):
+        if r["conn"] == "lab" or not changes(r) or r["cmd"] in ("EVAL", "EVALSHA"):
             continue
         if r["cmd"] in ADDS:
             users |= set(r["user"])
@@ -223,9 +228,7 @@ def key_read_in_window(t: Trial) -> bool | None:
     if window is None or t.store is None:
         return None
     lo, hi = window
-    return any(
-        lo <= r["t"] <= hi and r["conn"] != "lab" and not r["write"] and r["cmd"] not in TAKES_OUT for r in t.store
-    )
+    return any(lo <= r["t"] <= hi and r["conn"] != "lab" and not changes(r) for r in t.store)
 
 
 def held_before_read(t: Trial, missing: list[int]) -> list[int]:
@@ -240,7 +243,7 @@ def held_before_read(t: Trial, missing: list[int]) -> list[int]:
     ended = (read_window(t, began) or (began, began))[1]
     held = held_at(t, at)
     for r in t.store or []:
-        if held and at <= r["t"] <= ended and r["conn"] != "lab" and (r["write"] or r["cmd"] in TAKES_OUT):
+        if held and at <= r["t"] <= ended and r["conn"] != "lab" and changes(r):
             after = held_at(t, r["t"] + 1e-6)
             held = held & after if after is not None else None
     return sorted(set(missing) & held) if held else []

@@ -45,6 +45,10 @@ WRITES = {
 }  # fmt: skip
 
 
+# What changes a key: a write of a value, or what takes values out (a removal among them).
+CHANGES = frozenset(WRITES) | frozenset(TAKES_OUT)
+
+
 @dataclass(frozen=True)
 class Command:
     t: float  # epoch s, Redis's clock (the machine's: the lab's Redis runs here)
@@ -149,7 +153,7 @@ class StoreMonitor(Monitor):
         for k, rows in others:
             for c in rows:
                 name = c.args[0].decode(errors="replace").upper()
-                if since <= c.t <= until and c.client not in self.lab_clients and name not in WRITES | set(TAKES_OUT):
+                if since <= c.t <= until and c.client not in self.lab_clients and name not in CHANGES:
                     out.append({"t": round(c.t, 6), "key": k.decode(errors="replace"), "cmd": name})
         return sorted(out, key=lambda r: r["t"])
 

@@ -72,13 +72,16 @@ def optional_plan(turns: int) -> list[Experiment]:
     ]
 
 
+# after_ack's and in_flight's fault: the same one, so their trials share its groups (groups.py).
+SLOW_REDIS = (("latency_ms", 300),)
+
 # The default plan, in order (a trial id's experiment number indexes it): (fault, its
 # parameters, refresh point, "long" for a long conversation, what the spec must have, why).
 DEFAULT = (
     ("none", (), "settled", "", "", "control: replies not stored, 5xx with writes applied, failing history reads, TTL"),
     (
         "latency",
-        (("latency_ms", 300),),
+        SLOW_REDIS,
         "after_ack",
         "",
         "",
@@ -151,7 +154,7 @@ DEFAULT = (
     ),
     (
         "latency",
-        (("latency_ms", 300),),
+        SLOW_REDIS,
         "in_flight",
         "",
         "",

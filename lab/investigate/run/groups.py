@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, nullcontext
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -60,8 +60,13 @@ class Member:
     top_up: bool
     mine: list[TrialOutcome] = field(default_factory=list)
 
+    @property
+    def prefix(self) -> str:
+        """What its trial ids begin with (the stand-in paces the calls carrying it)."""
+        return f"e{self.no}-{self.exp.fault}-{self.exp.refresh}-"
+
     def tid(self, k: int) -> str:
-        return f"e{self.no}-{self.exp.fault}-{self.exp.refresh}-{k:02d}"
+        return f"{self.prefix}{k:02d}"
 
     def more(self) -> None:
         """Replace unknown trials once this experiment's are all in (none by the app's code:
@@ -98,15 +103,14 @@ async def run_group(
     """The members' trials, ``concurrency`` of each at a time, under one fault (their first's);
     each group of trials shares it through one Lockstep (the link faulted once for the group:
     its trials mostly wait on the fault, and two experiments' trials side by side cost about
-    what one experiment's do). ``sem``: fault-free experiments running
-    side by side share it."""
+    what one experiment's do). ``sem``: fault-free experiments running side by side share it."""
     first = members[0].exp
     fault = faults.make(first.fault, **dict(first.params))
     t0 = time.monotonic()
     async with AsyncExitStack() as stack:
         for m in members:  # mid_stream: the stand-in streams this experiment's replies slowly enough to be cut
             model = run.model if m.exp.refresh == "mid_stream" else None
-            await stack.enter_async_context(paced(model, f"chaoslab probe {m.tid(0)[:-2]}"))
+            await stack.enter_async_context(paced(model, f"chaoslab probe {m.prefix}"))
         while any(m.pending for m in members):
             group = take(members, run.concurrency * len(members))  # each member's trials at once, together
             step = Lockstep(len(group), fault, prober.fault_targets) if first.fault != "none" else None
@@ -138,9 +142,7 @@ def take(members: list[Member], size: int) -> list[tuple[Member, int]]:
 async def _one(
     run: Run, prober: Prober, m: Member, k: int, step: Lockstep | None, sem: asyncio.Semaphore | None
 ) -> Trial:
-    if sem is None:
-        return await prober.trial(m.exp, m.tid(k), run._seed(m.no, k), step)
-    async with sem:
+    async with sem or nullcontext():
         return await prober.trial(m.exp, m.tid(k), run._seed(m.no, k), step)
 
 

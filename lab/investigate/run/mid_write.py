@@ -22,10 +22,9 @@ from lab.common.errors import NotReady
 from lab.common.wait import wait_until_async
 from lab.investigate.browser.pages import Pages, Read
 from lab.investigate.evidence.rows import answer
-from lab.investigate.evidence.store import WRITES, StoreMonitor
+from lab.investigate.evidence.store import CHANGES, StoreMonitor
 from lab.investigate.spec.parse import Spec
 from lab.model.history import Send, Trial
-from lab.model.store import TAKES_OUT
 
 
 class Prober(Protocol):
@@ -42,7 +41,6 @@ class Prober(Protocol):
     async def _reload(self, page: Page, t: Trial) -> Read: ...
 
 
-CHANGES = frozenset(WRITES) | frozenset(TAKES_OUT)
 # An app that stores after answering, or one faster than the latency: never mid-write here.
 ANSWERED_FIRST = (
     "in_flight window missed: the answer came before any change of the key reached Redis "
