@@ -1,5 +1,5 @@
 """The history after the refresh was read from another key of the conversation's shape -- one
-no conversation of the run was stored under -- and not from the conversation's own: the read
+the app never wrote in the run -- and not from the conversation's own: the read
 path looks the conversation up under another identity (a cookie renamed in one route, an id
 taken from somewhere the send route does not use)."""
 
@@ -14,7 +14,9 @@ def read_elsewhere(j: Judged, owned: set[str]) -> str | None:
     of its shape that no trial of the run owns, read while the conversation's own was not."""
     if j.trial.store_other_reads is None or key_read_in_window(j.trial) is not False:
         return None
-    other = [r["key"] for r in j.trial.store_other_reads if r["key"] not in owned]
+    # Never written by the app in the run: an empty conversation, not an index or a counter of
+    # the same shape (a `conv:ids` set a history route checks before serving from memory).
+    other = [r["key"] for r in j.trial.store_other_reads if r["key"] not in owned and not r.get("written")]
     return other[0] if other else None
 
 
@@ -49,8 +51,8 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
         "path looks the conversation up under another identity (a session cookie renamed in one route, "
         "an id taken from a header or a parameter the send route does not use) -- the turns are kept, "
         "the page never finds them",
-        f"in trial {j0.id} the page's read after the refresh read {key0}, a key no conversation of the "
-        f"run was stored under, and not {(j0.trial.redis_final or {}).get('key')}, which holds the turns "
+        f"in trial {j0.id} the page's read after the refresh read {key0}, a key the app never wrote in "
+        f"the run, and not {(j0.trial.redis_final or {}).get('key')}, which holds the turns "
         f"(the store's record); in {len(hit)}/{len(pool)} trials read after a refresh ({few(ids(j for j, _ in hit))})",
         len(hit),
         len(pool),

@@ -145,16 +145,21 @@ class StoreMonitor(Monitor):
 
     def reads_elsewhere(self, key: str, shape: re.Pattern[bytes], since: float, until: float) -> list[dict[str, Any]]:
         """The app's reads, from ``since`` to ``until``, of keys other than ``key`` that have its
-        shape (the spec's key pattern with another id): [{t, key, cmd}]. Whose they are (another
-        trial's conversation, or none) is the diagnosis's to say: it sees every trial's key."""
+        shape (the spec's key pattern with another id): [{t, key, cmd, written}] -- ``written``:
+        the app changed that key at some time of the run (an index or a counter of that shape,
+        not an empty conversation). Whose they are (another trial's conversation, or none) is
+        the diagnosis's to say: it sees every trial's key."""
         out: list[dict[str, Any]] = []
         with self._lock:
             others = [(k, rows) for k, rows in self._by_key.items() if k != key.encode() and shape.fullmatch(k)]
         for k, rows in others:
-            for c in rows:
-                name = c.args[0].decode(errors="replace").upper()
-                if since <= c.t <= until and c.client not in self.lab_clients and name not in CHANGES:
-                    out.append({"t": round(c.t, 6), "key": k.decode(errors="replace"), "cmd": name})
+            app = [(c, c.args[0].decode(errors="replace").upper()) for c in rows if c.client not in self.lab_clients]
+            written = any(name in CHANGES for _, name in app)
+            out += [
+                {"t": round(c.t, 6), "key": k.decode(errors="replace"), "cmd": name, "written": written}
+                for c, name in app
+                if since <= c.t <= until and name not in CHANGES
+            ]
         return sorted(out, key=lambda r: r["t"])
 
 

@@ -281,9 +281,15 @@ def test_a_page_read_from_a_key_no_conversation_owns_is_another_identity() -> No
     not a copy (history_from_copy) nor a stale read."""
     ds = dg.diagnose([_elsewhere("a", "conv:fresh"), _elsewhere("b", "conv:fresh2")])
     assert [(d.code, d.k, d.n) for d in ds] == [("history_from_another_key", 2, 2)], ds
-    assert "read conv:fresh, a key no conversation of the run was stored under, and not conv:a" in ds[0].evidence
+    assert "read conv:fresh, a key the app never wrote in the run, and not conv:a" in ds[0].evidence
     # Another trial's own conversation read at the same time: a concurrent trial's, says nothing.
     assert "history_from_another_key" not in codes_of([_elsewhere("a", "conv:b"), _elsewhere("b", "conv:a")])
+    # A key of that shape the app writes (an index, a counter): read on the way, not another identity.
+    indexed = [_elsewhere("a", "conv:ids"), _elsewhere("b", "conv:ids")]
+    for t in indexed:
+        assert t.store_other_reads is not None
+        t.store_other_reads[0]["written"] = True
+    assert "history_from_another_key" not in codes_of(indexed)
     # The conversation's own key read too: the read path found it -- whatever hid the turns, not this.
     assert "history_from_another_key" not in codes_of([_elsewhere("a", "conv:fresh", own_read=True)])
 

@@ -59,4 +59,4 @@ def test_the_reads_of_other_keys_of_the_conversations_shape_while_the_page_read(
     ):
         m._command(T0 + at, 0, client, args)
     got = m.reads_elsewhere("chat:a", key_shape("chat:{session}"), T0, T0 + 1)
-    assert got == [{"t": T0 + 0.1, "key": "chat:other", "cmd": "LRANGE"}]
+    assert got == [{"t": T0 + 0.1, "key": "chat:other", "cmd": "LRANGE", "written": True}]  # its RPUSH at 0.2
