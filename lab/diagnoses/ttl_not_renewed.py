@@ -61,16 +61,21 @@ def _commands(trials: list[Trial]) -> str:
 
 
 def _record_only(t: Trial) -> str | None:
-    """The store's record as the judge, for a trial no pair of PTTL reads can judge: every send
-    acknowledged, three or more, a TTL set with the key's creation and none after -- the
-    evidence ("" where the record shows renewals; None where it cannot say)."""
+    """The store's record as the judge, for a trial no pair of PTTL reads can judge: no fault,
+    three or more sends, every one acknowledged and its row written in the record, a TTL set
+    with the key's creation and none after -- the evidence ("" where the record shows renewals;
+    None where it cannot say). Under a fault an acknowledged send may write nothing (a fallback
+    in memory while Redis is down): its missing EXPIRE is no rule of the app's writes."""
     counted = ttl_renewals(t)
-    acked = sum(s.outcome == "ok" for s in t.sends)
-    if counted is None or counted[1] == 0 or acked < 3 or acked < len(t.sends):
+    acked = {s.turn for s in t.sends if s.outcome == "ok"}
+    written = {n for r in t.store or [] if r["conn"] != "lab" and r["write"] for n in r["user"]}
+    if t.fault != "none" or counted is None or counted[1] == 0 or len(acked) < 3 or len(acked) < len(t.sends):
+        return None
+    if not acked <= written:
         return None
     if counted[2]:
         return ""
     return (
         f"trial {t.trial_id}: the store's record shows {counted[1]} TTL command(s), with the key's creation "
-        f"only, across {acked} acknowledged sends (the PTTL reads came too close together to tell)"
+        f"only, across {len(acked)} acknowledged sends (the PTTL reads came too close together to tell)"
     )

@@ -132,9 +132,11 @@ def test_a_running_app_behind_lab_proxy(tmp_path: Path, locked_redis: int) -> No
                 assert PASSWORD not in out, out
             # The key was read from the owner's Redis itself, in the app's db: the conversations are there.
             assert redis.Redis(port=own_redis, password=PASSWORD, db=DB).keys("conv:*"), "no conversation in db 4"
-            trials = json.loads(next((tmp_path / "reports").glob("*/trials.json")).read_text())
-            assert all(t["redis_final"] and t["redis_final"]["values"] > 0 for t in trials), trials
-            assert all(t["store_note"] is None and any(c["write"] for c in t["store"]) for t in trials), trials
+            # Judged trials (one the machine left unknown may have ended before its final read).
+            trials = [t for p in (tmp_path / "reports").glob("*/trials.json") for t in json.loads(p.read_text())]
+            judged = [t for t in trials if not t["unknown"]]
+            assert judged and all(t["redis_final"] and t["redis_final"]["values"] > 0 for t in judged), trials
+            assert all(t["store_note"] is None and any(c["write"] for c in t["store"]) for t in judged), trials
             # pytest --lab-target routes the same spec the same way: a user's test, the lab's judgement.
             app = _app(app_url, port, "ack_early")
             try:

@@ -425,15 +425,10 @@ def test_ttl_set_once_is_still_found_across_acknowledged_sends() -> None:
 
 
 def _cmd(t: float, cmd: str, *args: str) -> dict[str, object]:
-    return {
-        "t": t,
-        "conn": "c1",
-        "cmd": cmd,
-        "args": ["k", *args],
-        "write": cmd in ("RPUSH", "SET"),
-        "user": [],
-        "reply": [],
-    }
+    """A command of the record at ``t``; a write at a whole second carries that turn's row."""
+    write = cmd in ("RPUSH", "SET")
+    turn = [int(t)] if write and t == int(t) else []
+    return {"t": t, "conn": "c1", "cmd": cmd, "args": ["k", *args], "write": write, "user": turn, "reply": []}
 
 
 def test_ttl_not_renewed_reads_the_ttl_commands_in_the_store_record_as_a_cross_check() -> None:
@@ -461,6 +456,11 @@ def test_ttl_not_renewed_reads_the_ttl_commands_in_the_store_record_as_a_cross_c
     assert d.code == "ttl_not_renewed" and "with the key's creation only, across 3 acknowledged sends" in d.evidence
     renewing = [x for i in (1, 2, 3) for x in (_cmd(float(i), "RPUSH"), _cmd(i + 0.01, "EXPIRE", "604800"))]
     assert "ttl_not_renewed" not in {d.code for d in dg.diagnose([_trial("t6", FULL, ttl=close, store=renewing)])}
+    # Under a fault, or with an acknowledged turn the record never saw written (a fallback in the
+    # app's memory while Redis was down): no rule of the app's writes -- the record does not judge.
+    for kw in ({"fault": "down"}, {"store": [r for r in once if r["t"] != 2.0]}):
+        trial = _trial("t7", FULL, ttl=close, **({"store": once} | kw))  # type: ignore[arg-type]
+        assert "ttl_not_renewed" not in {d.code for d in dg.diagnose([trial])}, kw
     # Written under a temporary key with its TTL, then renamed onto the conversation's: the TTL came
     # with the key, set by no command on it -- the record cannot say (the PTTL arithmetic judges).
     assert ttl_renewals(_trial("t4", FULL, store=[*once[2:], _cmd(3.2, "RENAME", "k2")])) is None
