@@ -20,7 +20,9 @@ def add(sub: Any) -> None:
         "cell, whether each defect shows in its exposing cell's first trial, and "
         "the CPU split (browser, backend, runner, Redis+Toxiproxy), and what the stand-in model "
         "adds to a trial (the correct cell on the service's fake and on the stand-in, no model "
-        "latency, ABBA rounds; the median's ratio against a 5%% bound).\n\n"
+        "latency, ABBA rounds; the median's ratio against a 5%% bound), and what a trial of "
+        "lab investigate costs beside a trial of lab chaos running the same experiment on the same "
+        "service (the correct cell; ABBA rounds, the ratio printed side by side).\n\n"
         "It measures, it does not judge: exit 0 when both loops measured something, 1 when a "
         "measure counted no trial (every lab trial unknown, or every plain correct repetition "
         "failed only by its own Playwright timeout -- a slow machine's, excluded from the "
@@ -58,8 +60,28 @@ def add(sub: Any) -> None:
         help="exit 1 when a target is missed (default: print the figures and exit 0)",
     )
     _add_standin(be)
+    _add_like(be)
     be.add_argument("--reports", default="reports", metavar="DIR", help="where bench-<time>/ goes")
     be.set_defaults(func=run, long_running=True)
+
+
+def _add_like(be: argparse.ArgumentParser) -> None:
+    be.add_argument(
+        "--like-trials",
+        type=opt_int("--like-trials", 0, 1000),
+        default=None,
+        metavar="N",
+        help="investigate against lab chaos: trials of the same experiment (the correct cell) per side "
+        "and round, lab chaos on the built-in service, lab investigate on it as a black box "
+        "(examples/chat-service.toml) (default 30; 0 skips it)",
+    )
+    be.add_argument(
+        "--like-rounds",
+        type=opt_int("--like-rounds", 1, 100),
+        default=None,
+        metavar="R",
+        help="rounds of investigate against lab chaos, the sides in ABBA order (default 4)",
+    )
 
 
 def _add_standin(be: argparse.ArgumentParser) -> None:
@@ -85,13 +107,16 @@ def run(args: argparse.Namespace) -> int:
 
     checkout("lab bench")
     from lab.commands.bench import Bench
+    from lab.investigate.run.bench_side import run_cell
     from lab.stack.native import NativeStack
 
     with NativeStack(LabConfig.from_env()) as stack:  # the bench measures the native stack
-        b = Bench(stack, out_root=Path(args.reports), fail_below=args.fail_below)
+        b = Bench(stack, out_root=Path(args.reports), fail_below=args.fail_below, investigate=run_cell)
         b.plain_runs = args.plain_runs or b.plain_runs
         b.lab_trials = args.trials or b.lab_trials
         b.concurrency = args.concurrency or b.concurrency
         b.standin_trials = b.standin_trials if args.standin_trials is None else args.standin_trials
         b.standin_rounds = args.standin_rounds or b.standin_rounds
+        b.like_trials = b.like_trials if args.like_trials is None else args.like_trials
+        b.like_rounds = args.like_rounds or b.like_rounds
         return b.run()

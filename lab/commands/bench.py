@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from lab.commands import bench_standin
+from lab.commands import bench_like, bench_standin
 from lab.commands.bench_measure import Measure, junit_cases, tally
 from lab.commands.chaos import DEFAULT_PAIRS
 from lab.common.config import ROOT
@@ -228,6 +228,9 @@ class Bench:
     fail_below: bool = False  # exit 1 when a target is missed, not only when nothing was measured
     standin_trials: int = 20  # per side and round of the stand-in's cost (0: not measured)
     standin_rounds: int = 6
+    like_trials: int = 30  # per side and round of investigate against chaos (0: not measured)
+    like_rounds: int = 4
+    investigate: bench_like.InvestigateSide | None = None  # lab.investigate's side, given by the CLI
 
     def _first_trials(self, out_dir: Path) -> dict[str, dict[str, Any]]:
         """One trial of each defect's exposing cell: does the defect show at once?"""
@@ -260,6 +263,28 @@ class Bench:
         self.stack.up()  # the bench's own stack again (the measure restarted the backend)
         say(bench_standin.text(cost))
         return cost
+
+    def _extra(self, figures: dict[str, Any], out_dir: Path, say: Callable[[str], None]) -> None:
+        """The optional measures, each written as soon as it is in: the stand-in's cost, and
+        investigate against lab chaos on the same experiment."""
+        if self.standin_trials:
+            figures["standin"] = self._standin(out_dir, say)
+            (out_dir / "bench.json").write_text(json.dumps(figures, indent=2) + "\n")
+        if self.like_trials and self.investigate is not None:
+            say("  investigate against lab chaos, the same experiment ...")
+            like = bench_like.measure(
+                self.stack,
+                self.investigate,
+                self.like_trials,
+                self.like_rounds,
+                self.concurrency,
+                out_dir / "like",
+                self.seed,
+                say,
+            )
+            say(bench_like.text(like))
+            figures["like_with_like"] = like
+            (out_dir / "bench.json").write_text(json.dumps(figures, indent=2) + "\n")
 
     def run(self, out: TextIO = sys.stdout) -> int:
         out_dir = self.out_root / ("bench-" + time.strftime("%Y%m%d-%H%M%S"))
@@ -313,9 +338,7 @@ class Bench:
         }
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / "bench.json").write_text(json.dumps(figures, indent=2) + "\n")
-        if self.standin_trials:
-            figures["standin"] = self._standin(out_dir, say)
-            (out_dir / "bench.json").write_text(json.dumps(figures, indent=2) + "\n")
+        self._extra(figures, out_dir, say)
         say(f"figures: {out_dir / 'bench.json'}")
         code, why = exit_status(rows, checks, self.fail_below)
         say(why)

@@ -210,13 +210,13 @@ def ordered() -> list[Entry]:
     return out
 
 
-def judge(trials: list[Trial]) -> list[Judged]:
-    out = []
-    for t in trials:
-        r = check_safe(t)
-        if r.validity != "unknown":
-            out.append(Judged(t, r))
-    return out
+def judge(trials: list[Trial], checked: list[Result] | None = None) -> list[Judged]:
+    """The judged trials with their checker's results: ``checked`` (one per trial, in order)
+    where the run has checked them already -- the checker runs once per trial."""
+    results = checked if checked is not None else [check_safe(t) for t in trials]
+    if len(results) != len(trials):
+        raise ValueError(f"diagnoses: {len(results)} results for {len(trials)} trials")
+    return [Judged(t, r) for t, r in zip(trials, results, strict=True) if r.validity != "unknown"]
 
 
 def judged_by(trials: list[Trial]) -> Callable[[Entry], bool]:
@@ -230,10 +230,11 @@ def diagnose(trials: list[Trial]) -> list[Diagnosis]:
     return run(trials)[0]
 
 
-def run(trials: list[Trial]) -> tuple[list[Diagnosis], dict[str, str]]:
-    """(the diagnoses drawn, {code: why it could not be judged}) for one run's trials."""
+def run(trials: list[Trial], checked: list[Result] | None = None) -> tuple[list[Diagnosis], dict[str, str]]:
+    """(the diagnoses drawn, {code: why it could not be judged}) for one run's trials;
+    ``checked``: their checker's results, where the run has them (else checked here)."""
     _load()
-    ev = Evidence(trials, judge(trials))
+    ev = Evidence(trials, judge(trials, checked))
     has = judged_by(trials)
     not_judged: dict[str, str] = {}
     for entry in ordered():

@@ -24,6 +24,10 @@ def test_bench_measures_both_loops_on_both_profiles(tmp_path: Path) -> None:
             "2",
             "--standin-rounds",
             "1",
+            "--like-trials",
+            "2",
+            "--like-rounds",
+            "1",
             "--reports",
             str(tmp_path / "reports"),
             timeout=900,
@@ -41,12 +45,18 @@ def test_bench_measures_both_loops_on_both_profiles(tmp_path: Path) -> None:
         "failing trials: lab",
         "CPU while the lab ran",
         "the stand-in's cost (correct|none|settled|t5, no model latency)",
+        "investigate against lab chaos, same experiment (correct|none|settled|t5; examples/chat-service.toml",
         "exit 0: both loops measured",
     ):
         assert line in res.stdout, line
     bench = json.loads(next((tmp_path / "reports").glob("bench-*/bench.json")).read_text())
     # The stand-in's cost: both sides ran the same trials (a machine may leave one unknown).
     assert {bench["standin"][side]["trials"] for side in ("fake", "standin")} == {2}, bench["standin"]
+    # Investigate against lab chaos: both sides ran the same experiment's two trials; the
+    # investigation's own phases (the settled read, the TTL reads) are printed beside chaos's.
+    like = bench["like_with_like"]
+    assert {like[side]["trials"] for side in ("chaos", "investigate")} == {2}, like
+    assert {"settle", "ttl"} <= set(like["investigate"]["phases_ms"]), like["investigate"]
     by_name = {m["name"].split(" (")[0]: m for m in bench["measures"]}
     requested = {
         "plain loop, correct": 2,

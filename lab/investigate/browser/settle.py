@@ -17,6 +17,7 @@ from lab.stack.model_link import ModelLink, wait_ended
 from lab.model.context import calls_since
 
 QUIET_S = 0.5  # the history must stay the same this long to count as settled
+POLL_S = 0.05
 QUIESCENCE_DEADLINE_S = 15.0
 MODEL_END_DEADLINE_S = 15.0  # a paced reply streams in about a second; a stuck one is unknown
 
@@ -76,8 +77,9 @@ async def final_read(
             return last.rows
         else:
             ok_reads += 1
-        # A polling interval bounded by the deadline, not a guess at how long a write takes.
-        await asyncio.sleep(0.05)
+        # A polling interval bounded by the deadline, not a guess at how long a write takes; the
+        # last sleep ends with the quiet stretch (a read then, not up to a poll later).
+        await asyncio.sleep(min(POLL_S, max(0.001, since + QUIET_S - time.monotonic())))
     if returns >= 2:
         t.flapping = {"reads": ok_reads, "changes": changes, "returns": returns, "rows": [len(x) for x in seen[:6]]}
     t.unknown = t.unknown or (

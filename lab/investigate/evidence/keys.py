@@ -118,7 +118,8 @@ class KeyReader:
         while True:
             # Polled at short intervals, bounded by the deadline: the window is a measure of how
             # long the key stayed the same, not a guess at when the app is done.
-            await asyncio.sleep(min(SETTLE_POLL_S, quiet_s))
+            # (The last sleep ends with the quiet window: a read then, not up to a poll later.)
+            await asyncio.sleep(min(SETTLE_POLL_S, max(0.001, since + quiet_s - time.monotonic())))
             cur = self.snapshot(key)
             if not _same(prev, cur):
                 first, since = cur, time.monotonic()

@@ -38,7 +38,7 @@ def _lines(
         unknown = [r.reasons[0] if r.reasons else "unknown" for _, r in group if r.validity == "unknown"]
         out.append(f"{test} under {fault}: {len(judged)} judged trials of {len(group)}")
         out += [f"  unknown: {why}" for why in sorted(set(unknown))[:3]]
-        found, _ = dg.run([t for t, _ in group])
+        found, _ = dg.run([t for t, _ in group], [r for _, r in group])
         for name, (k, n, _) in dg.bounds(judged).items():
             if k or name in ("lost", "stale", "duplicated"):
                 out.append(f"  {dg.ANOMALY_WORDS[name]}: {fmt_rate(k, n)}")

@@ -59,13 +59,13 @@ class Prober:
 
     # ------------------------------------------------------------------ one trial
     async def trial(self, exp: Experiment, trial_id: str, seed: int, step: Lockstep | None = None) -> Trial:
-        """One trial. ``step`` arms the experiment's fault for the group this trial belongs to
-        (None: no fault). A failure of the browser makes the trial unknown, never a pass."""
+        """One trial. ``step`` arms the experiment's fault (built once for the group this trial
+        belongs to; None: no fault). A failure of the browser makes the trial unknown, never a pass."""
         t = Trial(
             trial_id, fault=exp.fault, fault_params=dict(exp.params), refresh=exp.refresh, turns=exp.turns, seed=seed
         )
-        one_shot = exp.fault != "none" and faults.make(exp.fault, **dict(exp.params)).window == "send"
-        windowed = exp.fault != "none" and not one_shot
+        one_shot = step is not None and step.fault.window == "send"
+        windowed = step is not None and not one_shot
         t.fault_turn = min(2, exp.turns) if one_shot else None
         nonce = f"{random.Random(seed).randrange(16**6):06x}"
         t0 = time.monotonic()
@@ -85,7 +85,7 @@ class Prober:
                     t.unknown = f"fault not confirmed: {step.error}"
                 t.fault_evidence = step.evidence
             for turn in range(1, exp.turns + 1):
-                if t.unknown or not await self._turn(ctx, page, exp, t, turn, nonce, step if one_shot else None):
+                if t.unknown or not await self._turn(ctx, page, exp, t, turn, nonce, step):
                     break
             missed, before_cut = (
                 await self._cut_reload(ctx, page, t) if exp.refresh == "mid_stream" and not t.unknown else (None, None)
@@ -117,8 +117,9 @@ class Prober:
     async def _turn(
         self, ctx: BrowserContext, page: Page, exp: Experiment, t: Trial, turn: int, nonce: str, step: Lockstep | None
     ) -> bool:
-        """One turn (``step``: a one-send fault, armed around the fault turn). False: stop here."""
-        armed = step is not None and turn == t.fault_turn
+        """One turn (``step``: the trial's fault; a one-send one is armed around the fault turn).
+        False: stop here."""
+        armed = step is not None and step.fault.window == "send" and turn == t.fault_turn
         if armed:
             assert step is not None
             if not await step.arm():
@@ -159,7 +160,7 @@ class Prober:
             gap = concurrency.window_problem(t.concurrent, exp.gap_ms)
             t.unknown = t.unknown or gap
         self._phase(t, "send")
-        await self._observe_ttl(ctx, t, turn)
+        await self._observe_ttl(ctx, t, turn, step)
         self._phase(t, "ttl")
         return True
 
@@ -206,9 +207,10 @@ class Prober:
         t.events.append({"t": at or time.time(), "kind": "refresh"})
 
     @staticmethod
-    def _page_after(read: Read, t: Trial) -> None:
+    def _page_after(read: Read, t: Trial) -> Read:
         t.page_after_refresh = read.rows if read.rows is not None else []
         t.page_error = None if read.ok else (read.error or f"HTTP {read.status}")
+        return read
 
     # ------------------------------------------------------------------ steps
     def _as_rows(self, raw: dict[str, Any], t: Trial) -> Read:
@@ -296,12 +298,12 @@ class Prober:
         self._page_after(self._as_rows(loaded, t), t)
         return send
 
-    async def _observe_ttl(self, ctx: BrowserContext, t: Trial, turn: int) -> None:
+    async def _observe_ttl(self, ctx: BrowserContext, t: Trial, turn: int, step: Lockstep | None) -> None:
         """The key's PTTL once the turn's writes have settled (lab.investigate.evidence.keys)."""
         key = await self.pages.session_key(ctx)
         if key is not None:
             # The quiet window outlasts one step of the app's writes under the trial's fault.
-            step_ms = faults.make(t.fault, **t.fault_params).step_delay_ms() if t.fault != "none" else 0.0
+            step_ms = step.fault.step_delay_ms() if step is not None else 0.0
             t.ttl.append(await self.keys.settled_ttl(key, turn, step_ms))
 
     async def _redis_final(self, ctx: BrowserContext, t: Trial) -> None:
@@ -332,7 +334,8 @@ class Prober:
         # the page closed it at the first fragment already (app_frames.cut_hook); a key read now
         # would come after the cut, and a correct app may have finished the reply since.
         at_the_cut = self.spec.page is not None and self.spec.transport is None
-        before_cut = await self._values(ctx) if at_the_cut else None
+        key = await self.pages.session_key(ctx) if at_the_cut else None
+        before_cut = self.keys.read(key)[2] if key is not None else None
         self._refresh_mark(t)
         self._page_after(await self._reload(page, t), t)
         last = t.sends[-1] if t.sends else None
@@ -340,11 +343,6 @@ class Prober:
             return None, before_cut
         whole = [s.text for s in t.sends[:-1] if s.streamed and s.outcome == "ok" and not s.cut]
         return await cut.missed(page, self.spec, last.text, whole), before_cut
-
-    async def _values(self, ctx: BrowserContext) -> list[bytes] | None:
-        """The conversation key's raw values now (None: no key known)."""
-        key = await self.pages.session_key(ctx)
-        return None if key is None else self.keys.read(key)[2]
 
     def close(self) -> None:
         self.keys.close()

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from collections.abc import Callable
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from lab.common.errors import UsageError
+from lab.faults import Fault, make
 from lab.plan.schedule import Cell
 
 if TYPE_CHECKING:
@@ -43,6 +45,11 @@ class Experiment:
     @property
     def label(self) -> str:
         return self.cell("?").label
+
+    @cached_property
+    def built(self) -> Fault:
+        """Its fault, built once (its window, its step delay; a group's Lockstep arms it)."""
+        return make(self.fault, **dict(self.params))
 
 
 MODEL_FAULTS = {"model_error", "model_cut", "model_stall"}  # the stand-in's: a spec with [model] only

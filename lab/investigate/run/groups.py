@@ -16,7 +16,6 @@ from contextlib import AsyncExitStack, nullcontext
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from lab.faults import base as faults
 from lab.investigate.run.blackbox import Prober
 from lab.investigate.run.experiments import Experiment
 from lab.investigate.run.mid_write import ANSWERED_FIRST
@@ -86,7 +85,7 @@ class Member:
 def shares_fault(a: Experiment, b: Experiment) -> bool:
     """Two experiments whose trials can share groups: one fault, the same parameters, in place
     for the whole trial (a one-send fault is armed around a turn of each trial's own)."""
-    return (a.fault, a.params) == (b.fault, b.params) and faults.make(a.fault, **dict(a.params)).window == "trial"
+    return (a.fault, a.params) == (b.fault, b.params) and a.built.window == "trial"
 
 
 def member(run: Run, no: int, exp: Experiment, start: int, count: int | None) -> Member:
@@ -105,28 +104,72 @@ async def run_group(
     its trials mostly wait on the fault, and two experiments' trials side by side cost about
     what one experiment's do). ``sem``: fault-free experiments running side by side share it."""
     first = members[0].exp
-    fault = faults.make(first.fault, **dict(first.params))
+    fault = first.built  # one fault for the whole group, every Lockstep of it arms this one
     t0 = time.monotonic()
     async with AsyncExitStack() as stack:
         for m in members:  # mid_stream: the stand-in streams this experiment's replies slowly enough to be cut
             model = run.model if m.exp.refresh == "mid_stream" else None
             await stack.enter_async_context(paced(model, f"chaoslab probe {m.prefix}"))
+        if first.fault == "none":
+            await _pooled(run, prober, members, done, sem)
         while any(m.pending for m in members):
             group = take(members, run.concurrency * len(members))  # each member's trials at once, together
-            step = Lockstep(len(group), fault, prober.fault_targets) if first.fault != "none" else None
+            step = Lockstep(len(group), fault, prober.fault_targets)
             try:
                 got = await asyncio.gather(*(_one(run, prober, m, k, step, sem) for m, k in group))
             finally:
-                if step is not None:
-                    step.release()
+                step.release()
             for (m, _), t in zip(group, got, strict=True):
-                o = TrialOutcome(None, t, check_safe(t), seconds=t.seconds, replay=run.replay_command(t.trial_id))
-                m.mine.append(o)
-                done.append(o)  # as soon as known: an interrupted run reports it
+                _keep(run, m, t, done)
             for m in members:
                 m.more()
     for m in members:
         run.say(progress(m.exp, m.mine, m.n, time.monotonic() - t0))
+
+
+async def _pooled(
+    run: Run, prober: Prober, members: list[Member], done: list[TrialOutcome], sem: asyncio.Semaphore | None
+) -> None:
+    """Fault-free trials: no fault to arm and heal around a group, so no groups either -- a
+    trial starts as soon as another ends (a group waits for its slowest trial). A member's
+    unknown trials are replaced once all of its trials are in, as between groups."""
+    busy = [0] * len(members)  # each member's trials running
+    changed = asyncio.Condition()
+
+    def next_trial() -> tuple[int, int] | None:
+        for i, m in enumerate(members):
+            if not m.pending and not busy[i]:
+                m.more()
+        first = next((i for i, m in enumerate(members) if m.pending), None)
+        return None if first is None else (first, members[first].pending.pop(0))
+
+    async def worker() -> None:
+        while True:
+            async with changed:
+                while (got := next_trial()) is None and any(busy):
+                    await changed.wait()  # a running trial may leave an unknown to replace
+                if got is None:
+                    return
+                i, k = got
+                busy[i] += 1
+            t: Trial | None = None
+            try:
+                t = await _one(run, prober, members[i], k, None, sem)
+            finally:
+                async with changed:  # kept before it counts as ended: a top-up counts it
+                    if t is not None:
+                        _keep(run, members[i], t, done)
+                    busy[i] -= 1
+                    changed.notify_all()
+
+    await asyncio.gather(*(worker() for _ in range(run.concurrency * len(members))))
+
+
+def _keep(run: Run, m: Member, t: Trial, done: list[TrialOutcome]) -> None:
+    """A trial checked (once) and kept: as soon as known, so an interrupted run reports it."""
+    o = TrialOutcome(None, t, check_safe(t), seconds=t.seconds, replay=run.replay_command(t.trial_id))
+    m.mine.append(o)
+    done.append(o)
 
 
 def take(members: list[Member], size: int) -> list[tuple[Member, int]]:

@@ -21,7 +21,6 @@ from typing import Any, TextIO
 from lab.common import redact
 from lab.common.config import LabConfig, script
 from lab.common.errors import UsageError
-from lab.faults import base as faults
 from lab.faults.base import Targets
 from lab.investigate.target import redaction, process as target
 from lab.investigate.run import experiments
@@ -68,6 +67,7 @@ class Investigation:
     contract: str = ""  # the contract check's line
     redis_direct: str = ""  # the Redis the key is read from: the lab's, or the app's own (external)
     model: ModelLink | None = None  # the stand-in model ([model])
+    contract_s: float = 0.0  # what the contract check took (lab bench's like-with-like)
 
     kind = "investigate"  # the run folder's name: <time>-<kind>-<app>
 
@@ -166,7 +166,9 @@ class Investigation:
                     )
                 try:
                     if not self.replay_of:
+                        t_contract = time.monotonic()
                         self.contract = await preflight(prober)
+                        self.contract_s = time.monotonic() - t_contract
                         self.say("  " + self.contract)
                     if self.check_only:
                         return
@@ -181,9 +183,7 @@ class Investigation:
                     # can fail its next requests, and that must not be charged to the next experiment
                     # (measured: 4 of 5 two_tabs trials after `down` got a 500 ConnectionError).
                     faulted = [(no, e) for no, e in self.plan if e.fault != "none"]
-                    ordered = sorted(
-                        faulted, key=lambda x: faults.make(x[1].fault, **dict(x[1].params)).window == "send"
-                    )
+                    ordered = sorted(faulted, key=lambda x: x[1].built.window == "send")
                     for members in self._sharing(ordered):
                         await groups.run_group(self, prober, members, done)
                 finally:

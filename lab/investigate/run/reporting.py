@@ -42,7 +42,7 @@ def report(
 ) -> int:
     """Judge, diagnose, write results.json / trials.json / junit.xml / report.html, print."""
     trials = [o.trial for o in done]
-    found, not_judged = dg.run(trials)
+    found, not_judged = dg.run(trials, [o.result for o in done])  # each trial checked once, as it finished
     stats, decision, results, bounds = _results(inv, done, out_dir, seconds, interrupted, found, not_judged)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "trials.json").write_text(json.dumps([t.as_json() for t in trials], indent=1) + "\n")

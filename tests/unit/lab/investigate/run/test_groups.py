@@ -128,3 +128,32 @@ def test_an_in_flight_answered_before_every_write_is_not_tried_again() -> None:
         )  # type: ignore[arg-type]
         asyncio.run(inv._experiment(prober, 8, IN_FLIGHT, done))  # type: ignore[arg-type]
         assert len(prober.ran) == runs, (reason, prober.ran)
+
+
+def test_fault_free_trials_start_as_soon_as_another_ends() -> None:
+    """No fault to arm and heal around a group: a slow trial holds only its own place. Trial 00
+    ends only once trial 03 has started; in groups of two, 02 and 03 would wait for 00."""
+    fourth_started = asyncio.Event()
+    ran: list[str] = []
+
+    async def trial(exp: Experiment, tid: str, seed: int, step: Any) -> Trial:
+        ran.append(tid)
+        if tid.endswith("-03"):
+            fourth_started.set()
+        if tid.endswith("-00"):
+            await fourth_started.wait()
+        return Trial(tid, refresh=exp.refresh, turns=exp.turns)
+
+    prober = Prober(lambda k: False)
+    prober.trial = trial  # type: ignore[method-assign]
+    inv = Investigation(
+        SimpleNamespace(file=Path("a.toml")), None, [(5, EXP)], 4, Path("."), seed=1, concurrency=2, out=io.StringIO()
+    )  # type: ignore[arg-type]
+    done: list[TrialOutcome] = []
+
+    async def main() -> None:
+        await asyncio.wait_for(inv._experiment(prober, 5, EXP, done), 10)  # type: ignore[arg-type]
+
+    asyncio.run(main())
+    assert ran == [f"e5-none-mid_stream-{k:02d}" for k in range(4)]
+    assert [o.trial_id for o in done][-1] == "e5-none-mid_stream-00"  # the slow one ended last
