@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from lab.plan import shard as shards
+from lab.plan.experiments import EVERY, chaos_rows
 from lab.model.attribution import ALL_UNKNOWN, cell_stats, points_one_way, verdicts
 from lab.common.errors import UsageError
 from lab.report import decide, junit_xml, results_json, summary, write_run
@@ -32,22 +33,12 @@ DEFAULT_TRIALS = 5
 # needs 7. At 25, 7 of 25 suffices.
 DEFAULT_MAX_TRIALS = 25
 # Each defect's exposing cell (design.md, "exposed by"): (fault, params, refresh point, the
-# defects it exposes). Under (none, after_ack) -- the incident's own cell -- every profile runs;
+# defects it exposes), the rows of the one table of experiments (lab.plan.experiments) that
+# expose one. Under (none, after_ack) -- the incident's own cell -- every profile runs (None);
 # elsewhere the profiles its verdicts need: correct, incident, each exposed defect alone, and the
 # incident without it. ONLY='profile=all' runs every profile everywhere (91 cells).
 DEFAULT_PAIRS: list[tuple[str, dict[str, Any], str, tuple[str, ...] | None]] = [
-    ("none", {}, "after_ack", None),  # None = every profile
-    ("latency", {"latency_ms": 300}, "after_ack", ("fire_and_forget",)),
-    ("drop", {"stream": "downstream", "one_shot": True}, "settled", ("blind_retry",)),
-    ("down", {}, "settled", ("swallowed_errors",)),
-    ("ttl_elapse", {"ttl_ms": 2000}, "settled", ("ttl_set_once",)),
-    ("none", {}, "mid_stream", ("save_at_stream_end",)),
-    ("none", {}, "browser_restart", ("session_cookie",)),
-    # Two tabs send at once; Redis latency widens the GET -> SET window of a read-modify-write
-    # from one round trip (about 2 of 10 trials lose a turn without it) to 200 ms (10 of 10).
-    ("latency", {"latency_ms": 100}, "two_tabs", ("read_modify_write",)),
-    # A double click sends one id twice: an append that is not idempotent by id stores it twice.
-    ("none", {}, "double_submit", ("blind_retry",)),
+    (r.fault, dict(r.params), r.refresh, None if r.exposes == EVERY else r.exposes) for r in chaos_rows()
 ]
 ONLY_KEYS = ("profile", "fault", "refresh", "turns")
 

@@ -20,16 +20,14 @@ from lab.commands.chaos import Progress
 from lab.common.signals import deferred, exit_code
 from lab.model.outcome import CellOutcome
 from lab.model.window import Point, lost, window_edge, window_words
+from lab.model.window import results as sweep_results
 from lab.plan import shard, sweeps
 from lab.plan.schedule import Cell, fault_text, plan_cell, profile_name
-from lab.plan.sweeps import Sweep
+from lab.plan.sweeps import FIRST_TRIALS, MAX_TRIALS, MAX_WIDTH, Sweep  # one rule for both kinds of window
 from lab.report.window import terminal, write
 from lab.runner.runner import Runner
 from lab.stack import Stack
 
-FIRST_TRIALS = 5  # per point and profile: 0/5 or 5/5 bounds the rate within 0.43 of the edge
-MAX_TRIALS = 15
-MAX_WIDTH = 0.45  # a point whose 95 % interval is wider gets more trials (a mixed rate)
 EXIT_MEASURED, EXIT_CORRECT_LOST, EXIT_UNKNOWN = 0, 1, 3
 ROLES = ("defect", "correct")
 
@@ -100,14 +98,10 @@ class WindowRun:
 
     def results(self, run_id: str, points: dict[tuple[str, int], Point], seconds: float, interrupted: bool) -> dict:
         s = self.sweep
-        curves = {role: [points[(role, v)].as_json() for v in self.values] for role in ROLES}
-        window = {
-            role: window_words([points[(role, v)] for v in self.values], s.unit, s.early, s.late, s.every)
-            for role in ROLES
-        }
-        edge = window_edge([points[("defect", v)] for v in self.values])
-        correct_lost = [p for p in curves["correct"] if p["k"]]
-        unjudged = [f"{r} at {p['value']}" for r in ROLES for p in curves[r] if not p["n"]]
+        curves = {role: [points[(role, v)] for v in self.values] for role in ROLES}
+        window = {role: window_words(curves[role], s.unit, s.early, s.late, s.every) for role in ROLES}
+        correct_lost = [p for p in curves["correct"] if p.k]
+        unjudged = [f"{r} at {p.value}" for r in ROLES for p in curves[r] if not p.n]
         if correct_lost:
             code, why = EXIT_CORRECT_LOST, "the correct profile lost data: the window is not the defect's alone"
         elif unjudged:
@@ -115,26 +109,22 @@ class WindowRun:
         else:
             code, why = EXIT_MEASURED, "measured"
         any_cell = next(iter(self.cells().values()))
-        return {
-            "run_id": run_id,
-            "kind": "window",
-            "sweep": s.name,
-            "axis": s.what,
-            "unit": s.unit,
-            "log_x": s.log_x,
-            "seed": self.seed,
-            "fault": fault_text(any_cell.fault, {k: v for k, v in any_cell.params.items() if k != "span_pct"}),
-            "profiles": {"defect": profile_name(self.defects), "correct": "correct"},
-            "curves": curves,
-            "window": window,
-            # The defect's edge: lost up to a, not from b on ("early"), or the reverse ("late").
-            "edge": {"kind": edge[0], "between": [edge[1], edge[2]]} if edge else None,
-            "trials": sum(p["n"] + p["unknown"] for c in curves.values() for p in c),
-            "seconds": round(seconds, 1),
-            "interrupted": interrupted,
-            "limits": {"first": self.first, "max_trials": self.max_trials, "max_width": self.max_width},
-            "exit": {"code": code, "reason": why},
-        }
+        return sweep_results(
+            run_id,
+            s,
+            self.seed,
+            fault_text(any_cell.fault, {k: v for k, v in any_cell.params.items() if k != "span_pct"}),
+            {"defect": profile_name(self.defects), "correct": "correct"},
+            curves,
+            window,
+            window_edge(curves["defect"]),
+            sum(p.n + p.unknown for c in curves.values() for p in c),
+            seconds,
+            interrupted,
+            code,
+            why,
+            limits={"first": self.first, "max_trials": self.max_trials, "max_width": self.max_width},
+        )
 
 
 def _count(point: Point, o: CellOutcome) -> None:

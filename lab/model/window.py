@@ -9,10 +9,13 @@ the answer" says what was measured, a single number would not.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lab.model.checker import Result
 from lab.model.stats import wilson
+
+if TYPE_CHECKING:
+    from lab.plan.sweeps import Sweep
 
 
 def lost(result: Result) -> bool:
@@ -115,3 +118,44 @@ def window_words(points: list[Point], unit: str, early: str, late: str, every: s
     if kind == "early":
         return early.format(edge=_edge(a, b, unit)) + f" (lost at {a}: {pa.k}/{pa.n}; not at {b} or past it)"
     return late.format(edge=_edge(a, b, unit)) + f" (not at {a} or below; lost at {b}: {pb.k}/{pb.n})"
+
+
+def results(
+    run_id: str,
+    sweep: "Sweep",
+    seed: int,
+    fault: str,
+    profiles: dict[str, str],
+    points: dict[str, list[Point]],
+    window: dict[str, str],
+    edge: tuple[str, int, int] | None,
+    trials: int,
+    seconds: float,
+    interrupted: bool,
+    exit_code: int,
+    reason: str,
+    **extra: Any,
+) -> dict[str, Any]:
+    """A sweep's results.json, the same for `lab window` on the built-in service and on an app:
+    one curve of points per profile (or kind of anomaly), the window in words, the edge."""
+    curves = {name: [p.as_json() for p in pts] for name, pts in points.items()}
+    return {
+        "run_id": run_id,
+        "kind": "window",
+        **extra,
+        "sweep": sweep.name,
+        "axis": sweep.what,
+        "unit": sweep.unit,
+        "log_x": sweep.log_x,
+        "seed": seed,
+        "fault": fault,
+        "profiles": profiles,
+        "curves": curves,
+        "window": window,
+        # The edge: lost up to a, not from b on ("early"), or the reverse ("late").
+        "edge": {"kind": edge[0], "between": [edge[1], edge[2]]} if edge else None,
+        "trials": trials,
+        "seconds": round(seconds, 1),
+        "interrupted": interrupted,
+        "exit": {"code": exit_code, "reason": reason},
+    }

@@ -139,6 +139,9 @@ def parse_values(text: str, sweep: Sweep) -> tuple[int, ...]:
 
 
 TOP_UP_FACTOR = 3  # a point's unknown trials are replaced up to 3 x its most trials
+FIRST_TRIALS = 5  # per point and profile: 0/5 or 5/5 bounds the rate within 0.43 of the edge
+MAX_TRIALS = 15
+MAX_WIDTH = 0.45  # a point whose 95 % interval is wider gets more trials (a mixed rate)
 
 
 def more_trials(tried: int, judged: int, width: float, first: int, max_trials: int, max_width: float) -> int:

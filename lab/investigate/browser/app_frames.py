@@ -19,6 +19,7 @@ from weakref import WeakKeyDictionary
 
 from playwright.async_api import Page, TimeoutError as PlaywrightTimeout, WebSocket
 
+from lab.investigate.evidence.answers import Answer, HistoryRead
 from lab.investigate.browser import app_page
 from lab.investigate.evidence.rows import json_path
 from lab.investigate.spec.parse import Spec
@@ -167,9 +168,7 @@ def _pick(d: Any, path: str | None) -> Any:
         return None
 
 
-async def send(
-    page: Page, spec: Spec, text: str, cut: bool, in_page: bool = False, idle: bool = True
-) -> dict[str, Any]:
+async def send(page: Page, spec: Spec, text: str, cut: bool, in_page: bool = False, idle: bool = True) -> Answer:
     """Type ``text`` and send it; its answer from the frames. With ``cut``, back at the first
     reply fragment (the caller reloads: the socket closes mid-reply). ``idle``: then wait for
     ``page.idle`` (not before a reload that should follow the answer at once)."""
@@ -189,7 +188,7 @@ async def send(
         await app_page._type_and_send(page, spec.page, text, in_page)
     except PlaywrightTimeout as exc:
         return app_page._no_answer(t0, spec, exc)
-    out: dict[str, Any] = {"status": None, "type": "frames", "body": "", "ms": 0.0, "error": None, "cut": None}
+    out: Answer = {"status": None, "type": "frames", "body": "", "ms": 0.0, "error": None, "cut": None}
     out |= {"start": None, "end": None, "reply": None, "frames": 0}
     await _follow(log, i, spec, text, cut, out, t0 + spec.chat.timeout_s)
     if out["start"] is not None:
@@ -203,17 +202,15 @@ async def send(
     return out
 
 
-async def _follow(
-    log: FrameLog, i: int, spec: Spec, text: str, cut: bool, out: dict[str, Any], deadline: float
-) -> None:
+async def _follow(log: FrameLog, i: int, spec: Spec, text: str, cut: bool, out: Answer, deadline: float) -> None:
     """Read the frames from ``i`` on: the message frame holding ``text``, then its answer."""
     t = spec.transport
     assert t is not None
     chunks: list[str] = []
 
-    def acked(at: float) -> None:
+    def acked(at: float) -> None:  # (only once the message frame, and its start, was seen)
         if out["status"] is None:
-            out["status"], out["ms"] = 200, (at - out["start"]) * 1000
+            out["status"], out["ms"] = 200, (at - (out.get("start") or at)) * 1000
 
     while True:
         frame = await log.at(i, deadline)
@@ -259,9 +256,7 @@ async def _follow(
     out["body"] = "".join(chunks)
 
 
-async def send_then_reload(
-    page: Page, spec: Spec, text: str, delay_ms: int = 0
-) -> tuple[dict[str, Any], dict[str, Any]]:
+async def send_then_reload(page: Page, spec: Spec, text: str, delay_ms: int = 0) -> tuple[Answer, HistoryRead]:
     """The user who refreshes as the reply ends (or ``delay_ms`` after: lab window): the lab
     reloads the page at the end frame (a frame event, then the reload: the delay between the
     two is measured as refresh_delay_ms)."""

@@ -14,11 +14,12 @@ import json
 import re
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 from playwright.async_api import Error as PlaywrightError, Page, Response, TimeoutError as PlaywrightTimeout
 
+from lab.investigate.evidence.answers import Answer, HistoryRead
 from lab.investigate.browser.page import ANSWER_KEY, LOST_ANSWER, TAKE_ANSWER_JS
 from lab.investigate.spec.parse import PageSpec, Spec
 
@@ -42,7 +43,7 @@ async def load(
     navigate: Callable[[], Awaitable[Any]],
     counts: Callable[[], bool] = lambda: True,
     timeout_s: float | None = None,
-) -> dict[str, Any]:
+) -> HistoryRead:
     """Navigate (open or reload) and read what the page shows once it has its history. The
     first GET of the history answered once ``navigate`` began is the page's own, unless
     ``counts`` says not yet (a navigation already under way inside ``navigate``: the GETs the
@@ -73,10 +74,12 @@ async def load(
             "rows": None,
             "start": start,
         }
-    return dict(await _shown(page, spec, resp.status), start=start)
+    shown = await _shown(page, spec, resp.status)
+    shown["start"] = start
+    return shown
 
 
-async def _shown(page: Page, spec: Spec, status: int) -> dict[str, Any]:
+async def _shown(page: Page, spec: Spec, status: int) -> HistoryRead:
     """The rows the page renders once its history has loaded."""
     pg = spec.page
     assert pg is not None
@@ -123,7 +126,7 @@ _SUBMIT_JS = """([input, send, text]) => {
 }"""
 
 
-async def send(page: Page, spec: Spec, text: str, cut: bool, in_page: bool = False) -> dict[str, Any]:
+async def send(page: Page, spec: Spec, text: str, cut: bool, in_page: bool = False) -> Answer:
     """Type ``text`` and send it; with ``cut``, reload as soon as the answer starts (the user
     refreshing mid-reply). ``ms`` is the page's request from start to the answer's first byte;
     ``start`` / ``end`` when the request left and its answer ended (epoch s). ``in_page``:
@@ -142,7 +145,7 @@ async def send(page: Page, spec: Spec, text: str, cut: bool, in_page: bool = Fal
 
 async def _post(
     page: Page, spec: Spec, text: str, in_page: bool, is_post: Callable[[Response], bool], t0: float
-) -> Response | dict[str, Any]:
+) -> Response | Answer:
     """The page's POST of ``text``, answered (its body not read yet), or the raw failure."""
     pg = spec.page
     assert pg is not None
@@ -160,7 +163,7 @@ def _started(resp: Response) -> float | None:
     return timing["startTime"] / 1000 if timing.get("startTime", -1) > 0 else None
 
 
-def _head(resp: Response, t0: float) -> dict[str, Any]:
+def _head(resp: Response, t0: float) -> Answer:
     """An answer as far as its first byte: status, type, ``ms`` to it and when the request left."""
     timing = resp.request.timing
     ms = timing["responseStart"] if timing.get("responseStart", -1) >= 0 else (time.monotonic() - t0) * 1000
@@ -176,7 +179,7 @@ def _head(resp: Response, t0: float) -> dict[str, Any]:
     }
 
 
-async def _finish(page: Page, spec: Spec, resp: Response, out: dict[str, Any]) -> dict[str, Any]:
+async def _finish(page: Page, spec: Spec, resp: Response, out: Answer) -> Answer:
     """The answer's body and end, then the page idle again (``page.idle``)."""
     pg = spec.page
     assert pg is not None
@@ -185,7 +188,7 @@ async def _finish(page: Page, spec: Spec, resp: Response, out: dict[str, Any]) -
     except PlaywrightError as exc:  # the connection broke mid-body: the answer's outcome is unknown
         out["status"], out["error"] = None, f"the answer broke off: {exc}"
         return out
-    start, end_ms = out["start"], resp.request.timing.get("responseEnd", -1)
+    start, end_ms = out.get("start"), resp.request.timing.get("responseEnd", -1)
     out["end"] = start + end_ms / 1000 if start is not None and end_ms >= 0 else time.time()
     if pg.idle:
         try:
@@ -247,9 +250,7 @@ def reload_hook(spec: Spec) -> str:
     )
 
 
-async def send_then_reload(
-    page: Page, spec: Spec, text: str, delay_ms: int = 0
-) -> tuple[dict[str, Any], dict[str, Any]]:
+async def send_then_reload(page: Page, spec: Spec, text: str, delay_ms: int = 0) -> tuple[Answer, HistoryRead]:
     """Type ``text`` and send it, the page armed to reload itself the moment the answer has
     arrived (reload_hook); the answer (its body from sessionStorage: the response's own may be
     gone with the page that read it) and the reloaded page's first history read (as ``load``).
@@ -269,7 +270,7 @@ async def send_then_reload(
         state["hooked"] = r.request.resource_type == "fetch"
         return True
 
-    out: dict[str, Any] = {}
+    out = cast(Answer, {})  # the answer's head, then its body: filled as they come
 
     async def navigate() -> None:
         await page.evaluate("([k, d]) => sessionStorage.setItem(k, String(d))", [_ARM, delay_ms])
@@ -302,7 +303,7 @@ async def send_then_reload(
             page.remove_listener("framenavigated", navigated)
     if state["hooked"]:
         stored = await page.evaluate(TAKE_ANSWER_JS)
-        out.update(stored or {"status": None, "error": LOST_ANSWER["error"]})
+        out.update(cast(Answer, stored) if stored else {"status": None, "error": LOST_ANSWER["error"]})
     return out, loaded
 
 
@@ -318,7 +319,7 @@ async def _type_and_send(page: Page, pg: PageSpec, text: str, in_page: bool) -> 
         await page.press(pg.input, "Enter", timeout=SELECTOR_TIMEOUT_MS)
 
 
-def _no_answer(t0: float, spec: Spec, exc: Exception) -> dict[str, Any]:
+def _no_answer(t0: float, spec: Spec, exc: Exception) -> Answer:
     """No POST answered: the page's selectors found nothing (the spec is wrong), or no answer came."""
     pg = spec.page
     assert pg is not None
@@ -336,5 +337,5 @@ def _no_answer(t0: float, spec: Spec, exc: Exception) -> dict[str, Any]:
     )
 
 
-def _failed(t0: float, error: str) -> dict[str, Any]:
+def _failed(t0: float, error: str) -> Answer:
     return {"status": None, "type": "", "body": "", "ms": (time.monotonic() - t0) * 1000, "error": error, "cut": None}

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
+from lab.investigate.evidence.answers import Answer
 from lab.investigate.browser.page_frames import FRAMES_JS, SESSION_JS, SESSION_KEY
 from lab.investigate.spec.parse import Spec
 
@@ -26,7 +27,7 @@ TAKE_ANSWER_JS = f"""() => {{
   return v === null ? null : JSON.parse(v);
 }}"""
 # What a send whose stored answer did not survive the reload is taken as: maybe applied.
-LOST_ANSWER = {
+LOST_ANSWER: Answer = {
     "status": None,
     "type": "",
     "body": "",

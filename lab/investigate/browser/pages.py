@@ -7,11 +7,12 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import cast
 from urllib.parse import urlsplit
 
 from playwright.async_api import Browser, BrowserContext, Error as PlaywrightError, Page, Route
 
+from lab.investigate.evidence.answers import Answer, HistoryRead
 from lab.investigate.browser import app_frames, app_page, cut
 from lab.driver.navigate import steady
 from lab.investigate.browser.identity import Identity, page_url_id
@@ -91,7 +92,7 @@ class Pages:
         while self._pool:
             await closing(self._pool.pop()[0].close())
 
-    async def open(self, ctx: BrowserContext, at: str | None = None) -> tuple[Page, dict[str, Any]]:
+    async def open(self, ctx: BrowserContext, at: str | None = None) -> tuple[Page, HistoryRead]:
         """A new page in ``ctx`` showing the conversation, and its first history read (raw)."""
         await self.serve_page(ctx)
         page = self._watched(await ctx.new_page())
@@ -109,7 +110,7 @@ class Pages:
                 return pattern.replace("{session}", sid)
         return None
 
-    async def load(self, ctx: BrowserContext, page: Page, at: str | None = None) -> dict[str, Any]:
+    async def load(self, ctx: BrowserContext, page: Page, at: str | None = None) -> HistoryRead:
         """Navigate ``page`` to the conversation (``at``: this path of the app's page); its
         first history read (raw)."""
         if self.spec.page is not None:
@@ -119,18 +120,18 @@ class Pages:
         # A user types once the page shows its history. Sending earlier races the page's own
         # GET of the history: both go out without a cookie, each may start a session, and the
         # later Set-Cookie wins -- the first message then lands in another conversation.
-        return dict(await page.evaluate("window.labLoaded"))
+        return cast(HistoryRead, await page.evaluate("window.labLoaded"))
 
-    async def reload(self, page: Page) -> dict[str, Any]:
+    async def reload(self, page: Page) -> HistoryRead:
         """Reload ``page``; its first history read after the reload (raw)."""
         if self.spec.page is not None:
             return await app_page.load(page, self.spec, lambda: steady(page.reload))
         await steady(page.reload)
-        return dict(await page.evaluate("window.labLoaded"))
+        return cast(HistoryRead, await page.evaluate("window.labLoaded"))
 
     async def send_then_reload(
         self, page: Page, text: str, mid: str | None, streamed: bool, delay_ms: int = 0
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
+    ) -> tuple[Answer, HistoryRead]:
         """Send ``text``; the page reloads itself the moment the answer has arrived (the user
         refreshing right after it, with no round trip to the lab in between) -- or ``delay_ms``
         after it (lab window). The answer (raw) and the reloaded page's first history read (raw,
@@ -150,10 +151,10 @@ class Pages:
                 # the answer is in sessionStorage either way.
                 if "context was destroyed" not in str(exc) and "navigat" not in str(exc):
                     raise
-        loaded = dict(await page.evaluate("window.labLoaded"))
-        return await page.evaluate(TAKE_ANSWER_JS) or dict(LOST_ANSWER), loaded
+        loaded = cast(HistoryRead, await page.evaluate("window.labLoaded"))
+        return cast(Answer, await page.evaluate(TAKE_ANSWER_JS) or dict(LOST_ANSWER)), loaded
 
-    async def browser_restart(self, ctx: BrowserContext) -> dict[str, Any]:
+    async def browser_restart(self, ctx: BrowserContext) -> HistoryRead:
         """A new context keeping what a browser keeps across a restart -- ``ctx``'s persistent
         cookies and its localStorage -- logged in again: its first history read."""
         # A conversation the app's page keeps in its URL: the restored tab (or its link) opens it.
@@ -181,7 +182,7 @@ class Pages:
             return None
         return self.spec.redis.key.replace("{session}", sid)
 
-    def rows(self, raw: dict[str, Any]) -> Read:
+    def rows(self, raw: HistoryRead) -> Read:
         """A raw history read as rows of the spec's form (an error where it is not)."""
         if raw.get("empty"):  # no conversation yet (its id comes with the first answer)
             return Read(raw["status"], [])

@@ -7,10 +7,10 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from typing import Any
 
 from playwright.async_api import BrowserContext
 
+from lab.investigate.evidence.answers import HistoryRead
 from lab.investigate.browser.pages import Pages, Read
 from lab.model.history import Row, Trial
 from lab.stack.model_link import ModelLink, wait_ended
@@ -42,7 +42,7 @@ def model_unended(n: int) -> str:
 
 
 async def final_read(
-    pages: Pages, ctx: BrowserContext, t: Trial, as_rows: Callable[[dict[str, Any], Trial], Read]
+    pages: Pages, ctx: BrowserContext, t: Trial, as_rows: Callable[[HistoryRead, Trial], Read]
 ) -> list[Row] | None:
     """Read the history (same cookies) until it stays the same for QUIET_S; None if it never
     does before the deadline, or never answers in the spec's form."""
@@ -59,7 +59,7 @@ async def final_read(
         resp = await ctx.request.get(
             url, headers=headers, timeout=pages.spec.chat.timeout_s * 1000, fail_on_status_code=False
         )
-        raw = {"status": resp.status, "body": await resp.text(), "error": None}
+        raw: HistoryRead = {"status": resp.status, "body": await resp.text(), "error": None}
         read = as_rows(raw, t)
         if not read.ok:
             pass  # a failed read says nothing about the stored history: keep waiting

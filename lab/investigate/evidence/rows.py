@@ -7,6 +7,7 @@ import json
 import time
 from typing import Any
 
+from lab.investigate.evidence.answers import Answer
 from lab.model.history import Outcome, Row, Send
 from lab.investigate.spec.parse import History, Spec
 
@@ -81,9 +82,7 @@ def _items(spec: History, body: str) -> list[tuple[str, str, str]]:
     return rows[::-1] if spec.order == "newest_first" else rows
 
 
-def answer(
-    spec: Spec, raw: dict[str, Any], mid: str, text: str, turn: int, streamed: bool, cut: bool, t_invoke: float
-) -> Send:
+def answer(spec: Spec, raw: Answer, mid: str, text: str, turn: int, streamed: bool, cut: bool, t_invoke: float) -> Send:
     """A send's raw answer (status, body, timing) as the lab's Send: ok (2xx in the spec's form),
     fail (4xx), info (5xx, timeout, a 2xx outside the spec: it may have landed)."""
     status = raw["status"]

@@ -12,10 +12,10 @@ import asyncio
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
 from playwright.async_api import Browser, BrowserContext, Page
 
+from lab.investigate.evidence.answers import HistoryRead
 from lab.faults import base as faults
 from lab.model.history import Send, Trial, TtlObs
 from lab.investigate.browser import app_frames, app_page, cut, settle
@@ -213,7 +213,7 @@ class Prober:
         return read
 
     # ------------------------------------------------------------------ steps
-    def _as_rows(self, raw: dict[str, Any], t: Trial) -> Read:
+    def _as_rows(self, raw: HistoryRead, t: Trial) -> Read:
         read = self.pages.rows(raw)
         t.history_reads.append(raw["status"])
         if (
@@ -284,9 +284,9 @@ class Prober:
         t_invoke = time.time()
         raw, loaded = await self.pages.send_then_reload(page, text, mid, streamed, delay_ms)
         send = answer(self.spec, raw, mid or f"t{turn}", text, turn, streamed, False, t_invoke)
-        reload_at, answered = loaded.get("start"), send.t_complete or time.time()
-        if reload_at is not None and raw.get("end") is not None:
-            t.refresh_delay_ms = round((reload_at - raw["end"]) * 1000, 1)
+        reload_at, answered, ended = loaded.get("start"), send.t_complete or time.time(), raw.get("end")
+        if reload_at is not None and ended is not None:
+            t.refresh_delay_ms = round((reload_at - ended) * 1000, 1)
         if delay_ms:
             t.unknown = t.unknown or t.reload_delay_problem(delay_ms)
         elif t.reload_window_missed():

@@ -1,5 +1,6 @@
 """The experiments of `lab investigate`: fault x refresh point x turns, each there for the
-causes it can expose (its ``why``). Plain data; a trial id's experiment number indexes the full
+causes it can expose (its ``why``) -- the rows of the one table (lab.plan.experiments) an app of
+the spec's shape can be tried by. Plain data; a trial id's experiment number indexes the full
 plan (full_plan), so a replay names the same experiment whatever --only chose."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from lab.common.errors import UsageError
 from lab.faults import Fault, make
+from lab.plan.experiments import investigate_rows
 from lab.plan.schedule import Cell
 
 if TYPE_CHECKING:
@@ -79,99 +81,6 @@ def optional_plan(turns: int) -> list[Experiment]:
     ]
 
 
-# after_ack's and in_flight's fault: the same one, so their trials share its groups (groups.py).
-SLOW_REDIS = (("latency_ms", 300),)
-
-# The default plan, in order (a trial id's experiment number indexes it): (fault, its
-# parameters, refresh point, "long" for a long conversation, what the spec must have, why).
-DEFAULT = (
-    ("none", (), "settled", "", "", "control: replies not stored, 5xx with writes applied, failing history reads, TTL"),
-    (
-        "latency",
-        SLOW_REDIS,
-        "after_ack",
-        "",
-        "",
-        "acknowledged before the write could complete; stale reads right after the ack",
-    ),
-    (
-        "drop",
-        (("one_shot", True), ("stream", "downstream")),
-        "settled",
-        "",
-        "",
-        "a Redis reply lost after the write: duplicates from a blind retry",
-    ),
-    ("down", (), "settled", "", "", "Redis unreachable for one send: acknowledged but never stored (swallowed errors)"),
-    ("none", (), "browser_restart", "", "", "a session cookie that does not survive a browser restart"),
-    (
-        "none",
-        (),
-        "mid_stream",
-        "",
-        "streams",
-        "every reply streamed, the last one cut after its first chunk (the connection closed as by a "
-        "refresh or a closed tab): a turn stored only when its stream completes",
-    ),
-    ("none", (), "settled", "long", "", "a long conversation, no fault: loss only beyond a length (a capped history)"),
-    (
-        "latency",
-        (("latency_ms", 100),),
-        "two_tabs",
-        "",
-        "",
-        "two tabs of one conversation send at once while Redis is slow: a history read, appended to and "
-        "written back whole loses one tab's turn (a lost update)",
-    ),
-    (
-        "none",
-        (),
-        "double_submit",
-        "",
-        "ids",
-        "a double click: the last message sent twice at once under its id; an append not idempotent by id "
-        "stores it twice",
-    ),
-    (
-        "model_error",
-        (("kind", "rate_limit"),),
-        "settled",
-        "",
-        "model",
-        "the model answers one send's call with a 429 (a provider under load): a user's message stored "
-        "only once the model has answered is gone after the refresh",
-    ),
-    (
-        "model_error",
-        (("kind", "server_error"), ("times", 1)),
-        "settled",
-        "",
-        "model",
-        "the model fails one send's first call with a 500 and then recovers: an app that retries by "
-        "storing the whole exchange again keeps the user's message twice",
-    ),
-    (
-        "model_cut",
-        (),
-        "settled",
-        "",
-        "model",
-        "the model's stream for one send stops part-way (a provider's stream breaking): a reply kept as "
-        "if whole is half an answer after the refresh",
-    ),
-    (
-        "latency",
-        SLOW_REDIS,
-        "in_flight",
-        "",
-        "",
-        "the incident's move: the page reloaded while the last send is in flight, the moment the store's "
-        "record shows its first write -- acknowledged turns missing then (a rewrite: DEL, the rows pushed "
-        "back one at a time), or lost if the aborted request cancels the write",
-    ),
-)
-
-
 def default_plan(turns: int, streams: bool = False, ids: bool = False, model: bool = False) -> list[Experiment]:
     """Each experiment is there for the causes it can expose (the `why`). ``streams``: the
     spec has a [stream] section, so a reply can be cut mid-stream. ``ids``: the API takes a
@@ -180,9 +89,9 @@ def default_plan(turns: int, streams: bool = False, ids: bool = False, model: bo
     ``model``: the spec has [model], so the stand-in can answer a call with an error or cut its stream."""
     has = {"": True, "streams": streams, "ids": ids, "model": model}
     return [
-        Experiment(fault, params, refresh, long_turns(turns) if length == "long" else turns, why)
-        for fault, params, refresh, length, needs, why in DEFAULT
-        if has[needs]
+        Experiment(r.fault, r.params, r.refresh, long_turns(turns) if r.long else turns, r.why)
+        for r in investigate_rows()
+        if has[r.needs or ""]
     ]
 
 

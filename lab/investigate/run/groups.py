@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from lab.investigate.run.blackbox import Prober
+from lab.investigate.run import trial_ids
 from lab.investigate.run.experiments import Experiment
+from lab.investigate.run.trial_ids import TrialId
 from lab.investigate.run.mid_write import ANSWERED_FIRST
 from lab.investigate.target.link import paced
 from lab.model.checker import check_safe
@@ -62,10 +64,10 @@ class Member:
     @property
     def prefix(self) -> str:
         """What its trial ids begin with (the stand-in paces the calls carrying it)."""
-        return f"e{self.no}-{self.exp.fault}-{self.exp.refresh}-"
+        return trial_ids.prefix(self.no, self.exp)
 
     def tid(self, k: int) -> str:
-        return f"{self.prefix}{k:02d}"
+        return TrialId(self.no, k).text(self.exp)
 
     def more(self) -> None:
         """Replace unknown trials once this experiment's are all in (none by the app's code:

@@ -28,6 +28,7 @@ from lab.investigate.browser import pages
 from lab.investigate.run import groups, reporting
 from lab.investigate.run.blackbox import Prober
 from lab.investigate.run.experiments import Experiment
+from lab.investigate.run.trial_ids import TrialId
 from lab.investigate.evidence.store import StoreMonitor
 from lab.investigate.run.preflight import preflight
 from lab.investigate.target.link import direct_redis, link_for, link_for_spec, model_for
@@ -42,11 +43,6 @@ from lab.suspects import Scan
 
 __all__ = ["EXIT_CLEAN", "EXIT_FOUND", "EXIT_INCONCLUSIVE", "Investigation", "run", "link_for"]
 DEFAULT_CONCURRENCY = 6  # trials at once (each its own pooled browser context)
-
-
-def trial_seed(seed: int, exp_no: int, k: int) -> int:
-    """A trial's own seed: a pure function of the run's seed and the trial's place in the plan."""
-    return random.Random(f"{seed}/{exp_no}/{k}").randrange(1 << 31)
 
 
 @dataclass
@@ -218,10 +214,8 @@ class Investigation:
         return out
 
     def _seed(self, no: int, k: int) -> int:
-        if self.replay_of:
-            no0, k0 = parse_trial_id(self.replay_of)
-            return trial_seed(self.seed, no0, k0)
-        return trial_seed(self.seed, no, k)
+        """A trial's seed (lab.investigate.run.trial_ids); a replay's every run: the replayed one's."""
+        return (TrialId.parse(self.replay_of) if self.replay_of else TrialId(no, k)).seed(self.seed)
 
     def replay_command(self, trial_id: str, runs: int = 5) -> str:
         sets = [x for s in self.sets for x in ("--set", s)]
@@ -256,18 +250,6 @@ class Investigation:
         return reporting.report(self, done, out_dir, seconds, interrupted)
 
 
-def parse_trial_id(trial_id: str) -> tuple[int, int]:
-    """'e3-down-settled-01' -> (3, 1): the experiment's number in the full plan and the trial's."""
-    head, _, tail = trial_id.partition("-")
-    try:
-        return int(head[1:]), int(tail.rsplit("-", 1)[1])
-    except (ValueError, IndexError):
-        raise UsageError(
-            f"--replay {trial_id!r} is not a trial id of lab investigate",
-            "copy it from results.json (e.g. e3-down-settled-01) or the replay line of a run",
-        ) from None
-
-
 def run(
     spec: Spec,
     cfg: LabConfig,
@@ -284,7 +266,7 @@ def run(
     everything = list(enumerate(experiments.full_plan(spec, turns)))
     seed = seed if seed is not None else random.SystemRandom().randrange(1 << 31)
     if replay is not None:
-        no, _k = parse_trial_id(replay)
+        no = TrialId.parse(replay).no
         if not 0 <= no < len(everything):
             raise UsageError(
                 f"--replay {replay!r}: no experiment e{no} with --turns {turns}",

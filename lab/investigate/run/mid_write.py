@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, Protocol
+from typing import Protocol
 
 from playwright.async_api import BrowserContext, Page
 
+from lab.investigate.evidence.answers import Answer
 from lab.common.errors import NotReady
 from lab.common.wait import wait_until_async
 from lab.investigate.browser.pages import Pages, Read
@@ -152,7 +153,7 @@ async def _ended(
     if not task.done():
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
-    raw: dict[str, Any] = {
+    raw: Answer = {
         "status": None, "error": "reloaded while in flight", "ms": (reload_at - t_invoke) * 1000,
         "type": "", "body": "", "cut": None, "start": t_invoke, "end": reload_at,
     }  # fmt: skip

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from lab import diagnoses as dg
+from lab.investigate.run.trial_ids import TrialId
 from lab.model.attribution import CellStats, cell_stats
 from lab.model.outcome import CellOutcome, TrialOutcome
 from lab.report import RunDecision, decide, junit_xml, results_json, summary, write_run
@@ -71,7 +72,7 @@ def _results(
     cells = []
     for no, exp in inv.plan:
         cell = exp.cell(inv.spec.name)
-        co = CellOutcome(cell, [o for o in done if o.trial_id.startswith(f"e{no}-")])
+        co = CellOutcome(cell, [o for o in done if TrialId.parse(o.trial_id).no == no])
         co.fault_evidence = next((o.trial.fault_evidence for o in co.trials if o.trial.fault_evidence), None)
         if co.trials:
             cells.append(co)

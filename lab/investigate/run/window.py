@@ -14,7 +14,6 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from lab.common.signals import exit_code
 from lab.faults.base import Targets
@@ -22,12 +21,14 @@ from lab.investigate.browser import pages
 from lab.investigate.run.blackbox import Prober
 from lab.investigate.run.experiments import Experiment
 from lab.investigate.run.preflight import preflight
-from lab.investigate.run.investigation import Investigation, parse_trial_id
+from lab.investigate.run.investigation import Investigation
+from lab.investigate.run.trial_ids import TrialId
 from lab.model.outcome import TrialOutcome
 from lab.model.window import Point, lost, window_edge, window_words
+from lab.model.window import results as sweep_results
 from lab.plan.schedule import fault_text
 from lab.plan import sweeps
-from lab.plan.sweeps import Sweep
+from lab.plan.sweeps import FIRST_TRIALS, MAX_TRIALS, MAX_WIDTH, Sweep
 from lab.common.config import script
 from lab.report import EXIT_CLEAN, EXIT_INCONCLUSIVE
 from lab.report.window import terminal, write
@@ -49,9 +50,9 @@ def _as_kind(words: str, kind: str) -> str:
 class TargetWindow(Investigation):
     sweep: Sweep | None = None
     values: tuple[int, ...] = ()
-    first: int = 5
-    max_trials: int = 15
-    max_width: float = 0.45
+    first: int = FIRST_TRIALS
+    max_trials: int = MAX_TRIALS
+    max_width: float = MAX_WIDTH
     kind = "window"
 
     @property
@@ -68,7 +69,7 @@ class TargetWindow(Investigation):
         by_no = {no: self.value(exp) for no, exp in self.plan}
         out = {kind: {v: Point(v) for v in self.values} for kind in self.kinds}
         for o in done:
-            value = by_no[parse_trial_id(o.trial.trial_id)[0]]
+            value = by_no[TrialId.parse(o.trial.trial_id).no]
             why = [o.trial.unknown] if o.trial.unknown else []
             if "stale" in out:
                 out["stale"][value].add(o.result, bool(o.result.stale), self.point_replay(value), why)
@@ -113,36 +114,29 @@ class TargetWindow(Investigation):
     ) -> int:
         assert self.sweep is not None
         s, pts = self.sweep, self.points(done)
-        curves = {kind: [pts[kind][v].as_json() for v in self.values] for kind in self.kinds}
+        curves = {kind: [pts[kind][v] for v in self.values] for kind in self.kinds}
         window = {
-            kind: _as_kind(window_words(list(pts[kind].values()), s.unit, s.early, s.late, s.every), kind)
-            for kind in self.kinds
+            kind: _as_kind(window_words(curves[kind], s.unit, s.early, s.late, s.every), kind) for kind in self.kinds
         }
-        edge = next((e for e in (window_edge(list(p.values())) for p in pts.values()) if e), None)
-        unjudged = [str(p["value"]) for p in curves["lost"] if not p["n"]]
+        edge = next((e for e in (window_edge(c) for c in curves.values()) if e), None)
+        unjudged = [str(p.value) for p in curves["lost"] if not p.n]
         exp = self.plan[0][1]
-        results: dict[str, Any] = {
-            "run_id": out_dir.name,
-            "kind": "window",
-            "target": self.spec.name,
-            "sweep": s.name,
-            "axis": s.what,
-            "unit": s.unit,
-            "log_x": s.log_x,
-            "seed": self.seed,
-            "fault": fault_text(exp.fault, dict(exp.params)),
-            "profiles": dict(self.kinds),
-            "curves": curves,
-            "window": window,
-            "edge": {"kind": edge[0], "between": [edge[1], edge[2]]} if edge else None,
-            "trials": len(done),
-            "seconds": round(seconds, 1),
-            "interrupted": interrupted is not None,
-            "exit": {
-                "code": EXIT_INCONCLUSIVE if unjudged else EXIT_CLEAN,
-                "reason": f"unknown: no trial could be judged at {', '.join(unjudged)}" if unjudged else "measured",
-            },
-        }
+        results = sweep_results(
+            out_dir.name,
+            s,
+            self.seed,
+            fault_text(exp.fault, dict(exp.params)),
+            dict(self.kinds),
+            curves,
+            window,
+            edge,
+            len(done),
+            seconds,
+            interrupted is not None,
+            EXIT_INCONCLUSIVE if unjudged else EXIT_CLEAN,
+            f"unknown: no trial could be judged at {', '.join(unjudged)}" if unjudged else "measured",
+            target=self.spec.name,
+        )
         write(out_dir, results)
         self.say(terminal(results, out_dir))
         return exit_code(interrupted) if interrupted is not None else int(results["exit"]["code"])

@@ -1,0 +1,169 @@
+"""The one table of experiments: fault x refresh point, each row there for what it can expose.
+
+`lab chaos` runs the rows that expose a defect of the built-in service (``exposes``: its default
+matrix, each row with the profiles its verdicts need); `lab investigate` runs the rows an app of
+the spec's shape can be tried by (``needs``: its default plan). Most rows serve both. The order
+is each command's: an investigate trial id's experiment number indexes its rows in this order,
+so a row is only ever appended to what investigate runs (a replay names the same experiment).
+Plain data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+EVERY = ("*",)  # lab chaos runs every profile in this row's cell (the incident's own)
+# after_ack's and in_flight's fault: the same one, so investigate's trials of both share its
+# groups (lab.investigate.run.groups) -- the link faulted once for both.
+SLOW_REDIS = (("latency_ms", 300),)
+
+
+@dataclass(frozen=True)
+class Row:
+    fault: str
+    params: tuple[tuple[str, Any], ...]  # sorted by name
+    refresh: str
+    why: str
+    # lab chaos: the built-in defects the row exposes (EVERY: every profile); () not in its matrix
+    exposes: tuple[str, ...] = ()
+    # lab investigate: what the spec must have -- "" nothing, "streams" a [stream] to cut, "ids"
+    # message ids the lab's page sends, "model" a [model] to fail; None: not in its plan
+    needs: str | None = None
+    long: bool = False  # investigate: a long conversation (lab.investigate.run.experiments.long_turns)
+
+
+TABLE: tuple[Row, ...] = (
+    Row(
+        "none",
+        (),
+        "after_ack",
+        "the incident's own cell: refreshed the moment the answer arrives, no fault",
+        exposes=EVERY,
+    ),
+    Row(
+        "none",
+        (),
+        "settled",
+        "control: replies not stored, 5xx with writes applied, failing history reads, TTL",
+        needs="",
+    ),
+    Row(
+        "latency",
+        SLOW_REDIS,
+        "after_ack",
+        "acknowledged before the write could complete; stale reads right after the ack",
+        exposes=("fire_and_forget",),
+        needs="",
+    ),
+    Row(
+        "drop",
+        (("one_shot", True), ("stream", "downstream")),
+        "settled",
+        "a Redis reply lost after the write: duplicates from a blind retry",
+        exposes=("blind_retry",),
+        needs="",
+    ),
+    Row(
+        "down",
+        (),
+        "settled",
+        "Redis unreachable for one send: acknowledged but never stored (swallowed errors)",
+        exposes=("swallowed_errors",),
+        needs="",
+    ),
+    Row(
+        "ttl_elapse",
+        (("ttl_ms", 2000),),
+        "settled",
+        "a conversation older than its TTL, each write renewing it or not (the service's TTL, set per trial)",
+        exposes=("ttl_set_once",),
+    ),
+    Row(
+        "none",
+        (),
+        "browser_restart",
+        "a session cookie that does not survive a browser restart",
+        exposes=("session_cookie",),
+        needs="",
+    ),
+    Row(
+        "none",
+        (),
+        "mid_stream",
+        "every reply streamed, the last one cut after its first chunk (the connection closed as by a "
+        "refresh or a closed tab): a turn stored only when its stream completes",
+        exposes=("save_at_stream_end",),
+        needs="streams",
+    ),
+    Row(
+        "none",
+        (),
+        "settled",
+        "a long conversation, no fault: loss only beyond a length (a capped history)",
+        needs="",
+        long=True,
+    ),
+    # Redis latency widens the GET -> SET window of a read-modify-write from one round trip
+    # (about 2 of 10 built-in trials lose a turn without it) to 200 ms (10 of 10).
+    Row(
+        "latency",
+        (("latency_ms", 100),),
+        "two_tabs",
+        "two tabs of one conversation send at once while Redis is slow: a history read, appended to and "
+        "written back whole loses one tab's turn (a lost update)",
+        exposes=("read_modify_write",),
+        needs="",
+    ),
+    Row(
+        "none",
+        (),
+        "double_submit",
+        "a double click: the last message sent twice at once under its id; an append not idempotent by id "
+        "stores it twice",
+        exposes=("blind_retry",),
+        needs="ids",
+    ),
+    Row(
+        "model_error",
+        (("kind", "rate_limit"),),
+        "settled",
+        "the model answers one send's call with a 429 (a provider under load): a user's message stored "
+        "only once the model has answered is gone after the refresh",
+        needs="model",
+    ),
+    Row(
+        "model_error",
+        (("kind", "server_error"), ("times", 1)),
+        "settled",
+        "the model fails one send's first call with a 500 and then recovers: an app that retries by "
+        "storing the whole exchange again keeps the user's message twice",
+        needs="model",
+    ),
+    Row(
+        "model_cut",
+        (),
+        "settled",
+        "the model's stream for one send stops part-way (a provider's stream breaking): a reply kept as "
+        "if whole is half an answer after the refresh",
+        needs="model",
+    ),
+    Row(
+        "latency",
+        SLOW_REDIS,
+        "in_flight",
+        "the incident's move: the page reloaded while the last send is in flight, the moment the store's "
+        "record shows its first write -- acknowledged turns missing then (a rewrite: DEL, the rows pushed "
+        "back one at a time), or lost if the aborted request cancels the write",
+        needs="",
+    ),
+)
+
+
+def chaos_rows() -> list[Row]:
+    """`lab chaos`'s default matrix, in order."""
+    return [r for r in TABLE if r.exposes]
+
+
+def investigate_rows() -> list[Row]:
+    """`lab investigate`'s default plan, in order (before what a spec lacks is left out)."""
+    return [r for r in TABLE if r.needs is not None]

@@ -1,0 +1,30 @@
+"""A trial id is written and read back in one place; its seed is a pure function of the run's
+seed and the id's two numbers, so a replay line rebuilds the trial."""
+
+from __future__ import annotations
+
+import pytest
+
+from lab.common.errors import UsageError
+from lab.investigate.run.experiments import Experiment
+from lab.investigate.run.trial_ids import TrialId, prefix
+
+DOWN = Experiment("down", (), "settled", 3, "Redis down for one send")
+
+
+def test_an_id_reads_back_as_written() -> None:
+    tid = TrialId(3, 1)
+    assert tid.text(DOWN) == "e3-down-settled-01" and tid.text(DOWN).startswith(prefix(3, DOWN))
+    assert TrialId.parse(tid.text(DOWN)) == tid
+    assert TrialId.parse("e12-latency-in_flight-07") == TrialId(12, 7)
+
+
+def test_the_seed_depends_on_the_run_and_the_trial_only() -> None:
+    assert TrialId(3, 1).seed(42) == TrialId.parse("e3-down-settled-01").seed(42)
+    assert len({TrialId(3, 1).seed(42), TrialId(3, 2).seed(42), TrialId(4, 1).seed(42), TrialId(3, 1).seed(43)}) == 4
+
+
+@pytest.mark.parametrize("bad", ["", "down-settled-01", "e3", "ex-down-settled-01", "e3-down-settled-xx", "000"])
+def test_a_bad_id_is_refused_naming_where_to_copy_one_from(bad: str) -> None:
+    with pytest.raises(UsageError, match="not a trial id of lab investigate"):
+        TrialId.parse(bad)
