@@ -116,3 +116,12 @@ def in_own_thread(fn: Callable[[], T], name: str = "lab-worker") -> T:
     if "err" in box:
         raise box["err"]  # type: ignore[misc]  # a BaseException stored by work()
     return box["out"]  # type: ignore[return-value]  # fn's own result, stored by work()
+
+
+async def bounded(aw: Awaitable[T], timeout_s: float) -> T | None:
+    """``aw`` under a deadline, None if it failed or outlasted it: a best-effort step (a
+    screenshot, a context's close) that must not hang or fail the run."""
+    try:
+        return await asyncio.wait_for(aw, timeout_s)
+    except Exception:  # TimeoutError included
+        return None

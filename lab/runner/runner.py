@@ -5,6 +5,7 @@ whole proxy); faults armed around one send run their trials one at a time."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -16,8 +17,9 @@ from playwright.async_api import Browser
 from lab.model.checker import check_safe
 from lab.driver.driver import ChatDriver
 from lab.driver.slots import Slot
-from lab.runner import artifacts
+from lab.runner import artifacts, groups
 from lab.common.errors import LabError
+from lab.common.wait import bounded
 from lab.plan.lockstep import Lockstep
 from lab.faults import Fault, Targets
 from lab.model.history import Row, Trial
@@ -33,13 +35,6 @@ from services.chat import session, store
 
 TRIAL_TIMEOUT_BASE_S = 60.0  # a trial's conversation may take at most base + per turn
 TRIAL_TIMEOUT_PER_TURN_S = 15.0
-
-
-async def _bounded(aw: Any, timeout_s: float) -> Any:
-    try:
-        return await asyncio.wait_for(aw, timeout_s)
-    except Exception:  # TimeoutError included: a stuck step must not hang the run
-        return None
 
 
 QUIESCENCE_TIMEOUT_S = 20.0
@@ -125,37 +120,35 @@ class Runner:
             pass
 
     async def _group(self, browser: Browser, members: list[tuple[list[TrialPlan], CellOutcome]]) -> None:
-        """The trials of cells under one fault (same name and parameters)."""
+        """The trials of cells under one fault (same name and parameters), through the one loop
+        of trials under a fault (lab.runner.groups)."""
         fault = members[0][1].cell.make_fault()
-        work = [(p, out) for plans, out in members for p in plans]
-        if fault.window == "trial":
-            try:
-                with fault.on(self.targets) as evidence:
-                    for _, out in members:
-                        out.fault_evidence = evidence
-                    sem = asyncio.Semaphore(self.concurrency)
-
-                    async def one(p: TrialPlan, out: CellOutcome) -> None:
-                        async with sem:
-                            await self._trial(browser, p, fault, None, evidence, out)
-
-                    await asyncio.gather(*(one(p, out) for p, out in work))
-            except LabError as exc:
+        work = iter([(p, out) for plans, out in members for p in plans])
+        if fault.window != "trial":
+            # One-send faults: groups of trials run in lockstep, and the fault is armed once for
+            # the whole group around its trials' fault turns (a toxic acts on the whole proxy).
+            await groups.in_lockstep(
+                lambda: list(itertools.islice(work, self.concurrency)),
+                fault,
+                self.targets,
+                lambda item, step: self._trial(browser, item[0], fault, step, None, item[1]),
+                _lockstep_said,
+            )
+            return
+        try:  # held on for all of them (the page loads too): a trial starts as soon as another ends
+            with fault.on(self.targets) as evidence:
                 for _, out in members:
-                    out.fault_error = str(exc)
-                    for t in out.trials:
-                        t.trial.fault_confirmed = False
-        else:
-            # One-send faults: groups of trials run in lockstep, and the fault is armed once
-            # for the whole group around its trials' fault turns (a toxic acts on the whole proxy).
-            for i in range(0, len(work), self.concurrency):
-                chunk = work[i : i + self.concurrency]
-                async with Lockstep(len(chunk), fault, self.targets) as step:
-                    await asyncio.gather(*(self._trial(browser, p, fault, step, None, out) for p, out in chunk))
-                for out in {id(o): o for _, o in chunk}.values():
-                    if step.error:
-                        out.fault_error = step.error
-                    out.fault_evidence = out.fault_evidence or step.evidence
+                    out.fault_evidence = evidence
+                await groups.pooled(
+                    lambda: next(work, None),
+                    self.concurrency,
+                    lambda item: self._trial(browser, item[0], fault, None, evidence, item[1]),
+                )
+        except LabError as exc:
+            for _, out in members:
+                out.fault_error = str(exc)
+                for t in out.trials:
+                    t.trial.fault_confirmed = False
 
     async def _trial(
         self,
@@ -185,7 +178,7 @@ class Runner:
             if traced:
                 self._traced[plan.cell.cell_id] = self._traced.get(plan.cell.cell_id, 0) + 1
             with d.timing("artifacts"):
-                shot = await _bounded(d.screenshot(), 10) if traced else None
+                shot = await bounded(d.screenshot(), 10) if traced else None
             with d.timing("close"):
                 try:
                     await asyncio.wait_for(d.close(trace_dir=self._trial_dir(plan) if traced else None), 30)
@@ -206,7 +199,7 @@ class Runner:
             outcome.phases = d.timing.seconds
         finally:
             if slot.broken:
-                await _bounded(slot.ctx.close(), 10)
+                await bounded(slot.ctx.close(), 10)
                 slot = await self.ctx.new_slot()
             self.ctx.slots.put_nowait(slot)
         out.trials.append(outcome)  # as soon as it is known: a Ctrl-C report includes it
@@ -345,3 +338,11 @@ class Runner:
             mode=self.stack.mode,
             model=self.model is not None,
         ), dump
+
+
+def _lockstep_said(group: list[tuple[TrialPlan, CellOutcome]], _: list[TrialOutcome], step: Lockstep) -> None:
+    """What a group's Lockstep said of its fault, on each of the group's cells."""
+    for out in {id(o): o for _, o in group}.values():
+        if step.error:
+            out.fault_error = step.error
+        out.fault_evidence = out.fault_evidence or step.evidence

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from lab.common.config import PORT_ENV
-from tests.e2e.test_investigate import ROOT, _assert_nothing_left
+from tests.e2e.investigating import ROOT, assert_nothing_left
 from tests.cleanup import lab_down_after
 from tests.helpers import free_ports, run_lab
 
@@ -43,7 +43,7 @@ def _init(
             timeout=300,
             stdin=stdin,
         )
-        _assert_nothing_left(tmp_path / "run-investigate", p.stdout + p.stderr)
+        assert_nothing_left(tmp_path / "run-investigate", p.stdout + p.stderr)
     return p.returncode, p.stdout + p.stderr, out.read_text() if out.exists() else ""
 
 

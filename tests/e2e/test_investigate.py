@@ -16,14 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from lab.common.config import PORT_ENV
 from lab.stack import procs
 from tests.cleanup import lab_down_after
-from tests.helpers import free_ports, run_lab, start_lab
-
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLE = ROOT / "examples" / "chat-service.toml"
-FOREIGN = ROOT / "examples" / "foreign-app.toml"
+from tests.e2e.investigating import EXAMPLE, investigate_env, investigate
+from tests.e2e.investigating import FOREIGN, api_spec, assert_nothing_left
+from tests.helpers import run_lab, start_lab
 
 # Each defect of the built-in service, and the diagnosis that must name it (all eight).
 EXPECTED = {
@@ -51,54 +48,8 @@ EXPOSED_BY = {
 }
 
 
-def api_spec(tmp_path: Path) -> Path:
-    """The foreign spec without [page]: the lab drives the app's API from its own page."""
-    text = FOREIGN.read_text()
-    path = tmp_path / "foreign-api.toml"
-    text = text[: text.index("\n[page]")] + text[text.index("\n[source]") :]  # [source] kept
-    path.write_text(text.replace('cwd = ".."', f'cwd = "{FOREIGN.parent.parent}"'))
-    return path
-
-
-def _env(tmp_path: Path) -> tuple[dict[str, str], int]:
-    """Free ports for the lab's Redis/Toxiproxy and the target, and a run folder of its own."""
-    ports = free_ports(len(PORT_ENV) + 1)
-    env = dict(os.environ)
-    env.update({name: str(p) for name, p in zip(PORT_ENV.values(), ports)})
-    env["LAB_RUN_DIR"] = str(tmp_path / "run")
-    return env, ports[-1]
-
-
-def _investigate(tmp_path: Path, *args: str, spec: Path = EXAMPLE) -> tuple[int, str, dict]:  # type: ignore[type-arg]
-    env, target_port = _env(tmp_path)
-    reports = tmp_path / "reports"
-    with lab_down_after(env):  # a run that timed out was SIGKILLed: what it started is left
-        p = run_lab(
-            env,
-            "investigate",
-            "--target",
-            str(spec),
-            "--set",
-            f"http.port={target_port}",
-            "--reports",
-            str(reports),
-            *args,
-            timeout=600,
-        )
-        out = p.stdout + p.stderr
-        _assert_nothing_left(tmp_path / "run-investigate", out)
-    results_files = sorted(reports.glob("*/results.json"))
-    results = json.loads(results_files[-1].read_text()) if results_files else {}
-    return p.returncode, out, results
-
-
-def _assert_nothing_left(run_dir: Path, out: str) -> None:
-    left = [p for p in procs.recorded(run_dir) if p.alive()] if run_dir.is_dir() else []
-    assert not left, f"left running: {left}\n{out}"
-
-
 def test_correct_profile_no_anomaly_found(tmp_path: Path) -> None:
-    code, out, results = _investigate(tmp_path, "--trials", "2")
+    code, out, results = investigate(tmp_path, "--trials", "2")
     assert code == 0, out
     assert "No anomaly found in 20 judged trials" in out
     assert re.search(r"acknowledged turns lost: 0/20 trials, rate < \d+%", out), out
@@ -139,7 +90,7 @@ def results_files(tmp_path: Path) -> list[Path]:
 
 @pytest.mark.parametrize("defect", list(EXPECTED), ids=list(EXPECTED))
 def test_single_defect_is_diagnosed(tmp_path: Path, defect: str) -> None:
-    code, out, results = _investigate(
+    code, out, results = investigate(
         tmp_path, "--only", EXPOSED_BY[defect], "--trials", "2", "--set", f"start.env.CHAT_DEFECTS={defect}"
     )
     assert code == 1, out
@@ -167,7 +118,7 @@ def test_foreign_app_newest_first_strings_no_ids_no_health_no_anomaly(tmp_path: 
     """A correct app in another style (examples/foreign_app.py), driven through its own page by
     the spec's selectors: the spec copes, nothing is raised, and what the page showed after each
     refresh was read from its DOM (rows with the app's own role names)."""
-    code, out, results = _investigate(tmp_path, "--trials", "1", spec=FOREIGN)
+    code, out, results = investigate(tmp_path, "--trials", "1", spec=FOREIGN)
     assert code == 0, out
     assert results["diagnoses"] == [] and "No anomaly found in 8 judged trials" in out
     assert results["page"] == "app" and "driving the app's own page / by its selectors" in out
@@ -180,7 +131,7 @@ def test_foreign_app_newest_first_strings_no_ids_no_health_no_anomaly(tmp_path: 
 
 def test_app_page_selector_that_matches_nothing(tmp_path: Path) -> None:
     """A [page] selector that finds no element stops the run as a spec error naming it."""
-    code, out, results = _investigate(tmp_path, "--set", "page.input=#no-such-box", spec=FOREIGN)
+    code, out, results = investigate(tmp_path, "--set", "page.input=#no-such-box", spec=FOREIGN)
     assert code == 2, out
     assert "no element for page.input = '#no-such-box'" in out and "fix [page] in the spec" in out, out
     assert results == {}
@@ -189,7 +140,7 @@ def test_app_page_selector_that_matches_nothing(tmp_path: Path) -> None:
 def test_target_answering_outside_its_spec(tmp_path: Path) -> None:
     """The foreign app wants {"text": ...}: a spec naming another field gets its 400, and the
     message says what was sent, what came back and what was expected."""
-    code, out, results = _investigate(tmp_path, "--set", "chat.message_field=message", spec=api_spec(tmp_path))
+    code, out, results = investigate(tmp_path, "--set", "chat.message_field=message", spec=api_spec(tmp_path))
     assert code == 2, out
     assert "the target answers outside its spec" in out
     assert "POST /api/send {'message': ...} answered 400" in out and "expected 2xx" in out, out
@@ -203,7 +154,7 @@ def test_interrupted_run_leaves_nothing_running(tmp_path: Path, sig: signal.Sign
     """A signal once the target is up and trials run: the partial report is written and the
     target, Redis and Toxiproxy are stopped. Ctrl-C in a terminal reaches the whole process
     group (the lab and Playwright's driver and Chromium), SIGTERM only the lab."""
-    env, target_port = _env(tmp_path)
+    env, target_port = investigate_env(tmp_path)
     with lab_down_after(env):  # also when the signal step fails and `lab` is SIGKILLed below
         proc = start_lab(
             "investigate",
@@ -237,7 +188,7 @@ def test_interrupted_run_leaves_nothing_running(tmp_path: Path, sig: signal.Sign
                 proc.kill()
                 proc.wait()
         assert proc.returncode == 128 + sig, out  # 130 for SIGINT, 143 for SIGTERM (lab.common.signals)
-        _assert_nothing_left(tmp_path / "run-investigate", out)
+        assert_nothing_left(tmp_path / "run-investigate", out)
         assert not _port_accepts(target_port), out
         results = json.loads(results_files(tmp_path)[-1].read_text())
         assert results["interrupted"] is True and results["cells"][0]["trials"] == 5, results
@@ -254,7 +205,7 @@ def _port_accepts(port: int) -> bool:
 def test_lab_down_cleans_up_after_a_killed_investigation(tmp_path: Path) -> None:
     """SIGKILL gives the lab no chance to clean up: `lab down` stops what it left (the target,
     Redis and Toxiproxy, recorded by pidfiles in the investigation's run folder)."""
-    env, target_port = _env(tmp_path)
+    env, target_port = investigate_env(tmp_path)
     with lab_down_after(env):  # the test's own `lab down` may not be reached
         proc = start_lab(
             "investigate",
@@ -282,5 +233,5 @@ def test_lab_down_cleans_up_after_a_killed_investigation(tmp_path: Path) -> None
         assert any(p.alive() for p in procs.recorded(run_dir)), "".join(lines)
         down = run_lab(env, "down", timeout=120)
         assert down.returncode == 0 and "investigate: target" in down.stdout, down.stdout + down.stderr
-        _assert_nothing_left(run_dir, down.stdout)
+        assert_nothing_left(run_dir, down.stdout)
         assert not _port_accepts(target_port)

@@ -29,7 +29,7 @@ from lab.common.config import PORT_ENV, LabConfig
 from lab.investigate.spec import parse as spec_mod
 from lab.investigate.target import process as target
 from lab.investigate.target.link import redis_link
-from tests.e2e.test_investigate import FOREIGN, _assert_nothing_left, _investigate, api_spec
+from tests.e2e.investigating import FOREIGN, assert_nothing_left, investigate, api_spec
 from tests.helpers import free_ports
 
 # bug -> (the diagnosis that must name it, the narrowest experiments that show it)
@@ -47,7 +47,7 @@ def _diagnosed(
 ) -> tuple[dict[str, Any], dict[str, Any], str]:
     """Run, and check the diagnosis is raised truthfully: exit 1, k >= 1 of n, its trials listed
     (real trial ids of this run) and named in its evidence."""
-    exit_code, out, results = _investigate(tmp_path, "--trials", "1", *args, spec=spec)
+    exit_code, out, results = investigate(tmp_path, "--trials", "1", *args, spec=spec)
     assert exit_code == 1, out
     found = {d["code"]: d for d in results["diagnoses"]}
     assert code in found, out
@@ -158,7 +158,7 @@ def test_repeated_reply_texts_are_no_anomaly(tmp_path: Path) -> None:
     otherwise correct -- equal replies are neither duplicates nor each other's stored copies.
     The fault-free experiments and the one-shot drop (a failed turn stores nothing, while its
     reply's text is stored by the other turns)."""
-    exit_code, out, results = _investigate(
+    exit_code, out, results = investigate(
         tmp_path, "--trials", "1", "--only", "none|drop", "--set", "start.env.FOREIGN_BUGS=repeat_replies", spec=FOREIGN
     )
     assert exit_code == 0, out
@@ -193,7 +193,7 @@ def foreign_app(tmp_path: Path) -> Iterator[str]:
             yield spec.http.base_url
     finally:
         link.down()
-        _assert_nothing_left(cfg.run_dir, "after the foreign app fixture")
+        assert_nothing_left(cfg.run_dir, "after the foreign app fixture")
 
 
 def _rendered(page: Page) -> list[tuple[str | None, str]]:
@@ -247,7 +247,7 @@ def test_app_page_of_a_streaming_app_is_cut_only_mid_stream(tmp_path: Path) -> N
     not stream at all (its JSON answer arrives whole with its headers), so the cut the page
     made at the answer's start came after the answer's end: that trial is unknown, never a
     pass, and the run says so (exit 3) instead of "no anomaly found"."""
-    exit_code, out, results = _investigate(
+    exit_code, out, results = investigate(
         tmp_path, "--trials", "1", "--only", "none", "--set", "stream.request={}", spec=FOREIGN
     )
     assert exit_code == 3, out
@@ -276,7 +276,7 @@ def test_read_modify_write_is_a_lost_update_and_nothing_else(tmp_path: Path) -> 
 
 # --------------------------------------------- apps unlike ours: after the answer, fixed order
 def _five(tmp_path: Path, bug: str, *only: str) -> tuple[dict[str, Any], str, list[dict[str, Any]]]:
-    exit_code, out, results = _investigate(
+    exit_code, out, results = investigate(
         tmp_path, "--trials", "5", *only, "--set", f"start.env.FOREIGN_BUGS={bug}", spec=FOREIGN
     )
     trials = json.loads(next((tmp_path / "reports").glob("*/trials.json")).read_text())
@@ -328,7 +328,7 @@ def test_a_per_worker_cache_is_a_copy_served_and_nothing_else(tmp_path: Path) ->
     assert 1 <= d["k"] <= d["n"] <= len(judged) and len(judged) >= 30, (d, len(judged))
     assert "had been in Redis" in d["evidence"] and "(MONITOR against the browser's request time)" in d["evidence"], d
     # The same two workers without the cache: nothing (silence on the app without the bug).
-    exit_code, out, results = _investigate(
+    exit_code, out, results = investigate(
         tmp_path / "correct", "--trials", "3", "--only", "none", "--set", "start.env.FOREIGN_WORKERS=2", spec=FOREIGN
     )
     assert exit_code == 0 and results["diagnoses"] == [] and "No anomaly found" in out, out

@@ -14,14 +14,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.e2e.test_investigate import _investigate
+from tests.e2e.investigating import investigate
 from tests.helpers import ROOT
 
 LANGCHAIN = ROOT / "examples" / "langchain.toml"
 
 
 def test_the_docs_per_process_store_tells_the_model_less_and_nothing_else(tmp_path: Path) -> None:
-    code, out, results = _investigate(
+    code, out, results = investigate(
         tmp_path,
         *("--only", "none", "--turns", "4", "--trials", "5"),
         *("--set", "start.env.LC_APP_BUGS=session_cache"),
@@ -37,7 +37,7 @@ def test_the_docs_per_process_store_tells_the_model_less_and_nothing_else(tmp_pa
 
 
 def test_the_history_read_from_redis_keeps_every_turn_under_every_fault(tmp_path: Path) -> None:
-    code, out, results = _investigate(tmp_path, "--turns", "3", "--trials", "2", spec=LANGCHAIN)
+    code, out, results = investigate(tmp_path, "--turns", "3", "--trials", "2", spec=LANGCHAIN)
     assert results["diagnoses"] == [], out
     # Every turn kept: nothing lost, doubled, reordered or forgotten in any cell. Two things the
     # page shows are not memory: a 429 answered 502 with the message kept (phantom_fail, by

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.e2e.test_investigate import _investigate
+from tests.e2e.investigating import investigate
 from tests.helpers import ROOT
 
 MODEL_APP = ROOT / "examples" / "model-flask.toml"
@@ -30,7 +30,7 @@ MODEL_ERROR = ("--only", "model_error", "--turns", "3", "--trials", "5")
 
 
 def test_a_per_worker_memory_tells_the_model_less_and_nothing_else(tmp_path: Path) -> None:
-    code, out, results = _investigate(tmp_path, *RUN, "--set", "start.env.MODEL_APP_BUGS=worker_memory", spec=MODEL_APP)
+    code, out, results = investigate(tmp_path, *RUN, "--set", "start.env.MODEL_APP_BUGS=worker_memory", spec=MODEL_APP)
     assert code == 1, out
     found = {d["code"]: d for d in results["diagnoses"]}
     assert set(found) == {"model_told_less"}, out
@@ -48,14 +48,14 @@ def test_a_per_worker_memory_tells_the_model_less_and_nothing_else(tmp_path: Pat
 
 
 def test_a_context_window_is_reported_as_a_design_and_no_defect(tmp_path: Path) -> None:
-    code, out, results = _investigate(tmp_path, *SHORT, "--set", "start.env.MODEL_APP_WINDOW_TURNS=2", spec=MODEL_APP)
+    code, out, results = investigate(tmp_path, *SHORT, "--set", "start.env.MODEL_APP_WINDOW_TURNS=2", spec=MODEL_APP)
     assert code == 0 and results["diagnoses"] == [], out
     assert results["model"]["context_window"] == 2, results["model"]
     assert "a context window: every call carried the newest 2 turns" in out, out
 
 
 def test_a_message_stored_only_after_the_model_answered_is_lost_to_a_model_error(tmp_path: Path) -> None:
-    code, out, results = _investigate(
+    code, out, results = investigate(
         tmp_path, *MODEL_ERROR, "--set", "start.env.MODEL_APP_BUGS=store_after_model", spec=MODEL_APP
     )
     assert code == 1, out
@@ -74,7 +74,7 @@ def test_a_message_stored_only_after_the_model_answered_is_lost_to_a_model_error
 def test_a_message_stored_only_after_the_model_answered_is_lost_to_a_stalled_model(tmp_path: Path) -> None:
     """model_stall (opt-in): no first token for 12 s, then the stand-in hangs up; the app's client
     (timeout 30 s, no retries) fails the send with a 502 and its message was never stored."""
-    code, out, results = _investigate(
+    code, out, results = investigate(
         tmp_path, "--only", "model_stall", "--turns", "3", "--trials", "2",
         "--set", "start.env.MODEL_APP_BUGS=store_after_model", spec=MODEL_APP,
     )  # fmt: skip
@@ -91,7 +91,7 @@ def test_a_message_stored_only_after_the_model_answered_is_lost_to_a_stalled_mod
 
 
 def test_an_exchange_retried_whole_stores_the_message_twice_and_nothing_else(tmp_path: Path) -> None:
-    code, out, results = _investigate(
+    code, out, results = investigate(
         tmp_path, *MODEL_ERROR, "--set", "start.env.MODEL_APP_BUGS=retry_appends", spec=MODEL_APP
     )
     assert code == 1, out
@@ -107,7 +107,7 @@ def test_one_worker_or_no_bug_tells_the_model_everything(tmp_path: Path) -> None
     correct = ("--only", "browser_restart|model_error|model_stall")
     for name, args in (("correct", correct), ("one-worker", one_worker)):
         # correct: under the 429 and the stall too (answered 502, the message kept)
-        code, out, results = _investigate(tmp_path / name, *SHORT, *args, spec=MODEL_APP)
+        code, out, results = investigate(tmp_path / name, *SHORT, *args, spec=MODEL_APP)
         assert code == 0 and results["diagnoses"] == [] and "No anomaly found" in out, (name, out)
         assert results["model"]["calls"] >= 3 * 4 - 1, (name, results["model"])  # -1: a 429 is a call too
         assert "none was told less than the user had been acknowledged: 0/" in out, (name, out)
@@ -117,7 +117,7 @@ def test_the_built_in_service_takes_its_replies_from_the_stand_in(tmp_path: Path
     """The built-in chat service with CHAT_MODEL_URL (examples/chat-service-model.toml): its
     replies come from the stand-in, which sees every turn it stored; a 429 answers 502 with the
     user's message kept (P, by design); the correct profile: nothing diagnosed, nothing told less."""
-    code, out, results = _investigate(
+    code, out, results = investigate(
         tmp_path, "--only", "none|model_error", "--turns", "3", "--trials", "2",
         spec=ROOT / "examples" / "chat-service-model.toml",
     )  # fmt: skip

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.e2e.test_investigate import _investigate
+from tests.e2e.investigating import investigate
 from tests.helpers import ROOT
 
 MODEL_APP = ROOT / "examples" / "model-fastapi.toml"
@@ -20,7 +20,7 @@ CUT = ("--only", "model_cut", "--turns", "3", "--trials", "5")  # the issue's 5-
 
 
 def test_a_cut_reply_kept_as_if_whole_is_found_and_nothing_else(tmp_path: Path) -> None:
-    code, out, results = _investigate(
+    code, out, results = investigate(
         tmp_path, *CUT, "--set", "start.env.MODEL_FASTAPI_BUGS=keep_cut_reply", spec=MODEL_APP
     )
     assert code == 1, out
@@ -36,7 +36,7 @@ def test_a_cut_reply_kept_as_if_whole_is_found_and_nothing_else(tmp_path: Path) 
 
 
 def test_a_correct_app_marks_a_cut_reply_and_keeps_the_message_under_a_429(tmp_path: Path) -> None:
-    code, out, results = _investigate(
+    code, out, results = investigate(
         tmp_path, "--only", "model_cut|model_error", "--turns", "3", "--trials", "2", spec=MODEL_APP
     )
     assert code == 0 and results["diagnoses"] == [] and "No anomaly found" in out, out

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_investigate import _investigate
+from tests.e2e.investigating import investigate
 from tests.helpers import ROOT
 
 NODE_AI = ROOT / "examples" / "node-ai.toml"
@@ -26,7 +26,7 @@ pytestmark = pytest.mark.skipif(
 
 
 def test_saving_in_on_finish_loses_a_turn_cut_mid_stream_and_nothing_else(tmp_path: Path) -> None:
-    code, out, results = _investigate(
+    code, out, results = investigate(
         tmp_path,
         *("--only", "mid_stream", "--turns", "3", "--trials", "5"),  # the 5-trial run
         *("--set", "start.env.AI_APP_BUGS=save_at_stream_end"),
@@ -41,7 +41,7 @@ def test_saving_in_on_finish_loses_a_turn_cut_mid_stream_and_nothing_else(tmp_pa
 
 
 def test_the_sdks_documented_way_keeps_every_turn_under_every_model_fault(tmp_path: Path) -> None:
-    code, out, results = _investigate(
+    code, out, results = investigate(
         tmp_path, "--only", "mid_stream|model_cut|model_error", "--turns", "3", "--trials", "2", spec=NODE_AI
     )
     assert code == 0 and results["diagnoses"] == [], out

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.test_investigate import ROOT, _investigate
+from tests.e2e.investigating import ROOT, investigate
 
 REST = ROOT / "examples" / "fastapi-rest.toml"
 WS = ROOT / "examples" / "fastapi-ws.toml"
@@ -37,7 +37,7 @@ def login(monkeypatch: pytest.MonkeyPatch) -> str:
 
 def _run(tmp_path: Path, spec: Path, bugs: str, *args: str) -> tuple[int, str, dict[str, Any], list[dict[str, Any]]]:
     var = "NODE_BUGS" if spec == NODE else "FASTAPI_BUGS"  # any other spec: the FastAPI app
-    code, out, results = _investigate(tmp_path, *args, "--set", f"start.env.{var}={bugs}", spec=spec)
+    code, out, results = investigate(tmp_path, *args, "--set", f"start.env.{var}={bugs}", spec=spec)
     trials_files = sorted((tmp_path / "reports").glob("*/trials.json"))
     trials = json.loads(trials_files[-1].read_text()) if trials_files else []
     return code, out, results, trials
@@ -239,7 +239,7 @@ INSTANT = {
 @pytest.mark.parametrize("case", list(INSTANT))
 def test_a_cut_that_came_after_the_reply_ended_is_unknown_never_a_pass(tmp_path: Path, case: str) -> None:
     spec, bug, instant = INSTANT[case]
-    code, out, results = _investigate(
+    code, out, results = investigate(
         tmp_path, "--only", "mid_stream", "--trials", "2", "--set", bug, "--set", instant, spec=spec
     )
     # Never a pass. Unknown (exit 3) where every cut came after the reply ended; each unknown

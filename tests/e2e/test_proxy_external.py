@@ -20,7 +20,7 @@ import pytest
 import redis
 
 from lab.stack import procs
-from tests.e2e.test_investigate import FOREIGN, ROOT, _env
+from tests.e2e.investigating import FOREIGN, ROOT, investigate_env
 from tests.cleanup import lab_down_after
 from tests.helpers import free_ports, run_lab
 
@@ -86,7 +86,7 @@ def test_a_running_app_behind_lab_proxy(tmp_path: Path, locked_redis: int) -> No
     proxy's address with both, and the lab the app's URL through [redis] url_env -- its reads of
     the key and its store's record log in there, and the password is in no file nor line."""
     own_redis = locked_redis
-    env, port = _env(tmp_path)
+    env, port = investigate_env(tmp_path)
     with lab_down_after(env):  # also the proxy and a timed-out investigation's Redis and Toxiproxy
         up = run_lab(env, "proxy", "up", "--redis", f"127.0.0.1:{own_redis}", timeout=60)
         assert up.returncode == 0, up.stdout + up.stderr
@@ -160,7 +160,7 @@ def test_a_running_app_that_calls_a_model_is_given_the_stand_in_by_its_owner(tmp
     starts the app (examples/model_flask.py on gunicorn, the openai SDK) with its SDK pointed
     there; while the run lasts the stand-in answers behind the proxy's Toxiproxy and its faults
     act: MODEL_APP_BUGS=store_after_model loses the message of a failed call."""
-    env, port = _env(tmp_path)
+    env, port = investigate_env(tmp_path)
     with lab_down_after(env):
         up = run_lab(env, "proxy", "up", "--redis", f"127.0.0.1:{own_redis}", timeout=60)
         assert up.returncode == 0, up.stdout + up.stderr
@@ -194,7 +194,7 @@ def test_a_running_app_that_calls_a_model_is_given_the_stand_in_by_its_owner(tmp
 
 
 def test_lab_proxy_refuses_an_address_with_no_redis(tmp_path: Path) -> None:
-    env, _ = _env(tmp_path)
+    env, _ = investigate_env(tmp_path)
     (dead,) = free_ports(1)
     with lab_down_after(env):  # a proxy up that wrongly succeeded is stopped
         res = run_lab(env, "proxy", "up", "--redis", f"127.0.0.1:{dead}", timeout=60)

@@ -12,20 +12,20 @@ import sys
 from pathlib import Path
 
 from tests.cleanup import lab_down_after
-from tests.e2e.test_investigate import FOREIGN, ROOT, _assert_nothing_left, _env
+from tests.e2e.investigating import FOREIGN, ROOT, assert_nothing_left, investigate_env
 
 
 def _user_tests(
     tmp_path: Path, *args: str, tests: str = "examples/pytest_user", spec: Path = FOREIGN
 ) -> tuple[int, str]:
-    env, port = _env(tmp_path)
+    env, port = investigate_env(tmp_path)
     cmd = [sys.executable, "-m", "pytest", tests, "--lab-target", str(spec)]
     cmd += ["--lab-set", f"http.port={port}", "-p", "no:cacheprovider", "-p", "no:xdist", "-q"]
     cmd += ["--output", str(tmp_path / "out"), "--junitxml", str(tmp_path / "junit.xml"), *args]
     with lab_down_after(env):  # the plugin's Redis, Toxiproxy and app of a timed-out pytest
         p = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
         out = p.stdout + p.stderr
-        _assert_nothing_left(tmp_path / "run-investigate", out)
+        assert_nothing_left(tmp_path / "run-investigate", out)
     return p.returncode, out
 
 

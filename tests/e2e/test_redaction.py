@@ -20,7 +20,7 @@ import pytest
 
 from tests.cleanup import lab_down_after
 from tests.e2e.test_init import _init
-from tests.e2e.test_investigate import ROOT, _assert_nothing_left, _env, _investigate
+from tests.e2e.investigating import ROOT, assert_nothing_left, investigate_env, investigate
 from tests.helpers import run_lab
 
 REST = ROOT / "examples" / "fastapi-rest.toml"
@@ -61,7 +61,7 @@ def test_lab_init_and_lab_investigate_of_its_draft_keep_the_login_secret(tmp_pat
     assert tomllib.loads(text)["auth"]["body"]["password"] == "{env:LAB_LOGIN_PASSWORD}", text
     lines = _no_leak(tmp_path, password, out)
     assert all(x.endswith("-> token [redacted]") for x in lines), lines  # the probe's token
-    code, out, results = _investigate(tmp_path, "--trials", "1", "--only", "none", spec=tmp_path / "drafted.toml")
+    code, out, results = investigate(tmp_path, "--trials", "1", "--only", "none", spec=tmp_path / "drafted.toml")
     # Found nothing; a trial a busy machine could not judge (exit 3) is not this test's claim.
     assert code in (0, 3) and results["diagnoses"] == [], out
     lines = _no_leak(tmp_path, password, out)
@@ -69,13 +69,13 @@ def test_lab_init_and_lab_investigate_of_its_draft_keep_the_login_secret(tmp_pat
 
 
 def test_lab_window_keeps_the_login_secret(tmp_path: Path, password: str) -> None:
-    env, port = _env(tmp_path)
+    env, port = investigate_env(tmp_path)
     sets = [x for s in (f"http.port={port}", "start.env.FASTAPI_LOG_LOGINS=1") for x in ("--set", s)]
     args = ["--vary", "turns", "--values", "2", "--max-trials", "2", "--seed", "11"]
     with lab_down_after(env):  # the target, Redis and Toxiproxy of a timed-out run
         p = run_lab(env, "window", "--target", str(REST), *sets, *args, "--reports", str(tmp_path / "reports"))
         out = p.stdout + p.stderr
-        _assert_nothing_left(tmp_path / "run-investigate", out)
+        assert_nothing_left(tmp_path / "run-investigate", out)
     assert p.returncode in (0, 3), out  # 3: its trials unjudged on a busy machine, not this test's claim
     assert list((tmp_path / "reports").glob("*-window-fastapi-rest/results.json")), out
     lines = _no_leak(tmp_path, password, out)
@@ -103,14 +103,14 @@ def test_pytest_lab_target_keeps_the_login_secret(tmp_path: Path, password: str)
     user = tmp_path / "user"
     user.mkdir()
     (user / "test_login.py").write_text(USER_TEST)
-    env, port = _env(tmp_path)
+    env, port = investigate_env(tmp_path)
     cmd = [sys.executable, "-m", "pytest", str(user), "--lab-target", str(REST), "-p", "no:cacheprovider"]
     cmd += ["--lab-set", f"http.port={port}", "--lab-set", "start.env.FASTAPI_LOG_LOGINS=1", "-p", "no:xdist"]
     cmd += ["--rootdir", str(user), "--output", str(tmp_path / "out"), "-q"]
     with lab_down_after(env):  # the plugin's Redis, Toxiproxy and app of a timed-out pytest
         p = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
         out = p.stdout + p.stderr
-        _assert_nothing_left(tmp_path / "run-investigate", out)
+        assert_nothing_left(tmp_path / "run-investigate", out)
     assert p.returncode == 0, out
     assert "chaoslab: the lab's judgement of the recorded tests" in out, out
     assert list((tmp_path / "out" / "lab").glob("*/trial.json")), out

@@ -78,9 +78,9 @@ def test_no_wait_after_the_answer_saves_a_write_never_awaited(tmp_path: Path) ->
 def _target_window(
     tmp_path: Path, *sets: str, vary: str = "refresh_delay_ms", values: str = "0,3000"
 ) -> tuple[dict[str, Any], str]:
-    from tests.e2e.test_investigate import FOREIGN, _env
+    from tests.e2e.investigating import FOREIGN, investigate_env
 
-    env, port = _env(tmp_path)
+    env, port = investigate_env(tmp_path)
     reports = tmp_path / "reports"
     set_args = [x for s in (f"http.port={port}", *sets) for x in ("--set", s)]
     with lab_down_after(env):  # the target, Redis and Toxiproxy of a timed-out run

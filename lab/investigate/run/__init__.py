@@ -4,5 +4,5 @@ their trials group by group, experiments sharing a fault together (groups), blac
 (blackbox) and their reload mid-write (mid_write), the end of a run -- judged, diagnosed,
 written (reporting) -- and the window of an app the lab did not write (window).
 
-May import: lab.common, lab.stack, lab.faults, lab.plan, lab.model, lab.diagnoses, lab.suspects, lab.report, lab.investigate.spec, lab.investigate.target, lab.investigate.evidence, lab.investigate.browser.
+May import: lab.common, lab.stack, lab.faults, lab.plan, lab.model, lab.runner, lab.diagnoses, lab.suspects, lab.report, lab.investigate.spec, lab.investigate.target, lab.investigate.evidence, lab.investigate.browser.
 """

@@ -27,6 +27,7 @@ from lab.model.context import never_streamed
 from lab.model.history import Trial
 from lab.model.outcome import TrialOutcome
 from lab.plan.lockstep import Lockstep
+from lab.runner import groups as trial_groups
 from lab.stack.model_link import ModelLink
 
 # An experiment's unknown trials are replaced until --trials were judged, up to this many times
@@ -114,17 +115,21 @@ async def run_group(
             await stack.enter_async_context(paced(model, f"chaoslab probe {m.prefix}"))
         if first.fault == "none":
             await _pooled(run, prober, members, done, sem)
-        while any(m.pending for m in members):
-            group = take(members, run.concurrency * len(members))  # each member's trials at once, together
-            step = Lockstep(len(group), fault, prober.fault_targets)
-            try:
-                got = await asyncio.gather(*(_one(run, prober, m, k, step, sem) for m, k in group))
-            finally:
-                step.release()
-            for (m, _), t in zip(group, got, strict=True):
-                _keep(run, m, t, done)
-            for m in members:
-                m.more()
+        else:
+
+            def after(group: list[tuple[Member, int]], got: list[Trial], _: Lockstep) -> None:
+                for (m, _k), t in zip(group, got, strict=True):
+                    _keep(run, m, t, done)
+                for m in members:
+                    m.more()
+
+            await trial_groups.in_lockstep(
+                lambda: take(members, run.concurrency * len(members)),  # each member's trials at once, together
+                fault,
+                prober.fault_targets,
+                lambda mk, step: _one(run, prober, mk[0], mk[1], step, sem),
+                after,
+            )
     for m in members:
         run.say(progress(m.exp, m.mine, m.n, time.monotonic() - t0))
 
@@ -133,38 +138,31 @@ async def _pooled(
     run: Run, prober: Prober, members: list[Member], done: list[TrialOutcome], sem: asyncio.Semaphore | None
 ) -> None:
     """Fault-free trials: no fault to arm and heal around a group, so no groups either -- a
-    trial starts as soon as another ends (a group waits for its slowest trial). A member's
-    unknown trials are replaced once all of its trials are in, as between groups."""
+    trial starts as soon as another ends (lab.runner.groups.pooled). A member's unknown trials
+    are replaced once all of its trials are in, as between groups."""
     busy = [0] * len(members)  # each member's trials running
-    changed = asyncio.Condition()
 
-    def next_trial() -> tuple[int, int] | None:
+    def take_one() -> tuple[int, int] | None:
         for i, m in enumerate(members):
             if not m.pending and not busy[i]:
                 m.more()
         first = next((i for i, m in enumerate(members) if m.pending), None)
-        return None if first is None else (first, members[first].pending.pop(0))
+        if first is None:
+            return None
+        busy[first] += 1
+        return first, members[first].pending.pop(0)
 
-    async def worker() -> None:
-        while True:
-            async with changed:
-                while (got := next_trial()) is None and any(busy):
-                    await changed.wait()  # a running trial may leave an unknown to replace
-                if got is None:
-                    return
-                i, k = got
-                busy[i] += 1
-            t: Trial | None = None
-            try:
-                t = await _one(run, prober, members[i], k, None, sem)
-            finally:
-                async with changed:  # kept before it counts as ended: a top-up counts it
-                    if t is not None:
-                        _keep(run, members[i], t, done)
-                    busy[i] -= 1
-                    changed.notify_all()
+    async def one(got: tuple[int, int]) -> None:
+        i, k = got
+        t: Trial | None = None
+        try:
+            t = await _one(run, prober, members[i], k, None, sem)
+        finally:  # kept before it counts as ended: a top-up counts it
+            if t is not None:
+                _keep(run, members[i], t, done)
+            busy[i] -= 1
 
-    await asyncio.gather(*(worker() for _ in range(run.concurrency * len(members))))
+    await trial_groups.pooled(take_one, run.concurrency * len(members), one)
 
 
 def _keep(run: Run, m: Member, t: Trial, done: list[TrialOutcome]) -> None:

@@ -1,0 +1,64 @@
+"""What the e2e tests of `lab investigate` share: the examples' specs, a run of the CLI on free
+ports with its own run folder, and the check that it left nothing running."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from lab.common.config import PORT_ENV
+from lab.stack import procs
+from tests.cleanup import lab_down_after
+from tests.helpers import free_ports, run_lab
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "chat-service.toml"
+FOREIGN = ROOT / "examples" / "foreign-app.toml"
+
+
+def api_spec(tmp_path: Path) -> Path:
+    """The foreign spec without [page]: the lab drives the app's API from its own page."""
+    text = FOREIGN.read_text()
+    path = tmp_path / "foreign-api.toml"
+    text = text[: text.index("\n[page]")] + text[text.index("\n[source]") :]  # [source] kept
+    path.write_text(text.replace('cwd = ".."', f'cwd = "{FOREIGN.parent.parent}"'))
+    return path
+
+
+def investigate_env(tmp_path: Path) -> tuple[dict[str, str], int]:
+    """Free ports for the lab's Redis/Toxiproxy and the target, and a run folder of its own."""
+    ports = free_ports(len(PORT_ENV) + 1)
+    env = dict(os.environ)
+    env.update({name: str(p) for name, p in zip(PORT_ENV.values(), ports)})
+    env["LAB_RUN_DIR"] = str(tmp_path / "run")
+    return env, ports[-1]
+
+
+def investigate(tmp_path: Path, *args: str, spec: Path = EXAMPLE) -> tuple[int, str, dict]:  # type: ignore[type-arg]
+    """`lab investigate --target spec ARGS` as a user runs it: (exit code, output, results.json)."""
+    env, target_port = investigate_env(tmp_path)
+    reports = tmp_path / "reports"
+    with lab_down_after(env):  # a run that timed out was SIGKILLed: what it started is left
+        p = run_lab(
+            env,
+            "investigate",
+            "--target",
+            str(spec),
+            "--set",
+            f"http.port={target_port}",
+            "--reports",
+            str(reports),
+            *args,
+            timeout=600,
+        )
+        out = p.stdout + p.stderr
+        assert_nothing_left(tmp_path / "run-investigate", out)
+    results_files = sorted(reports.glob("*/results.json"))
+    results = json.loads(results_files[-1].read_text()) if results_files else {}
+    return p.returncode, out, results
+
+
+def assert_nothing_left(run_dir: Path, out: str) -> None:
+    left = [p for p in procs.recorded(run_dir) if p.alive()] if run_dir.is_dir() else []
+    assert not left, f"left running: {left}\n{out}"
