@@ -4,7 +4,6 @@ contexts (lab.driver.slots)."""
 
 from __future__ import annotations
 
-import asyncio
 import shutil
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -16,7 +15,7 @@ from playwright.async_api import Browser
 from lab.driver.browser import executable as browser_executable
 from lab.driver.browser import playwright_started
 from lab.runner.observe import ExpiredKeys, RedisCommands
-from lab.driver.slots import Slot
+from lab.driver.slots import Pool, Slot
 from lab.stack import Stack
 from lab.stack.events import BackendEvents
 
@@ -27,12 +26,7 @@ class RunContext:
     expired: ExpiredKeys
     commands: RedisCommands
     browser: Browser
-    slots: asyncio.Queue[Slot]
-    chat_url: str
-    trace: bool
-
-    async def new_slot(self) -> Slot:
-        return await Slot.new(self.browser, self.chat_url, trace=self.trace)
+    slots: Pool  # the run's browser contexts, as many as trials at once
 
 
 @asynccontextmanager
@@ -47,11 +41,10 @@ async def opened(stack: Stack, slots: int, trace: bool, out_dir: Path) -> AsyncI
             async with playwright_started() as pw:
                 browser = await pw.chromium.launch(executable_path=browser_executable(), traces_dir=str(traces))
                 try:
-                    ctx = RunContext(events, expired, commands, browser, asyncio.Queue(), stack.cfg.chat_url, trace)
-                    # The contexts are opened side by side (one after another cost a second at 8).
-                    for slot in await asyncio.gather(*(ctx.new_slot() for _ in range(slots))):
-                        ctx.slots.put_nowait(slot)
-                    yield ctx
+                    url = stack.cfg.chat_url
+                    pool = Pool(lambda: Slot.new(browser, url, trace=trace), size=slots)
+                    await pool.fill()
+                    yield RunContext(events, expired, commands, browser, pool)
                 finally:
                     await browser.close()
     finally:

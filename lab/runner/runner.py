@@ -165,7 +165,7 @@ class Runner:
         if self.model is not None:
             plan = tagged(plan)
         t_queued = time.perf_counter()
-        slot = await self.ctx.slots.get()
+        slot = await self.ctx.slots.take()
         waited_s = time.perf_counter() - t_queued
         try:
             d, trial, conv_s = await self._converse(browser, plan, step, evidence, slot)
@@ -198,10 +198,7 @@ class Runner:
                     )
             outcome.phases = d.timing.seconds
         finally:
-            if slot.broken:
-                await bounded(slot.ctx.close(), 10)
-                slot = await self.ctx.new_slot()
-            self.ctx.slots.put_nowait(slot)
+            await self.ctx.slots.put(slot)  # a broken one is closed and replaced
         out.trials.append(outcome)  # as soon as it is known: a Ctrl-C report includes it
         self.on_trial(out.cell, outcome)
         return outcome

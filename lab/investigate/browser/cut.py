@@ -102,6 +102,18 @@ def stored_before(before: list[bytes], final: list[bytes], t: Trial) -> str | No
     )
 
 
+def not_cut(t: Trial, lab_page: bool) -> str | None:
+    """Why a mid_stream trial with an acknowledged send tested no cut, if it did not: its last
+    send (the one to cut) failed or came whole in its first chunk, or (the lab page's own cut)
+    the store shows the turn written before the cut reached the app."""
+    last = t.sends[-1]
+    if last.outcome != "ok":
+        return f"the last send, to be cut mid-stream, failed ({last.status}): nothing cut"
+    if not last.cut:
+        return f"the last reply came whole in its first chunk ({last.ms or 0:.0f} ms): nothing was cut mid-stream"
+    return finished_before_cut(t) if lab_page else None
+
+
 def finished_before_cut(t: Trial) -> str | None:
     """The store's record against the lab page's own cut (an HTTP answer read to its first chunk,
     then aborted): the cut turn was first written after that first chunk came and before the

@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 from playwright.async_api import Browser, BrowserContext, Error as PlaywrightError, Page, Route
 
+from lab.driver.slots import Pool, Slot
 from lab.investigate.evidence.answers import Answer, HistoryRead
 from lab.investigate.browser import app_frames, app_page, cut
 from lab.driver.navigate import steady
@@ -39,23 +40,30 @@ class Pages:
     def __init__(self, spec: Spec, browser: Browser) -> None:
         self.spec, self.browser = spec, browser
         self.identity = Identity(spec)
-        # Browser contexts reused trial after trial, as the chaos runner's slots: a new context and
-        # page cost Chromium a renderer process each (measured: 1.8 s of a 4.5 s trial to open).
-        self._pool: list[tuple[BrowserContext, Page]] = []
+        # Browser contexts reused trial after trial, in the pool the chaos runner's slots are in: a
+        # new context and page cost Chromium a renderer process each (measured: 1.8 s of a 4.5 s
+        # trial to open). Opened as trials need them, cleared as they come back.
+        self._pool = Pool(self._new_slot, reset=self._cleared)
+        self._logged_in: set[int] = set()  # new contexts, logged in as they were opened
 
     async def slot(self) -> tuple[BrowserContext, Page]:
-        if self._pool:
-            ctx, page = self._pool.pop()
-            await self.identity.login(ctx)  # its cookies were cleared: a new user logs in
-            return ctx, page
+        s = await self._pool.take()
+        if id(s.ctx) in self._logged_in:
+            self._logged_in.discard(id(s.ctx))
+        else:
+            await self.identity.login(s.ctx)  # its cookies were cleared: a new user logs in
+        return s.ctx, s.page
+
+    async def _new_slot(self) -> Slot:
         ctx = await self.browser.new_context()
-        await self.identity.login(ctx)
+        await self.identity.login(ctx)  # first: a token learnt at the login goes into the lab's page
+        self._logged_in.add(id(ctx))
         await self.serve_page(ctx)
         if self.spec.page is not None:
             await ctx.add_init_script(app_page.reload_hook(self.spec))  # inert unless armed
             if self.spec.transport is not None:
                 await ctx.add_init_script(app_frames.cut_hook(self.spec))  # inert unless armed
-        return ctx, self._watched(await ctx.new_page())
+        return Slot(ctx, self._watched(await ctx.new_page()))
 
     def _watched(self, page: Page) -> Page:
         """What the page's network sees of its sends: the app's own page over its own socket
@@ -76,21 +84,22 @@ class Pages:
             await ctx.route(self.spec.url(PAGE_PATH), serve)
 
     async def release(self, ctx: BrowserContext, page: Page, broken: bool) -> None:
-        """Back to the pool as a new user's browser: no cookie, no storage of the target's
-        origin; a context that failed is not trusted again."""
+        """Back to the pool; a context that failed is not trusted again."""
+        await self._pool.put(Slot(ctx, page, broken))
+
+    @staticmethod
+    async def _cleared(s: Slot) -> bool:
+        """A new user's browser: no cookie, no storage of the target's origin (False: a page
+        that cannot even be cleared is broken)."""
         try:
-            if not broken:
-                await page.evaluate("() => { try { localStorage.clear(); sessionStorage.clear(); } catch (e) {} }")
-                await ctx.clear_cookies()
-                self._pool.append((ctx, page))
-                return
-        except Exception:  # a page that cannot even be cleared is broken
-            pass
-        await ctx.close()
+            await s.page.evaluate("() => { try { localStorage.clear(); sessionStorage.clear(); } catch (e) {} }")
+            await s.ctx.clear_cookies()
+            return True
+        except Exception:
+            return False
 
     async def close(self) -> None:
-        while self._pool:
-            await closing(self._pool.pop()[0].close())
+        await self._pool.close(closing)
 
     async def open(self, ctx: BrowserContext, at: str | None = None) -> tuple[Page, HistoryRead]:
         """A new page in ``ctx`` showing the conversation, and its first history read (raw)."""

@@ -42,20 +42,29 @@ def model_unended(n: int) -> str:
 
 
 async def final_read(
-    pages: Pages, ctx: BrowserContext, t: Trial, as_rows: Callable[[HistoryRead, Trial], Read]
+    pages: Pages,
+    ctx: BrowserContext,
+    t: Trial,
+    as_rows: Callable[[HistoryRead, Trial], Read],
+    reloaded: asyncio.Event | None = None,
 ) -> list[Row] | None:
     """Read the history (same cookies) until it stays the same for QUIET_S; None if it never
-    does before the deadline, or never answers in the spec's form."""
+    does before the deadline, or never answers in the spec's form. ``reloaded``: begun beside the
+    page's reload -- settled only on a read that began once the reload was done."""
     deadline = time.monotonic() + QUIESCENCE_DEADLINE_S
     last: Read | None = None
     since = time.monotonic()
     seen: list[list[Row]] = []  # distinct contents, in order of first sight
     ok_reads = changes = returns = 0
     request = await pages.identity.history_request(ctx)
+    if request is None and reloaded is not None:
+        await reloaded.wait()  # (the reload's read may be where the conversation gets its id)
+        request = await pages.identity.history_request(ctx)
     if request is None:  # no conversation was ever given an id: nothing stored to read
         return []
     url, headers = request
     while time.monotonic() < deadline:
+        after_reload = reloaded is None or reloaded.is_set()  # this read began after the reload
         resp = await ctx.request.get(
             url, headers=headers, timeout=pages.spec.chat.timeout_s * 1000, fail_on_status_code=False
         )
@@ -73,7 +82,7 @@ async def final_read(
             if read.rows not in seen:
                 seen.append(read.rows or [])
             last, since = read, time.monotonic()
-        elif time.monotonic() - since >= QUIET_S:
+        elif time.monotonic() - since >= QUIET_S and after_reload:
             return last.rows
         else:
             ok_reads += 1

@@ -37,7 +37,6 @@ class Prober(Protocol):
 
     def _message(self, trial_id: str, turn: int, nonce: str, tab: str = "") -> tuple[str, str | None]: ...
     async def _send(self, page: Page, trial_id: str, turn: int, nonce: str, streamed: bool = False) -> Send: ...
-    def _refresh_mark(self, t: Trial, at: float | None = None) -> None: ...
     def _page_after(self, read: Read, t: Trial) -> Read: ...
     async def _reload(self, page: Page, t: Trial) -> Read: ...
 
@@ -94,7 +93,7 @@ async def send_mid_write(
         t.unknown = t.unknown or why
         return await task  # nothing reloaded: the send as it ended
     reload_at = time.time()
-    prober._refresh_mark(t, reload_at)
+    t.events.append({"t": reload_at, "kind": "refresh"})  # (as the prober marks a refresh)
     prober._page_after(await prober._reload(page, t), t)
     send = await _ended(task, prober, mid or f"t{turn}", text, turn, t_invoke, reload_at, streamed)
     if send.status is not None and send.t_invoke + (send.ms or 0.0) / 1000 <= reload_at:

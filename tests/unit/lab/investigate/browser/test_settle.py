@@ -57,3 +57,81 @@ def test_no_stand_in_no_wait() -> None:
     t = _trial()
     asyncio.run(settle.model_ended(None, t))
     assert t.unknown is None
+
+
+# ------------------------------------------------------------------ the settled read beside a reload
+class _History:
+    """The app's history route: each GET answers the next body (the last repeats), and says
+    whether the page's reload was done when it left."""
+
+    def __init__(self, reloaded: asyncio.Event, *bodies: str) -> None:
+        self.reloaded, self.bodies, self.after = reloaded, list(bodies), []  # type: asyncio.Event, list[str], list[bool]
+        self.sixth = asyncio.Event()
+
+    async def get(self, url: str, **_: Any) -> Any:
+        self.after.append(self.reloaded.is_set())
+        if len(self.after) >= 6:
+            self.sixth.set()
+        body = self.bodies.pop(0) if len(self.bodies) > 1 else self.bodies[0]
+
+        class Resp:
+            status = 200
+
+            async def text(self) -> str:
+                return body
+
+        return Resp()
+
+
+def _reading(history: _History) -> tuple[Any, Any, Any]:
+    from types import SimpleNamespace
+
+    from lab.investigate.browser.pages import Read
+    from lab.model.history import Row
+
+    async def history_request(ctx: Any) -> tuple[str, dict[str, str]]:
+        return "http://127.0.0.1/history", {}
+
+    pages = SimpleNamespace(
+        identity=SimpleNamespace(history_request=history_request),
+        spec=SimpleNamespace(chat=SimpleNamespace(timeout_s=5)),
+    )
+    ctx = SimpleNamespace(request=history)
+    return pages, ctx, lambda raw, t: Read(raw["status"], [Row("", "user", raw["body"])])
+
+
+def test_beside_a_reload_the_history_is_settled_only_on_reads_begun_after_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Quiet for longer than QUIET_S before the reload is done is not settled yet: a read must
+    begin once it is (the reload's own GET may change what the app holds)."""
+    monkeypatch.setattr(settle, "QUIET_S", 0.02)
+    monkeypatch.setattr(settle, "POLL_S", 0.005)
+
+    async def main() -> None:
+        reloaded = asyncio.Event()
+        history = _History(reloaded, "a")
+        pages, ctx, as_rows = _reading(history)
+        task = asyncio.ensure_future(settle.final_read(pages, ctx, _trial(), as_rows, reloaded))
+        await asyncio.wait_for(history.sixth.wait(), 5)  # six reads, the same, past QUIET_S
+        assert not task.done()
+        reloaded.set()
+        rows = await asyncio.wait_for(task, 5)
+        assert [r.text for r in rows or []] == ["a"] and history.after[-1] is True
+
+    asyncio.run(main())
+
+
+def test_beside_a_reload_a_change_after_it_restarts_the_quiet_stretch(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(settle, "QUIET_S", 0.02)
+    monkeypatch.setattr(settle, "POLL_S", 0.005)
+
+    async def main() -> None:
+        reloaded = asyncio.Event()
+        history = _History(reloaded, *["a"] * 6, "b")
+        pages, ctx, as_rows = _reading(history)
+        task = asyncio.ensure_future(settle.final_read(pages, ctx, _trial(), as_rows, reloaded))
+        await asyncio.wait_for(history.sixth.wait(), 5)
+        reloaded.set()
+        rows = await asyncio.wait_for(task, 5)
+        assert [r.text for r in rows or []] == ["b"]
+
+    asyncio.run(main())
