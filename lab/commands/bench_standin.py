@@ -1,6 +1,7 @@
 """`lab bench`'s last measure: what the stand-in model adds to a trial. The correct profile's
 cell runs on the built-in service with its in-process fake and with its replies from the
-stand-in (`lab chaos --model`), with no model latency on either side (the fake answers at once,
+stand-in (`lab chaos --model`) -- one running service, each fake request saying so
+(X-Lab-Model: fake) -- with no model latency on either side (the fake answers at once,
 the stand-in is given no time to first token), in alternating rounds so that a drift of the
 machine's load falls on both. Per-trial seconds are each trial's own (its conversation and its
 final reads, not its wait for a browser context); the ratio is printed, never asserted."""
@@ -32,35 +33,41 @@ def instant(plans: list[TrialPlan]) -> list[TrialPlan]:
     return [tagged(replace(p, llm_latency_ms=0, headers={**p.headers, "X-Lab-Llm-Latency-Ms": "0"})) for p in plans]
 
 
-def _side(cfg: LabConfig, model: bool, plans: list[TrialPlan], concurrency: int, out: Path) -> list[TrialOutcome]:
-    env = backend_env(cfg) if model else None
-    with NativeStack(cfg, backend_env=env) as stack:
-        if not model:
-            return Runner(stack, out, concurrency=concurrency).run([(CELL, plans)])[0].trials
-        with ModelLink(cfg, stack.run_dir) as link:
-            # Replies as long as the fake's (8-11 words): the page renders and Redis stores the
-            # same amount on both sides, so the difference is the call's, not the reply's length.
-            link.plan("chaoslab probe", tokens=REPLY_TOKENS)
-            return Runner(stack, out, concurrency=concurrency, model=link).run([(CELL, plans)])[0].trials
+def _side(
+    stack: NativeStack, link: ModelLink | None, plans: list[TrialPlan], concurrency: int, out: Path
+) -> list[TrialOutcome]:
+    """One side's trials on the one running service: on the stand-in (``link``), or on the
+    service's in-process fake (each request says so: X-Lab-Model: fake)."""
+    if link is None:
+        fake = [replace(p, headers={**p.headers, "X-Lab-Model": "fake"}) for p in plans]
+        return Runner(stack, out, concurrency=concurrency).run([(CELL, fake)])[0].trials
+    return Runner(stack, out, concurrency=concurrency, model=link).run([(CELL, plans)])[0].trials
 
 
 def measure(
     cfg: LabConfig, trials: int, rounds: int, concurrency: int, out: Path, seed: int, say: Callable[[str], None]
 ) -> dict[str, Any]:
-    """``rounds`` of (fake, stand-in), ``trials`` each; the same plans on both sides."""
+    """``rounds`` of (fake, stand-in), ``trials`` each; the same plans on both sides, on one
+    running service (its backend, Redis, Toxiproxy and the stand-in started once): the sides
+    differ by the model alone, not by a restart between them."""
     done: dict[str, list[TrialOutcome]] = {"fake": [], "standin": []}
     pairs: list[float] = []
-    for r in range(rounds):
-        plans = instant(plan_cell(CELL, trials, seed + r, prefix=f"b{r}-"))
-        here: dict[str, list[TrialOutcome]] = {}
-        # ABBA: the side that runs first after a restart alternates, so an order effect cancels.
-        for side in ("fake", "standin") if r % 2 == 0 else ("standin", "fake"):
-            say(f"      round {r + 1}/{rounds}: {side} ...")
-            here[side] = _side(cfg, side == "standin", plans, concurrency, out / f"{side}-{r}")
-            done[side] += here[side]
-        added = figures(here)["added"]
-        if added is not None:
-            pairs.append(added)
+    with NativeStack(cfg, backend_env=backend_env(cfg)) as stack, ModelLink(cfg, stack.run_dir) as link:
+        # Replies as long as the fake's (8-11 words): the page renders and Redis stores the
+        # same amount on both sides, so the difference is the call's, not the reply's length.
+        link.plan("chaoslab probe", tokens=REPLY_TOKENS)
+        for r in range(rounds):
+            plans = instant(plan_cell(CELL, trials, seed + r, prefix=f"b{r}-"))
+            here: dict[str, list[TrialOutcome]] = {}
+            # ABBA: the side that runs first alternates, so an order effect cancels.
+            for side in ("fake", "standin") if r % 2 == 0 else ("standin", "fake"):
+                say(f"      round {r + 1}/{rounds}: {side} ...")
+                model = link if side == "standin" else None
+                here[side] = _side(stack, model, plans, concurrency, out / f"{side}-{r}")
+                done[side] += here[side]
+            added = figures(here)["added"]
+            if added is not None:
+                pairs.append(added)
     f = figures(done)
     # Each round's two sides ran back to back: their ratio is the least touched by the machine's
     # drift over the minutes the measure takes; the median of the rounds' ratios is the figure.

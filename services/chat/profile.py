@@ -22,7 +22,11 @@ H_TTL_MS = "X-Lab-Ttl-Ms"  # conversation TTL in ms (a TTL experiment takes a se
 H_LLM_LATENCY_MS = "X-Lab-Llm-Latency-Ms"
 H_TOKEN_DELAY_MS = "X-Lab-Token-Delay-Ms"
 H_TRIAL = "X-Lab-Trial"  # trial id, for log correlation only
-HEADERS = (H_DEFECTS, H_TTL_MS, H_LLM_LATENCY_MS, H_TOKEN_DELAY_MS, H_TRIAL)
+# "fake": the in-process fake answers this request even where CHAT_MODEL_URL names a provider --
+# `lab bench` measures the stand-in against the fake on one running service, trial by trial.
+H_MODEL = "X-Lab-Model"
+MODELS = ("fake",)
+HEADERS = (H_DEFECTS, H_TTL_MS, H_LLM_LATENCY_MS, H_TOKEN_DELAY_MS, H_TRIAL, H_MODEL)
 
 
 @dataclass(frozen=True)
@@ -32,6 +36,7 @@ class Profile:
     llm_latency_ms: int
     token_delay_ms: int
     trial: str | None
+    model_fake: bool = False  # X-Lab-Model: fake
     # A lesson's exercise (services/chat/exercise.py), applied after the named defects.
     exercise: Callable[[Behaviour], Behaviour] | None = None
 
@@ -95,6 +100,9 @@ def from_request(
             f"unknown defect(s) {', '.join(unknown)}; valid: {', '.join(defects.REGISTRY)}",
             valid=list(defects.REGISTRY),
         )
+    model = req.headers.get(H_MODEL)
+    if model is not None and model not in MODELS:
+        raise ApiError(400, "bad_header", f"{H_MODEL}={model!r}; valid: {', '.join(MODELS)}", valid=list(MODELS))
     day_ms = 24 * 3600 * 1000
     return Profile(
         defects=names,
@@ -102,5 +110,6 @@ def from_request(
         llm_latency_ms=_int_header(req, H_LLM_LATENCY_MS, int(config["LLM_LATENCY_MS"]), 0, 60_000),
         token_delay_ms=_int_header(req, H_TOKEN_DELAY_MS, int(config["TOKEN_DELAY_MS"]), 0, 5_000),
         trial=req.headers.get(H_TRIAL),
+        model_fake=model == "fake",
         exercise=exercise if use_exercise else None,
     )

@@ -103,7 +103,7 @@ async def chat() -> Response:
         if not streamed_at_end:
             await b.run_write(_store(b, r, sid, [user], prof.ttl_ms, "saving the message"))
         prior = [row for row in await _read(b, r, sid) if row.id != mid]  # the model's context
-        reply = Row(mid, "assistant", await _answer(prior, message, prof.llm_latency_ms))
+        reply = Row(mid, "assistant", await _answer(prior, message, prof.llm_latency_ms, prof.model_fake))
         if not streamed_at_end:
             await b.run_write(_store(b, r, sid, [reply], prof.ttl_ms, "saving the reply"))
         outcome = "replied"
@@ -131,11 +131,12 @@ async def chat() -> Response:
     return _with_session(resp, sid, b)
 
 
-async def _answer(prior: list[Row], message: str, latency_ms: int) -> str:
+async def _answer(prior: list[Row], message: str, latency_ms: int, fake: bool = False) -> str:
     """The model's reply: from the provider at CHAT_MODEL_URL where one is set (a failed call
-    answers 502, the user's message already stored), else the in-process fake."""
+    answers 502, the user's message already stored), else -- or where the request asks for it
+    (``fake``) -- the in-process fake."""
     url = current_app.config["MODEL_URL"]
-    if not url:
+    if not url or fake:
         await llm.think(latency_ms)
         return llm.reply(prior, message)
     try:

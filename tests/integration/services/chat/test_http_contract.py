@@ -122,6 +122,7 @@ BAD_INPUTS = [
         "unknown_defect",
     ),
     ("bad-ttl", {"json": {"message": "hi"}, "headers": {"X-Lab-Ttl-Ms": "soon"}}, 400, "bad_header"),
+    ("bad-model", {"json": {"message": "hi"}, "headers": {"X-Lab-Model": "gpt"}}, 400, "bad_header"),
 ]
 
 

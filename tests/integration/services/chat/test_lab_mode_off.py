@@ -35,7 +35,7 @@ def production_backend(lab_stack: NativeStack) -> Iterator[str]:
         proc.wait(timeout=30)
 
 
-@pytest.mark.parametrize("header", ["X-Lab-Defects", "X-Lab-Ttl-Ms", "X-Lab-Trial"])
+@pytest.mark.parametrize("header", ["X-Lab-Defects", "X-Lab-Ttl-Ms", "X-Lab-Trial", "X-Lab-Model"])
 def test_lab_headers_are_refused_outside_lab_mode(production_backend: str, header: str) -> None:
     resp = requests.post(production_backend + "/chat", json={"message": "hi"}, headers={header: "1"}, timeout=30)
     assert resp.status_code == 403
