@@ -159,7 +159,7 @@ async def _trial(spec: Spec) -> Trial:
         prober = Prober(spec, browser, cast(faults.Targets, None), "redis://127.0.0.1:1/0")  # no fault: unused
         ttl_reads: list[int] = []
 
-        async def observe(ctx: Any, t: Trial, turn: int) -> None:  # where the TTL read comes
+        async def observe(ctx: Any, t: Trial, turn: int, step: Any = None) -> None:  # where the TTL read comes
             t.events.append({"t": time.time(), "kind": "ttl_read", "turn": turn})
             ttl_reads.append(turn)
 
