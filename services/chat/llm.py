@@ -7,12 +7,14 @@ themselves: exactly what users saw when the conversation had vanished.
 from __future__ import annotations
 
 import asyncio
+import http.client
 import json
 import re
-import urllib.error
-import urllib.request
+import select
+import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from urllib.parse import SplitResult, urlsplit
 
 from services.chat.store import Row
 
@@ -77,23 +79,73 @@ async def ask(base_url: str, history: Sequence[Row], message: str, timeout_s: fl
     is blocking."""
     messages = [{"role": r.role, "content": r.content} for r in history] + [{"role": "user", "content": message}]
     body = json.dumps({"model": "chat-service", "messages": messages}).encode()
-    req = urllib.request.Request(base_url.rstrip("/") + "/chat/completions", body, {"Content-Type": "application/json"})
+    url = urlsplit(base_url.rstrip("/") + "/chat/completions")
 
     def call() -> str:
         try:
-            with urllib.request.urlopen(req, timeout=timeout_s) as r:
-                answer = json.loads(r.read())
-        except urllib.error.HTTPError as exc:
-            exc.close()
-            raise ModelFailed(f"the model answered HTTP {exc.code}") from None
-        except (OSError, ValueError) as exc:  # refused, reset, timed out, not JSON
+            status, data = _post(url, body, timeout_s)
+        except (OSError, http.client.HTTPException) as exc:  # refused, reset, timed out, cut off
             raise ModelFailed(f"the model did not answer: {exc}") from None
+        if not 200 <= status < 300:
+            raise ModelFailed(f"the model answered HTTP {status}")
         try:
-            return str(answer["choices"][0]["message"]["content"])
-        except (KeyError, IndexError, TypeError):
+            return str(json.loads(data)["choices"][0]["message"]["content"])
+        except (ValueError, KeyError, IndexError, TypeError):
             raise ModelFailed("the model's answer has no message") from None
 
     return await asyncio.get_running_loop().run_in_executor(_pool(), call)
+
+
+# Each pool thread keeps its connection to the provider open between calls, as the openai SDK's
+# client does: measured through Toxiproxy (300 calls, 2026-12-04), a median 0.90 ms a call on a new
+# connection each time, 0.47 ms on a kept one.
+_KEPT = threading.local()
+
+
+def _post(url: SplitResult, body: bytes, timeout_s: float) -> tuple[int, bytes]:
+    """POST ``body`` on this thread's kept connection (a new one where it has none, or where the
+    provider has closed it since: never a request sent on a closed connection and retried --
+    a call that fails mid-way is the call's failure). Any error closes the connection."""
+    conn: http.client.HTTPConnection | None = getattr(_KEPT, "conn", None)
+    if conn is not None and (getattr(_KEPT, "netloc", None) != url.netloc or _dropped(conn)):
+        conn.close()
+        conn = None
+    if conn is None:
+        kind = http.client.HTTPSConnection if url.scheme == "https" else http.client.HTTPConnection
+        conn = kind(url.hostname or "127.0.0.1", url.port, timeout=timeout_s)
+        _KEPT.conn, _KEPT.netloc = conn, url.netloc
+    try:
+        conn.timeout = timeout_s
+        if conn.sock is not None:
+            conn.sock.settimeout(timeout_s)
+        conn.request("POST", url.path, body, {"Content-Type": "application/json"})
+        resp = conn.getresponse()
+        data = resp.read()
+        if resp.will_close:
+            conn.close()
+        return resp.status, data
+    except BaseException:
+        conn.close()
+        raise
+
+
+def close_kept() -> None:
+    """Close this thread's kept connection, if it has one."""
+    conn = getattr(_KEPT, "conn", None)
+    if conn is not None:
+        conn.close()
+        _KEPT.conn = None
+
+
+def _dropped(conn: http.client.HTTPConnection) -> bool:
+    """Whether the provider closed the kept connection (it reads as at its end already)."""
+    if conn.sock is None:
+        return True
+    try:
+        readable, _, _ = select.select([conn.sock], [], [], 0)
+    except (OSError, ValueError):
+        return True
+    return bool(readable)  # nothing is owed on an idle connection: readable means closed (or junk)
 
 
 _POOL: list[ThreadPoolExecutor] = []
