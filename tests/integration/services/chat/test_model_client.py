@@ -25,11 +25,18 @@ class _Provider(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.connections = 0
         self.requests = 0
-        self.mode = "ok"  # ok | close (answer, then close the connection) | error | cut
+        # ok | close (answer saying Connection: close) | drop (answer, then close without a
+        # word) | error | cut
+        self.mode = "ok"
+        self.closed = threading.Event()  # a connection closed by this side
 
     def get_request(self) -> tuple[object, object]:
         self.connections += 1
         return super().get_request()  # type: ignore[return-value]
+
+    def shutdown_request(self, request: object) -> None:
+        super().shutdown_request(request)  # type: ignore[arg-type]
+        self.closed.set()
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -47,9 +54,11 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
+        if self.server.mode == "close":
+            self.send_header("Connection", "close")
         self.end_headers()
         self.wfile.write(data[: len(data) // 2] if self.server.mode == "cut" else data)
-        if self.server.mode in ("close", "cut"):
+        if self.server.mode in ("close", "drop", "cut"):
             self.close_connection = True
 
 
@@ -90,10 +99,16 @@ def test_calls_share_a_kept_connection(provider: _Provider) -> None:
 
 
 def test_a_connection_the_provider_closed_is_replaced_not_resent(provider: _Provider) -> None:
-    provider.mode = "close"
-    assert _ask(provider, 4) == ["hello"] * 4
-    # Each call sent once, each on a new connection: a closed one is seen before a send.
-    assert (provider.requests, provider.connections) == (4, 4)
+    provider.mode = "close"  # said in the answer: closed at once
+    assert _ask(provider, 3) == ["hello"] * 3
+    assert (provider.requests, provider.connections) == (3, 3)
+    provider.mode = "drop"  # closed without a word: seen before the next send
+    provider.closed.clear()
+    assert _ask(provider) == ["hello"]
+    assert provider.closed.wait(5)
+    assert _ask(provider) == ["hello"]
+    # Each call sent once, each on a new connection.
+    assert (provider.requests, provider.connections) == (5, 5)
 
 
 def test_an_error_or_a_cut_answer_is_the_calls_failure(provider: _Provider) -> None:
