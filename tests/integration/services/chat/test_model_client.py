@@ -4,7 +4,6 @@ request resent), and a failed or cut answer is the call's failure (ModelFailed),
 
 from __future__ import annotations
 
-import asyncio
 import json
 import threading
 from collections.abc import Iterator
@@ -14,6 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from services.chat import llm
+from tests.helpers import run_async
 
 REPLY = {"choices": [{"message": {"role": "assistant", "content": "hello"}}]}
 
@@ -80,7 +80,7 @@ def _ask(server: _Provider, n: int = 1) -> list[str]:
     async def main() -> list[str]:
         return [await llm.ask(url, [], f"hi {i}", 5.0) for i in range(n)]
 
-    return asyncio.run(main())
+    return run_async(main())  # (a thread of its own: a browser test before may hold this one's loop)
 
 
 @pytest.fixture(autouse=True)
