@@ -90,15 +90,17 @@ def _add_standin(be: argparse.ArgumentParser) -> None:
         type=opt_int("--standin-trials", 0, 1000),
         default=None,
         metavar="N",
-        help="the stand-in model's cost: trials of the correct cell per side and round, on the "
-        "service's in-process fake and on the stand-in, no model latency on either (default 20; 0 skips it)",
+        help="the stand-in model's cost: twin pairs per round -- each plan of the correct cell once on the "
+        "service's in-process fake and once on the stand-in, back to back, no model latency on either "
+        "(default 20; 0 skips it)",
     )
     be.add_argument(
         "--standin-rounds",
         type=opt_int("--standin-rounds", 1, 100),
         default=None,
         metavar="R",
-        help="rounds of the stand-in's cost, the sides in ABBA order, one trial at a time (default 6)",
+        help="rounds of the stand-in's cost, one trial at a time, the twin that runs first alternating "
+        "(ABBA) (default 6)",
     )
 
 

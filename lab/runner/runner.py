@@ -162,7 +162,7 @@ class Runner:
         """One trial in a pooled browser context: the conversation, then at once (a short TTL
         would otherwise expire the key before it is read) quiescence, the final read from
         Redis, the checker. Trace and screenshot are kept for failing trials only."""
-        if self.model is not None:
+        if standin.serving(self.model, plan) is not None:
             plan = tagged(plan)
         t_queued = time.perf_counter()
         slot = await self.ctx.slots.take()
@@ -232,7 +232,7 @@ class Runner:
         )
         limit_s = TRIAL_TIMEOUT_BASE_S + TRIAL_TIMEOUT_PER_TURN_S * plan.cell.turns
         try:
-            async with standin.paced(self.model, plan):
+            async with standin.paced(standin.serving(self.model, plan), plan):
                 await asyncio.wait_for(conversation.run(plan, d, trial, step, evidence, slot, self._toxics), limit_s)
         except TimeoutError:
             trial.errors.append(f"trial exceeded {limit_s:.0f} s while the driver was at: {d.phase}")
@@ -313,11 +313,10 @@ class Runner:
         # The stand-in's record is read beside Redis (both after quiescence, neither waits on the
         # other); what is left of it after the final read is the phase's.
         t_read = time.perf_counter()
-        (sid, dump, read_at), _ = await asyncio.gather(
-            self._final_read(d, trial), standin.read_calls(self.model, trial)
-        )
+        model = standin.serving(self.model, plan)
+        (sid, dump, read_at), _ = await asyncio.gather(self._final_read(d, trial), standin.read_calls(model, trial))
         waited_s = time.perf_counter() - t_read - d.timing.seconds.get("final_read", 0.0)
-        if self.model is not None:
+        if model is not None:
             d.timing.add("model_record", max(0.0, waited_s))
         preconditions.check(
             plan, fault, trial, self.ctx.events, self.ctx.expired.at.get(session.key(sid)) if sid else None, read_at
@@ -333,7 +332,7 @@ class Runner:
             result,
             seconds=conversation_s + time.monotonic() - t0,
             mode=self.stack.mode,
-            model=self.model is not None,
+            model=model is not None,
         ), dump
 
 

@@ -15,6 +15,13 @@ from lab.plan.schedule import TrialPlan, trial_tag
 from lab.stack.model_link import ModelLink, wait_ended
 
 MODEL_END_DEADLINE_S = 15.0  # the backend's calls end before its requests do: this is slack
+FAKE = ("X-Lab-Model", "fake")  # a trial's requests that say so are answered by the in-process fake
+
+
+def serving(model: ModelLink | None, plan: TrialPlan) -> ModelLink | None:
+    """The stand-in that serves this trial's calls: none where its requests ask the service's
+    in-process fake (`lab bench` runs both kinds side by side on one service)."""
+    return None if plan.headers.get(FAKE[0]) == FAKE[1] else model
 
 
 @asynccontextmanager

@@ -24,7 +24,8 @@ def test_the_ratio_is_of_medians_so_one_stalled_trial_does_not_move_it() -> None
     assert f["fake"]["judged"] == 3 and f["standin"]["judged"] == 3
     assert abs(f["added"] - (0.214 / 0.205 - 1)) < 1e-9  # 3.0 s is one stall, 9 s unknown
     text = bench_standin.text(f)
-    assert "+4.4%, the median of 0 rounds' ratios (within the 5% bound)" in text and "+2.0 ms a send" in text
+    assert "fake 205 ms per trial, median of 3 judged; stand-in 214 ms (3 judged)" in text
+    assert "+2.0 ms a send" in text
     assert f["own_ms"] == 10.0 and "+10.0 ms a trial, +4.9% of the fake's" in text  # 10 ms of 205
 
 
@@ -36,3 +37,24 @@ def test_a_side_with_no_judged_trial_gives_no_ratio() -> None:
 def test_both_sides_run_the_same_plans_with_no_model_latency() -> None:
     plans = bench_standin.instant(plan_cell(bench_standin.CELL, 3, 1))
     assert {p.llm_latency_ms for p in plans} == {0} and {p.headers["X-Lab-Llm-Latency-Ms"] for p in plans} == {"0"}
+
+
+def test_the_verdict_is_the_intervals_not_the_medians_alone() -> None:
+    f = {"bound": 0.05, "added": 0.02}
+    assert bench_standin.verdict({**f, "added_ci95": [0.01, 0.04]}) == "within the 5% bound"
+    assert bench_standin.verdict({**f, "added": 0.08, "added_ci95": [0.06, 0.1]}) == "over the 5% bound"
+    across = bench_standin.verdict({**f, "added_ci95": [0.0, 0.07]})
+    assert across.startswith("the median is under the 5% bound, the interval reaches across it")
+    assert "reaches across" in bench_standin.verdict({**f, "added_ci95": None})
+
+
+def test_twins_share_a_plan_and_alternate_which_runs_first() -> None:
+    plans = plan_cell(bench_standin.CELL, 4, 1)
+    order = bench_standin.twins(plans)
+    firsts = ["X-Lab-Model" in a.headers for a, _ in order]
+    assert firsts == [True, False, True, False]  # ABBA: fake first, then the stand-in first
+    assert [["X-Lab-Model" in b.headers for _, b in order]] == [[not x for x in firsts]]
+    for (a, b), p in zip(order, plans):
+        assert a.messages == b.messages == p.messages and a.seed == b.seed == p.seed
+        assert {a.trial_id, b.trial_id} == {p.trial_id + "f", p.trial_id + "s"}
+    assert ["X-Lab-Model" in a.headers for a, _ in bench_standin.twins(plans, first=1)] == [False, True, False, True]
