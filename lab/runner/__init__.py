@@ -1,6 +1,7 @@
 """The runner: planned trials run under their faults, then judged. Groups of trials with one
-fault window (runner), what a run observes and reuses -- backend events, Redis expiry events and
-commands, the browser (run_context, observe) -- whether a trial's experiment held
-(preconditions), and a failing trial's folder of artifacts (artifacts).
+fault window (runner, groups), what a run reuses -- the browser and its contexts (run_context)
+-- the stand-in model's side of a trial (standin), and the client the runner drives, behind a
+small protocol (client): what a system under test is asked for a trial. The built-in service's
+client, white box, is lab.driver.builtin.
 
 May import: lab.common, lab.stack, lab.faults, lab.plan, lab.model, lab.driver."""

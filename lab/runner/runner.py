@@ -11,34 +11,29 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import redis
 from playwright.async_api import Browser
 
 from lab.model.checker import check_safe
-from lab.driver.driver import ChatDriver
+from lab.driver.builtin import BuiltinClient
 from lab.driver.slots import Slot
-from lab.runner import artifacts, groups
+from lab.runner import groups
 from lab.common.errors import LabError
 from lab.common.wait import bounded
 from lab.plan.lockstep import Lockstep
 from lab.faults import Fault, Targets
-from lab.model.history import Row, Trial
+from lab.model.history import Trial
 from lab.model.outcome import CellOutcome, TrialOutcome
-from lab.driver import conversation
-from lab.runner import preconditions, run_context, standin
+from lab.runner import run_context, standin
+from lab.runner.client import Client, Page
 from lab.runner.run_context import RunContext
 from lab.plan.schedule import Cell, TrialPlan, tagged
 from lab.common.signals import run_async
 from lab.stack import Stack
 from lab.stack.model_link import ModelLink
-from services.chat import session, store
 
 TRIAL_TIMEOUT_BASE_S = 60.0  # a trial's conversation may take at most base + per turn
 TRIAL_TIMEOUT_PER_TURN_S = 15.0
 
-
-QUIESCENCE_TIMEOUT_S = 20.0
-FINAL_READ_TRIES = 3
 # Failing trials per cell that also keep a Playwright trace and a screenshot: a trace zip and a
 # screenshot cost the browser more than the rest of a failing trial's artifacts together, and
 # the 60th identical failure of a cell adds nothing its first ones and its replay do not show.
@@ -57,6 +52,7 @@ class Runner:
         trace: bool = True,
         traced_per_cell: int = TRACED_PER_CELL,
         model: ModelLink | None = None,
+        client: Client[Any] | None = None,
     ) -> None:
         self.stack, self.out_dir, self.concurrency = stack, out_dir, max(1, concurrency)
         self.targets = Targets.of(stack)
@@ -70,6 +66,9 @@ class Runner:
         # The stand-in model the backend takes its replies from (lab chaos --model): each trial's
         # messages carry its id, its calls are read after quiescence and judged by the checker.
         self.model = model
+        # The system under test as the trials drive it (lab.runner.client): by default the
+        # built-in service, seen white-box.
+        self.client: Client[Any] = client or BuiltinClient(stack, self._toxics)
 
     def run(self, cells: list[tuple[Cell, list[TrialPlan]]]) -> list[CellOutcome]:
         # A SIGINT/SIGTERM/SIGHUP cancels the run's main task (every finally runs: browser
@@ -82,7 +81,10 @@ class Runner:
         outcomes: list[CellOutcome] = []
         self.finished = outcomes  # filled as trials finish: what a Ctrl-C leaves to report
         try:
-            async with run_context.opened(self.stack, self.concurrency, self.trace, self.out_dir) as ctx:
+            async with (
+                self.client.observed(),
+                run_context.opened(self.stack, self.concurrency, self.trace, self.out_dir) as ctx,
+            ):
                 self._ctx = ctx
                 # Cells under the same fault share one fault window, so their trials fill every
                 # browser context (a cell of 5 trials alone would leave most of them idle in its
@@ -186,15 +188,8 @@ class Runner:
                     slot.broken = True  # ... and this context is not trusted again
             if keep:
                 with d.timing("artifacts"):
-                    outcome.artifacts = await artifacts.write(
-                        self.out_dir / "trials" / plan.trial_id,
-                        outcome,
-                        d,
-                        dump,
-                        shot,
-                        self.ctx.events,
-                        self.ctx.commands,
-                        self.ctx.expired,
+                    outcome.artifacts = await self.client.artifacts(
+                        self.out_dir / "trials" / plan.trial_id, outcome, d, dump, shot
                     )
             outcome.phases = d.timing.seconds
         finally:
@@ -205,7 +200,7 @@ class Runner:
 
     async def _converse(
         self, browser: Browser, plan: TrialPlan, step: "Lockstep | None", evidence: str | None, slot: Slot
-    ) -> tuple[ChatDriver, Trial, float]:
+    ) -> tuple[Page, Trial, float]:
         """Phase 1 under a deadline: a hung browser step makes the trial unknown (naming the
         step), never the run hang."""
         t0 = time.monotonic()
@@ -222,18 +217,11 @@ class Runner:
         # Once a cell has its traced failing trials, its further trials run untraced: a trace
         # costs the browser about a quarter of a trial (measured: 0.24 vs 0.19 s per trial).
         traced_enough = self._traced.get(plan.cell.cell_id, 0) >= self.traced_per_cell
-        d = ChatDriver(
-            browser,
-            self.stack.cfg.chat_url,
-            plan.headers,
-            self.ctx.events,
-            stream=plan.cell.stream,
-            trace=self.trace and not traced_enough,
-        )
+        d = self.client.driver(browser, plan, self.trace and not traced_enough)
         limit_s = TRIAL_TIMEOUT_BASE_S + TRIAL_TIMEOUT_PER_TURN_S * plan.cell.turns
         try:
             async with standin.paced(standin.serving(self.model, plan), plan):
-                await asyncio.wait_for(conversation.run(plan, d, trial, step, evidence, slot, self._toxics), limit_s)
+                await asyncio.wait_for(self.client.converse(plan, d, trial, step, evidence, slot), limit_s)
         except TimeoutError:
             trial.errors.append(f"trial exceeded {limit_s:.0f} s while the driver was at: {d.phase}")
             trial.refresh_reached = False
@@ -257,70 +245,23 @@ class Runner:
         except LabError as exc:
             return {"error": str(exc)}
 
-    def _read_store(self, sid: str) -> store.Stored:
-        """The conversation as Redis holds it, read directly (the lab's own instrument, not the
-        app's path): a timeout here is the machine's, so the read is tried FINAL_READ_TRIES times."""
-        for attempt in range(1, FINAL_READ_TRIES + 1):
-            r = redis.Redis.from_url(self.stack.cfg.redis_url, socket_timeout=5)
-            try:
-                return store.stored(r, sid)  # the service's own layouts (a list, a document)
-            except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
-                if attempt == FINAL_READ_TRIES:
-                    raise
-            finally:
-                r.close()
-        raise AssertionError("unreachable")
-
-    async def _final_read(self, d: ChatDriver, trial: Trial) -> tuple[str | None, dict[str, Any], float | None]:
-        """The conversation as Redis holds it: (its session, the key's dump, when it was read)."""
-        t_read = time.perf_counter()
-        # The conversation's session: the one the backend logged for the trial's last send
-        # (read from its events, not from the browser's cookies: no round trip per turn).
-        sid = d.session_id = self.ctx.events.session_of([s.id for s in trial.sends]) or d.session_id
-        dump: dict[str, Any] = {}
-        read_at: float | None = None
-        if sid is not None:
-            key = session.key(sid)
-            try:
-                got = await asyncio.to_thread(self._read_store, sid)
-                dump = {"key": got.key, "layout": got.layout, "pttl_ms": got.pttl_ms, "rows": got.raw}
-                read_at = time.time()
-                trial.final_rows = [Row(row.id, row.role) for row in got.rows]
-            except (redis.exceptions.RedisError, ValueError) as exc:
-                trial.errors.append(f"final read: {exc}")
-            if dump.get("pttl_ms") == -2:
-                # The key is gone: its "expired" event (if that is why) may still be in flight;
-                # once a mark published now is back, every earlier event is in.
-                await asyncio.to_thread(self.ctx.expired.sync, 1.0)
-            trial.key_expired = key in self.ctx.expired.keys
-        else:
-            trial.errors.append(
-                "no session to read: the backend logged no chat.received for the trial's sends"
-                " and the page held no session cookie"
-            )
-        d.timing.add("final_read", time.perf_counter() - t_read)
-        return sid, dump, read_at
-
     async def _finish(
-        self, plan: TrialPlan, fault: Fault, d: ChatDriver, trial: Trial, conversation_s: float
+        self, plan: TrialPlan, fault: Fault, d: Page, trial: Trial, conversation_s: float
     ) -> tuple[TrialOutcome, dict[str, Any]]:
         """Phase 2 (faults healed): quiescence, the final read from Redis, the checker."""
         t0 = time.monotonic()
-        ids = {s.id for s in trial.sends}
-        with d.timing("quiescence"):
-            if not await self.ctx.events.wait_until(lambda: self.ctx.events.quiescent(ids), QUIESCENCE_TIMEOUT_S):
-                trial.errors.append("the backend did not finish its requests (no quiescence)")
+        await self.client.quiesce(d, trial)
         # The stand-in's record is read beside Redis (both after quiescence, neither waits on the
         # other); what is left of it after the final read is the phase's.
         t_read = time.perf_counter()
         model = standin.serving(self.model, plan)
-        (sid, dump, read_at), _ = await asyncio.gather(self._final_read(d, trial), standin.read_calls(model, trial))
+        (sid, dump, read_at), _ = await asyncio.gather(
+            self.client.final_read(d, trial), standin.read_calls(model, trial)
+        )
         waited_s = time.perf_counter() - t_read - d.timing.seconds.get("final_read", 0.0)
         if model is not None:
             d.timing.add("model_record", max(0.0, waited_s))
-        preconditions.check(
-            plan, fault, trial, self.ctx.events, self.ctx.expired.at.get(session.key(sid)) if sid else None, read_at
-        )
+        self.client.preconditions(plan, fault, trial, sid, read_at)
         with d.timing("check"):
             result = check_safe(trial)
         if trial.errors and result.validity == "valid":

@@ -7,7 +7,7 @@ import uuid
 
 import redis
 
-from lab.runner.observe import ExpiredKeys, RedisCommands
+from lab.driver.observe import ExpiredKeys, RedisCommands
 from lab.stack.native import NativeStack
 from lab.common.wait import wait_until
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from lab.driver.driver import ChatDriver
-from lab.runner.observe import ExpiredKeys, RedisCommands
+from lab.driver.observe import ExpiredKeys, RedisCommands
 from lab.model.outcome import TrialOutcome
 from lab.stack.events import BackendEvents
 from services.chat import session

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from lab.model.history import Send, Trial
-from lab.runner.preconditions import window_missed
+from lab.driver.preconditions import window_missed
 
 
 def _trial(last_status: int | None, outcome: str = "info") -> Trial:

@@ -1,0 +1,157 @@
+"""The runner (lab.runner.runner) with the `none` fault and a client of the test's own making
+(lab.runner.client.Client): the runner owns the loop -- the client's observers open around the
+whole run, every planned trial driven once through the client, checked by the one checker,
+reported to on_trial, its context put back -- and asks the client, not the built-in service,
+for the conversation, the quiescence, the final read, the preconditions and the artifacts."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lab.common.config import LabConfig
+from lab.common.phases import Phases
+from lab.driver.slots import Pool, Slot
+from lab.model.history import Row, Send, Trial
+from lab.model.outcome import TrialOutcome
+from lab.plan.schedule import Cell, plan_cell
+from lab.runner import runner as runner_mod
+from lab.runner.run_context import RunContext
+from tests.helpers import run_async
+
+
+class FakePage:
+    def __init__(self) -> None:
+        self.timing, self.phase, self.sends, self.trace = Phases(), "created", [], False
+        self.closed = False
+
+    async def screenshot(self) -> bytes | None:
+        return None
+
+    async def close(self, trace_dir: Path | None = None) -> None:
+        self.closed = True
+
+
+class FakeClient:
+    """A system that stores every acknowledged turn, except the turns in ``lose``."""
+
+    def __init__(self, lose: set[int] | None = None) -> None:
+        self.lose = lose or set()
+        self.log: list[str] = []
+        self.observing = False
+
+    @asynccontextmanager
+    async def observed(self) -> AsyncIterator[None]:
+        self.log.append("observe")
+        self.observing = True
+        try:
+            yield
+        finally:
+            self.observing = False
+            self.log.append("unobserve")
+
+    def driver(self, browser: Any, plan: Any, trace: bool) -> FakePage:
+        return FakePage()
+
+    async def converse(self, plan: Any, d: FakePage, trial: Trial, step: Any, evidence: Any, slot: Any) -> None:
+        assert self.observing, "a trial ran outside the client's observers"
+        for turn, text in enumerate(plan.messages, 1):
+            s = Send(f"{plan.trial_id}-{turn}", text, turn, t_invoke=100.0 + turn)
+            s.complete("ok", 200, "", 100.5 + turn)
+            d.sends.append(s)
+        trial.sends = d.sends
+        trial.refresh_reached = True
+        trial.page_after_refresh = [Row(s.id, r) for s in d.sends for r in ("user", "assistant")]
+        self.log.append(f"converse {plan.trial_id}")
+
+    async def quiesce(self, d: FakePage, trial: Trial) -> None:
+        self.log.append(f"quiesce {trial.trial_id}")
+
+    async def final_read(self, d: FakePage, trial: Trial) -> tuple[str | None, dict[str, Any], float | None]:
+        trial.final_rows = [Row(s.id, r) for s in trial.sends if s.turn not in self.lose for r in ("user", "assistant")]
+        return "sid", {"rows": len(trial.final_rows)}, 1.0
+
+    def preconditions(self, plan: Any, fault: Any, trial: Trial, sid: str | None, read_at: float | None) -> None:
+        assert sid == "sid" and read_at == 1.0
+
+    async def artifacts(self, folder: Path, outcome: Any, d: FakePage, dump: dict[str, Any], shot: Any) -> Path:
+        self.log.append(f"artifacts {outcome.plan.trial_id} {dump}")
+        return folder
+
+
+class Toxiproxy:
+    def reset(self) -> None:
+        pass
+
+    def snapshot(self) -> dict[str, Any]:
+        return {}
+
+
+class Stack:
+    mode = "native"
+    cfg = LabConfig()
+
+    def heal(self) -> None:
+        pass
+
+
+@pytest.fixture
+def no_browser(monkeypatch: pytest.MonkeyPatch) -> list[Slot]:
+    """The run's browser contexts without a browser: slots the fake client never touches."""
+    made: list[Slot] = []
+
+    async def make() -> Slot:
+        made.append(Slot(None, None))  # type: ignore[arg-type]
+        return made[-1]
+
+    @asynccontextmanager
+    async def opened(stack: Any, slots: int, trace: bool, out_dir: Path) -> AsyncIterator[RunContext]:
+        pool = Pool(make, size=slots)
+        await pool.fill()
+        yield RunContext(None, pool)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(runner_mod.run_context, "opened", opened)
+    return made
+
+
+def _run(client: FakeClient, tmp_path: Path, trials: int) -> tuple[list[TrialOutcome], list[str]]:
+    seen: list[str] = []
+    r = runner_mod.Runner(
+        Stack(),  # type: ignore[arg-type]
+        tmp_path,
+        concurrency=2,
+        on_trial=lambda c, t: seen.append(t.plan.trial_id if t.plan else ""),
+        client=client,
+    )
+    r.targets.toxiproxy = Toxiproxy()  # type: ignore[assignment]
+    cell = Cell((), "none", "settled", 3)
+    [out] = run_async(r._run([(cell, plan_cell(cell, trials, 7))]))
+    return out.trials, seen
+
+
+def test_every_trial_runs_once_through_the_client_inside_its_observers(
+    tmp_path: Path, no_browser: list[Slot]
+) -> None:
+    client = FakeClient()
+    trials, seen = _run(client, tmp_path, 5)
+    assert sorted(seen) == sorted(t.plan.trial_id for t in trials if t.plan) and len(set(seen)) == 5
+    assert {t.result.validity for t in trials} == {"valid"}, [t.result.reasons for t in trials]
+    assert client.log[0] == "observe" and client.log[-1] == "unobserve"
+    assert sum(e.startswith("converse") for e in client.log) == 5 == sum(e.startswith("quiesce") for e in client.log)
+    assert not any(e.startswith("artifacts") for e in client.log)  # nothing failed: nothing kept
+    assert len(no_browser) == 2  # concurrency 2: two contexts, reused
+
+
+def test_a_turn_the_clients_store_lost_fails_the_trial_and_keeps_its_artifacts(
+    tmp_path: Path, no_browser: list[Slot]
+) -> None:
+    client = FakeClient(lose={2})
+    trials, _ = _run(client, tmp_path, 2)
+    assert {t.result.validity for t in trials} == {"invalid"}
+    assert all(t.result.lost for t in trials)
+    kept = [e for e in client.log if e.startswith("artifacts")]
+    assert len(kept) == 2 and all("{'rows': 4}" in e for e in kept)  # the client's own dump
