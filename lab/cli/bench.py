@@ -92,7 +92,7 @@ def _add_standin(be: argparse.ArgumentParser) -> None:
         metavar="N",
         help="the stand-in model's cost: twin pairs per round -- each plan of the correct cell once on the "
         "service's in-process fake and once on the stand-in, back to back, no model latency on either "
-        "(default 20; 0 skips it)",
+        "(default 40; 0 skips it)",
     )
     be.add_argument(
         "--standin-rounds",

@@ -226,7 +226,7 @@ class Bench:
     seed: int = 1
     out_root: Path = ROOT / "reports"
     fail_below: bool = False  # exit 1 when a target is missed, not only when nothing was measured
-    standin_trials: int = 20  # twin pairs (fake, stand-in) per round of the stand-in's cost (0: not measured)
+    standin_trials: int = 40  # twin pairs (fake, stand-in) per round of the stand-in's cost (0: not measured)
     standin_rounds: int = 6
     like_trials: int = 30  # per side and round of investigate against chaos (0: not measured)
     like_rounds: int = 4
