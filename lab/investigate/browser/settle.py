@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from playwright.async_api import BrowserContext
 
@@ -52,10 +53,7 @@ async def final_read(
     does before the deadline, or never answers in the spec's form. ``reloaded``: begun beside the
     page's reload -- settled only on a read that began once the reload was done."""
     deadline = time.monotonic() + QUIESCENCE_DEADLINE_S
-    last: Read | None = None
-    since = time.monotonic()
-    seen: list[list[Row]] = []  # distinct contents, in order of first sight
-    ok_reads = changes = returns = 0
+    rule = Settling(time.monotonic())
     request = await pages.identity.history_request(ctx)
     if request is None and reloaded is not None:
         await reloaded.wait()  # (the reload's read may be where the conversation gets its id)
@@ -70,30 +68,64 @@ async def final_read(
         )
         raw: HistoryRead = {"status": resp.status, "body": await resp.text(), "error": None}
         read = as_rows(raw, t)
-        if not read.ok:
-            pass  # a failed read says nothing about the stored history: keep waiting
-        elif last is None or read.rows != last.rows:
-            ok_reads += 1
-            if last is not None:
-                changes += 1
-                # Going back to contents read before is not a write landing late: the
-                # reads disagree with each other.
-                returns += read.rows in seen
-            if read.rows not in seen:
-                seen.append(read.rows or [])
-            last, since = read, time.monotonic()
-        elif time.monotonic() - since >= QUIET_S and after_reload:
-            return last.rows
-        else:
-            ok_reads += 1
-        # A polling interval bounded by the deadline, not a guess at how long a write takes; the
-        # last sleep ends with the quiet stretch (a read then, not up to a poll later).
-        await asyncio.sleep(min(POLL_S, max(0.001, since + QUIET_S - time.monotonic())))
-    if returns >= 2:
-        t.flapping = {"reads": ok_reads, "changes": changes, "returns": returns, "rows": [len(x) for x in seen[:6]]}
-    t.unknown = t.unknown or (
-        "the history never settled (no 2xx read of the spec's form "
-        f"stable for {QUIET_S} s within {QUIESCENCE_DEADLINE_S:g} s)"
-        + (f"; {returns} reads went back to earlier contents" if returns >= 2 else "")
-    )
+        settled = rule.read(read.rows if read.ok else None, time.monotonic(), counts=after_reload)
+        if settled is not None:
+            return settled
+        await asyncio.sleep(rule.poll_s(time.monotonic()))
+    rule.never(t)
     return None
+
+
+@dataclass
+class Settling:
+    """The settle rule, fed one history read at a time -- pure, so that lab investigate's reader
+    and the pytest plugin's (lab.investigate.plugin.recorder) judge alike: settled once the rows
+    stayed the same for QUIET_S; reads that keep going back to earlier contents are flapping."""
+
+    since: float  # when the rows last changed (or the reading began)
+    last: list[Row] | None = None
+    seen: list[list[Row]] = field(default_factory=list)  # distinct contents, in order of first sight
+    ok_reads: int = 0
+    changes: int = 0
+    returns: int = 0
+
+    def read(self, rows: list[Row] | None, now: float, counts: bool = True) -> list[Row] | None:
+        """One read's rows (None: a failed read, which says nothing about the stored history);
+        the rows once they have stayed the same QUIET_S, on a read that ``counts``."""
+        if rows is None:
+            return None
+        if self.last is None or rows != self.last:
+            self.ok_reads += 1
+            if self.last is not None:
+                self.changes += 1
+                # Going back to contents read before is not a write landing late: the reads
+                # disagree with each other.
+                self.returns += rows in self.seen
+            if rows not in self.seen:
+                self.seen.append(rows)
+            self.last, self.since = rows, now
+            return None
+        if now - self.since >= QUIET_S and counts:
+            return rows
+        self.ok_reads += 1
+        return None
+
+    def poll_s(self, now: float) -> float:
+        """A polling interval, not a guess at how long a write takes; the last one ends with the
+        quiet stretch (a read then, not up to a poll later)."""
+        return min(POLL_S, max(0.001, self.since + QUIET_S - now))
+
+    def never(self, t: Trial) -> None:
+        """The history never settled: the trial is unknown (and flapping, where it was)."""
+        if self.returns >= 2:
+            t.flapping = {
+                "reads": self.ok_reads,
+                "changes": self.changes,
+                "returns": self.returns,
+                "rows": [len(x) for x in self.seen[:6]],
+            }
+        t.unknown = t.unknown or (
+            "the history never settled (no 2xx read of the spec's form "
+            f"stable for {QUIET_S} s within {QUIESCENCE_DEADLINE_S:g} s)"
+            + (f"; {self.returns} reads went back to earlier contents" if self.returns >= 2 else "")
+        )

@@ -26,7 +26,7 @@ from lab.investigate.browser.identity import cookie_scope, history_target, local
 from lab.investigate.evidence.keys import KeyReader, key_record
 from lab.investigate.evidence.store import StoreMonitor, fill
 from lab.investigate.evidence.rows import json_path, parse_rows
-from lab.investigate.browser.settle import MODEL_END_DEADLINE_S, QUIESCENCE_DEADLINE_S, QUIET_S, model_unended
+from lab.investigate.browser.settle import MODEL_END_DEADLINE_S, POLL_S, QUIESCENCE_DEADLINE_S, Settling, model_unended
 from lab.investigate.spec.parse import Spec
 from lab.model.history import Row, Send, Trial
 from lab.stack.model_link import ModelLink
@@ -280,26 +280,23 @@ class Recorder:
         return None
 
     def _settled(self, t: Trial) -> list[Row] | None:
-        """The history read until it stays the same for QUIET_S (as lab investigate's)."""
+        """The history read until it stays the same for settle.QUIET_S (lab investigate's rule)."""
         target = history_target(self.spec, self.session_id())
         if target is None:  # no id was ever given: nothing stored to read
             return [] if not t.sends else None
         url, headers = target
-        seen: dict[str, Any] = {"rows": None, "since": time.monotonic()}
+        rule = Settling(time.monotonic())  # lab investigate's settle rule, flapping included
 
         def quiet() -> tuple[list[Row]] | None:  # a tuple: an empty history is an answer too
             resp = self.ctx.request.get(url, headers=headers, fail_on_status_code=False)
             rows = parse_rows(self.spec.history, resp.text()) if 200 <= resp.status < 300 else None
-            if rows is not None and rows != seen["rows"]:
-                seen["rows"], seen["since"] = rows, time.monotonic()
-            elif rows is not None and time.monotonic() - seen["since"] >= QUIET_S:
-                return (rows,)
-            return None
+            settled = rule.read(rows, time.monotonic())
+            return None if settled is None else (settled,)
 
         try:
-            return wait_until(quiet, what="the settled history", timeout_s=QUIESCENCE_DEADLINE_S)[0]
+            return wait_until(quiet, what="the settled history", timeout_s=QUIESCENCE_DEADLINE_S, interval_s=POLL_S)[0]
         except NotReady:
-            t.unknown = f"the history never settled within {QUIESCENCE_DEADLINE_S:g} s"
+            rule.never(t)
             return None
 
     def _key(self, t: Trial) -> None:

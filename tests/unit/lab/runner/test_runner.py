@@ -133,9 +133,7 @@ def _run(client: FakeClient, tmp_path: Path, trials: int) -> tuple[list[TrialOut
     return out.trials, seen
 
 
-def test_every_trial_runs_once_through_the_client_inside_its_observers(
-    tmp_path: Path, no_browser: list[Slot]
-) -> None:
+def test_every_trial_runs_once_through_the_client_inside_its_observers(tmp_path: Path, no_browser: list[Slot]) -> None:
     client = FakeClient()
     trials, seen = _run(client, tmp_path, 5)
     assert sorted(seen) == sorted(t.plan.trial_id for t in trials if t.plan) and len(set(seen)) == 5

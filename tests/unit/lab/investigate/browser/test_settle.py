@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from lab.investigate.browser import settle
-from lab.model.history import Send, Trial
+from lab.model.history import Row, Send, Trial
 from lab.stack.model_link import ModelLink
 
 
@@ -135,3 +135,33 @@ def test_beside_a_reload_a_change_after_it_restarts_the_quiet_stretch(monkeypatc
         assert [r.text for r in rows or []] == ["b"]
 
     asyncio.run(main())
+
+
+def _rows(n: int) -> list[Row]:
+    return [Row(f"m{i}", "user") for i in range(n)]
+
+
+def test_the_settle_rule_settles_once_the_rows_stayed_the_same_for_the_quiet_window() -> None:
+    rule = settle.Settling(0.0)
+    assert rule.read(_rows(1), 0.0) is None  # first sight
+    assert rule.read(None, 0.125) is None  # a failed read says nothing...
+    assert rule.read(_rows(2), 0.25) is None  # a change restarts the stretch
+    assert rule.read(_rows(2), 0.25 + settle.QUIET_S - 0.125) is None
+    assert rule.read(_rows(2), 0.25 + settle.QUIET_S, counts=False) is None  # (a read begun before the reload)
+    assert rule.read(_rows(2), 0.25 + settle.QUIET_S) == _rows(2)
+    assert rule.poll_s(0.25) == settle.POLL_S
+    assert rule.poll_s(0.25 + settle.QUIET_S - 0.03125) == pytest.approx(0.03125)  # the last poll ends with the window
+
+
+def test_reads_that_keep_going_back_never_settle_and_are_flapping() -> None:
+    rule, t = settle.Settling(0.0), Trial("t")
+    for k, n in enumerate([2, 3, 2, 3, 2]):
+        assert rule.read(_rows(n), 0.1 * k) is None
+    rule.never(t)
+    assert t.flapping == {"reads": 5, "changes": 4, "returns": 3, "rows": [2, 3]}
+    assert t.unknown and "3 reads went back to earlier contents" in t.unknown
+    steady, once = settle.Settling(0.0), Trial("u")
+    steady.read(_rows(1), 0.0)
+    steady.read(_rows(2), 0.1)
+    steady.never(once)
+    assert once.flapping is None and once.unknown and once.unknown.startswith("the history never settled")

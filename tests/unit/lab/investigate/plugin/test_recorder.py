@@ -67,3 +67,26 @@ def test_the_sends_made_while_a_test_applied_fault_was_in_force_are_under_it(mon
     assert [recorder._inside(t, on, off) for t in (5.0, 15.0, 20.0)] == [False, True, False]
     assert recorder._inside(99.0, 10.0, None)  # not removed: in force until the test's end
     assert rec._fault_evidence == "proxy redis disabled"
+
+
+def test_the_settled_read_is_lab_investigates_rule_so_reads_going_back_are_flapping(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A history that keeps going back to what it was never settles: the trial is unknown and
+    flapping, as in lab investigate (the history_flapping diagnosis reads it)."""
+    from lab.investigate.plugin import recorder
+
+    bodies = iter([["user:a"], ["user:a", "bot:b"]] * 50)
+
+    def get(url: str, **kw: Any) -> Any:
+        text = json.dumps({"messages": next(bodies)})
+        return SimpleNamespace(status=200, text=lambda: text)
+
+    ctx = SimpleNamespace(pages=[], on=lambda *a: None, request=SimpleNamespace(get=get))
+    rec = Recorder(sp.load(ROOT / "examples" / "foreign-app.toml"), ctx, "redis://x", "t", 1)  # type: ignore[arg-type]
+    monkeypatch.setattr(rec, "session_id", lambda: "s1")
+    monkeypatch.setattr(recorder, "QUIESCENCE_DEADLINE_S", 0.3)
+    t = recorder.Trial("t")
+    assert rec._settled(t) is None
+    assert t.flapping and t.flapping["returns"] >= 2 and t.flapping["rows"] == [1, 2]
+    assert t.unknown and "reads went back to earlier contents" in t.unknown
