@@ -90,3 +90,23 @@ def test_the_settled_read_is_lab_investigates_rule_so_reads_going_back_are_flapp
     assert rec._settled(t) is None
     assert t.flapping and t.flapping["returns"] >= 2 and t.flapping["rows"] == [1, 2]
     assert t.unknown and "reads went back to earlier contents" in t.unknown
+
+
+def test_a_send_is_answered_with_its_first_byte_not_its_bodys_end() -> None:
+    """A user's test that awaits fetch() has the status with the headers and may send the next
+    message before the body is in: the send's answer is then, as the lab's own page logs it."""
+    rec = Recorder(sp.load(ROOT / "examples" / "foreign-app.toml"), FakeContext(), "redis://x", "t", 1)  # type: ignore[arg-type]
+    timing = {"startTime": 1_000_000.0, "responseStart": 5.0, "responseEnd": 45.0}
+    req = SimpleNamespace(post_data=json.dumps({"message": "hi"}), timing=timing, failure=None)
+    resp = SimpleNamespace(status=200, headers={}, text=lambda: json.dumps({"reply": "hello"}), request=req)
+    s = rec._send(req, resp)  # type: ignore[arg-type]
+    assert s.outcome == "ok" and s.t_invoke == 1000.0 and s.t_complete == 1000.005 and s.ms == 5.0
+    failed = rec._send(SimpleNamespace(post_data="{}", timing={**timing, "responseEnd": -1}, failure="net::ERR"), None)  # type: ignore[arg-type]
+    assert failed.outcome == "info" and failed.t_complete is not None and failed.t_complete >= 1000.0
+
+
+def test_the_tests_model_calls_begin_at_its_own_start_not_a_second_before() -> None:
+    """A user's tests may send the same texts test after test: the calls of the test before,
+    which end within a second of this one's start, are not this test's."""
+    rec = Recorder(sp.load(ROOT / "examples" / "foreign-app.toml"), FakeContext(), "redis://x", "t", 1)  # type: ignore[arg-type]
+    assert rec._t0 - rec._calls_from <= 0.010
