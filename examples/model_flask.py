@@ -1,11 +1,12 @@
 """A chat backend that calls a model, in the most common Python deployment: Flask on gunicorn's
-sync workers (a connection per request, so a browser's requests land on any worker), the
+sync workers (a connection per request; with --reuse-port each worker has its own socket and the
+kernel spreads connections over them, so a browser's requests land on any worker), the
 `openai` SDK reading OPENAI_BASE_URL and OPENAI_API_KEY, and the history kept as LangChain's
 RedisChatMessageHistory keeps it (JSON messages LPUSHed to ``message_store:<thread>``, read
 back with LRANGE and reversed). The page mints its own thread id and sends it as ``?thread=``.
 
     REDIS_URL=redis://127.0.0.1:16380/0 OPENAI_BASE_URL=http://127.0.0.1:18411/v1 \\
-    OPENAI_API_KEY=x WEB_CONCURRENCY=2 python -m gunicorn -b 127.0.0.1:18196 --chdir examples model_flask:app
+    OPENAI_API_KEY=x WEB_CONCURRENCY=2 python -m gunicorn --reuse-port -b 127.0.0.1:18196 --chdir examples model_flask:app
 
 Correct by default: every turn's prompt is the history read from Redis; the user's message is
 stored before the model is called and the reply once it answers (each with the TTL, in one MULTI),
