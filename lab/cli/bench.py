@@ -65,42 +65,35 @@ def add(sub: Any) -> None:
     be.set_defaults(func=run, long_running=True)
 
 
-def _add_like(be: argparse.ArgumentParser) -> None:
+def _add_measure(be: argparse.ArgumentParser, name: str, trials_help: str, rounds_help: str) -> None:
+    """A measure's ``--NAME-trials N`` (0 skips it) and ``--NAME-rounds R``."""
     be.add_argument(
-        "--like-trials",
-        type=opt_int("--like-trials", 0, 1000),
-        default=None,
-        metavar="N",
-        help="investigate against lab chaos: trials of the same experiment (the correct cell) per side "
-        "and round, lab chaos on the built-in service, lab investigate on it as a black box "
-        "(examples/chat-service.toml) (default 30; 0 skips it)",
+        f"--{name}-trials", type=opt_int(f"--{name}-trials", 0, 1000), default=None, metavar="N", help=trials_help
     )
     be.add_argument(
-        "--like-rounds",
-        type=opt_int("--like-rounds", 1, 100),
-        default=None,
-        metavar="R",
-        help="rounds of investigate against lab chaos, the sides in ABBA order (default 4)",
+        f"--{name}-rounds", type=opt_int(f"--{name}-rounds", 1, 100), default=None, metavar="R", help=rounds_help
+    )
+
+
+def _add_like(be: argparse.ArgumentParser) -> None:
+    _add_measure(
+        be,
+        "like",
+        "investigate against lab chaos: trials of the same experiment (the correct cell) per side "
+        "and round, lab chaos on the built-in service, lab investigate on it as a black box "
+        "(examples/chat-service.toml) (default 30; 0 skips it)",
+        "rounds of investigate against lab chaos, the sides in ABBA order (default 4)",
     )
 
 
 def _add_standin(be: argparse.ArgumentParser) -> None:
-    be.add_argument(
-        "--standin-trials",
-        type=opt_int("--standin-trials", 0, 1000),
-        default=None,
-        metavar="N",
-        help="the stand-in model's cost: twin pairs per round -- each plan of the correct cell once on the "
+    _add_measure(
+        be,
+        "standin",
+        "the stand-in model's cost: twin pairs per round -- each plan of the correct cell once on the "
         "service's in-process fake and once on the stand-in, back to back, no model latency on either "
         "(default 40; 0 skips it)",
-    )
-    be.add_argument(
-        "--standin-rounds",
-        type=opt_int("--standin-rounds", 1, 100),
-        default=None,
-        metavar="R",
-        help="rounds of the stand-in's cost, one trial at a time, the twin that runs first alternating "
-        "(ABBA) (default 6)",
+        "rounds of the stand-in's cost, one trial at a time, the twin that runs first alternating (ABBA) (default 6)",
     )
 
 

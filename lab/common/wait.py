@@ -125,3 +125,10 @@ async def bounded(aw: Awaitable[T], timeout_s: float) -> T | None:
         return await asyncio.wait_for(aw, timeout_s)
     except Exception:  # TimeoutError included
         return None
+
+
+def quiet_poll_s(interval_s: float, since: float, window_s: float, now: float) -> float:
+    """How long to sleep before the next read of something that must stay unchanged for
+    ``window_s`` since ``since``: a polling interval, the last one clipped to end with the window
+    (a read then, not up to a poll later); never 0, which would spin."""
+    return min(interval_s, max(0.001, since + window_s - now))

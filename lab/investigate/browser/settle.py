@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from playwright.async_api import BrowserContext
 
+from lab.common.wait import quiet_poll_s
 from lab.investigate.evidence.answers import HistoryRead
 from lab.investigate.browser.pages import Pages, Read
 from lab.model.history import Row, Trial
@@ -113,7 +114,7 @@ class Settling:
     def poll_s(self, now: float) -> float:
         """A polling interval, not a guess at how long a write takes; the last one ends with the
         quiet stretch (a read then, not up to a poll later)."""
-        return min(POLL_S, max(0.001, self.since + QUIET_S - now))
+        return quiet_poll_s(POLL_S, self.since, QUIET_S, now)
 
     def never(self, t: Trial) -> None:
         """The history never settled: the trial is unknown (and flapping, where it was)."""

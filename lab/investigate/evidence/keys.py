@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import redis
 
+from lab.common.wait import quiet_poll_s
 from lab.model.history import TtlObs
 from lab.model.store import carries
 
@@ -118,8 +119,7 @@ class KeyReader:
         while True:
             # Polled at short intervals, bounded by the deadline: the window is a measure of how
             # long the key stayed the same, not a guess at when the app is done.
-            # (The last sleep ends with the quiet window: a read then, not up to a poll later.)
-            await asyncio.sleep(min(SETTLE_POLL_S, max(0.001, since + quiet_s - time.monotonic())))
+            await asyncio.sleep(quiet_poll_s(SETTLE_POLL_S, since, quiet_s, time.monotonic()))
             cur = self.snapshot(key)
             if not _same(prev, cur):
                 first, since = cur, time.monotonic()
