@@ -133,10 +133,10 @@ class ModelLink:
         with urllib.request.urlopen(req, timeout=5):
             pass
 
-    def pace(self, match: str, token_ms: int) -> None:
-        """The calls carrying ``match`` stream a token every ``token_ms``: a reply that takes
-        time to stream, so a cut mid-stream can land inside it."""
-        self.plan(match, token_ms=token_ms)
+    def pace(self, match: str, token_ms: int, ttft_ms: int = 0) -> None:
+        """The calls carrying ``match`` stream a token every ``token_ms``, the first ``ttft_ms``
+        on: a reply that takes time to stream, so a cut mid-stream can land inside it."""
+        self.plan(match, token_ms=token_ms, ttft_ms=ttft_ms)
 
     def unpace(self, match: str) -> None:
         self.unplan(match)
