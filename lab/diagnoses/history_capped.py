@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from lab.diagnoses import Diagnosis, Evidence, explained, few, ids, register
+from lab.diagnoses import Diagnosis, Evidence, Judged, explained, few, ids, register
+
+
+def _oldest_only(j: Judged) -> bool:
+    """The turns missing are the oldest acknowledged ones: the first of the acknowledged turns,
+    not of every turn -- a send whose answer the page never saw (its outcome unknown) is neither
+    kept nor lost, and does not break the cap's shape (a 12-turn trial of a CI run, 2026-12-05,
+    whose turn 9 went unanswered to the page, was called acked_lost)."""
+    return j.lost_user == j.acked[: len(j.lost_user)]
 
 
 @register("history_capped", needs=("no_fault",), explains_loss=True, after=("session_cookie_path",))
@@ -12,7 +20,7 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
     hit = [j for j in pool if j.lost_user]
     if not hit:
         return None
-    oldest_only = all(j.lost_user == list(range(1, len(j.lost_user) + 1)) for j in hit)
+    oldest_only = all(_oldest_only(j) for j in hit)
     lengths = {len(j.trial.final_rows or []) for j in hit}
     if not oldest_only or len(lengths) != 1 or len(hit) < 2:
         return None
@@ -34,7 +42,7 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
         if j.trial.fault != "none"
         and j.lost_user
         and not j.cut
-        and j.lost_user == list(range(1, len(j.lost_user) + 1))
+        and _oldest_only(j)
         and len(j.trial.final_rows or []) == cap
     ]
     return Diagnosis(

@@ -771,3 +771,16 @@ def test_a_turn_redis_holds_is_not_lost_beside_a_copy_that_lags_the_store() -> N
     lost = _trial("t1", _rows("u1", "a1", "u2", "a2"), redis_final=dict(stored, stored_turns=[1, 2]))
     d = dg.REGISTRY["acked_lost"].fn(dg.Evidence([lost], dg.judge([lost]), [copy]))
     assert d is not None and "turns [3]" in d.evidence
+
+
+def test_a_send_the_page_never_saw_answered_does_not_break_a_caps_shape() -> None:
+    """A 12-turn trial whose turn 9 went unanswered to the page (outcome unknown: neither kept nor
+    lost) and whose history kept turns 11-12: only the oldest acknowledged turns are missing."""
+    sends = [_send(i) if i != 9 else _send(9, "info", None) for i in range(1, 13)]
+    long = _trial("l0", _rows("u11", "a11", "u12", "a12"), sends)
+    short = [_trial(f"s{i}", _rows("u2", "a2", "u3", "a3")) for i in range(2)]
+    ds = dg.diagnose(short + [long])
+    assert [(d.code, d.k, d.n) for d in ds if d.code != "errors_without_fault"] == [("history_capped", 3, 3)]
+    # A turn acknowledged and missing between kept ones is no cap.
+    hole = _trial("h0", _rows("u1", "a1", "u3", "a3"))
+    assert "history_capped" not in codes(short + [hole])
