@@ -1,4 +1,9 @@
-"""History reads fail with no fault injected; the page then shows an empty history."""
+"""History reads fail with no fault injected; the page then shows an empty history.
+
+Only an answer the app gave counts (a non-2xx status). A read with no answer is what the browser's
+own failed fetch leaves too: on a loaded CI runner (2026-12-05) the correct built-in service's page
+read "TypeError: Failed to fetch" once in 108 reads, and this was drawn against it. Where two
+mechanisms leave the same evidence it counts for neither."""
 
 from __future__ import annotations
 
@@ -6,7 +11,7 @@ from lab.diagnoses import Diagnosis, Evidence, few, ids, register
 
 
 def _bad(s: int | None) -> bool:
-    return s is None or not 200 <= s < 300
+    return s is not None and not 200 <= s < 300
 
 
 @register("history_reads_failing", needs=("no_fault",))

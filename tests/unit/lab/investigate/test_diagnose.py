@@ -784,3 +784,15 @@ def test_a_send_the_page_never_saw_answered_does_not_break_a_caps_shape() -> Non
     # A turn acknowledged and missing between kept ones is no cap.
     hole = _trial("h0", _rows("u1", "a1", "u3", "a3"))
     assert "history_capped" not in codes(short + [hole])
+
+
+def test_a_read_or_send_with_no_answer_is_not_the_apps_failure() -> None:
+    """No answer at all (the browser's own failed fetch, a click that sent nothing) is what the
+    lab's own step leaves too: neither history_reads_failing nor errors_without_fault from it."""
+    r = _trial("t0", FULL, page=[], page_error="TypeError: Failed to fetch")
+    r.history_reads = [200, None, 200]  # type: ignore[list-item]
+    unsent = _trial("t1", FULL[:4], [_send(1), _send(2), _send(3, "info", None)])
+    found = codes([r, unsent])
+    assert "history_reads_failing" not in found and "errors_without_fault" not in found, found
+    answered = _trial("t2", FULL, [_send(1), _send(2), _send(3, "info", 503)])
+    assert "errors_without_fault" in codes([answered])
