@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from lab.plan.lockstep import Lockstep
 
 
-class Page(Protocol):
+class TrialPage(Protocol):
     """One trial's page as the runner sees it: where its time went, the step it is at (named if
     the trial times out), its sends, and its browser artifacts."""
 
@@ -38,7 +38,7 @@ class Page(Protocol):
     async def close(self, trace_dir: Path | None = None) -> None: ...
 
 
-P = TypeVar("P", bound=Page)
+P = TypeVar("P", bound=TrialPage)
 
 
 class Client(Protocol[P]):

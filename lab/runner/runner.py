@@ -24,7 +24,7 @@ from lab.faults import Fault, Targets
 from lab.model.history import Trial
 from lab.model.outcome import CellOutcome, TrialOutcome
 from lab.runner import run_context, standin
-from lab.runner.client import Client, Page
+from lab.runner.client import Client, TrialPage
 from lab.runner.run_context import RunContext
 from lab.plan.schedule import Cell, TrialPlan, tagged
 from lab.common.signals import run_async
@@ -164,15 +164,16 @@ class Runner:
         """One trial in a pooled browser context: the conversation, then at once (a short TTL
         would otherwise expire the key before it is read) quiescence, the final read from
         Redis, the checker. Trace and screenshot are kept for failing trials only."""
-        if standin.serving(self.model, plan) is not None:
+        model = standin.serving(self.model, plan)  # the stand-in serving this trial's calls, if any
+        if model is not None:
             plan = tagged(plan)
         t_queued = time.perf_counter()
         slot = await self.ctx.slots.take()
         waited_s = time.perf_counter() - t_queued
         try:
-            d, trial, conv_s = await self._converse(browser, plan, step, evidence, slot)
+            d, trial, conv_s = await self._converse(browser, plan, model, step, evidence, slot)
             d.timing.add("slot", waited_s)
-            outcome, dump = await self._finish(plan, fault, d, trial, conv_s)
+            outcome, dump = await self._finish(plan, model, fault, d, trial, conv_s)
             keep = outcome.failed and self.keep_artifacts
             # Trace and screenshot (the browser's costliest artifacts) for the first failing
             # trials of each cell; every failing trial keeps its logs, dumps and replay command.
@@ -199,8 +200,14 @@ class Runner:
         return outcome
 
     async def _converse(
-        self, browser: Browser, plan: TrialPlan, step: "Lockstep | None", evidence: str | None, slot: Slot
-    ) -> tuple[Page, Trial, float]:
+        self,
+        browser: Browser,
+        plan: TrialPlan,
+        model: ModelLink | None,
+        step: "Lockstep | None",
+        evidence: str | None,
+        slot: Slot,
+    ) -> tuple[TrialPage, Trial, float]:
         """Phase 1 under a deadline: a hung browser step makes the trial unknown (naming the
         step), never the run hang."""
         t0 = time.monotonic()
@@ -220,7 +227,7 @@ class Runner:
         d = self.client.driver(browser, plan, self.trace and not traced_enough)
         limit_s = TRIAL_TIMEOUT_BASE_S + TRIAL_TIMEOUT_PER_TURN_S * plan.cell.turns
         try:
-            async with standin.paced(standin.serving(self.model, plan), plan):
+            async with standin.paced(model, plan):
                 await asyncio.wait_for(self.client.converse(plan, d, trial, step, evidence, slot), limit_s)
         except TimeoutError:
             trial.errors.append(f"trial exceeded {limit_s:.0f} s while the driver was at: {d.phase}")
@@ -246,7 +253,7 @@ class Runner:
             return {"error": str(exc)}
 
     async def _finish(
-        self, plan: TrialPlan, fault: Fault, d: Page, trial: Trial, conversation_s: float
+        self, plan: TrialPlan, model: ModelLink | None, fault: Fault, d: TrialPage, trial: Trial, conversation_s: float
     ) -> tuple[TrialOutcome, dict[str, Any]]:
         """Phase 2 (faults healed): quiescence, the final read from Redis, the checker."""
         t0 = time.monotonic()
@@ -254,7 +261,6 @@ class Runner:
         # The stand-in's record is read beside Redis (both after quiescence, neither waits on the
         # other); what is left of it after the final read is the phase's.
         t_read = time.perf_counter()
-        model = standin.serving(self.model, plan)
         (sid, dump, read_at), _ = await asyncio.gather(
             self.client.final_read(d, trial), standin.read_calls(model, trial)
         )

@@ -28,7 +28,9 @@ def env(tmp_path: Path) -> Iterator[dict[str, str]]:
 def test_chaos_on_the_stand_in_says_which_defect_tells_the_model_less(env: dict[str, str], tmp_path: Path) -> None:
     reports = tmp_path / "reports"
     only = "profile=correct|ttl_set_once;fault=ttl_elapse:ttl_ms=1000"
-    args = ("chaos", "--model", "--trials", "3", "--max-trials", "3", "--seed", "5", "--only", only)
+    # --max-trials 6: a cell whose 3 trials a loaded machine left all unknown (the pace
+    # ttl_elapse needs did not hold) gets 3 more, as every lab chaos run replaces them.
+    args = ("chaos", "--model", "--trials", "3", "--max-trials", "6", "--seed", "5", "--only", only)
     res = run_lab(env, *args, "--reports", str(reports))
     assert res.returncode == 0, res.stdout + res.stderr
     assert "Run valid" in res.stdout and "The model's side:" in res.stdout, res.stdout

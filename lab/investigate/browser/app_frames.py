@@ -185,9 +185,9 @@ async def send(page: Page, spec: Spec, text: str, cut: bool, in_page: bool = Fal
     if cut:
         await page.evaluate("() => { window.__labCutArmed = true; }")  # cut_hook closes at the first fragment
     try:
-        await app_page._type_and_send(page, spec.page, text, in_page)
+        await app_page.type_and_send(page, spec.page, text, in_page)
     except PlaywrightTimeout as exc:
-        return app_page._no_answer(t0, spec, exc)
+        return app_page.no_answer(t0, spec, exc)
     out: Answer = {"status": None, "type": "frames", "body": "", "ms": 0.0, "error": None, "cut": None}
     out |= {"start": None, "end": None, "reply": None, "frames": 0}
     await _follow(log, i, spec, text, cut, out, t0 + spec.chat.timeout_s)
@@ -218,7 +218,7 @@ async def _follow(log: FrameLog, i: int, spec: Spec, text: str, cut: bool, out: 
             out["error"] = out["error"] or (
                 f"no {t.end} frame within {spec.chat.timeout_s:g} s"
                 if out["start"]
-                else f"the page sent no frame holding the message within {spec.chat.timeout_s:g} s"
+                else f"{app_page.NOT_SENT} frame holding the message within {spec.chat.timeout_s:g} s"
             )
             break
         i += 1

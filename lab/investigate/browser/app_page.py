@@ -8,22 +8,23 @@ with the selector ("page: ..."), not a trial outcome.
 
 from __future__ import annotations
 
-import asyncio
 
-import json
 import re
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, cast
+from typing import Any
 from urllib.parse import urlsplit
 
-from playwright.async_api import Error as PlaywrightError, Page, Response, TimeoutError as PlaywrightTimeout
+from playwright.async_api import Error as PlaywrightError, Page, Request, Response, TimeoutError as PlaywrightTimeout
 
 from lab.investigate.evidence.answers import Answer, HistoryRead
-from lab.investigate.browser.page import ANSWER_KEY, LOST_ANSWER, TAKE_ANSWER_JS
 from lab.investigate.spec.parse import PageSpec, Spec
 
 SELECTOR_TIMEOUT_MS = 5_000  # the page is up: an element that is not there by now is not coming
+# What a send's error begins with when the app's page sent nothing at all (no POST, no frame):
+# the lab's step failed, so the trial is unknown (lab.investigate.run.blackbox), never "the app
+# gave no answer".
+NOT_SENT = "the page sent no"
 
 
 def path_pattern(path: str) -> re.Pattern[str]:
@@ -31,7 +32,7 @@ def path_pattern(path: str) -> re.Pattern[str]:
     return re.compile("^" + "[^/]+".join(re.escape(p) for p in path.split("{session}")) + "$")
 
 
-def _matches(path: str, method: str) -> Callable[[Response], bool]:
+def matches(path: str, method: str) -> Callable[[Response], bool]:
     """A request of the page to ``path``."""
     pattern = path_pattern(path)
     return lambda r: r.request.method == method and pattern.match(urlsplit(r.url).path) is not None
@@ -51,7 +52,7 @@ async def load(
     pg = spec.page
     assert pg is not None
     wait_s = timeout_s or spec.chat.timeout_s
-    history = _matches(spec.history.path, "GET")
+    history = matches(spec.history.path, "GET")
     try:
         async with page.expect_response(lambda r: history(r) and counts(), timeout=wait_s * 1000) as info:
             await navigate()
@@ -132,29 +133,41 @@ async def send(page: Page, spec: Spec, text: str, cut: bool, in_page: bool = Fal
     ``start`` / ``end`` when the request left and its answer ended (epoch s). ``in_page``:
     typed and submitted by the page's own script (two tabs at once)."""
     t0 = time.monotonic()
-    resp = await _post(page, spec, text, in_page, _matches(spec.chat.path, "POST"), t0)
+    resp = await post(page, spec, text, in_page, matches(spec.chat.path, "POST"), t0)
     if isinstance(resp, dict):
         return resp
-    out = _head(resp, t0)
+    out = head(resp, t0)
     if cut:
         # The answer has started: refresh now, as the user who does not wait for the reply.
         out["cut"] = True
         return out
-    return await _finish(page, spec, resp, out)
+    return await finish(page, spec, resp, out)
 
 
-async def _post(
+async def post(
     page: Page, spec: Spec, text: str, in_page: bool, is_post: Callable[[Response], bool], t0: float
 ) -> Response | Answer:
     """The page's POST of ``text``, answered (its body not read yet), or the raw failure."""
     pg = spec.page
     assert pg is not None
+    # The page's requests to the chat path, watched beside the answer: a POST that never left
+    # the page is the lab's failed step (a click lost on a loaded machine), not an app that gave
+    # no answer -- both leave "no answer", and only this tells them apart.
+    pattern, left = path_pattern(spec.chat.path), []
+
+    def leaving(r: Request) -> None:
+        if r.method == "POST" and pattern.match(urlsplit(r.url).path) is not None:
+            left.append(r)
+
+    page.on("request", leaving)
     try:
         async with page.expect_response(is_post, timeout=spec.chat.timeout_s * 1000) as info:
-            await _type_and_send(page, pg, text, in_page)
+            await type_and_send(page, pg, text, in_page)
         return await info.value
     except PlaywrightTimeout as exc:
-        return _no_answer(t0, spec, exc)
+        return no_answer(t0, spec, exc, sent=bool(left))
+    finally:
+        page.remove_listener("request", leaving)
 
 
 def _started(resp: Response) -> float | None:
@@ -163,7 +176,7 @@ def _started(resp: Response) -> float | None:
     return timing["startTime"] / 1000 if timing.get("startTime", -1) > 0 else None
 
 
-def _head(resp: Response, t0: float) -> Answer:
+def head(resp: Response, t0: float) -> Answer:
     """An answer as far as its first byte: status, type, ``ms`` to it and when the request left."""
     timing = resp.request.timing
     ms = timing["responseStart"] if timing.get("responseStart", -1) >= 0 else (time.monotonic() - t0) * 1000
@@ -179,7 +192,7 @@ def _head(resp: Response, t0: float) -> Answer:
     }
 
 
-async def _finish(page: Page, spec: Spec, resp: Response, out: Answer) -> Answer:
+async def finish(page: Page, spec: Spec, resp: Response, out: Answer) -> Answer:
     """The answer's body and end, then the page idle again (``page.idle``)."""
     pg = spec.page
     assert pg is not None
@@ -198,116 +211,7 @@ async def _finish(page: Page, spec: Spec, resp: Response, out: Answer) -> Answer
     return out
 
 
-# The user who refreshes the moment the answer arrives, on the app's own page: an init script of
-# the context wraps the page's fetch. Inert unless armed for one send (sessionStorage: this tab
-# only); armed, the page's POST to the chat path, once its whole body is read, leaves its
-# answer in sessionStorage and starts the reload in the same task -- no round trip to the lab
-# between the two. The page's own code never gets that answer (its promise stays pending: the
-# page is going away), so the old page sends nothing more before the reload. Fetch only: an
-# XHR page the lab reloads itself after the answer (send_then_reload).
-_ARM = "__chaoslab_reload_armed"
-_RELOAD_HOOK_JS = """(() => {
-  const ARM = __ARM__, ANSWER = __ANSWER__, PATH = __PATH__, orig = window.fetch;
-  if (typeof orig !== "function") return;
-  const now = () => (performance.timeOrigin + performance.now()) / 1000;
-  // The armed value is the delay (ms) between the answer and the reload (lab window); at 0 the
-  // page never gets the answer, later it does, as a user reads it before refreshing.
-  const delay = () => { try { return Number(sessionStorage.getItem(ARM)); } catch (e) { return 0; } };
-  const armed = () => { try { return sessionStorage.getItem(ARM) !== null; } catch (e) { return false; } };
-  const isChat = (input, init) => {
-    try {
-      const req = input instanceof Request ? input : null;
-      const method = String((init && init.method) || (req ? req.method : "GET")).toUpperCase();
-      return method === "POST" && new URL(req ? req.url : String(input), location.href).pathname === PATH;
-    } catch (e) { return false; }
-  };
-  window.fetch = function (input, init) {
-    const answer = orig.apply(window, arguments);
-    if (!armed() || !isChat(input, init)) return answer;
-    return answer.then(async resp => {
-      if (!armed()) return resp;  // disarmed meanwhile: the lab reloads the page itself
-      const out = {status: resp.status, type: resp.headers.get("content-type") || "", body: "", error: null};
-      try { out.body = await resp.clone().text(); }
-      catch (e) { out.status = null; out.error = "the answer broke off: " + e; }
-      out.end = now();
-      const wait = delay();
-      sessionStorage.setItem(ANSWER, JSON.stringify(out));
-      sessionStorage.removeItem(ARM);
-      if (wait > 0) { setTimeout(() => location.reload(), wait); return resp; }
-      location.reload();
-      return new Promise(() => {});
-    });
-  };
-})();"""
-
-
-def reload_hook(spec: Spec) -> str:
-    """The init script of a context driving the app's page (see _RELOAD_HOOK_JS)."""
-    return (
-        _RELOAD_HOOK_JS.replace("__ARM__", json.dumps(_ARM))
-        .replace("__ANSWER__", json.dumps(ANSWER_KEY))
-        .replace("__PATH__", json.dumps(spec.chat.path))
-    )
-
-
-async def send_then_reload(page: Page, spec: Spec, text: str, delay_ms: int = 0) -> tuple[Answer, HistoryRead]:
-    """Type ``text`` and send it, the page armed to reload itself the moment the answer has
-    arrived (reload_hook); the answer (its body from sessionStorage: the response's own may be
-    gone with the page that read it) and the reloaded page's first history read (as ``load``).
-    Where the POST is not the page's fetch (XHR), or never answered, the lab reloads it after."""
-    state = {"hooked": False, "reloading": False, "navigated": False}
-    is_post = _matches(spec.chat.path, "POST")
-
-    def navigated(frame: Any) -> None:
-        # A delayed reload: the page has its answer and may read the history itself before the
-        # reload (many pages do); only the reloaded document's read counts.
-        if frame == page.main_frame and state["hooked"]:
-            state["navigated"] = True
-
-    def posted(r: Response) -> bool:  # in the event's listener: before any later response
-        if not is_post(r):
-            return False
-        state["hooked"] = r.request.resource_type == "fetch"
-        return True
-
-    out = cast(Answer, {})  # the answer's head, then its body: filled as they come
-
-    async def navigate() -> None:
-        await page.evaluate("([k, d]) => sessionStorage.setItem(k, String(d))", [_ARM, delay_ms])
-        t0 = time.monotonic()
-        resp = await _post(page, spec, text, False, posted, t0)
-        out.update(resp if isinstance(resp, dict) else _head(resp, t0))
-        if state["hooked"]:
-            return  # the page is reloading itself
-        await page.evaluate("k => sessionStorage.removeItem(k)", _ARM)
-        if not isinstance(resp, dict):
-            out.update(await _finish(page, spec, resp, out))
-        if delay_ms:  # the user reading the answer before refreshing (lab window)
-            await asyncio.sleep(delay_ms / 1000)
-        state["reloading"] = True
-        await page.reload()
-
-    # The send and the reload: up to a timeout each.
-    timeout_s = 2 * spec.chat.timeout_s + delay_ms / 1000
-    if delay_ms:
-        page.on("framenavigated", navigated)
-    try:
-        counts = (
-            (lambda: state["navigated"] or state["reloading"])
-            if delay_ms
-            else (lambda: state["hooked"] or state["reloading"])
-        )
-        loaded = await load(page, spec, navigate, counts, timeout_s)
-    finally:
-        if delay_ms:
-            page.remove_listener("framenavigated", navigated)
-    if state["hooked"]:
-        stored = await page.evaluate(TAKE_ANSWER_JS)
-        out.update(cast(Answer, stored) if stored else {"status": None, "error": LOST_ANSWER["error"]})
-    return out, loaded
-
-
-async def _type_and_send(page: Page, pg: PageSpec, text: str, in_page: bool) -> None:
+async def type_and_send(page: Page, pg: PageSpec, text: str, in_page: bool) -> None:
     if in_page:
         if not await page.evaluate(_SUBMIT_JS, [pg.input, pg.send, text]):
             raise PlaywrightTimeout(f"waiting for locator {pg.input!r} / {pg.send!r}")
@@ -319,8 +223,10 @@ async def _type_and_send(page: Page, pg: PageSpec, text: str, in_page: bool) -> 
         await page.press(pg.input, "Enter", timeout=SELECTOR_TIMEOUT_MS)
 
 
-def _no_answer(t0: float, spec: Spec, exc: Exception) -> Answer:
-    """No POST answered: the page's selectors found nothing (the spec is wrong), or no answer came."""
+def no_answer(t0: float, spec: Spec, exc: Exception, sent: bool = True) -> Answer:
+    """No POST answered: the page's selectors found nothing (the spec is wrong), the page sent
+    no request (the lab's step failed: NOT_SENT; ``sent``: where the lab watched for one), or
+    the app gave no answer."""
     pg = spec.page
     assert pg is not None
     if "waiting for" in str(exc) and "locator" in str(exc):
@@ -330,11 +236,13 @@ def _no_answer(t0: float, spec: Spec, exc: Exception) -> Answer:
             + (f" / page.send = {pg.send!r}" if pg.send else "")
             + " (or it stayed disabled)",
         )
-    return _failed(
-        t0,
-        f"no POST {spec.chat.path} answered within {spec.chat.timeout_s:g} s "
-        "(if the page never sent one: check page.input / page.send)",
-    )
+    if not sent:
+        return _failed(
+            t0,
+            f"{NOT_SENT} POST {spec.chat.path} within {spec.chat.timeout_s:g} s of typing and sending "
+            "(every time: check page.input / page.send)",
+        )
+    return _failed(t0, f"no POST {spec.chat.path} answered within {spec.chat.timeout_s:g} s")
 
 
 def _failed(t0: float, error: str) -> Answer:

@@ -14,7 +14,7 @@ from playwright.async_api import Browser, BrowserContext, Error as PlaywrightErr
 
 from lab.driver.slots import Pool, Slot
 from lab.investigate.evidence.answers import Answer, HistoryRead
-from lab.investigate.browser import app_frames, app_page, cut
+from lab.investigate.browser import app_frames, app_page, app_reload, cut
 from lab.driver.navigate import steady
 from lab.investigate.browser.identity import Identity, page_url_id
 from lab.investigate.browser.page import LOST_ANSWER, PAGE_PATH, TAKE_ANSWER_JS, html
@@ -60,7 +60,7 @@ class Pages:
         self._logged_in.add(id(ctx))
         await self.serve_page(ctx)
         if self.spec.page is not None:
-            await ctx.add_init_script(app_page.reload_hook(self.spec))  # inert unless armed
+            await ctx.add_init_script(app_reload.reload_hook(self.spec))  # inert unless armed
             if self.spec.transport is not None:
                 await ctx.add_init_script(app_frames.cut_hook(self.spec))  # inert unless armed
         return Slot(ctx, self._watched(await ctx.new_page()))
@@ -146,7 +146,7 @@ class Pages:
         after it (lab window). The answer (raw) and the reloaded page's first history read (raw,
         with ``start``: when it left)."""
         if self.spec.page is not None:
-            driver = app_frames if self.spec.transport is not None else app_page
+            driver = app_frames if self.spec.transport is not None else app_reload
             return await driver.send_then_reload(page, self.spec, text, delay_ms)
         # The send and the reload: up to a timeout each (and the delay).
         timeout_ms = 2 * self.spec.chat.timeout_s * 1000 + delay_ms

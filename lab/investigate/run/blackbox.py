@@ -153,6 +153,10 @@ class Prober:
         for send in sent:
             send.under_fault = armed
         t.sends.extend(sent)
+        if lost := next((s for s in sent if s.reason.startswith(app_page.NOT_SENT)), None):
+            # The lab's own step failed: this turn tested nothing of the app.
+            t.unknown = t.unknown or f"driver: turn {lost.turn}: {lost.reason}"
+            return False
         if together:
             # A black box has no backend events: both requests in flight together as the
             # browser saw them (an app that serializes them rightly passes).
@@ -211,11 +215,7 @@ class Prober:
     def _as_rows(self, raw: HistoryRead, t: Trial) -> Read:
         read = self.pages.rows(raw)
         t.history_reads.append(raw["status"])
-        if (
-            read.error
-            and read.error not in t.errors
-            and (read.error.startswith("page: ") or read.error.startswith("history outside the spec"))
-        ):
+        if read.error and read.error not in t.errors and read.error.startswith(("page: ", "history outside the spec")):
             t.errors.append(read.error)  # the spec's contract, not the app's behaviour: preflight reads it
         return read
 

@@ -5,8 +5,10 @@ them."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
+import time
 import subprocess
 from dataclasses import replace
 from pathlib import Path
@@ -14,7 +16,9 @@ from pathlib import Path
 import pytest
 
 from lab.investigate.spec import parse as sp
-from lab.investigate.browser.app_frames import cut_hook
+from lab.investigate.browser.app_frames import FrameLog, _follow, cut_hook
+from lab.investigate.browser.app_page import NOT_SENT
+from lab.investigate.evidence.answers import Answer
 
 ROOT = Path(__file__).resolve().parents[5]
 
@@ -71,3 +75,21 @@ def test_socketio_event_packets_with_a_namespace_or_an_ack_id(page_spec: sp.Spec
     frames = ["40", '42["ack",{}]', '42/chat,17["chunk",{"text":"a"}]']
     assert _run(sio, True, frames) == {"closed": 1, "at": 2, "armed": False}
     assert _run(sio, True, ['42["reply_end",{}]', "3"])["closed"] == 0
+
+
+def test_a_message_frame_the_page_never_sent_is_said_as_the_pages(page_spec: sp.Spec) -> None:
+    """No frame holding the message: the page sent nothing (the lab's step, NOT_SENT); a message
+    frame sent and never answered is the app's silence."""
+    log = FrameLog()
+
+    def answer() -> Answer:  # as app_frames.send starts one
+        return {"status": None, "type": "frames", "body": "", "ms": 0.0, "error": None, "cut": None,
+                "start": None, "end": None, "reply": None, "frames": 0}  # fmt: skip
+
+    out = answer()
+    asyncio.run(_follow(log, 0, page_spec, "hello", False, out, time.monotonic()))
+    assert out["status"] is None and (out["error"] or "").startswith(NOT_SENT), out
+    log._add("sent", '{"text": "hello"}', 1)
+    out = answer()
+    asyncio.run(_follow(log, 0, page_spec, "hello", False, out, time.monotonic()))
+    assert out["status"] is None and (out["error"] or "").startswith("no "), out
