@@ -63,8 +63,9 @@ def marked_phases(events: list[dict[str, Any]]) -> dict[str, float]:
 
 def _side(trials: list[TrialOutcome], wall_s: float, cpu_s: float) -> dict[str, Any]:
     judged = [t for t in trials if t.result.validity != "unknown"]
-    # A chaos trial times its phases itself; an investigate trial marks where each one ends.
-    phases = [t.phases or marked_phases(t.trial.events) for t in judged]
+    # An investigate trial marks where each phase ends (the runner's own timing of it holds only
+    # the slot, the check and the close); a chaos trial's driver times its phases itself.
+    phases = [marked_phases(t.trial.events) or t.phases for t in judged]
     return {
         "trials": len(trials),
         "judged": len(judged),

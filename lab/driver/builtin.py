@@ -33,10 +33,15 @@ if TYPE_CHECKING:
 
 QUIESCENCE_TIMEOUT_S = 20.0
 FINAL_READ_TRIES = 3
+TRIAL_TIMEOUT_BASE_S = 60.0  # a trial's conversation may take at most base + per turn
+TRIAL_TIMEOUT_PER_TURN_S = 15.0
 
 
 class BuiltinClient:
     """One run's view of the built-in service; its observers are open only inside ``observed``."""
+
+    heals_before_reading = False  # its final read is Redis's own, direct: a fault may stay on
+    errors_make_unknown = True
 
     def __init__(self, stack: Stack, toxics: Callable[[], dict[str, Any]]) -> None:
         self.stack, self.toxics = stack, toxics
@@ -64,6 +69,9 @@ class BuiltinClient:
         if self._observers is None:
             raise RuntimeError("the built-in client is not observing: use it inside observed()")
         return self._observers
+
+    def limit_s(self, plan: TrialPlan) -> float:
+        return TRIAL_TIMEOUT_BASE_S + TRIAL_TIMEOUT_PER_TURN_S * plan.cell.turns
 
     def driver(self, browser: Browser, plan: TrialPlan, trace: bool) -> ChatDriver:
         return ChatDriver(

@@ -2,8 +2,7 @@
 
 A cell is (defect profile, fault, refresh point, turns); a trial plan adds the seed, the message
 texts, which turn a one-send fault is armed around, and the pacing. Plans are plain data: the
-same seed gives the same plan, and a plan's replay command rebuilds it exactly.
-"""
+same seed gives the same plan, and a plan's replay command rebuilds it exactly."""
 
 from __future__ import annotations
 
@@ -19,16 +18,7 @@ from lab.plan.knobs import check_knobs
 from services.chat.defects import INCIDENT, REGISTRY as DEFECTS
 from lab.common.config import script
 
-REFRESH_POINTS = (
-    "in_flight",
-    "after_ack",
-    "mid_stream",
-    "settled",
-    "reopen",
-    "browser_restart",
-    "two_tabs",
-    "double_submit",
-)
+REFRESH_POINTS = ("in_flight", "after_ack", "mid_stream", "settled", "reopen", "browser_restart", "two_tabs", "double_submit")  # fmt: skip
 # Refresh points that are send patterns: the last turn is sent twice at nearly the same moment --
 # from a second page of the same browser context (two_tabs: another message, same cookies), or
 # the same message with the same id from one page (double_submit: a double click) -- and the
@@ -223,8 +213,11 @@ class TrialPlan:
     tab_gap_ms: int | None = None  # a window sweep's point (None: not swept)
     refresh_at_age_ms: int = 0
     fault_onset_ms: int = 0  # the one-send fault on this long after its turn's send began
+    replay: str = ""  # a black-box trial's own replay command (lab investigate's); "": the cell's
 
     def replay_command(self, runs: int = 5, mode: str = "native", model: bool = False) -> str:
+        if self.replay:
+            return self.replay
         c = self.cell
         args = [
             script(),

@@ -42,6 +42,19 @@ P = TypeVar("P", bound=TrialPage)
 
 
 class Client(Protocol[P]):
+    # A client whose trials read the system through the faulted link once the conversation is
+    # over (a black box: its settled read goes through the app): a fault in place for the whole
+    # trial is armed around each group's conversations (lockstep) and healed before they read,
+    # not held on for the group's trials.
+    heals_before_reading: bool
+    # What its trials record in ``Trial.errors`` voids them (unknown); a black box's errors are
+    # notes on a claim its trial does not make (a stale read not tested), not on the trial.
+    errors_make_unknown: bool
+
+    def limit_s(self, plan: TrialPlan) -> float:
+        """The most a trial's conversation may take (a hung step makes it unknown, not the run hang)."""
+        ...
+
     def observed(self) -> AbstractAsyncContextManager[None]:
         """The client's observers, open for the whole run."""
         ...

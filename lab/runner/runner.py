@@ -1,13 +1,19 @@
 """Runs trials on the real stack: conversations in Chromium under faults, then the final reads
 and the checker. Trials of one cell run concurrently inside one fault window (faults act on a
-whole proxy); faults armed around one send run their trials one at a time."""
+whole proxy); faults armed around one send run their trials one at a time.
+
+The one runner of the lab's trials: `lab chaos` (and replay, soak, window, lessons) through
+``run``, its cells grouped by fault; `lab investigate` (and its window) through ``group``,
+one group of its experiments at a time, inside a browser and pool of its own (``attached``),
+with its black-box client (lab.investigate.run.client)."""
 
 from __future__ import annotations
 
 import asyncio
-import itertools
+import functools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -31,13 +37,16 @@ from lab.common.signals import run_async
 from lab.stack import Stack
 from lab.stack.model_link import ModelLink
 
-TRIAL_TIMEOUT_BASE_S = 60.0  # a trial's conversation may take at most base + per turn
-TRIAL_TIMEOUT_PER_TURN_S = 15.0
-
 # Failing trials per cell that also keep a Playwright trace and a screenshot: a trace zip and a
 # screenshot cost the browser more than the rest of a failing trial's artifacts together, and
 # the 60th identical failure of a cell adds nothing its first ones and its replay do not show.
 TRACED_PER_CELL = 3
+
+# A group's work: its next trial and the cell it counts for (None: none now). Asked again
+# whenever a trial ends, so a source may hand out more once some are in (an investigation
+# replaces its unknown trials); a trial's outcome is in its cell's trials before it counts as
+# ended.
+Take = Callable[[], "tuple[TrialPlan, CellOutcome] | None"]
 
 
 class Runner:
@@ -53,9 +62,10 @@ class Runner:
         traced_per_cell: int = TRACED_PER_CELL,
         model: ModelLink | None = None,
         client: Client[Any] | None = None,
+        targets: Targets | None = None,
     ) -> None:
         self.stack, self.out_dir, self.concurrency = stack, out_dir, max(1, concurrency)
-        self.targets = Targets.of(stack)
+        self.targets = targets or Targets.of(stack)  # ``targets``: the link a caller already faults
         self.on_trial = on_trial or (lambda c, t: None)
         self.keep_artifacts = keep_artifacts
         self.traced_per_cell = traced_per_cell
@@ -96,15 +106,27 @@ class Runner:
                     onset = dict(cell.knobs).get("fault_onset_ms", 0)
                     groups.setdefault((cell.fault, cell.fault_params, onset), []).append(i)
                 for members in groups.values():
-                    await self._group(ctx.browser, [(cells[i][1], outcomes[i]) for i in members])
+                    work = iter([(p, outcomes[i]) for i in members for p in cells[i][1]])
+                    fault = cells[members[0]][0].make_fault()
+                    await self.group(fault, functools.partial(next, work, None), [outcomes[i] for i in members])
         finally:
             self._ctx = None
             self._heal_everything()
         return outcomes
 
+    @contextmanager
+    def attached(self, ctx: RunContext) -> Iterator[None]:
+        """Trials run in a browser and pool the caller opened (and closes, with whatever the
+        client observes): `lab investigate` opens them before its contract check."""
+        self._ctx = ctx
+        try:
+            yield
+        finally:
+            self._ctx = None
+
     @property
     def ctx(self) -> RunContext:
-        """The run in progress (lab.runner.run_context): only while ``run`` runs."""
+        """The run in progress (lab.runner.run_context): only inside ``run`` or ``attached``."""
         if self._ctx is None:
             raise RuntimeError("the runner is not running")
         return self._ctx
@@ -121,16 +143,18 @@ class Runner:
         except Exception:  # best effort on the way out: the run's own error is the one to report
             pass
 
-    async def _group(self, browser: Browser, members: list[tuple[list[TrialPlan], CellOutcome]]) -> None:
-        """The trials of cells under one fault (same name and parameters), through the one loop
-        of trials under a fault (lab.runner.groups)."""
-        fault = members[0][1].cell.make_fault()
-        work = iter([(p, out) for plans, out in members for p in plans])
-        if fault.window != "trial":
-            # One-send faults: groups of trials run in lockstep, and the fault is armed once for
-            # the whole group around its trials' fault turns (a toxic acts on the whole proxy).
+    async def group(self, fault: Fault, take: Take, cells: list[CellOutcome], width: int | None = None) -> None:
+        """Trials under one fault (built once for them), ``width`` at a time (default: the
+        runner's concurrency), as ``take`` hands them out, through the one loop of trials under
+        a fault (lab.runner.groups). ``cells``: the outcomes they count for."""
+        browser, width = self.ctx.browser, width or self.concurrency
+        held = fault.window == "trial" and (fault.name == "none" or not self.client.heals_before_reading)
+        if not held:
+            # One-send faults (and, for a client that reads through the faulted link, any fault):
+            # groups of trials run in lockstep, and the fault is armed once for the whole group
+            # around its trials' fault turns (a toxic acts on the whole proxy).
             await groups.in_lockstep(
-                lambda: list(itertools.islice(work, self.concurrency)),
+                lambda: [x for x in (take() for _ in range(width)) if x is not None],
                 fault,
                 self.targets,
                 lambda item, step: self._trial(browser, item[0], fault, step, None, item[1]),
@@ -139,15 +163,13 @@ class Runner:
             return
         try:  # held on for all of them (the page loads too): a trial starts as soon as another ends
             with fault.on(self.targets) as evidence:
-                for _, out in members:
+                for out in cells:
                     out.fault_evidence = evidence
                 await groups.pooled(
-                    lambda: next(work, None),
-                    self.concurrency,
-                    lambda item: self._trial(browser, item[0], fault, None, evidence, item[1]),
+                    take, width, lambda item: self._trial(browser, item[0], fault, None, evidence, item[1])
                 )
         except LabError as exc:
-            for _, out in members:
+            for out in cells:
                 out.fault_error = str(exc)
                 for t in out.trials:
                     t.trial.fault_confirmed = False
@@ -225,12 +247,15 @@ class Runner:
         # costs the browser about a quarter of a trial (measured: 0.24 vs 0.19 s per trial).
         traced_enough = self._traced.get(plan.cell.cell_id, 0) >= self.traced_per_cell
         d = self.client.driver(browser, plan, self.trace and not traced_enough)
-        limit_s = TRIAL_TIMEOUT_BASE_S + TRIAL_TIMEOUT_PER_TURN_S * plan.cell.turns
+        limit_s = self.client.limit_s(plan)
         try:
             async with standin.paced(model, plan):
                 await asyncio.wait_for(self.client.converse(plan, d, trial, step, evidence, slot), limit_s)
         except TimeoutError:
-            trial.errors.append(f"trial exceeded {limit_s:.0f} s while the driver was at: {d.phase}")
+            why = f"trial exceeded {limit_s:.0f} s while the driver was at: {d.phase}"
+            trial.errors.append(why)
+            if not self.client.errors_make_unknown:  # a note there: this one voids the trial
+                trial.unknown = trial.unknown or why
             trial.refresh_reached = False
             trial.sends = d.sends
             slot.broken = True
@@ -270,7 +295,7 @@ class Runner:
         self.client.preconditions(plan, fault, trial, sid, read_at)
         with d.timing("check"):
             result = check_safe(trial)
-        if trial.errors and result.validity == "valid":
+        if trial.errors and result.validity == "valid" and self.client.errors_make_unknown:
             result.validity = "unknown"
             result.reasons.extend(trial.errors)
         return TrialOutcome(

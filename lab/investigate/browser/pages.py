@@ -46,13 +46,22 @@ class Pages:
         self._pool = Pool(self._new_slot, reset=self._cleared)
         self._logged_in: set[int] = set()  # new contexts, logged in as they were opened
 
+    @property
+    def pool(self) -> Pool:
+        """The contexts trials take (the runner's, through ``ready``)."""
+        return self._pool
+
     async def slot(self) -> tuple[BrowserContext, Page]:
         s = await self._pool.take()
+        await self.ready(s)
+        return s.ctx, s.page
+
+    async def ready(self, s: Slot) -> None:
+        """A slot taken from the pool, fit for a trial: a new user logged in."""
         if id(s.ctx) in self._logged_in:
             self._logged_in.discard(id(s.ctx))
         else:
             await self.identity.login(s.ctx)  # its cookies were cleared: a new user logs in
-        return s.ctx, s.page
 
     async def _new_slot(self) -> Slot:
         ctx = await self.browser.new_context()
@@ -82,10 +91,6 @@ class Pages:
                 await route.fulfill(status=200, content_type="text/html; charset=utf-8", body=body)
 
             await ctx.route(self.spec.url(PAGE_PATH), serve)
-
-    async def release(self, ctx: BrowserContext, page: Page, broken: bool) -> None:
-        """Back to the pool; a context that failed is not trusted again."""
-        await self._pool.put(Slot(ctx, page, broken))
 
     @staticmethod
     async def _cleared(s: Slot) -> bool:

@@ -29,6 +29,7 @@ from lab.investigate.evidence.keys import KeyReader, key_record
 from lab.investigate.evidence.store import StoreMonitor, fill
 from lab.stack.model_link import ModelLink
 from lab.investigate.browser.pages import Pages, Read
+from lab.driver.slots import Slot
 from lab.plan.schedule import CONCURRENT_POINTS
 
 
@@ -58,19 +59,41 @@ class Prober:
         return self._as_rows(await self.pages.reload(page), t)
 
     # ------------------------------------------------------------------ one trial
-    async def trial(self, exp: Experiment, trial_id: str, seed: int, step: Lockstep | None = None) -> Trial:
-        """One trial. ``step`` arms the experiment's fault (built once for the group this trial
-        belongs to; None: no fault). A failure of the browser makes the trial unknown, never a pass."""
-        t = Trial(
-            trial_id, fault=exp.fault, fault_params=dict(exp.params), refresh=exp.refresh, turns=exp.turns, seed=seed
-        )
+    async def trial(
+        self,
+        exp: Experiment,
+        trial_id: str,
+        seed: int,
+        step: Lockstep | None = None,
+        *,
+        into: Trial | None = None,
+        slot: Slot | None = None,
+    ) -> Trial:
+        """One trial (recorded ``into`` a Trial the caller made, else a new one). ``step`` arms
+        the experiment's fault (built once for the group this trial belongs to; None: no fault).
+        ``slot``: the runner's context (marked broken if it failed), else one of the pool's. A
+        failure of the browser makes the trial unknown, never a pass."""
+        t = into or Trial(trial_id)
+        t.trial_id, t.fault, t.fault_params, t.refresh, t.turns, t.seed = (
+            trial_id, exp.fault, dict(exp.params), exp.refresh, exp.turns, seed
+        )  # fmt: skip
+        if slot is not None:
+            return await self._trial(exp, t, step, slot)
+        slot = await self.pages.pool.take()
+        try:
+            return await self._trial(exp, t, step, slot)
+        finally:
+            await self.pages.pool.put(slot)
+
+    async def _trial(self, exp: Experiment, t: Trial, step: Lockstep | None, slot: Slot) -> Trial:
         one_shot = step is not None and step.fault.window == "send"
         windowed = step is not None and not one_shot
         t.fault_turn = min(2, exp.turns) if one_shot else None
-        nonce = f"{random.Random(seed).randrange(16**6):06x}"
+        nonce = f"{random.Random(t.seed).randrange(16**6):06x}"
         t0 = time.monotonic()
         _phase(t, "start")
-        ctx, page = await self.pages.slot()
+        await self.pages.ready(slot)
+        ctx, page = slot.ctx, slot.page
         in_window = False
         broken = False
         try:
@@ -109,7 +132,7 @@ class Prober:
         finally:
             if in_window and step is not None:
                 await step.heal()
-            await self.pages.release(ctx, page, broken)
+            slot.broken = slot.broken or broken
             _phase(t, "close")
             t.seconds = round(time.monotonic() - t0, 3)
         return t
@@ -143,7 +166,7 @@ class Prober:
                 sent = [await mid_write.send_mid_write(self, ctx, page, t, turn, nonce, streamed)]
             elif exp.refresh == "after_ack" and turn == exp.turns:
                 # Reloaded the moment its answer arrives: the TTL read below comes after that.
-                sent = [await self._send_then_reload(page, t, turn, nonce, streamed, exp.delay_ms)]
+                sent = [await mid_write.send_then_reload(self, page, t, turn, nonce, streamed, exp.delay_ms)]
             else:
                 sent = [await self._send(page, t.trial_id, turn, nonce, streamed, cut)]
         finally:
@@ -270,29 +293,6 @@ class Prober:
         mid = f"{trial_id}-t{turn}{tab}-{nonce}" if self.spec.chat.id_field and self.spec.page is None else None
         return text, mid
 
-    async def _send_then_reload(
-        self, page: Page, t: Trial, turn: int, nonce: str, streamed: bool, delay_ms: int = 0
-    ) -> Send:
-        """after_ack's last send: the page reloads itself as the answer arrives (or ``delay_ms``
-        after: lab window). The refresh is marked at the reload's history request."""
-        text, mid = self._message(t.trial_id, turn, nonce)
-        t_invoke = time.time()
-        raw, loaded = await self.pages.send_then_reload(page, text, mid, streamed, delay_ms)
-        send = answer(self.spec, raw, mid or f"t{turn}", text, turn, streamed, False, t_invoke)
-        reload_at, answered, ended = loaded.get("start"), send.t_complete or time.time(), raw.get("end")
-        if reload_at is not None and ended is not None:
-            t.refresh_delay_ms = round((reload_at - ended) * 1000, 1)
-        if delay_ms:
-            t.unknown = t.unknown or t.reload_delay_problem(delay_ms)
-        elif t.reload_window_missed():
-            t.errors.append(
-                f"the reload left {t.refresh_delay_ms} ms after the answer, not within the injected "
-                f"{t.latency_floor_ms} ms: a write made after the answer may have landed first (stale reads not tested)"
-            )
-        _refresh_mark(t, max(answered, reload_at or time.time()))
-        self._page_after(self._as_rows(loaded, t), t)
-        return send
-
     async def _observe_ttl(self, ctx: BrowserContext, t: Trial, turn: int, step: Lockstep | None) -> None:
         """The key's PTTL once the turn's writes have settled (lab.investigate.evidence.keys)."""
         if (key := await self.pages.session_key(ctx)) is not None:
@@ -318,7 +318,7 @@ class Prober:
 
     async def _cut_reload(self, ctx: BrowserContext, page: Page, t: Trial) -> tuple[str | None, list[bytes] | None]:
         """mid_stream's reload, inside the fault window right after the cut of the last reply's
-        stream (the after_ack reload is the last turn's send itself: _send_then_reload). Returns
+        stream (the after_ack reload is the last turn's send itself: mid_write.send_then_reload). Returns
         why the network says the cut missed its window (cut.missed), and the key as the reload
         began where that reload is the cut -- what the store held before the cut
         (cut.stored_before)."""

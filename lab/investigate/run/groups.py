@@ -1,7 +1,9 @@
-"""An investigation's trials, group by group: experiments that share a fault in place for the
-whole trial (the same fault with the same parameters: latency 300 ms for after_ack and
+"""An investigation's trials, group by group, through the one runner (lab.runner.runner) with
+the black-box client (lab.investigate.run.client): experiments that share a fault in place for
+the whole trial (the same fault with the same parameters: latency 300 ms for after_ack and
 in_flight) run their trials in the same groups, under one Lockstep -- the link is faulted once
 for all of them, and their trials run side by side instead of one experiment after the other.
+Fault-free experiments share one group: a trial starts as soon as another ends.
 
 Each experiment keeps its own trials, ids, seeds, top-up and progress line: a trial that is
 unknown (a window the machine did not let it hit) is replaced by another of its experiment, up
@@ -10,24 +12,24 @@ says why)."""
 
 from __future__ import annotations
 
-import asyncio
 import time
-from contextlib import AsyncExitStack, nullcontext
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
 
 from lab.investigate.run.blackbox import Prober
-from lab.investigate.run import trial_ids
+
+from lab.investigate.run.client import BlackBoxClient
 from lab.investigate.run.experiments import Experiment
-from lab.investigate.run.trial_ids import TrialId
+from lab.investigate.run.experiments import TrialId, prefix
 from lab.investigate.run.mid_write import ANSWERED_FIRST
 from lab.investigate.target.link import paced
-from lab.model.checker import check_safe
 from lab.model.context import never_streamed
-from lab.model.history import Trial
-from lab.model.outcome import TrialOutcome
-from lab.plan.lockstep import Lockstep
-from lab.runner import groups as trial_groups
+from lab.model.outcome import CellOutcome, TrialOutcome
+from lab.plan.schedule import Cell, TrialPlan
+from lab.runner.run_context import RunContext
+from lab.runner.runner import Runner
 from lab.stack.model_link import ModelLink
 
 # An experiment's unknown trials are replaced until --trials were judged, up to this many times
@@ -60,12 +62,17 @@ class Member:
     next_k: int
     last_k: int
     top_up: bool
-    mine: list[TrialOutcome] = field(default_factory=list)
+    out: CellOutcome = field(default_factory=lambda: CellOutcome(Cell((), "none", "settled")))  # its trials
+    taken: int = 0  # trials handed out (those not yet in out.trials are running)
+
+    @property
+    def mine(self) -> list[TrialOutcome]:
+        return self.out.trials
 
     @property
     def prefix(self) -> str:
         """What its trial ids begin with (the stand-in paces the calls carrying it)."""
-        return trial_ids.prefix(self.no, self.exp)
+        return prefix(self.no, self.exp)
 
     def tid(self, k: int) -> str:
         return TrialId(self.no, k).text(self.exp)
@@ -100,93 +107,57 @@ def member(run: Run, no: int, exp: Experiment, start: int, count: int | None) ->
 
 
 async def run_group(
-    run: Run, prober: Prober, members: list[Member], done: list[TrialOutcome], sem: asyncio.Semaphore | None = None
+    run: Run, prober: Prober, members: list[Member], done: list[TrialOutcome], width: int | None = None
 ) -> None:
-    """The members' trials, ``concurrency`` of each at a time, under one fault (their first's);
+    """The members' trials through the one runner (lab.runner.runner), under one fault (their
+    first's, built once): ``width`` at a time (default: ``concurrency`` of each). Under a fault,
     each group of trials shares it through one Lockstep (the link faulted once for the group:
     its trials mostly wait on the fault, and two experiments' trials side by side cost about
-    what one experiment's do). ``sem``: fault-free experiments running side by side share it."""
+    what one experiment's do), healed before the trials' settled reads."""
     first = members[0].exp
-    fault = first.built  # one fault for the whole group, every Lockstep of it arms this one
     t0 = time.monotonic()
+    client = BlackBoxClient(prober)
+    runner = Runner(
+        prober.fault_targets.stack,
+        Path("."),  # no folder: a black-box trial keeps its record in trials.json
+        concurrency=run.concurrency,
+        on_trial=lambda _, o: done.append(o),  # as soon as known: an interrupted run reports it
+        keep_artifacts=False,
+        trace=False,
+        client=client,
+        targets=prober.fault_targets,
+    )
+    for m in members:
+        m.out = CellOutcome(m.exp.cell(prober.spec.name))
     async with AsyncExitStack() as stack:
         for m in members:  # mid_stream: the stand-in streams this experiment's replies slowly enough to be cut
             model = run.model if m.exp.refresh == "mid_stream" else None
             await stack.enter_async_context(paced(model, f"chaoslab probe {m.prefix}"))
-        if first.fault == "none":
-            await _pooled(run, prober, members, done, sem)
-        else:
-
-            def after(group: list[tuple[Member, int]], got: list[Trial], _: Lockstep) -> None:
-                for (m, _k), t in zip(group, got, strict=True):
-                    _keep(run, m, t, done)
-                for m in members:
-                    m.more()
-
-            await trial_groups.in_lockstep(
-                lambda: take(members, run.concurrency * len(members)),  # each member's trials at once, together
-                fault,
-                prober.fault_targets,
-                lambda mk, step: _one(run, prober, mk[0], mk[1], step, sem),
-                after,
+        with runner.attached(RunContext(prober.browser, prober.pages.pool)):
+            await runner.group(
+                first.built,
+                lambda: take(run, client, members),
+                [m.out for m in members],
+                width or run.concurrency * len(members),
             )
     for m in members:
         run.say(progress(m.exp, m.mine, m.n, time.monotonic() - t0))
 
 
-async def _pooled(
-    run: Run, prober: Prober, members: list[Member], done: list[TrialOutcome], sem: asyncio.Semaphore | None
-) -> None:
-    """Fault-free trials: no fault to arm and heal around a group, so no groups either -- a
-    trial starts as soon as another ends (lab.runner.groups.pooled). A member's unknown trials
-    are replaced once all of its trials are in, as between groups."""
-    busy = [0] * len(members)  # each member's trials running
-
-    def take_one() -> tuple[int, int] | None:
-        for i, m in enumerate(members):
-            if not m.pending and not busy[i]:
-                m.more()
-        first = next((i for i, m in enumerate(members) if m.pending), None)
-        if first is None:
-            return None
-        busy[first] += 1
-        return first, members[first].pending.pop(0)
-
-    async def one(got: tuple[int, int]) -> None:
-        i, k = got
-        t: Trial | None = None
-        try:
-            t = await _one(run, prober, members[i], k, None, sem)
-        finally:  # kept before it counts as ended: a top-up counts it
-            if t is not None:
-                _keep(run, members[i], t, done)
-            busy[i] -= 1
-
-    await trial_groups.pooled(take_one, run.concurrency * len(members), one)
-
-
-def _keep(run: Run, m: Member, t: Trial, done: list[TrialOutcome]) -> None:
-    """A trial checked (once) and kept: as soon as known, so an interrupted run reports it."""
-    o = TrialOutcome(None, t, check_safe(t), seconds=t.seconds, replay=run.replay_command(t.trial_id))
-    m.mine.append(o)
-    done.append(o)
-
-
-def take(members: list[Member], size: int) -> list[tuple[Member, int]]:
-    """The next group: up to ``size`` pending trials, the members' in turn."""
-    group: list[tuple[Member, int]] = []
-    while len(group) < size and any(m.pending for m in members):
-        for m in members:
-            if m.pending and len(group) < size:
-                group.append((m, m.pending.pop(0)))
-    return group
-
-
-async def _one(
-    run: Run, prober: Prober, m: Member, k: int, step: Lockstep | None, sem: asyncio.Semaphore | None
-) -> Trial:
-    async with sem or nullcontext():
-        return await prober.trial(m.exp, m.tid(k), run._seed(m.no, k), step)
+def take(run: Run, client: BlackBoxClient, members: list[Member]) -> tuple[TrialPlan, CellOutcome] | None:
+    """The members' next trial, in turn (the member that has had fewest first); a member's
+    unknown trials are replaced once all of its trials are in."""
+    for m in members:
+        if not m.pending and m.taken == len(m.mine):
+            m.more()
+    waiting = [m for m in members if m.pending]
+    if not waiting:
+        return None
+    m = min(waiting, key=lambda m: m.taken)
+    k = m.pending.pop(0)
+    m.taken += 1
+    tid = m.tid(k)
+    return client.plan(m.exp, tid, run._seed(m.no, k), run.replay_command(tid)), m.out
 
 
 def progress(exp: Experiment, mine: list[TrialOutcome], n: int, seconds: float) -> str:

@@ -5,7 +5,6 @@ Lockstep), judge every trial with the one checker, diagnose, and write the same 
 
 from __future__ import annotations
 
-import asyncio
 import random
 import shlex
 import shutil
@@ -28,7 +27,7 @@ from lab.investigate.browser import pages
 from lab.investigate.run import groups, reporting
 from lab.investigate.run.blackbox import Prober
 from lab.investigate.run.experiments import Experiment
-from lab.investigate.run.trial_ids import TrialId
+from lab.investigate.run.experiments import TrialId
 from lab.investigate.evidence.store import StoreMonitor
 from lab.investigate.run.preflight import preflight
 from lab.investigate.target.link import direct_redis, link_for, link_for_spec, model_for
@@ -170,10 +169,9 @@ class Investigation:
                         return
                     # Fault-free experiments share nothing a fault could disturb: their trials run
                     # together; an experiment with a fault has the Redis link to itself.
-                    free = [(no, e) for no, e in self.plan if e.fault == "none"]
+                    free = [groups.member(self, no, e, 0, None) for no, e in self.plan if e.fault == "none"]
                     if free:
-                        sem = asyncio.Semaphore(min(self.concurrency, self.trials))
-                        await asyncio.gather(*(self._experiment(prober, no, e, done, sem) for no, e in free))
+                        await groups.run_group(self, prober, free, done, min(self.concurrency, self.trials))
                     # Faults in place for the whole trial (latency) before the one-send outages (a
                     # drop, Redis down, a restart): an app's pooled connections broken by an outage
                     # can fail its next requests, and that must not be charged to the next experiment
@@ -192,13 +190,12 @@ class Investigation:
         no: int,
         exp: Experiment,
         done: list[TrialOutcome],
-        sem: asyncio.Semaphore | None = None,
         start: int = 0,
         count: int | None = None,
     ) -> None:
         """One experiment's trials (lab.investigate.run.groups). ``start``, ``count``: trials
         start..start+count (a window's later rounds), else all, with unknown ones replaced."""
-        await groups.run_group(self, prober, [groups.member(self, no, exp, start, count)], done, sem)
+        await groups.run_group(self, prober, [groups.member(self, no, exp, start, count)], done)
 
     def _sharing(self, ordered: list[tuple[int, Experiment]]) -> list[list[groups.Member]]:
         """The faulted experiments in order, each with those later ones that share its fault in
@@ -214,7 +211,7 @@ class Investigation:
         return out
 
     def _seed(self, no: int, k: int) -> int:
-        """A trial's seed (lab.investigate.run.trial_ids); a replay's every run: the replayed one's."""
+        """A trial's seed (lab.investigate.run.experiments); a replay's every run: the replayed one's."""
         return (TrialId.parse(self.replay_of) if self.replay_of else TrialId(no, k)).seed(self.seed)
 
     def replay_command(self, trial_id: str, runs: int = 5) -> str:

@@ -1,4 +1,5 @@
-"""The in_flight refresh point of a black-box trial: the incident's own move. The last message
+"""The refresh points a black-box trial places by its last send: after_ack (send_then_reload:
+the page reloads itself the moment the answer arrives) and in_flight, the incident's own move. The last message
 is sent and, while its request is still in flight, the page is reloaded the moment the store's
 record shows that send's first change to the conversation's key -- inside its write chain,
 before its answer. Acknowledged turns missing from the reloaded page then were missing from
@@ -18,7 +19,7 @@ from typing import Protocol
 
 from playwright.async_api import BrowserContext, Page
 
-from lab.investigate.evidence.answers import Answer
+from lab.investigate.evidence.answers import Answer, HistoryRead
 from lab.common.errors import NotReady
 from lab.common.wait import wait_until_async
 from lab.investigate.browser.pages import Pages, Read
@@ -39,6 +40,7 @@ class Prober(Protocol):
     async def _send(self, page: Page, trial_id: str, turn: int, nonce: str, streamed: bool = False) -> Send: ...
     def _page_after(self, read: Read, t: Trial) -> Read: ...
     async def _reload(self, page: Page, t: Trial) -> Read: ...
+    def _as_rows(self, raw: HistoryRead, t: Trial) -> Read: ...
 
 
 # An app that stores after answering, or one faster than the latency: never mid-write here.
@@ -157,3 +159,27 @@ async def _ended(
         "type": "", "body": "", "cut": None, "start": t_invoke, "end": reload_at,
     }  # fmt: skip
     return answer(prober.spec, raw, mid, text, turn, streamed, False, t_invoke)
+
+
+async def send_then_reload(
+    prober: Prober, page: Page, t: Trial, turn: int, nonce: str, streamed: bool, delay_ms: int = 0
+) -> Send:
+    """after_ack's last send: the page reloads itself as the answer arrives (or ``delay_ms``
+    after: lab window). The refresh is marked at the reload's history request."""
+    text, mid = prober._message(t.trial_id, turn, nonce)
+    t_invoke = time.time()
+    raw, loaded = await prober.pages.send_then_reload(page, text, mid, streamed, delay_ms)
+    send = answer(prober.spec, raw, mid or f"t{turn}", text, turn, streamed, False, t_invoke)
+    reload_at, answered, ended = loaded.get("start"), send.t_complete or time.time(), raw.get("end")
+    if reload_at is not None and ended is not None:
+        t.refresh_delay_ms = round((reload_at - ended) * 1000, 1)
+    if delay_ms:
+        t.unknown = t.unknown or t.reload_delay_problem(delay_ms)
+    elif t.reload_window_missed():
+        t.errors.append(
+            f"the reload left {t.refresh_delay_ms} ms after the answer, not within the injected "
+            f"{t.latency_floor_ms} ms: a write made after the answer may have landed first (stale reads not tested)"
+        )
+    t.events.append({"t": max(answered, reload_at or time.time()), "kind": "refresh"})  # (as the prober marks one)
+    prober._page_after(prober._as_rows(loaded, t), t)
+    return send

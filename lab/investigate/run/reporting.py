@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from lab import diagnoses as dg
-from lab.investigate.run.trial_ids import TrialId
+from lab.investigate.run.experiments import TrialId
 from lab.model.attribution import CellStats, cell_stats
 from lab.model.outcome import CellOutcome, TrialOutcome
 from lab.report import RunDecision, decide, junit_xml, results_json, summary, write_run

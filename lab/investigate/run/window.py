@@ -22,7 +22,7 @@ from lab.investigate.run.blackbox import Prober
 from lab.investigate.run.experiments import Experiment
 from lab.investigate.run.preflight import preflight
 from lab.investigate.run.investigation import Investigation
-from lab.investigate.run.trial_ids import TrialId
+from lab.investigate.run.experiments import TrialId
 from lab.model.outcome import TrialOutcome
 from lab.model.window import Point, lost, window_edge, window_words
 from lab.model.window import results as sweep_results

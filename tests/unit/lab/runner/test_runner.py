@@ -6,8 +6,8 @@ for the conversation, the quiescence, the final read, the preconditions and the 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ from lab.common.phases import Phases
 from lab.driver.slots import Pool, Slot
 from lab.model.history import Row, Send, Trial
 from lab.model.outcome import TrialOutcome
-from lab.plan.schedule import Cell, plan_cell
+from lab.plan.schedule import Cell, TrialPlan, plan_cell
 from lab.runner import runner as runner_mod
 from lab.runner.run_context import RunContext
 from tests.helpers import run_async
@@ -39,10 +39,16 @@ class FakePage:
 class FakeClient:
     """A system that stores every acknowledged turn, except the turns in ``lose``."""
 
+    heals_before_reading = False
+    errors_make_unknown = True
+
     def __init__(self, lose: set[int] | None = None) -> None:
         self.lose = lose or set()
         self.log: list[str] = []
         self.observing = False
+
+    def limit_s(self, plan: TrialPlan) -> float:
+        return 30.0
 
     @asynccontextmanager
     async def observed(self) -> AsyncIterator[None]:
@@ -153,3 +159,68 @@ def test_a_turn_the_clients_store_lost_fails_the_trial_and_keeps_its_artifacts(
     assert all(t.result.lost for t in trials)
     kept = [e for e in client.log if e.startswith("artifacts")]
     assert len(kept) == 2 and all("{'rows': 4}" in e for e in kept)  # the client's own dump
+
+
+class Latency:
+    """A fault in place for the whole trial that records how it was applied."""
+
+    name, window = "latency", "trial"
+
+    def __init__(self) -> None:
+        self.held = 0
+
+    @contextmanager
+    def on(self, targets: Any) -> Iterator[str]:
+        self.held += 1
+        yield "held"
+
+
+class Stepped(FakeClient):
+    """Records whether each trial got a Lockstep (armed around its conversation) or a held fault."""
+
+    def __init__(self, heals_before_reading: bool) -> None:
+        super().__init__()
+        self.heals_before_reading = heals_before_reading
+        self.got: list[str] = []
+        self.observing = True  # the caller's observers, open around Runner.attached
+
+    async def converse(self, plan: Any, d: FakePage, trial: Trial, step: Any, evidence: Any, slot: Any) -> None:
+        self.got.append("lockstep" if step is not None else f"held:{evidence}")
+        if step is not None:
+            step.abandon()  # nothing to arm here: the group must not wait for it
+        await super().converse(plan, d, trial, step, evidence, slot)
+
+
+@pytest.mark.parametrize("heals", [False, True], ids=["white_box", "black_box"])
+def test_a_whole_trial_fault_is_held_for_the_group_unless_the_client_reads_through_it(
+    tmp_path: Path, heals: bool
+) -> None:
+    """A client whose final read goes through the faulted link (a black box) gets the fault armed
+    around each group's conversations (a Lockstep per group), never held on while it reads; the
+    built-in service, read directly, keeps it held for the whole group. And a group's work may
+    grow while it runs: a source that hands out a second round once the first is in."""
+    client, fault = Stepped(heals), Latency()
+    cell = Cell((), "none", "settled", 3)
+    out = runner_mod.CellOutcome(cell)
+    rounds = [plan_cell(cell, 2, 7, prefix="a-"), plan_cell(cell, 2, 8, prefix="b-")]
+
+    def take() -> tuple[TrialPlan, Any] | None:
+        if not rounds[0] and len(out.trials) == 2 and len(rounds) > 1:
+            rounds.pop(0)  # the first round is in: the next one (an investigation's top-up)
+        return (rounds[0].pop(0), out) if rounds[0] else None
+
+    r = runner_mod.Runner(Stack(), tmp_path, concurrency=2, client=client)  # type: ignore[arg-type]
+
+    async def main() -> None:
+        made = Pool(lambda: _slot(), size=None)
+        with r.attached(RunContext(None, made)):  # type: ignore[arg-type]
+            await r.group(fault, take, [out])  # type: ignore[arg-type]
+
+    run_async(main())
+    assert len(out.trials) == 4 and {t.result.validity for t in out.trials} == {"valid"}
+    assert client.got == (["lockstep"] * 4 if heals else ["held:held"] * 4)
+    assert fault.held == (0 if heals else 1)
+
+
+async def _slot() -> Slot:
+    return Slot(None, None)  # type: ignore[arg-type]

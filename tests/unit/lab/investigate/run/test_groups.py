@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from lab.driver.slots import Pool, Slot
 from lab.investigate.run import groups
 from lab.investigate.run.experiments import Experiment
 from lab.investigate.run.groups import TOP_UP_FACTOR
@@ -21,24 +22,44 @@ from lab.investigate.run.investigation import Investigation
 from lab.model.checker import Result
 from lab.model.history import Trial
 from lab.model.outcome import TrialOutcome
+from lab.runner import runner
 
 EXP = Experiment("none", (), "mid_stream", 3, "a cut mid-reply")
 
 
 class Prober:
-    """Trials unknown while ``unknown(k)`` says so (k: the trial's number in its experiment)."""
+    """Trials unknown while ``unknown(k)`` says so (k: the trial's number in its experiment);
+    no browser, no link (the runner's pool hands out empty slots)."""
 
-    fault_targets = None
+    fault_targets = SimpleNamespace(stack=SimpleNamespace(mode="native"))
+    browser = None
+    spec = SimpleNamespace(name="app", chat=SimpleNamespace(timeout_s=30.0))
 
     def __init__(self, unknown: Any) -> None:
         self.unknown, self.ran, self.steps = unknown, [], []  # type: list[str], list[Any]
+        self.pages = SimpleNamespace(pool=Pool(_slot))
 
-    async def trial(self, exp: Experiment, tid: str, seed: int, step: Any) -> Trial:
+    async def trial(self, exp: Experiment, tid: str, seed: int, step: Any, *, into: Trial, slot: Any) -> Trial:
         self.ran.append(tid)
         self.steps.append(step)
-        t = Trial(tid, refresh=exp.refresh, turns=exp.turns)
-        t.unknown = "the mid-stream window was not tested" if self.unknown(int(tid.rsplit("-", 1)[1])) else None
-        return t
+        into.trial_id, into.refresh, into.turns = tid, exp.refresh, exp.turns
+        into.unknown = "the mid-stream window was not tested" if self.unknown(int(tid.rsplit("-", 1)[1])) else None
+        return into
+
+
+async def _slot() -> Slot:
+    return Slot(None, None)  # type: ignore[arg-type]
+
+
+def _trial(fill: Any) -> Any:
+    """A Prober.trial of the runner's calling convention, from ``fill(exp, tid, into)``."""
+
+    async def trial(exp: Experiment, tid: str, seed: int, step: Any, *, into: Trial, slot: Any) -> Trial:
+        into.trial_id, into.refresh, into.turns = tid, exp.refresh, exp.turns
+        await fill(exp, tid, into)
+        return into
+
+    return trial
 
 
 def _run(
@@ -54,7 +75,7 @@ def _run(
 @pytest.fixture(autouse=True)
 def _checker(monkeypatch: pytest.MonkeyPatch) -> None:
     """The checker's verdict here is the trial's own: unknown or valid."""
-    monkeypatch.setattr(groups, "check_safe", lambda t: Result("unknown" if t.unknown else "valid"))
+    monkeypatch.setattr(runner, "check_safe", lambda t: Result("unknown" if t.unknown else "valid"))
 
 
 def test_unknown_trials_are_replaced_until_enough_were_judged() -> None:
@@ -116,13 +137,11 @@ def test_an_in_flight_answered_before_every_write_is_not_tried_again() -> None:
     for reason, runs in ((ANSWERED_FIRST, 3), ("in_flight: neither an answer nor a write within 30 s", 9)):
         prober, done = Prober(lambda k: True), []  # type: Prober, list[TrialOutcome]
 
-        async def trial(exp: Experiment, tid: str, seed: int, step: Any, prober: Prober = prober) -> Trial:
+        async def fill(exp: Experiment, tid: str, t: Trial, prober: Prober = prober, reason: str = reason) -> None:
             prober.ran.append(tid)
-            t = Trial(tid, refresh=exp.refresh, turns=exp.turns)
             t.unknown = reason
-            return t
 
-        prober.trial = trial  # type: ignore[method-assign]
+        prober.trial = _trial(fill)  # type: ignore[method-assign]
         inv = Investigation(
             SimpleNamespace(file=Path("a.toml")), None, [(8, IN_FLIGHT)], 3, Path("."), seed=1, out=io.StringIO()
         )  # type: ignore[arg-type]
@@ -136,16 +155,15 @@ def test_fault_free_trials_start_as_soon_as_another_ends() -> None:
     fourth_started = asyncio.Event()
     ran: list[str] = []
 
-    async def trial(exp: Experiment, tid: str, seed: int, step: Any) -> Trial:
+    async def fill(exp: Experiment, tid: str, t: Trial) -> None:
         ran.append(tid)
         if tid.endswith("-03"):
             fourth_started.set()
         if tid.endswith("-00"):
             await fourth_started.wait()
-        return Trial(tid, refresh=exp.refresh, turns=exp.turns)
 
     prober = Prober(lambda k: False)
-    prober.trial = trial  # type: ignore[method-assign]
+    prober.trial = _trial(fill)  # type: ignore[method-assign]
     inv = Investigation(
         SimpleNamespace(file=Path("a.toml")), None, [(5, EXP)], 4, Path("."), seed=1, concurrency=2, out=io.StringIO()
     )  # type: ignore[arg-type]

@@ -7,7 +7,7 @@ import pytest
 
 from lab.common.errors import UsageError
 from lab.investigate.run.experiments import Experiment
-from lab.investigate.run.trial_ids import TrialId, prefix
+from lab.investigate.run.experiments import TrialId, prefix
 
 DOWN = Experiment("down", (), "settled", 3, "Redis down for one send")
 
