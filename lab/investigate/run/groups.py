@@ -64,6 +64,7 @@ class Member:
     top_up: bool
     out: CellOutcome = field(default_factory=lambda: CellOutcome(Cell((), "none", "settled")))  # its trials
     taken: int = 0  # trials handed out (those not yet in out.trials are running)
+    said: bool = False  # its progress line
 
     @property
     def mine(self) -> list[TrialOutcome]:
@@ -136,20 +137,23 @@ async def run_group(
         with runner.attached(RunContext(prober.browser, prober.pages.pool)):
             await runner.group(
                 first.built,
-                lambda: take(run, client, members),
+                lambda: take(run, client, members, t0),
                 [m.out for m in members],
                 width or run.concurrency * len(members),
             )
     for m in members:
-        run.say(progress(m.exp, m.mine, m.n, time.monotonic() - t0))
+        _said(run, m, t0)
 
 
-def take(run: Run, client: BlackBoxClient, members: list[Member]) -> tuple[TrialPlan, CellOutcome] | None:
+def take(run: Run, client: BlackBoxClient, members: list[Member], t0: float) -> tuple[TrialPlan, CellOutcome] | None:
     """The members' next trial, in turn (the member that has had fewest first); a member's
-    unknown trials are replaced once all of its trials are in."""
+    unknown trials are replaced once all of its trials are in, and its line is said once
+    nothing more is to come (not at the group's end: fault-free experiments share one group)."""
     for m in members:
         if not m.pending and m.taken == len(m.mine):
             m.more()
+            if not m.pending:
+                _said(run, m, t0)
     waiting = [m for m in members if m.pending]
     if not waiting:
         return None
@@ -158,6 +162,13 @@ def take(run: Run, client: BlackBoxClient, members: list[Member]) -> tuple[Trial
     m.taken += 1
     tid = m.tid(k)
     return client.plan(m.exp, tid, run._seed(m.no, k), run.replay_command(tid)), m.out
+
+
+def _said(run: Run, m: Member, t0: float) -> None:
+    """The member's progress line, once."""
+    if not m.said:
+        m.said = True
+        run.say(progress(m.exp, m.mine, m.n, time.monotonic() - t0))
 
 
 def progress(exp: Experiment, mine: list[TrialOutcome], n: int, seconds: float) -> str:

@@ -6,6 +6,7 @@ for the conversation, the quiescence, the final read, the preconditions and the 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
@@ -222,5 +223,39 @@ def test_a_whole_trial_fault_is_held_for_the_group_unless_the_client_reads_throu
     assert fault.held == (0 if heals else 1)
 
 
+class _Ctx:
+    async def close(self) -> None:  # a broken slot's context is closed
+        pass
+
+
 async def _slot() -> Slot:
-    return Slot(None, None)  # type: ignore[arg-type]
+    return Slot(_Ctx(), None)  # type: ignore[arg-type]
+
+
+def test_a_trial_past_its_deadline_is_unknown_even_where_errors_are_notes(tmp_path: Path) -> None:
+    """A black box's errors are notes (its trial judged as far as it goes); a trial the runner
+    cut at its client's deadline tested nothing to its end, and is unknown all the same."""
+
+    class Hung(Stepped):
+        errors_make_unknown = False
+
+        def limit_s(self, plan: TrialPlan) -> float:
+            return 0.05
+
+        async def converse(self, plan: Any, d: FakePage, trial: Trial, step: Any, evidence: Any, slot: Any) -> None:
+            d.phase = "waiting on the app"
+            await asyncio.Event().wait()  # a step that never ends
+
+    cell = Cell((), "none", "settled", 3)
+    out = runner_mod.CellOutcome(cell)
+    plans = plan_cell(cell, 1, 7)
+    r = runner_mod.Runner(Stack(), tmp_path, concurrency=1, client=Hung(False))  # type: ignore[arg-type]
+
+    async def main() -> None:
+        with r.attached(RunContext(None, Pool(_slot))):  # type: ignore[arg-type]
+            await r.group(Latency(), lambda: (plans.pop(), out) if plans else None, [out])  # type: ignore[arg-type]
+
+    run_async(main())
+    [t] = out.trials
+    assert t.result.validity == "unknown", t.result
+    assert t.trial.unknown == "trial exceeded 0 s while the driver was at: waiting on the app"

@@ -175,3 +175,30 @@ def test_fault_free_trials_start_as_soon_as_another_ends() -> None:
     asyncio.run(main())
     assert ran == [f"e5-none-mid_stream-{k:02d}" for k in range(4)]
     assert [o.trial_id for o in done][-1] == "e5-none-mid_stream-00"  # the slow one ended last
+
+
+def test_a_fault_free_experiments_line_is_said_when_its_trials_are_in_not_at_the_groups_end() -> None:
+    """Fault-free experiments share one group; each one's progress line comes as its own trials
+    are in (a long run shows progress), while another's trial still runs."""
+    other = Experiment("none", (), "settled", 3, "the settled history")
+    inv = Investigation(
+        SimpleNamespace(file=Path("a.toml")), None, [(5, EXP), (6, other)], 2, Path("."), seed=1, out=io.StringIO()
+    )  # type: ignore[arg-type]
+    out = inv.out  # type: ignore[attr-defined]
+
+    async def fill(exp: Experiment, tid: str, t: Trial) -> None:
+        if tid == "e6-none-settled-01":  # held until e5's line is out, at most 5 s
+            for _ in range(500):
+                if "mid_stream/t3: 2 trials" in out.getvalue():
+                    return
+                await asyncio.sleep(0.01)
+            raise AssertionError("e5's line was not said while e6's trial ran")
+
+    prober = Prober(lambda k: False)
+    prober.trial = _trial(fill)  # type: ignore[method-assign]
+    members = [groups.member(inv, 5, EXP, 0, None), groups.member(inv, 6, other, 0, None)]
+    done: list[TrialOutcome] = []
+    asyncio.run(groups.run_group(inv, prober, members, done, 2))  # type: ignore[arg-type]
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 2 and "mid_stream/t3: 2 trials" in lines[0] and "settled/t3: 2 trials" in lines[1], lines
+    assert sum(o.result.validity == "valid" for o in done) == 4
