@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -72,3 +72,33 @@ async def playwright_started() -> AsyncIterator[Any]:
             await manager.__aexit__(None, None, None)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@asynccontextmanager
+async def launched(args: Sequence[str] = (), traces_dir: Path | None = None) -> AsyncIterator[Any]:
+    """The chosen Chromium, started (``args``: its command-line flags; ``traces_dir``: where
+    Playwright keeps its tracing folders) and closed however the run ends -- the one launch of
+    `lab chaos`'s runner and of `lab investigate`'s."""
+    async with playwright_started() as pw:
+        extra = {"traces_dir": str(traces_dir)} if traces_dir is not None else {}
+        browser = await pw.chromium.launch(executable_path=executable(), args=list(args), **extra)
+        try:
+            yield browser
+        finally:
+            await closing(browser.close())
+
+
+async def closing(aw: Awaitable[None]) -> None:
+    """Close what may be gone already. Ctrl-C in a terminal reaches the whole process group:
+    Playwright's driver (a node process) exits on it, and the browser with it -- closing its
+    contexts then fails, and that failure must not replace the interrupt (seen: a traceback and
+    exit 1 instead of 130)."""
+    from playwright.async_api import Error
+
+    try:
+        await aw
+    except Error:
+        pass
+    except Exception as exc:  # the driver's pipe closed under the call: not a playwright Error
+        if "Connection closed" not in str(exc):
+            raise

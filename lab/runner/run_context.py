@@ -12,8 +12,7 @@ from pathlib import Path
 
 from playwright.async_api import Browser
 
-from lab.driver.browser import executable as browser_executable
-from lab.driver.browser import playwright_started
+from lab.driver.browser import launched
 from lab.driver.slots import Pool, Slot
 from lab.stack import Stack
 
@@ -31,14 +30,10 @@ async def opened(stack: Stack, slots: int, trace: bool, out_dir: Path) -> AsyncI
     # removed below (in /tmp, every run left one per context behind).
     traces = out_dir / ".playwright-traces"
     try:
-        async with playwright_started() as pw:
-            browser = await pw.chromium.launch(executable_path=browser_executable(), traces_dir=str(traces))
-            try:
-                url = stack.cfg.chat_url
-                pool = Pool(lambda: Slot.new(browser, url, trace=trace), size=slots)
-                await pool.fill()
-                yield RunContext(browser, pool)
-            finally:
-                await browser.close()
+        async with launched(traces_dir=traces) as browser:
+            url = stack.cfg.chat_url
+            pool = Pool(lambda: Slot.new(browser, url, trace=trace), size=slots)
+            await pool.fill()
+            yield RunContext(browser, pool)
     finally:
         shutil.rmtree(traces, ignore_errors=True)

@@ -4,7 +4,7 @@ browser restart, and the session cookie -- what a trial reads raw, for the probe
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import cast
@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 from playwright.async_api import Browser, BrowserContext, Error as PlaywrightError, Page, Route
 
+from lab.driver.browser import closing, launched
 from lab.driver.slots import Pool, Slot
 from lab.investigate.evidence.answers import Answer, HistoryRead
 from lab.investigate.browser import app_frames, app_page, app_reload, cut
@@ -216,33 +217,9 @@ class Pages:
 
 @asynccontextmanager
 async def chromium() -> AsyncIterator[Browser]:
-    from lab.driver.browser import executable, playwright_started
-
-    async with playwright_started() as pw:
-        # The lab's page is fulfilled by the browser itself (page.route), and Chromium's Local
-        # Network Access checks count a document that no server sent as public: its WebSocket to
-        # the app's own 127.0.0.1 origin failed with ERR_BLOCKED_BY_LOCAL_NETWORK_ACCESS_CHECKS.
-        # A page the app serves is local to local and never blocked; the flag restores that.
-        browser = await pw.chromium.launch(
-            executable_path=executable(), args=["--disable-features=LocalNetworkAccessChecks"]
-        )
-        try:
-            yield browser
-        finally:
-            await closing(browser.close())
-
-
-async def closing(aw: Awaitable[None]) -> None:
-    """Close what may be gone already. Ctrl-C in a terminal reaches the whole process group:
-    Playwright's driver (a node process) exits on it, and the browser with it -- closing its
-    contexts then fails, and that failure must not replace the interrupt (seen: a traceback and
-    exit 1 instead of 130)."""
-    from playwright.async_api import Error
-
-    try:
-        await aw
-    except Error:
-        pass
-    except Exception as exc:  # the driver's pipe closed under the call: not a playwright Error
-        if "Connection closed" not in str(exc):
-            raise
+    # The lab's page is fulfilled by the browser itself (page.route), and Chromium's Local
+    # Network Access checks count a document that no server sent as public: its WebSocket to
+    # the app's own 127.0.0.1 origin failed with ERR_BLOCKED_BY_LOCAL_NETWORK_ACCESS_CHECKS.
+    # A page the app serves is local to local and never blocked; the flag restores that.
+    async with launched(args=["--disable-features=LocalNetworkAccessChecks"]) as browser:
+        yield browser
