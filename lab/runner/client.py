@@ -29,9 +29,11 @@ class TrialPage(Protocol):
     the trial times out), its sends, and its browser artifacts."""
 
     timing: Phases
-    phase: str
     sends: list[Send]
     trace: bool
+
+    @property
+    def phase(self) -> str: ...
 
     async def screenshot(self) -> bytes | None: ...
 

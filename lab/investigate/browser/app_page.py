@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from playwright.async_api import Error as PlaywrightError, Page, Request, Response, TimeoutError as PlaywrightTimeout
@@ -32,10 +32,25 @@ def path_pattern(path: str) -> re.Pattern[str]:
     return re.compile("^" + "[^/]+".join(re.escape(p) for p in path.split("{session}")) + "$")
 
 
-def matches(path: str, method: str) -> Callable[[Response], bool]:
-    """A request of the page to ``path``."""
+class Req(Protocol):
+    """A browser request, as either of Playwright's APIs (async here, sync in the pytest plugin) gives it."""
+
+    @property
+    def method(self) -> str: ...
+    @property
+    def url(self) -> str: ...
+
+
+def request_to(path: str, method: str) -> Callable[[Req], bool]:
+    """A request of the page to ``path`` ({session}: any one segment) by ``method``."""
     pattern = path_pattern(path)
-    return lambda r: r.request.method == method and pattern.match(urlsplit(r.url).path) is not None
+    return lambda r: r.method == method and pattern.match(urlsplit(r.url).path) is not None
+
+
+def matches(path: str, method: str) -> Callable[[Response], bool]:
+    """A response to the page's request to ``path``."""
+    to = request_to(path, method)
+    return lambda r: to(r.request)
 
 
 async def load(
@@ -153,10 +168,10 @@ async def post(
     # The page's requests to the chat path, watched beside the answer: a POST that never left
     # the page is the lab's failed step (a click lost on a loaded machine), not an app that gave
     # no answer -- both leave "no answer", and only this tells them apart.
-    pattern, left = path_pattern(spec.chat.path), []
+    to_chat, left = request_to(spec.chat.path, "POST"), []
 
     def leaving(r: Request) -> None:
-        if r.method == "POST" and pattern.match(urlsplit(r.url).path) is not None:
+        if to_chat(r):
             left.append(r)
 
     page.on("request", leaving)

@@ -52,11 +52,6 @@ class Pages:
         """The contexts trials take (the runner's, through ``ready``)."""
         return self._pool
 
-    async def slot(self) -> tuple[BrowserContext, Page]:
-        s = await self._pool.take()
-        await self.ready(s)
-        return s.ctx, s.page
-
     async def ready(self, s: Slot) -> None:
         """A slot taken from the pool, fit for a trial: a new user logged in."""
         if id(s.ctx) in self._logged_in:

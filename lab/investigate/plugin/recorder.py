@@ -19,7 +19,7 @@ from urllib.parse import parse_qs, urlsplit
 from playwright.sync_api import BrowserContext, Error as PlaywrightError, Frame, Page, Request, Response
 
 from lab.common import redact
-from lab.investigate.browser.app_page import path_pattern
+from lab.investigate.browser.app_page import request_to
 from lab.common.errors import NotReady
 from lab.common.wait import wait_until
 from lab.investigate.browser.identity import cookie_scope, history_target, local_storage, page_url_id, session_cookie
@@ -69,12 +69,13 @@ class Recorder:
         return removed
 
     def __post_init__(self) -> None:
-        chat, history = path_pattern(self.spec.chat.path), path_pattern(self.spec.history.path)
-        self._chat = lambda r: r.request.method == "POST" and chat.match(urlsplit(r.url).path) is not None
-        self._history = lambda r: r.request.method == "GET" and history.match(urlsplit(r.url).path) is not None
+        self._to_chat = request_to(self.spec.chat.path, "POST")
+        history = request_to(self.spec.history.path, "GET")
+        self._chat = lambda r: self._to_chat(r.request)
+        self._history = lambda r: history(r.request)
         a = self.spec.auth
-        login = path_pattern(a.login_path) if a is not None and a.login_path and a.token_path else None
-        self._login = lambda r: bool(login and r.request.method == "POST" and login.match(urlsplit(r.url).path))
+        login = request_to(a.login_path, "POST") if a is not None and a.login_path and a.token_path else None
+        self._login = lambda r: login is not None and login(r.request)
         self.ctx.on("response", self._response)
         self.ctx.on("requestfailed", self._request_failed)
         self.ctx.on("page", self._watch)
@@ -108,7 +109,7 @@ class Recorder:
         self._logins.clear()
 
     def _request_failed(self, req: Request) -> None:
-        if req.method == "POST" and path_pattern(self.spec.chat.path).match(urlsplit(req.url).path):
+        if self._to_chat(req):
             self._failed.append((time.time(), req))
 
     # ------------------------------------------------------------------ the trial

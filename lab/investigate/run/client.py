@@ -51,10 +51,6 @@ class ProbePage:
         marks = [e["phase"] for e in (self.trial.events if self.trial else []) if e.get("kind") == "phase"]
         return f"after {marks[-1]}" if marks else "start"
 
-    @phase.setter
-    def phase(self, _: str) -> None:  # the trial's own marks say it
-        pass
-
     async def screenshot(self) -> bytes | None:
         return None
 

@@ -19,10 +19,8 @@ from pathlib import Path
 from typing import Protocol
 
 from lab.investigate.run.blackbox import Prober
-
 from lab.investigate.run.client import BlackBoxClient
-from lab.investigate.run.experiments import Experiment
-from lab.investigate.run.experiments import TrialId, prefix
+from lab.investigate.run.experiments import Experiment, TrialId, prefix
 from lab.investigate.run.mid_write import ANSWERED_FIRST
 from lab.investigate.target.link import paced
 from lab.model.context import never_streamed

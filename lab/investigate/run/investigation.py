@@ -26,8 +26,7 @@ from lab.investigate.run import experiments
 from lab.investigate.browser import pages
 from lab.investigate.run import groups, reporting
 from lab.investigate.run.blackbox import Prober
-from lab.investigate.run.experiments import Experiment
-from lab.investigate.run.experiments import TrialId
+from lab.investigate.run.experiments import Experiment, TrialId
 from lab.investigate.evidence.store import StoreMonitor
 from lab.investigate.run.preflight import preflight
 from lab.investigate.target.link import direct_redis, link_for, link_for_spec, model_for

@@ -81,8 +81,9 @@ def test_a_click_that_sent_nothing_makes_the_trial_unknown(stuck: _App) -> None:
     assert [s.outcome for s in t.sends] == ["info"]  # recorded as it was; the trial stops at it
 
 
-def test_a_post_the_app_never_answered_is_the_apps(stuck: _App) -> None:
-    t = run_async(_trial(_short(_spec(stuck, "/"))))
+@pytest.mark.parametrize("page", ["/", "/xhr"], ids=["fetch", "xhr"])
+def test_a_post_the_app_never_answered_is_the_apps(stuck: _App, page: str) -> None:
+    t = run_async(_trial(_short(_spec(stuck, page))))
     assert "POST" in stuck.log
     assert t.sends and t.sends[0].outcome == "info", t.sends
     assert t.sends[0].reason.startswith("no POST /api/send answered within"), t.sends[0].reason

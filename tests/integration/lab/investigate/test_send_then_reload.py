@@ -121,7 +121,9 @@ def _spec(app: _App, page: str | None) -> Spec:
 async def _send_then_reload(spec: Spec) -> tuple[dict[str, Any], dict[str, Any], Any]:
     async with chromium() as browser:
         pages = Pages(spec, browser)
-        ctx, page = await pages.slot()
+        slot = await pages.pool.take()
+        await pages.ready(slot)
+        ctx, page = slot.ctx, slot.page
         try:
             opened = await pages.load(ctx, page)
             assert opened["status"] == 200, opened

@@ -27,7 +27,7 @@ class FakeContext:
 
 
 def _response(method: str, url: str, body: Any) -> Any:
-    return SimpleNamespace(request=SimpleNamespace(method=method), url=url, text=lambda: json.dumps(body))
+    return SimpleNamespace(request=SimpleNamespace(method=method, url=url), url=url, text=lambda: json.dumps(body))
 
 
 @pytest.fixture(autouse=True)
