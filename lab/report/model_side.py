@@ -44,7 +44,7 @@ def model_side(done: list[TrialOutcome]) -> dict[str, Any]:
                 f"in {dg.rate_words(short, len(judged))}"
             )
     cost = standin_cost(done)
-    if cost["calls"]:
+    if cost["calls"] and any(o.seconds for o in done):  # a user's test's records have no wall time
         what += (
             f". The stand-in's answers: {cost['call_ms_mean']:.0f} ms a call on average, "
             f"{cost['share']:.1%} of the trials' wall time"

@@ -1,6 +1,8 @@
 """The terminal summary of `pytest --lab-target`: per test and fault, over its repeats, the
 anomaly rates with Wilson intervals, the diagnoses drawn from those trials (the same modules as
-`lab investigate`), and a replay line for each failing trial's test."""
+`lab investigate`), what the stand-in model was told where the spec has [model] (the same
+line as `lab investigate`'s: a silent diagnosis says over how many calls), and a replay line for
+each failing trial's test."""
 
 from __future__ import annotations
 
@@ -13,6 +15,9 @@ from lab import diagnoses as dg
 from lab.common import redact
 from lab.model.stats import fmt_rate
 from lab.plan.schedule import fault_text
+from lab.report.model_side import model_side
+
+from lab.model.outcome import TrialOutcome
 
 if TYPE_CHECKING:
     from lab.model.checker import Result
@@ -42,6 +47,10 @@ def _lines(
         for name, (k, n, _) in dg.bounds(judged).items():
             if k or name in ("lost", "stale", "duplicated"):
                 out.append(f"  {dg.ANOMALY_WORDS[name]}: {fmt_rate(k, n)}")
+        if any(t.model_calls is not None for t, _ in group):
+            out.append(
+                f"  model: {model_side([TrialOutcome(None, t, r) for t, r in group])['what'] or 'no judged trial'}"
+            )
         for d in found:
             out.append(f"  [{d.code}] {d.cause} -- {fmt_rate(d.k, d.n)}: {d.evidence}")
         if not found and judged and not any(j.result.validity == "invalid" for j in judged):
