@@ -79,9 +79,17 @@ class BuiltinClient:
         )
 
     async def converse(
-        self, plan: TrialPlan, d: ChatDriver, trial: Trial, step: "Lockstep | None", evidence: str | None, slot: "Slot"
+        self,
+        plan: TrialPlan,
+        d: ChatDriver,
+        trial: Trial,
+        step: "Lockstep | None",
+        evidence: str | None,
+        slot: "Slot",
+        release: Callable[[], None],
     ) -> None:
-        """The conversation, the refresh, and what the page shows after it (lab.driver.conversation)."""
+        """The conversation, the refresh, and what the page shows after it (lab.driver.conversation).
+        Its place is held to the end: what follows (its backend's events, a direct read) waits on nothing."""
         await conversation.run(plan, d, trial, step, evidence, slot, self.toxics)
 
     async def quiesce(self, d: ChatDriver, trial: Trial) -> None:

@@ -7,6 +7,7 @@ backend's events and its store)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -64,9 +65,18 @@ class Client(Protocol[P]):
     def driver(self, browser: Browser, plan: TrialPlan, trace: bool) -> P: ...
 
     async def converse(
-        self, plan: TrialPlan, d: P, trial: Trial, step: "Lockstep | None", evidence: str | None, slot: "Slot"
+        self,
+        plan: TrialPlan,
+        d: P,
+        trial: Trial,
+        step: "Lockstep | None",
+        evidence: str | None,
+        slot: "Slot",
+        release: Callable[[], None],
     ) -> None:
-        """The trial's conversation, its refresh and what the page shows after it, into ``trial``."""
+        """The trial's conversation, its refresh and what the page shows after it, into ``trial``.
+        ``release``: to call once what is left only waits on the system (a black box's settled
+        read), so the next trial of a pooled group may start; the trial keeps ``slot``."""
         ...
 
     async def quiesce(self, d: P, trial: Trial) -> None:

@@ -166,7 +166,9 @@ class Runner:
                 for out in cells:
                     out.fault_evidence = evidence
                 await groups.pooled(
-                    take, width, lambda item: self._trial(browser, item[0], fault, None, evidence, item[1])
+                    take,
+                    width,
+                    lambda item, release: self._trial(browser, item[0], fault, None, evidence, item[1], release),
                 )
         except LabError as exc:
             for out in cells:
@@ -182,10 +184,13 @@ class Runner:
         step: "Lockstep | None",
         evidence: str | None,
         out: CellOutcome,
+        release: groups.Release = lambda: None,
     ) -> TrialOutcome:
         """One trial in a pooled browser context: the conversation, then at once (a short TTL
         would otherwise expire the key before it is read) quiescence, the final read from
-        Redis, the checker. Trace and screenshot are kept for failing trials only."""
+        Redis, the checker. Trace and screenshot are kept for failing trials only. ``release``:
+        the client's to call once what is left of its trial only waits (its place in a pooled
+        group goes to the next trial; its context stays with it to the end)."""
         model = standin.serving(self.model, plan)  # the stand-in serving this trial's calls, if any
         if model is not None:
             plan = tagged(plan)
@@ -193,7 +198,7 @@ class Runner:
         slot = await self.ctx.slots.take()
         waited_s = time.perf_counter() - t_queued
         try:
-            d, trial, conv_s = await self._converse(browser, plan, model, step, evidence, slot)
+            d, trial, conv_s = await self._converse(browser, plan, model, step, evidence, slot, release)
             d.timing.add("slot", waited_s)
             outcome, dump = await self._finish(plan, model, fault, d, trial, conv_s)
             keep = outcome.failed and self.keep_artifacts
@@ -229,6 +234,7 @@ class Runner:
         step: "Lockstep | None",
         evidence: str | None,
         slot: Slot,
+        release: groups.Release,
     ) -> tuple[TrialPage, Trial, float]:
         """Phase 1 under a deadline: a hung browser step makes the trial unknown (naming the
         step), never the run hang."""
@@ -250,7 +256,7 @@ class Runner:
         limit_s = self.client.limit_s(plan)
         try:
             async with standin.paced(model, plan):
-                await asyncio.wait_for(self.client.converse(plan, d, trial, step, evidence, slot), limit_s)
+                await asyncio.wait_for(self.client.converse(plan, d, trial, step, evidence, slot, release), limit_s)
         except TimeoutError:
             why = f"trial exceeded {limit_s:.0f} s while the driver was at: {d.phase}"
             trial.errors.append(why)

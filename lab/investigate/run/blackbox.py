@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from playwright.async_api import Browser, BrowserContext, Page
@@ -68,24 +69,27 @@ class Prober:
         *,
         into: Trial | None = None,
         slot: Slot | None = None,
+        reloaded: Callable[[], None] = lambda: None,
     ) -> Trial:
-        """One trial (recorded ``into`` a Trial the caller made, else a new one). ``step`` arms
-        the experiment's fault (built once for the group this trial belongs to; None: no fault).
-        ``slot``: the runner's context (marked broken if it failed), else one of the pool's. A
-        failure of the browser makes the trial unknown, never a pass."""
+        """One trial (``into`` a Trial the caller made, else a new one); a broken browser makes it
+        unknown, never a pass. ``step`` arms the experiment's fault (built once for the trial's
+        group; None: none). ``slot``: the runner's context (marked broken if it failed), else one
+        of the pool's. ``reloaded``: called once the refresh is done (the rest waits on the app)."""
         t = into or Trial(trial_id)
         t.trial_id, t.fault, t.fault_params, t.refresh, t.turns, t.seed = (
             trial_id, exp.fault, dict(exp.params), exp.refresh, exp.turns, seed
         )  # fmt: skip
         if slot is not None:
-            return await self._trial(exp, t, step, slot)
+            return await self._trial(exp, t, step, slot, reloaded)
         slot = await self.pages.pool.take()
         try:
-            return await self._trial(exp, t, step, slot)
+            return await self._trial(exp, t, step, slot, reloaded)
         finally:
             await self.pages.pool.put(slot)
 
-    async def _trial(self, exp: Experiment, t: Trial, step: Lockstep | None, slot: Slot) -> Trial:
+    async def _trial(
+        self, exp: Experiment, t: Trial, step: Lockstep | None, slot: Slot, reloaded: Callable[[], None]
+    ) -> Trial:
         one_shot = step is not None and step.fault.window == "send"
         windowed = step is not None and not one_shot
         t.fault_turn = min(2, exp.turns) if one_shot else None
@@ -119,7 +123,7 @@ class Prober:
                 await step.heal()
             # Healed from here on.
             if not t.unknown:
-                await self._after(ctx, page, t)
+                await self._after(ctx, page, t, reloaded)
                 if before_cut is not None and t.sends and t.sends[-1].cut:
                     missed = missed or cut.stored_before(before_cut, self._final_values, t)
             # Judged as far as it goes (its reads are evidence), but it claims no cut.
@@ -191,8 +195,9 @@ class Prober:
         _phase(t, "ttl")
         return True
 
-    async def _after(self, ctx: BrowserContext, page: Page, t: Trial) -> None:
-        """The refresh point (if not inside the fault window), the settled read, the key."""
+    async def _after(self, ctx: BrowserContext, page: Page, t: Trial, done: Callable[[], None]) -> None:
+        """The refresh point (if not inside the fault window), then (``done``: the page's part is
+        over) the settled read and the key."""
         t.cookie_persistent = await self.pages.cookie_persistent(ctx)
         t.cookie_scope = await self.pages.identity.cookie_scope(ctx)
         # The lab's page only reads as it reloads: the settled read polls beside it (settled only on
@@ -213,6 +218,7 @@ class Prober:
             raise
         reloaded.set()
         _phase(t, "refresh")
+        done()
         if final is None:
             await settle.model_ended(self.model, t)
         t.final_rows = await (final or settle.final_read(self.pages, ctx, t, self._as_rows))
@@ -287,16 +293,15 @@ class Prober:
 
     def _message(self, trial_id: str, turn: int, nonce: str, tab: str = "") -> tuple[str, str | None]:
         """A send's text and id (None: the API takes none, or the app's page sends it)."""
-        # Unique text per message: where rows carry no ids the lab matches them by text. A
-        # second tab's message is another message (its own text and id).
+        # Unique per message: where rows carry no ids the lab matches them by text (a tab's too).
         text = f"chaoslab probe {trial_id} turn {turn}{tab} {nonce}"
         mid = f"{trial_id}-t{turn}{tab}-{nonce}" if self.spec.chat.id_field and self.spec.page is None else None
         return text, mid
 
     async def _observe_ttl(self, ctx: BrowserContext, t: Trial, turn: int, step: Lockstep | None) -> None:
-        """The key's PTTL once the turn's writes have settled (lab.investigate.evidence.keys)."""
+        """The key's PTTL once the turn's writes have settled (lab.investigate.evidence.keys: the
+        quiet window outlasts one step of the app's writes under the trial's fault)."""
         if (key := await self.pages.session_key(ctx)) is not None:
-            # The quiet window outlasts one step of the app's writes under the trial's fault.
             t.ttl.append(await self.keys.settled_ttl(key, turn, step.fault.step_delay_ms() if step else 0.0))
 
     async def _redis_final(self, ctx: BrowserContext, t: Trial) -> None:
@@ -312,19 +317,15 @@ class Prober:
             self.keys.sync(self.store)  # every command before now is in the record
             fill(t, self.store, key, t.events[0]["t"] if t.events else t0, t1, self.spec.redis.key)
         if t.sends and pttl != -2:
-            t.ttl.append(
-                TtlObs(max(s.turn for s in t.sends), (t0 + t1) / 2, pttl, len(values), round((t1 - t0) * 1000, 2))
-            )
+            turn, rtt_ms = max(s.turn for s in t.sends), round((t1 - t0) * 1000, 2)
+            t.ttl.append(TtlObs(turn, (t0 + t1) / 2, pttl, len(values), rtt_ms))
 
     async def _cut_reload(self, ctx: BrowserContext, page: Page, t: Trial) -> tuple[str | None, list[bytes] | None]:
-        """mid_stream's reload, inside the fault window right after the cut of the last reply's
-        stream (the after_ack reload is the last turn's send itself: mid_write.send_then_reload). Returns
+        """mid_stream's reload, in the fault window right after the cut of the last reply's stream:
         why the network says the cut missed its window (cut.missed), and the key as the reload
-        began where that reload is the cut -- what the store held before the cut
-        (cut.stored_before)."""
-        # Only where this reload is the cut: the app's own page over HTTP. Over its own socket
-        # the page closed it at the first fragment already (app_frames.cut_hook); a key read now
-        # would come after the cut, and a correct app may have finished the reply since.
+        began where it is the cut -- what the store held before it (cut.stored_before)."""
+        # Only where this reload is the cut: the app's own page over HTTP (over its own socket the
+        # page closed it at the first fragment: app_frames.cut_hook; a key read now comes later).
         at_the_cut = self.spec.page is not None and self.spec.transport is None
         key = await self.pages.session_key(ctx) if at_the_cut else None
         before_cut = self.keys.read(key)[2] if key is not None else None

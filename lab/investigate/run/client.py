@@ -10,7 +10,7 @@ not voids; its settled read goes through the faulted link, so its faults are hea
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -85,10 +85,20 @@ class BlackBoxClient:
         return ProbePage()
 
     async def converse(
-        self, plan: TrialPlan, d: ProbePage, trial: Trial, step: Lockstep | None, evidence: str | None, slot: Slot
+        self,
+        plan: TrialPlan,
+        d: ProbePage,
+        trial: Trial,
+        step: Lockstep | None,
+        evidence: str | None,
+        slot: Slot,
+        release: Callable[[], None],
     ) -> None:
+        """The prober's trial; its place goes to the next trial once the page has reloaded (the
+        settled read, the model's calls and the key are waits on the app, not load on it)."""
         d.trial, d.sends = trial, trial.sends
-        await self.prober.trial(self.experiments[plan.cell], plan.trial_id, plan.seed, step, into=trial, slot=slot)
+        exp = self.experiments[plan.cell]
+        await self.prober.trial(exp, plan.trial_id, plan.seed, step, into=trial, slot=slot, reloaded=release)
 
     async def quiesce(self, d: ProbePage, trial: Trial) -> None:
         """The settled read was the trial's own (converse)."""

@@ -64,7 +64,9 @@ class FakeClient:
     def driver(self, browser: Any, plan: Any, trace: bool) -> FakePage:
         return FakePage()
 
-    async def converse(self, plan: Any, d: FakePage, trial: Trial, step: Any, evidence: Any, slot: Any) -> None:
+    async def converse(
+        self, plan: Any, d: FakePage, trial: Trial, step: Any, evidence: Any, slot: Any, release: Any
+    ) -> None:
         assert self.observing, "a trial ran outside the client's observers"
         for turn, text in enumerate(plan.messages, 1):
             s = Send(f"{plan.trial_id}-{turn}", text, turn, t_invoke=100.0 + turn)
@@ -185,11 +187,13 @@ class Stepped(FakeClient):
         self.got: list[str] = []
         self.observing = True  # the caller's observers, open around Runner.attached
 
-    async def converse(self, plan: Any, d: FakePage, trial: Trial, step: Any, evidence: Any, slot: Any) -> None:
+    async def converse(
+        self, plan: Any, d: FakePage, trial: Trial, step: Any, evidence: Any, slot: Any, release: Any
+    ) -> None:
         self.got.append("lockstep" if step is not None else f"held:{evidence}")
         if step is not None:
             step.abandon()  # nothing to arm here: the group must not wait for it
-        await super().converse(plan, d, trial, step, evidence, slot)
+        await super().converse(plan, d, trial, step, evidence, slot, release)
 
 
 @pytest.mark.parametrize("heals", [False, True], ids=["white_box", "black_box"])
@@ -242,7 +246,9 @@ def test_a_trial_past_its_deadline_is_unknown_even_where_errors_are_notes(tmp_pa
         def limit_s(self, plan: TrialPlan) -> float:
             return 0.05
 
-        async def converse(self, plan: Any, d: FakePage, trial: Trial, step: Any, evidence: Any, slot: Any) -> None:
+        async def converse(
+            self, plan: Any, d: FakePage, trial: Trial, step: Any, evidence: Any, slot: Any, release: Any
+        ) -> None:
             d.phase = "waiting on the app"
             await asyncio.Event().wait()  # a step that never ends
 

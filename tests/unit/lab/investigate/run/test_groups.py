@@ -39,7 +39,9 @@ class Prober:
         self.unknown, self.ran, self.steps = unknown, [], []  # type: list[str], list[Any]
         self.pages = SimpleNamespace(pool=Pool(_slot))
 
-    async def trial(self, exp: Experiment, tid: str, seed: int, step: Any, *, into: Trial, slot: Any) -> Trial:
+    async def trial(
+        self, exp: Experiment, tid: str, seed: int, step: Any, *, into: Trial, slot: Any, reloaded: Any = None
+    ) -> Trial:
         self.ran.append(tid)
         self.steps.append(step)
         into.trial_id, into.refresh, into.turns = tid, exp.refresh, exp.turns
@@ -54,7 +56,9 @@ async def _slot() -> Slot:
 def _trial(fill: Any) -> Any:
     """A Prober.trial of the runner's calling convention, from ``fill(exp, tid, into)``."""
 
-    async def trial(exp: Experiment, tid: str, seed: int, step: Any, *, into: Trial, slot: Any) -> Trial:
+    async def trial(
+        exp: Experiment, tid: str, seed: int, step: Any, *, into: Trial, slot: Any, reloaded: Any = None
+    ) -> Trial:
         into.trial_id, into.refresh, into.turns = tid, exp.refresh, exp.turns
         await fill(exp, tid, into)
         return into
