@@ -21,6 +21,7 @@ from lab.model.store import carries
 
 if TYPE_CHECKING:
     from lab.investigate.evidence.store import StoreMonitor
+    from lab.model.history import Trial
 
 # The settle rule. A read counts once the key stayed as read (same values, its TTL only
 # decaying) for a quiet window after it. The window must outlast one step of the app's slowest
@@ -164,3 +165,28 @@ def key_record(
     if dump:
         record["dump"] = [v[:500].decode(errors="replace") for v in values[:50]]
     return record
+
+
+def read_final(
+    keys: KeyReader,
+    t: "Trial",
+    key: str,
+    store: "StoreMonitor | None",
+    since: float,
+    template: str | None,
+    dump: bool = False,
+) -> tuple[int, list[bytes], float, float]:
+    """The key once the history settled, into ``t`` (its record) -- and, where the run follows
+    the store, the store's record of the trial since ``since`` (``template``: the spec's key, for
+    the reads of other keys of its shape). The one final read of `lab investigate`'s trials and
+    `pytest --lab-target`'s. Returns (PTTL, raw values, when the read began and ended)."""
+    from lab.investigate.evidence.store import fill
+
+    t0 = time.time()
+    pttl, kind, values = keys.read(key)
+    t1 = time.time()
+    t.redis_final = key_record(key, pttl, kind, values, t.sends, dump=dump)
+    if store is not None:
+        keys.sync(store)  # every command before now is in the record
+        fill(t, store, key, since, t1, template)
+    return pttl, values, t0, t1

@@ -23,8 +23,8 @@ from lab.investigate.browser.app_page import request_to
 from lab.common.errors import NotReady
 from lab.common.wait import wait_until
 from lab.investigate.browser.identity import cookie_scope, history_target, local_storage, page_url_id, session_cookie
-from lab.investigate.evidence.keys import KeyReader, key_record
-from lab.investigate.evidence.store import StoreMonitor, fill
+from lab.investigate.evidence.keys import KeyReader, read_final
+from lab.investigate.evidence.store import StoreMonitor
 from lab.investigate.evidence.rows import json_path, parse_rows
 from lab.investigate.browser.settle import MODEL_END_DEADLINE_S, POLL_S, QUIESCENCE_DEADLINE_S, Settling, model_unended
 from lab.investigate.spec.parse import Spec
@@ -320,16 +320,12 @@ class Recorder:
         sid = self.session_id()
         if not self.spec.redis.key or sid is None:
             return
-        key = self.spec.redis.key.replace("{session}", sid)
         keys = KeyReader(self.redis_url)
         try:
-            pttl, kind, values = keys.read(key)
-            if self.store is not None:
-                keys.sync(self.store)  # every command before now is in the record
-                fill(t, self.store, key, self._t0, time.time())
+            key = self.spec.redis.key.replace("{session}", sid)
+            read_final(keys, t, key, self.store, self._t0, self.spec.redis.key, dump=True)
         finally:
             keys.close()
-        t.redis_final = key_record(key, pttl, kind, values, t.sends, dump=True)
 
 
 def _inside(t: float, on: float | None, off: float | None) -> bool:

@@ -26,8 +26,8 @@ from lab.plan.lockstep import Lockstep
 from lab.model import concurrency, context
 from lab.investigate.run import mid_write
 from lab.investigate.run.experiments import TWO_TAB_ROUNDS, Experiment
-from lab.investigate.evidence.keys import KeyReader, key_record
-from lab.investigate.evidence.store import StoreMonitor, fill
+from lab.investigate.evidence.keys import KeyReader, read_final
+from lab.investigate.evidence.store import StoreMonitor
 from lab.stack.model_link import ModelLink
 from lab.investigate.browser.pages import Pages, Read
 from lab.driver.slots import Slot
@@ -308,17 +308,11 @@ class Prober:
         """The key after the history settled: its dump, and the trial's last (settled) TTL read."""
         if (key := await self.pages.session_key(ctx)) is None:
             return
-        t0 = time.time()
-        pttl, kind, values = self.keys.read(key)
-        t1 = time.time()
-        self._final_values = values
-        t.redis_final = key_record(key, pttl, kind, values, t.sends)
-        if self.store is not None:
-            self.keys.sync(self.store)  # every command before now is in the record
-            fill(t, self.store, key, t.events[0]["t"] if t.events else t0, t1, self.spec.redis.key)
+        since = t.events[0]["t"] if t.events else time.time()
+        pttl, self._final_values, t0, t1 = read_final(self.keys, t, key, self.store, since, self.spec.redis.key)
         if t.sends and pttl != -2:
             turn, rtt_ms = max(s.turn for s in t.sends), round((t1 - t0) * 1000, 2)
-            t.ttl.append(TtlObs(turn, (t0 + t1) / 2, pttl, len(values), rtt_ms))
+            t.ttl.append(TtlObs(turn, (t0 + t1) / 2, pttl, len(self._final_values), rtt_ms))
 
     async def _cut_reload(self, ctx: BrowserContext, page: Page, t: Trial) -> tuple[str | None, list[bytes] | None]:
         """mid_stream's reload, in the fault window right after the cut of the last reply's stream:
