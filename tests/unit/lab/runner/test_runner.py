@@ -265,3 +265,39 @@ def test_a_trial_past_its_deadline_is_unknown_even_where_errors_are_notes(tmp_pa
     [t] = out.trials
     assert t.result.validity == "unknown", t.result
     assert t.trial.unknown == "trial exceeded 0 s while the driver was at: waiting on the app"
+
+
+def test_a_trial_that_releases_its_place_lets_the_next_one_start_with_its_context_still_held(tmp_path: Path) -> None:
+    """Concurrency 1, no fault: the first trial lets its place go, then waits for the second to
+    have conversed -- which happens only if the release reaches the runner's pooled loop. The
+    first trial's context stays with it (the second gets another)."""
+    second_conversed = asyncio.Event()
+    slots: dict[str, Any] = {}
+
+    class Releasing(FakeClient):
+        async def converse(
+            self, plan: Any, d: FakePage, trial: Trial, step: Any, evidence: Any, slot: Any, release: Any
+        ) -> None:
+            slots[plan.trial_id] = slot
+            await super().converse(plan, d, trial, step, evidence, slot, release)
+            if plan.trial_id.endswith("000"):
+                release()
+                await asyncio.wait_for(second_conversed.wait(), 5)
+            else:
+                second_conversed.set()
+
+    client = Releasing()
+    client.observing = True  # the caller's observers, open around Runner.attached
+    cell = Cell((), "none", "settled", 3)
+    out = runner_mod.CellOutcome(cell)
+    plans = plan_cell(cell, 2, 7)
+    r = runner_mod.Runner(Stack(), tmp_path, concurrency=1, client=client)  # type: ignore[arg-type]
+
+    async def main() -> None:
+        with r.attached(RunContext(None, Pool(_slot))):  # type: ignore[arg-type]
+            await r.group(cell.make_fault(), lambda: (plans.pop(0), out) if plans else None, [out])  # type: ignore[arg-type]
+
+    run_async(main())
+    assert sorted(t.plan.trial_id for t in out.trials if t.plan) == ["000", "001"]
+    assert {t.result.validity for t in out.trials} == {"valid"}
+    assert slots["000"] is not slots["001"]
