@@ -136,8 +136,9 @@ def _run_options(inv: argparse.ArgumentParser) -> None:
         default=None,
         metavar="C",
         help="trials at once, each in its own browser context (default 6); fault-free experiments "
-        "run side by side, one with a fault has the Redis link to itself -- or shares it with those "
-        "of the same fault (after_ack and in_flight: C trials of each at once)",
+        "run side by side (a trial that only waits for the history to settle lets the next one "
+        "start), one with a fault has the Redis link to itself -- or shares it with those of the "
+        "same fault (after_ack and in_flight: C trials of each at once)",
     )
     inv.add_argument("--reports", default="reports", metavar="DIR", help="where run folders go")
 
