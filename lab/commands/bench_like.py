@@ -167,5 +167,20 @@ def text(f: dict[str, Any]) -> str:
                 + ", ".join(f"{k} {v:.0f}" for k, v in s["phases_ms"].items() if v >= 1)
                 for name, s in (("lab chaos", chaos), ("investigate", inv))
             ),
+            *_waits(inv["phases_ms"]),
         ]
     )
+
+
+def _waits(phases_ms: dict[str, float]) -> list[str]:
+    """What of a black-box trial's own time is waiting where a white box is told: its settled
+    read's quiet window and its TTL reads after each turn (a trial lets its place go before the
+    first, so they count in its own seconds, not in the side's wall time)."""
+    settle, ttl = phases_ms.get("settle", 0.0), phases_ms.get("ttl", 0.0)
+    if not settle and not ttl:
+        return []
+    return [
+        f"  investigate's own time includes its waits: the settled read {settle:.0f} ms and the TTL reads "
+        f"{ttl:.0f} ms a trial, where lab chaos is told by its backend's events (the next trial starts "
+        "during the settled read)"
+    ]

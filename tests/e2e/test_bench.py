@@ -46,6 +46,7 @@ def test_bench_measures_both_loops_on_both_profiles(tmp_path: Path) -> None:
         "CPU while the lab ran",
         "the stand-in's cost (correct|none|settled|t5, no model latency)",
         "investigate against lab chaos, same experiment (correct|none|settled|t5; examples/chat-service.toml",
+        "investigate's own time includes its waits: the settled read",
         "exit 0: both loops measured",
     ):
         assert line in res.stdout, line
