@@ -11,17 +11,14 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import redis
 
 from lab.common.wait import quiet_poll_s
-from lab.model.history import TtlObs
+from lab.investigate.evidence.store import StoreMonitor, fill
+from lab.model.history import Trial, TtlObs
 from lab.model.store import carries
-
-if TYPE_CHECKING:
-    from lab.investigate.evidence.store import StoreMonitor
-    from lab.model.history import Trial
 
 # The settle rule. A read counts once the key stayed as read (same values, its TTL only
 # decaying) for a quiet window after it. The window must outlast one step of the app's slowest
@@ -68,7 +65,7 @@ class KeyReader:
             self.close()  # a restarted Redis (redis_restart) breaks the old connection: one new try
             return fn(self._redis())
 
-    def sync(self, monitor: "StoreMonitor") -> bool:
+    def sync(self, monitor: StoreMonitor) -> bool:
         """Until ``monitor`` has every command Redis ran before now (a mark on this connection)."""
         return monitor.sync(self._redis())
 
@@ -169,9 +166,9 @@ def key_record(
 
 def read_final(
     keys: KeyReader,
-    t: "Trial",
+    t: Trial,
     key: str,
-    store: "StoreMonitor | None",
+    store: StoreMonitor | None,
     since: float,
     template: str | None,
     dump: bool = False,
@@ -180,8 +177,6 @@ def read_final(
     the store, the store's record of the trial since ``since`` (``template``: the spec's key, for
     the reads of other keys of its shape). The one final read of `lab investigate`'s trials and
     `pytest --lab-target`'s. Returns (PTTL, raw values, when the read began and ended)."""
-    from lab.investigate.evidence.store import fill
-
     t0 = time.time()
     pttl, kind, values = keys.read(key)
     t1 = time.time()

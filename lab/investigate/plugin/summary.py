@@ -13,11 +13,10 @@ from typing import TYPE_CHECKING
 
 from lab import diagnoses as dg
 from lab.common import redact
+from lab.model.outcome import TrialOutcome
 from lab.model.stats import fmt_rate
 from lab.plan.schedule import fault_text
 from lab.report.model_side import model_side
-
-from lab.model.outcome import TrialOutcome
 
 if TYPE_CHECKING:
     from lab.model.checker import Result
