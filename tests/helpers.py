@@ -12,11 +12,16 @@ from typing import Any
 from lab.common.config import PORT_ENV, ROOT
 
 
-def free_ports(n: int, lo: int = 20000, hi: int = 32000) -> list[int]:
+def free_ports(n: int, lo: int = 20000, hi: int = 32000, offsets: tuple[int, ...] = (0,)) -> list[int]:
     """n distinct free ports below the kernel's ephemeral range (32768+), so no outgoing
     connection can take one between this check and the service binding it. The suite's fixed
     ports (tests/conftest.py) are never chosen, and each pytest-xdist worker draws from a block of
-    its own, so two workers cannot both find a port free before either binds it."""
+    its own, so two workers cannot both find a port free before either binds it.
+
+    ``offsets``: each chosen port P is one whose P + offset is free too, for every offset, inside
+    this worker's block -- for a command that derives more ports from the ones it is given
+    (``lab chaos --shard K/N`` adds K * PORT_STRIDE); a derived port outside the block could be
+    held by another worker's stack."""
     import random
 
     from lab.common.config import CHROMIUM_UNSAFE_PORTS
@@ -25,13 +30,18 @@ def free_ports(n: int, lo: int = 20000, hi: int = 32000) -> list[int]:
     from tests.conftest import WORKER, WORKERS
 
     block = (hi - lo) // WORKERS
-    lo, hi = lo + WORKER * block, lo + (WORKER + 1) * block
+    lo, hi = lo + WORKER * block, lo + (WORKER + 1) * block - max(offsets)
     rng = random.SystemRandom()
     chosen: list[int] = []
+    taken: set[int] = set()
     while len(chosen) < n:
         p = rng.randrange(lo, hi)
-        if p not in chosen and p not in fixed and p not in CHROMIUM_UNSAFE_PORTS and is_free("127.0.0.1", p):
+        ports = [p + o for o in offsets]
+        if all(q not in taken and q not in fixed and q not in CHROMIUM_UNSAFE_PORTS for q in ports) and all(
+            is_free("127.0.0.1", q) for q in ports
+        ):
             chosen.append(p)
+            taken.update(ports)
     return chosen
 
 

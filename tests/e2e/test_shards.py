@@ -31,9 +31,13 @@ ONLY = "profile=correct|swallowed_errors;fault=none|down|latency:latency_ms=100;
 TRIALS, SEED = 4, 4242  # 4/4 vs 0/4: the smallest count whose intervals separate (a "causes" verdict)
 
 
-def _env(tmp: Path) -> dict[str, str]:
+def _env(tmp: Path, n: int) -> dict[str, str]:
+    """Base ports whose every shard's ports (+ K * PORT_STRIDE) are free and this worker's."""
+    from lab.plan.shard import PORT_STRIDE
+
     env = dict(os.environ)
-    env.update({name: str(p) for name, p in zip(PORT_ENV.values(), free_ports(len(PORT_ENV)))})
+    offsets = tuple(k * PORT_STRIDE for k in range(n + 1))
+    env.update({name: str(p) for name, p in zip(PORT_ENV.values(), free_ports(len(PORT_ENV), offsets=offsets))})
     env["LAB_RUN_DIR"] = str(tmp / "run")
     return env
 
@@ -49,7 +53,7 @@ def _shard_env(env: dict[str, str], k: int, n: int) -> dict[str, str]:
 
 def _shards(tmp: Path, n: int) -> list[Path]:
     """N shard processes at once; each one's run folder."""
-    env = _env(tmp)
+    env = _env(tmp, n)
     with ExitStack() as downs:
         # `lab down` in each shard's own run folder afterwards, whatever happened: a shard that
         # outlived its deadline is killed below, and its stack would be left running.
