@@ -13,6 +13,7 @@ from lab.model.attribution import cell_stats
 from lab.model.checker import NOTHING_ACKED
 from lab.model.outcome import CellOutcome, TrialOutcome
 from lab.runner.runner import Runner
+from lab.plan import ids
 from lab.plan.schedule import Cell, TrialPlan, plan_cell
 from lab.common.wait import in_own_thread
 
@@ -74,9 +75,9 @@ def run_grid(
             if want > 0:
                 o.replaced += honest[:want]
                 o.trials = [t for t in o.trials if t not in honest[:want]]
-                # room > 0 means the cell had plans; trial ids are "<prefix><nnn>".
-                prefix = f"{ps[0].trial_id[:-3]}r{round_no}-"
-                more.append((cell, plan_cell(cell, want, ps[0].seed + round_no, prefix=prefix)))
+                # room > 0 means the cell had plans (lab.plan.ids: "<prefix><k>").
+                prefix = f"{ids.split(ps[0].trial_id)[0]}r{round_no}-"
+                more.append((cell, plan_cell(cell, want, ids.group_seed(ps[0].seed, cell.cell_id, round_no), prefix)))
         if not more:
             break
         for got in _run(stack, more, out_dir, concurrency):

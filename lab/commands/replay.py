@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TextIO
 
 from lab.common.errors import UsageError
+from lab.plan import ids
 from lab.plan.schedule import REFRESH_POINTS, Cell, parse_fault, parse_profile, plan_trial
 from lab.runner.runner import Runner
 from lab.stack import Stack
@@ -42,7 +43,7 @@ def replay(
 ) -> int:
     name, params = parse_fault(fault)
     cell = Cell(parse_profile(profile), name, refresh, turns, tuple(sorted(params.items())), knobs=knobs)
-    plans = [plan_trial(cell, seed, f"replay-{i:02d}", fault_turn) for i in range(runs)]
+    plans = [plan_trial(cell, seed, ids.trial_id("replay-", i, width=2), fault_turn) for i in range(runs)]
     out_dir = reports_root / ("replay-" + time.strftime("%Y%m%d-%H%M%S") + f"-s{seed}")
     outcome = Runner(stack, out_dir, concurrency=1, model=model).run([(cell, plans)])[0]
     failed = [t for t in outcome.trials if t.failed]

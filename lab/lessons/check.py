@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import re
 import sys
 import time
@@ -29,6 +28,7 @@ from lab.report import table
 from lab.model.outcome import CellOutcome, TrialOutcome
 from lab.model.stats import fmt_rate
 from lab.runner.runner import Runner
+from lab.plan import ids
 from lab.plan.schedule import Cell, TrialPlan, fault_text, plan_cell, plan_trial
 from lab.common.signals import interrupt_on
 from lab.report.model_side import model_side
@@ -196,8 +196,7 @@ def plans_for(lesson: Lesson, cell: Cell, n: int, seed: int, prefix: str) -> lis
     """The cell's plans; a lesson that fixes its fault turn gets it in every trial."""
     if lesson.fault_turn is None:
         return plan_cell(cell, n, seed, prefix=prefix)
-    rng = random.Random(seed)
-    return [plan_trial(cell, rng.randrange(1 << 31), f"{prefix}{i:03d}", lesson.fault_turn) for i in range(n)]
+    return [plan_trial(cell, ids.trial_seed(seed, i), ids.trial_id(prefix, i), lesson.fault_turn) for i in range(n)]
 
 
 def _sample(
@@ -205,14 +204,13 @@ def _sample(
 ) -> CellOutcome:
     """``trials`` trials with a verdict: trials left unknown (a precondition not met on a loaded
     machine) are replaced, up to twice as many in all; a forbidden anomaly ends it at once."""
-    rng = random.Random(seed)
     outcome = CellOutcome(cell)
     for round_no in range(1, 10):
         known = [t for t in outcome.trials if t.result.validity != "unknown"]
         want = min(trials - len(known), 2 * trials - len(outcome.trials))
         if want <= 0 or any(problems(lesson, t) for t in known):
             break
-        plans = plans_for(lesson, cell, want, rng.randrange(1 << 31), prefix=f"k{round_no}-")
+        plans = plans_for(lesson, cell, want, ids.group_seed(seed, cell.cell_id, round_no), prefix=f"k{round_no}-")
         got = _run(stack, [(cell, plans)], out_dir, model)[0]
         outcome.trials += got.trials
         outcome.fault_error = outcome.fault_error or got.fault_error
@@ -224,13 +222,15 @@ def run_demo(
     lesson: Lesson, trials: int, seed: int, reports: Path, out: TextIO = sys.stdout, model: bool = False
 ) -> int:
     cells = lesson.demo_cells()
-    rng = random.Random(seed)
     print(f"\nThe experiment: {trials} trials per profile on the real stack, seed {seed} ...", file=out, flush=True)
     out_dir = _out_dir(reports, lesson, "demo")
     with lesson_stack(None, model) as (stack, link):
         outcomes = _run(
             stack,
-            [(c, plans_for(lesson, c, trials, rng.randrange(1 << 31), prefix=f"d{i}-")) for i, c in enumerate(cells)],
+            [
+                (c, plans_for(lesson, c, trials, ids.group_seed(seed, c.cell_id), prefix=f"d{i}-"))
+                for i, c in enumerate(cells)
+            ],
             out_dir,
             link,
         )
@@ -260,7 +260,10 @@ def run_replay(
 ) -> int:
     path, probe = exercise_file(lesson, given)
     cell = lesson.check_cell(durable=probe.get("durable"))
-    plans = [plan_trial(cell, seed, f"replay-{i:02d}", fault_turn or lesson.fault_turn) for i in range(runs)]
+    plans = [
+        plan_trial(cell, seed, ids.trial_id("replay-", i, width=2), fault_turn or lesson.fault_turn)
+        for i in range(runs)
+    ]
     with lesson_stack(path if lesson.kind == "behaviour" else None, model) as (stack, link):
         outcome = _run(stack, [(cell, plans)], _out_dir(reports, lesson, "replay"), link)[0]
     bad = [t for t in outcome.trials if problems(lesson, t)]

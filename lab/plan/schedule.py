@@ -14,6 +14,7 @@ from typing import Any
 from lab.common.errors import UsageError
 from lab.faults import REGISTRY as FAULTS
 from lab.faults import Fault, make
+from lab.plan import ids
 from lab.plan.knobs import check_knobs
 from services.chat.defects import INCIDENT, REGISTRY as DEFECTS
 from lab.common.config import script
@@ -336,7 +337,6 @@ def plan_trial(cell: Cell, seed: int, trial_id: str, fault_turn: int | None = No
 def plan_cell(cell: Cell, trials: int, seed: int, prefix: str = "") -> list[TrialPlan]:
     """A cell's trials. One-send faults hit the same turn in every trial of the cell, so the
     trials can run in lockstep inside one fault window."""
-    rng = random.Random(seed)
     fault = cell.make_fault()
-    turn = rng.randint(fault.earliest_turn, cell.turns - 1) if fault.window != "trial" else None
-    return [plan_trial(cell, rng.randrange(1 << 31), f"{prefix}{i:03d}", turn) for i in range(trials)]
+    turn = random.Random(seed).randint(fault.earliest_turn, cell.turns - 1) if fault.window != "trial" else None
+    return [plan_trial(cell, ids.trial_seed(seed, i), ids.trial_id(prefix, i), turn) for i in range(trials)]

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-import random
 import re
 from collections.abc import Sequence
 
 from lab.common.errors import UsageError
+from lab.plan import ids
 from lab.plan.schedule import Cell, fault_text
 
 _SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
@@ -59,7 +59,7 @@ def partition(cells: Sequence[Cell], n: int) -> list[list[int]]:
 
 def cell_seed(seed: int, cell: Cell, round_no: int = 0) -> int:
     """The seed of a cell's plan in a top-up round: a pure function of the three."""
-    return random.Random(f"{seed}/{cell.cell_id}/{round_no}").randrange(1 << 31)
+    return ids.group_seed(seed, cell.cell_id, round_no)
 
 
 def fingerprint(cells: Sequence[Cell], trials: int, max_trials: int) -> str:

@@ -6,7 +6,6 @@ whatever --only chose."""
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
 from collections.abc import Callable
 from functools import cached_property
@@ -14,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from lab.common.errors import UsageError
 from lab.faults import Fault, make
+from lab.plan import ids
 from lab.plan.experiments import investigate_rows
 from lab.plan.schedule import Cell
 
@@ -151,11 +151,11 @@ def only_filter(spec: "Spec", text: str, where: str) -> Callable[[Experiment], b
     return lambda e: e.fault in wanted or e.refresh in wanted
 
 
-# An investigation's trial ids, written, read back and turned into seeds in one place.
-# ``e<N>-<fault>-<refresh>-<k>``: the experiment's number in the full plan (full_plan), its fault
-# and refresh point (for a reader), and the trial's number in its experiment. The trial's seed is
-# a pure function of the run's seed, N and k: the id printed in a replay line and the run's seed
-# rebuild the trial (`lab investigate --seed S --replay ID`).
+# An investigation's trial ids, in the lab's one scheme (lab.plan.ids): the group is the
+# experiment, ``e<N>-<fault>-<refresh>-``: its number in the full plan (full_plan), its fault and
+# refresh point (for a reader); k the trial's number in it. The trial's seed is the scheme's, of
+# the run's seed, N and k: the id printed in a replay line and the run's seed rebuild the trial
+# (`lab investigate --seed S --replay ID`).
 @dataclass(frozen=True)
 class TrialId:
     no: int  # the experiment's number in the full plan
@@ -164,22 +164,23 @@ class TrialId:
     @classmethod
     def parse(cls, text: str) -> "TrialId":
         """'e3-down-settled-01' -> TrialId(3, 1); anything else is refused (UsageError)."""
-        head, _, tail = text.partition("-")
         try:
+            group, k = ids.split(text)
+            head = group.partition("-")[0]
             if not head.startswith("e"):
                 raise ValueError(head)
-            return cls(int(head[1:]), int(tail.rsplit("-", 1)[1]))
-        except (ValueError, IndexError):
+            return cls(int(head[1:]), k)
+        except ValueError:
             raise UsageError(
                 f"--replay {text!r} is not a trial id of lab investigate",
                 "copy it from results.json (e.g. e3-down-settled-01) or the replay line of a run",
             ) from None
 
     def text(self, exp: Experiment) -> str:
-        return f"{prefix(self.no, exp)}{self.k:02d}"
+        return ids.trial_id(prefix(self.no, exp), self.k, width=2)
 
     def seed(self, run_seed: int) -> int:
-        return random.Random(f"{run_seed}/{self.no}/{self.k}").randrange(1 << 31)
+        return ids.trial_seed(ids.group_seed(run_seed, f"e{self.no}"), self.k)
 
 
 def prefix(no: int, exp: Experiment) -> str:
