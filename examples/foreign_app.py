@@ -66,6 +66,9 @@ or together, so each of the lab's diagnoses can be shown against a real app:
                 conversation, and the store's record shows the read going to another key
                 -> history_from_another_key
 
+FOREIGN_GREETING=1 (not a bug): a greeting set in Redis as the app starts (`conv:greeting`, a key
+of the conversations' shape, as a deploy's config often is) and read by every history request.
+
 FOREIGN_WORKERS (default 1): worker processes forked after the socket is bound, each taking
 connections from it (a pre-fork server); every worker stops with the first, or its parent.
 """
@@ -118,6 +121,9 @@ SAME_REPLY = "Hello! How can I help?"  # repeat_replies
 WORKERS = int(os.environ.get("FOREIGN_WORKERS", "1"))
 WORKER_CACHE_S = int(os.environ.get("FOREIGN_WORKER_CACHE_MS", "2000")) / 1000
 _mine: dict[str, tuple[float, list[str]]] = {}  # worker_cache: this process's copies, sid -> (read at, history)
+GREETING_KEY = "conv:greeting" if os.environ.get("FOREIGN_GREETING", "0") == "1" else None
+if GREETING_KEY:
+    r.set(GREETING_KEY, "Welcome back!")  # set up before any conversation, never written again
 
 
 def _ms_range(name: str, default: str) -> tuple[float, float]:
@@ -350,6 +356,8 @@ class Handler(BaseHTTPRequestHandler):
             self._send(404, b"<html><body>not found</body></html>", "text/html")
             return
         sid, new = self._sid()
+        if GREETING_KEY:
+            r.get(GREETING_KEY)  # shown above the conversation by a real page; the lab's needs none
         if "history_cookie" in BUGS:
             # Bug history_cookie: the renamed cookie, which nothing sets -- a fresh id every time.
             jar = SimpleCookie(self.headers.get("Cookie", ""))

@@ -1,7 +1,13 @@
 """The history after the refresh was read from another key of the conversation's shape -- one
-the app never wrote in the run -- and not from the conversation's own: the read
-path looks the conversation up under another identity (a cookie renamed in one route, an id
-taken from somewhere the send route does not use)."""
+the app never wrote in the run and that holds nothing -- and not from the conversation's own,
+and the page showed nothing: the read path looks the conversation up under another identity (a
+cookie renamed in one route, an id taken from somewhere the send route does not use).
+
+What else leaves a read of another key of that shape with the conversation's own unread: a
+history served from memory (a cache, a worker's copy: history_from_copy's) on a page that also
+reads a key set up before the run -- a greeting, a config. That key holds something, and a copy
+usually shows some turns; an empty key can give only an empty page. What could still pass for
+it: a history served empty from memory beside a read of another empty key of the shape."""
 
 from __future__ import annotations
 
@@ -14,10 +20,23 @@ def read_elsewhere(j: Judged, owned: set[str]) -> str | None:
     of its shape that no trial of the run owns, read while the conversation's own was not."""
     if j.trial.store_other_reads is None or key_read_in_window(j.trial) is not False:
         return None
-    # Never written by the app in the run: an empty conversation, not an index or a counter of
-    # the same shape (a `conv:ids` set a history route checks before serving from memory).
-    other = [r["key"] for r in j.trial.store_other_reads if r["key"] not in owned and not r.get("written")]
+    # Never written by the app in the run, and holding nothing at the end of the trial: an empty
+    # conversation -- not an index or a counter of the same shape (a `conv:ids` set a history
+    # route checks before serving from memory), nor a key set up before the run and read on every
+    # page (a `conv:config`), which would sit beside a history served from memory alike.
+    other = [
+        r["key"]
+        for r in j.trial.store_other_reads
+        if r["key"] not in owned and not r.get("written") and not r.get("held")
+    ]
     return other[0] if other else None
+
+
+def nothing_shown(j: Judged) -> bool:
+    """The page after the refresh read successfully and showed none of the acknowledged turns:
+    all an empty key can give. A page that shows some of them got those from somewhere else (a
+    copy, a cache filled earlier): whatever lost the others, it is not a read of an empty key."""
+    return j.result.amnesia and not j.result.page_failed
 
 
 @register(
@@ -38,9 +57,7 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
     hit = [
         (j, key)
         for j in pool
-        if j.id not in cookie
-        and (j.result.amnesia or j.stale or j.hidden_stored)
-        and (key := read_elsewhere(j, owned)) is not None
+        if j.id not in cookie and nothing_shown(j) and (key := read_elsewhere(j, owned)) is not None
     ]
     if not hit:
         return None

@@ -320,8 +320,14 @@ def test_a_per_worker_cache_is_a_copy_served_and_nothing_else(tmp_path: Path) ->
     of the histories it read and drops only its own copy on a send. A read that lands on the
     other worker serves its older copy: the store's record has the turn before that read left,
     the page lacks it -> history_from_copy, at the race's rate (the kernel picks the worker), and
-    nothing else -- no lost update, no stale read as a second cause, nothing lost."""
-    found, out, trials = _five(tmp_path, "worker_cache", "--set", "start.env.FOREIGN_WORKERS=2")
+    nothing else -- no lost update, no stale read as a second cause, nothing lost.
+
+    Every history request also reads a greeting set up as the app started (FOREIGN_GREETING, a key
+    of the conversations' shape never written in the run): a copy served beside it is no read
+    of another identity's key -- that key holds something (history_from_another_key drew 8/40
+    from these trials before it asked, 2026-12-05, seed 6)."""
+    greeting = ("--set", "start.env.FOREIGN_GREETING=1")
+    found, out, trials = _five(tmp_path, "worker_cache", "--set", "start.env.FOREIGN_WORKERS=2", *greeting)
     assert set(found) == {"history_from_copy"}, out
     d = found["history_from_copy"]
     judged = [t for t in trials if not t["unknown"]]
@@ -329,7 +335,15 @@ def test_a_per_worker_cache_is_a_copy_served_and_nothing_else(tmp_path: Path) ->
     assert "had been in Redis" in d["evidence"] and "(MONITOR against the browser's request time)" in d["evidence"], d
     # The same two workers without the cache: nothing (silence on the app without the bug).
     exit_code, out, results = investigate(
-        tmp_path / "correct", "--trials", "3", "--only", "none", "--set", "start.env.FOREIGN_WORKERS=2", spec=FOREIGN
+        tmp_path / "correct",
+        "--trials",
+        "3",
+        "--only",
+        "none",
+        "--set",
+        "start.env.FOREIGN_WORKERS=2",
+        *greeting,
+        spec=FOREIGN,
     )
     assert exit_code == 0 and results["diagnoses"] == [] and "No anomaly found" in out, out
 
@@ -354,10 +368,13 @@ def test_a_history_read_from_another_key_is_another_identity_and_nothing_else(tm
     while Redis holds every turn under the send route's key. The store's record shows the page's
     read going to a key of the conversation's shape that no trial owns, the conversation's own
     not read -- history_from_another_key in every judged trial, and no copy, no hiding read path,
-    no loss beside it (the settled whole plan, --trials 5 --seed 7: 40/40 and nothing else)."""
-    found, out, trials = _five(tmp_path, "history_cookie", "--only", "none")
+    no loss beside it (the settled whole plan, --trials 5 --seed 7: 40/40 and nothing else).
+    Beside it every history request reads a greeting key of the same shape set up as the app
+    started: the key read instead is the empty one, not the one that holds something."""
+    found, out, trials = _five(tmp_path, "history_cookie", "--only", "none", "--set", "start.env.FOREIGN_GREETING=1")
     assert set(found) == {"history_from_another_key"}, out
     d = found["history_from_another_key"]
+    assert "conv:greeting" not in d["evidence"], d  # named: the empty key, not the greeting read first
     judged = [t for t in trials if not t["unknown"]]
     assert d["k"] == d["n"] == len(judged) >= 10, (d, len(judged))
     for t in judged:

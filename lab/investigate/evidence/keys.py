@@ -99,6 +99,9 @@ class KeyReader:
 
         return self._call(read)
 
+    def exists(self, key: str) -> bool:
+        return bool(self._call(lambda r: r.exists(key)))
+
     def snapshot(self, key: str) -> "Snapshot":
         """(midpoint time, round trip ms, PTTL, value count, content digest) of the key."""
         t0 = time.time()
@@ -184,4 +187,10 @@ def read_final(
     if store is not None:
         keys.sync(store)  # every command before now is in the record
         fill(t, store, key, since, t1, template)
+        held = {r["key"]: keys.exists(r["key"]) for r in t.store_other_reads or []}
+        for r in t.store_other_reads or []:
+            # Whether that key holds anything now: a read of an empty key (another identity's
+            # conversation, never begun) against one of a key set up before the run (a config
+            # or a greeting of the same shape, never written in it).
+            r["held"] = held[r["key"]]
     return pttl, values, t0, t1

@@ -294,6 +294,28 @@ def test_a_page_read_from_a_key_no_conversation_owns_is_another_identity() -> No
     assert "history_from_another_key" not in codes_of([_elsewhere("a", "conv:fresh", own_read=True)])
 
 
+def test_a_read_of_a_key_that_holds_something_or_a_page_showing_some_turns_is_not_another_identity() -> None:
+    """What else leaves a read of another key of the conversation's shape while its own is not
+    read: a history served from memory (a cache, a worker's copy) on a page that also reads a key
+    set up before the run (a `conv:config` read on every page). That key holds something (the
+    final read's ``held``); an empty conversation holds nothing. And an empty key can only give an
+    empty page: a page showing some of the acknowledged turns got them elsewhere."""
+    config = [_elsewhere("a", "conv:config"), _elsewhere("b", "conv:config")]
+    for t in config:
+        assert t.store_other_reads is not None
+        t.store_other_reads[0]["held"] = True
+    assert "history_from_another_key" not in codes_of(config)
+    empty = [_elsewhere("a", "conv:fresh"), _elsewhere("b", "conv:fresh2")]
+    for t in empty:
+        assert t.store_other_reads is not None
+        t.store_other_reads[0]["held"] = False
+    assert "history_from_another_key" in codes_of(empty)
+    partial = [_elsewhere("a", "conv:fresh"), _elsewhere("b", "conv:fresh2")]
+    for t in partial:
+        t.page_after_refresh = _rows(1)  # turn 1 shown, turn 2 missing: a stale copy's shape
+    assert "history_from_another_key" not in codes_of(partial)
+
+
 def test_one_trial_is_a_sighting_not_a_rate() -> None:
     """No rate from one trial of one experiment: a diagnosis drawn from a single judged trial
     says so and asks for more trials; from two on, k/n with its Wilson interval."""
