@@ -18,7 +18,8 @@ def model_side(done: list[TrialOutcome]) -> dict[str, Any]:
     from lab.model import context
 
     judged = [o.trial for o in done if o.result.validity != "unknown" and o.trial.model_calls is not None]
-    told = [x for t in judged for x in context.judge(t)]
+    per_trial = [context.judge(t) for t in judged]  # judged once each: the count and the trials below
+    told = [x for calls in per_trial for x in calls]
     n = context.window(told)
     k = context.fixed_size(told) if n is None else None  # a window is the newest-first kind of it
     what = ""
@@ -38,7 +39,7 @@ def model_side(done: list[TrialOutcome]) -> dict[str, Any]:
         elif not any(x.missing for x in told):
             what += f"; none was told less than the user had been acknowledged: {dg.rate_words(0, len(judged))}"
         else:
-            short = sum(1 for t in judged if any(x.missing for x in context.judge(t)))
+            short = sum(1 for calls in per_trial if any(x.missing for x in calls))
             what += (
                 f"; {sum(1 for x in told if x.missing)} told less than the user had been acknowledged, "
                 f"in {dg.rate_words(short, len(judged))}"
