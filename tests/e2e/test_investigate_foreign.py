@@ -17,6 +17,7 @@ Chromium."""
 from __future__ import annotations
 
 import json
+import shlex
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,8 +30,9 @@ from lab.common.config import PORT_ENV, LabConfig
 from lab.investigate.spec import parse as spec_mod
 from lab.investigate.target import process as target
 from lab.investigate.target.link import redis_link
-from tests.e2e.investigating import FOREIGN, assert_nothing_left, investigate, api_spec
-from tests.helpers import free_ports
+from tests.cleanup import lab_down_after
+from tests.e2e.investigating import FOREIGN, api_spec, assert_nothing_left, investigate, investigate_env
+from tests.helpers import free_ports, run_lab
 
 # bug -> (the diagnosis that must name it, the narrowest experiments that show it)
 BUGS = {
@@ -382,6 +384,20 @@ def test_a_history_read_from_another_key_is_another_identity_and_nothing_else(tm
         assert t["redis_final"]["stored_turns"] == list(range(1, t["turns"] + 1)), t  # all stored
         assert t["page_after_refresh"] == [] and t["store_other_reads"], t  # none shown, read elsewhere
         assert all(r["key"] != own and r["key"].startswith("conv:") for r in t["store_other_reads"]), t
+    # The diagnosis's replay line, run as printed (two runs): the trial's experiment again, with
+    # its seed, and the same diagnosis reproduced in each.
+    argv = shlex.split(d["replay"]["command"])
+    assert argv[1:2] == ["investigate"] and d["replay"]["trial"] in argv, argv
+    env, _ = investigate_env(tmp_path / "replay")
+    with lab_down_after(env):
+        p = run_lab(env, *argv[1:], "--runs", "2", "--reports", str(tmp_path / "replay" / "reports"), timeout=300)
+    said = p.stdout + p.stderr
+    assert p.returncode == 0 and f"{d['replay']['trial']}, seed " in said, said  # 0: reproduced (lab replay too)
+    assert "history_from_another_key reproduced 2/2" in said, said
+    # Each run is the replayed trial again: its seed (its texts), not a new one.
+    first = next(t for t in trials if t["trial_id"] == d["replay"]["trial"])
+    again = json.loads(next((tmp_path / "replay" / "reports").glob("*/trials.json")).read_text())
+    assert [t["seed"] for t in again] == [first["seed"]] * 2, (first["seed"], [t["seed"] for t in again])
 
 
 def test_a_cookie_scoped_to_the_send_route_is_said_so_and_nothing_is_lost(tmp_path: Path) -> None:
