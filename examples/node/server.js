@@ -49,6 +49,10 @@
  *                is lost in the end, but between the DEL and the last RPUSH the earlier,
  *                acknowledged turns are missing from Redis: a refresh then shows a partial
  *                history, a crash then loses them -> rewrite_window
+ *
+ * NODE_REWRITE_PIPELINE=1 (with rewrite_history): the DEL, the RPUSHes and the EXPIRE sent as one
+ * ioredis pipeline (no MULTI) -- Redis runs a pipeline that arrives in one read back to back, so
+ * no read falls between them: not the incident's window, and the lab draws nothing from it
  */
 'use strict';
 
@@ -59,6 +63,7 @@ const { Server } = require('socket.io');
 const Redis = require('ioredis');
 
 const KNOWN_BUGS = new Set(['read_modify_write', 'resend_unfulfilled', 'rewrite_history']);
+const REWRITE_PIPELINE = process.env.NODE_REWRITE_PIPELINE === '1';
 const BUGS = new Set((process.env.NODE_BUGS || '').split(',').map((b) => b.trim()).filter(Boolean));
 const unknown = [...BUGS].filter((b) => !KNOWN_BUGS.has(b));
 if (unknown.length) {
@@ -114,6 +119,14 @@ async function appendRow(id, row, turn) {
   }
   if (BUGS.has('rewrite_history')) {
     const rows = await redis.lrange(key(id), 0, -1);
+    if (REWRITE_PIPELINE) {
+      // The same commands as one pipeline (no MULTI): Redis runs them back to back.
+      const p = redis.pipeline().del(key(id));
+      for (const r of [...rows, JSON.stringify(row)]) p.rpush(key(id), r);
+      const results = await p.expire(key(id), TTL_S).exec();
+      for (const [err] of results) if (err) throw err;
+      return;
+    }
     await redis.del(key(id));
     for (const r of [...rows, JSON.stringify(row)]) await redis.rpush(key(id), r);
     await redis.expire(key(id), TTL_S);

@@ -87,6 +87,28 @@ def test_each_example_bug_is_diagnosed_and_nothing_else(tmp_path: Path, case: st
     assert d["n"] <= len(trials) - len(unknown), (d, len(trials), len(unknown))
 
 
+def test_the_same_rewrite_sent_as_one_pipeline_is_no_window(tmp_path: Path) -> None:
+    """rewrite_history with NODE_REWRITE_PIPELINE=1: the same DEL and RPUSHes, sent as one ioredis
+    pipeline (no MULTI). Redis runs them back to back, so no read falls between -- and the 300 ms
+    latency leaves them together in the store's record, where it stretches awaited steps: nothing
+    drawn (before the latency was asked, rewrite_window 45/45 over the default plan, 2026-12-05,
+    and the two tabs' lost update under it hidden)."""
+    exit_code, out, results, trials = _run(
+        tmp_path,
+        NODE,
+        "rewrite_history",
+        "--trials",
+        "3",
+        "--only",
+        "after_ack",
+        "--set",
+        "start.env.NODE_REWRITE_PIPELINE=1",
+    )
+    assert exit_code == 0 and results["diagnoses"] == [], out
+    judged = [t for t in trials if not t.get("unknown")]
+    assert len(judged) >= 3 and all(any(c["cmd"] == "DEL" for c in t["store"]) for t in judged), out  # rewrites seen
+
+
 def test_a_refresh_mid_write_shows_a_rewrites_gap_as_the_incident_did(tmp_path: Path) -> None:
     """The incident's own move on the Node example's non-atomic rewrite (DEL, then every row
     pushed back one at a time): the page reloaded while the last send is in flight, the moment

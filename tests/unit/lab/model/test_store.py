@@ -263,6 +263,33 @@ def test_a_reload_just_behind_a_rewrites_delete_is_no_copy() -> None:
     assert held_before_read(t2, [1]) == [1]
 
 
+def _rewrite(tid: str, gap_s: float, **kw: Any) -> Trial:
+    """Turn 1 stored and answered; turn 2's write deletes the key at 1.9 and pushes turn 1 back
+    ``gap_s`` later."""
+    store = [_rw(0.9, "RPUSH", [1], "u1"), _rw(1.9, "DEL"), _rw(1.9 + gap_s, "RPUSH", [1], "u1")]
+    store.append(_rw(1.9 + gap_s + 0.0001, "RPUSH", [2], "u2"))
+    return _trial(tid, [_send(1, 1.0), _send(2, 2.6)], store, **kw)
+
+
+def test_a_rewrites_gap_counts_where_it_is_no_pipelines() -> None:
+    """A pipeline (no MULTI) runs back to back: its gap is microseconds, and an awaited step's on
+    a fast link is under the clock's grain too. The latency fault tells them apart: it stretches
+    awaited steps and leaves a pipeline's commands together."""
+    lat = {"fault": "latency", "fault_params": {"latency_ms": 300}}
+    # Latency trials whose gaps stayed under the grain: a pipeline -- nothing drawn from any trial.
+    piped = [_rewrite("p1", 0.0001, **lat), _rewrite("p2", 0.00005, **lat), _rewrite("p3", 0.0002)]
+    assert "rewrite_window" not in codes_of(piped)
+    # Stretched by the latency: awaited one by one -- every gap counts, the fault-free ones too.
+    awaited = [_rewrite("a1", 0.6, **lat), _rewrite("a2", 0.0008)]
+    d = next(d for d in dg.diagnose(awaited) if d.code == "rewrite_window")
+    assert (d.k, d.n) == (2, 2), d
+    # No latency trial: a gap from the grain up counts; one under it tells nothing (out of n).
+    plain = [_rewrite("n1", 0.05), _rewrite("n2", 0.0008)]
+    d = next(d for d in dg.diagnose(plain) if d.code == "rewrite_window")
+    assert (d.k, d.n) == (1, 1) and "n1" in d.evidence, d
+    assert "rewrite_window" not in codes_of([_rewrite("n2", 0.0008)])
+
+
 def _elsewhere(tid: str, other: str, own_read: bool = False) -> Trial:
     """Turns 1-2 stored and answered; the page after the refresh (at 3.0) showed nothing while
     the app read ``other`` -- and its own key too, with ``own_read``."""
