@@ -15,6 +15,22 @@ from lab.diagnoses import Diagnosis, Evidence, Judged, explained, few, ids, regi
 from lab.model.store import key_read_in_window
 
 
+# The commands that read a conversation held in a key of each type: the read path's own read,
+# made under another id. Not a channel (SUBSCRIBE conv:events), a pattern (KEYS conv:*), a
+# lock's or a flag's check (EXISTS), nor a read of another type than the conversation's (a
+# GET of a `conv:motd` string beside a list).
+READS = {
+    "list": {"LRANGE", "LINDEX", "LLEN", "LPOS"},
+    "string": {"GET", "GETEX", "GETRANGE", "MGET", "STRLEN", "JSON.GET"},
+    "hash": {"HGETALL", "HGET", "HMGET", "HVALS", "HKEYS", "HLEN", "HSCAN"},
+    "zset": {"ZRANGE", "ZREVRANGE", "ZRANGEBYSCORE", "ZREVRANGEBYSCORE", "ZCARD", "ZSCAN"},
+    "set": {"SMEMBERS", "SSCAN", "SCARD"},
+    "stream": {"XRANGE", "XREVRANGE", "XREAD", "XLEN"},
+    "ReJSON-RL": {"JSON.GET", "JSON.ARRLEN", "JSON.OBJKEYS"},
+}
+ANY_READ = set().union(*READS.values())
+
+
 def read_elsewhere(j: Judged, owned: set[str]) -> str | None:
     """The key the page's read after the refresh went to instead of the conversation's: a key
     of its shape that no trial of the run owns, read while the conversation's own was not."""
@@ -24,10 +40,11 @@ def read_elsewhere(j: Judged, owned: set[str]) -> str | None:
     # conversation -- not an index or a counter of the same shape (a `conv:ids` set a history
     # route checks before serving from memory), nor a key set up before the run and read on every
     # page (a `conv:config`), which would sit beside a history served from memory alike.
+    reads = READS.get(str((j.trial.redis_final or {}).get("type")), ANY_READ)
     other = [
         r["key"]
         for r in j.trial.store_other_reads
-        if r["key"] not in owned and not r.get("written") and not r.get("held")
+        if r["key"] not in owned and not r.get("written") and not r.get("held") and r.get("cmd") in reads
     ]
     return other[0] if other else None
 

@@ -341,6 +341,14 @@ def test_a_read_of_a_key_that_holds_something_or_a_page_showing_some_turns_is_no
     for t in partial:
         t.page_after_refresh = _rows(1)  # turn 1 shown, turn 2 missing: a stale copy's shape
     assert "history_from_another_key" not in codes_of(partial)
+    # Not a read of a conversation: a channel, a pattern, a flag's check, a string beside a list.
+    for cmd in ("SUBSCRIBE", "KEYS", "EXISTS", "GET"):
+        others = [_elsewhere("a", "conv:events"), _elsewhere("b", "conv:events")]
+        for t in others:
+            assert t.store_other_reads is not None and t.redis_final is not None
+            t.redis_final["type"] = "list"
+            t.store_other_reads[0]["cmd"] = cmd
+        assert "history_from_another_key" not in codes_of(others), cmd
 
 
 def test_one_trial_is_a_sighting_not_a_rate() -> None:
