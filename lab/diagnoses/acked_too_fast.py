@@ -1,17 +1,34 @@
-"""Under injected latency L, a reply in under L ms cannot have waited for any Redis write."""
+"""Under injected latency L, a reply in under L ms cannot have waited for any Redis write.
+
+What else answers that fast: an app that keeps the conversation elsewhere (a database) with
+Redis a cache in front of it -- its send route writes nothing to the key to wait for. The
+store's record tells them apart where the run has one: a trial whose record shows the key filled
+from elsewhere (lab.model.store.filled_on_miss) has a cache for a key, and a turn the app never
+wrote to the key that the settled history holds was stored elsewhere -- neither was written behind
+the answer's back. (Where such a cache hides turns, the loss stays unexplained: said, not named.)"""
 
 from __future__ import annotations
 
-from lab.diagnoses import Diagnosis, Evidence, few, ids, register
+from lab.diagnoses import Diagnosis, Evidence, Judged, few, ids, register
+from lab.model.store import filled_on_miss, first_writes
+
+
+def kept_elsewhere(j: Judged, turn: int) -> bool:
+    """The record shows no write of the turn to the key but a fill's, and nothing was lost."""
+    return j.trial.store is not None and turn not in first_writes(j.trial) and turn not in j.lost_user
 
 
 @register("acked_too_fast", needs=("latency",), explains_loss=True)
 def diagnose(ev: Evidence) -> Diagnosis | None:
-    pool = [j for j in ev.judged if j.trial.fault == "latency"]
+    pool = [j for j in ev.judged if j.trial.fault == "latency" and not filled_on_miss(j.trial)]
     hit = []
     for j in pool:
         lat = j.trial.latency_floor_ms
-        fast = [s for s in j.trial.sends if s.outcome == "ok" and s.ms is not None and s.ms < lat]
+        fast = [
+            s
+            for s in j.trial.sends
+            if s.outcome == "ok" and s.ms is not None and s.ms < lat and not kept_elsewhere(j, s.turn)
+        ]
         if fast:
             hit.append((j, fast[0], lat))
     if not hit:

@@ -71,6 +71,8 @@ def _record_only(t: Trial) -> str | None:
     written = {n for r in t.store or [] if r["conn"] != "lab" and r["write"] for n in r["user"]}
     if t.fault != "none" or counted is None or counted[1] == 0 or len(acked) < 3 or len(acked) < len(t.sends):
         return None
+    if counted[0] < 2:
+        return None  # one write carried every turn (a copy filled at once): no later write to renew it
     if not acked <= written:
         return None
     if counted[2]:

@@ -32,7 +32,37 @@ def answered(t: Trial) -> dict[int, float]:
 
 
 def _app_writes(t: Trial) -> list[dict[str, Any]]:
-    return [r for r in t.store or [] if r["write"] and r["conn"] != "lab"]
+    """The app's writes of the key that store turns -- not a cache's fills (filled_on_miss):
+    those copy turns kept elsewhere, so they say neither when a turn was stored nor that a
+    rewrite put it back."""
+    fills = {id(r) for r in filled_on_miss(t)}
+    return [r for r in t.store or [] if r["write"] and r["conn"] != "lab" and id(r) not in fills]
+
+
+def filled_on_miss(t: Trial) -> list[dict[str, Any]]:
+    """The app's writes that fill the key from elsewhere, as a cache in front of a database is
+    filled: each comes after a read of the key made while the key was absent (nothing written yet
+    in the trial, or removed since) with no change in between, and carries, in one command, both
+    sides of every turn acknowledged before that read -- the whole conversation at once. (Any of
+    the app's connections: a pooled client's read and write of one request may take two.) A
+    rewrite that pushes rows back one at a time carries one side of one turn per command."""
+    acked = answered(t)
+    out: list[dict[str, Any]] = []
+    present, miss_at = False, None  # miss_at: when the key was last read absent, since its last change
+    for r in (r for r in t.store or [] if r["conn"] != "lab"):
+        if r["cmd"] in READ_ONLY:
+            if not present and miss_at is None:
+                miss_at = r["t"]
+            continue
+        if r["write"]:
+            before = {n for n, done in acked.items() if miss_at is not None and done <= miss_at}
+            if before and before <= set(r["user"]) and before <= set(r.get("reply", [])):
+                out.append(r)
+            present = True
+        elif r["cmd"] in REMOVES:
+            present = False
+        miss_at = None
+    return out
 
 
 def first_writes(t: Trial) -> dict[int, tuple[float, float | None]]:
@@ -91,6 +121,17 @@ def never_written(t: Trial) -> set[int] | None:
 
 
 REMOVES = ("DEL", "UNLINK")
+# What only reads a key: every other command of the app on it counts as a change (a command the
+# lab does not know resets a quiet window rather than pass unseen).
+READ_ONLY = frozenset(
+    {
+        "GET", "MGET", "GETRANGE", "STRLEN", "EXISTS", "TYPE", "TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME",
+        "LRANGE", "LINDEX", "LLEN", "LPOS", "HGETALL", "HGET", "HMGET", "HVALS", "HKEYS", "HLEN", "HEXISTS",
+        "HSCAN", "ZRANGE", "ZREVRANGE", "ZRANGEBYSCORE", "ZREVRANGEBYSCORE", "ZCARD", "ZSCORE", "ZSCAN",
+        "SMEMBERS", "SISMEMBER", "SCARD", "SSCAN", "XRANGE", "XREVRANGE", "XREAD", "XLEN", "XINFO",
+        "JSON.GET", "JSON.TYPE", "JSON.ARRLEN", "JSON.OBJKEYS", "OBJECT", "DUMP", "WATCH", "UNWATCH",
+    }
+)  # fmt: skip
 
 
 def rewrite_gaps(t: Trial) -> dict[int, float]:

@@ -24,6 +24,7 @@ REST = ROOT / "examples" / "fastapi-rest.toml"
 WS = ROOT / "examples" / "fastapi-ws.toml"
 NODE = ROOT / "examples" / "node-socketio.toml"
 PAGE = ROOT / "examples" / "fastapi-page.toml"  # the app's own page, over its own WebSocket
+CACHE = ROOT / "examples" / "cache-aside.toml"  # Flask + SQLite, Redis a cache filled on a miss
 
 
 @pytest.fixture(autouse=True)
@@ -36,7 +37,7 @@ def login(monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 def _run(tmp_path: Path, spec: Path, bugs: str, *args: str) -> tuple[int, str, dict[str, Any], list[dict[str, Any]]]:
-    var = "NODE_BUGS" if spec == NODE else "FASTAPI_BUGS"  # any other spec: the FastAPI app
+    var = {NODE: "NODE_BUGS", CACHE: "CACHE_BUGS"}.get(spec, "FASTAPI_BUGS")  # any other spec: the FastAPI app
     code, out, results = investigate(tmp_path, *args, "--set", f"start.env.{var}={bugs}", spec=spec)
     trials_files = sorted((tmp_path / "reports").glob("*/trials.json"))
     trials = json.loads(trials_files[-1].read_text()) if trials_files else []
@@ -130,6 +131,20 @@ def test_a_refresh_mid_write_shows_a_rewrites_gap_as_the_incident_did(tmp_path: 
     # The report draws the store's record beside the browser: its lane, the rewrite's DEL in it.
     report = next((tmp_path / "reports").glob("*/report.html")).read_text()
     assert "Redis (app)" in report and "DEL" in report, "no store lane in the report"
+
+
+def test_a_cache_in_front_of_a_database_is_no_store_that_writes_late(tmp_path: Path) -> None:
+    """examples/cache_aside_app.py keeps every message in SQLite; Redis holds a copy of the
+    history, deleted by each send and filled again, whole, by the next read that misses. Its key
+    gets a turn only when a read fills it, long after the answer -- no late write, no rewrite, no
+    TTL left unrenewed, no send answered too fast for a write it never makes to Redis: nothing
+    (before the record's fills were told apart, 2026-12-05: stored_after_answer 24/24,
+    rewrite_window 3/24 and ttl_not_renewed 9/9 over this plan at --trials 3)."""
+    exit_code, out, results, trials = _run(tmp_path, CACHE, "", "--trials", "2")
+    assert exit_code == 0 and results["diagnoses"] == [], out
+    judged = [t for t in trials if not t.get("unknown")]
+    fills = [t for t in judged if any(c["cmd"] == "SET" and c["user"] for c in t["store"] or [])]
+    assert len(judged) >= 16 and len(fills) >= len(judged) // 2, (len(judged), len(fills))  # the fills were seen
 
 
 @pytest.mark.parametrize("spec", [REST, WS, NODE, PAGE], ids=["rest", "ws", "node", "page"])

@@ -109,12 +109,20 @@ class KeyReader:
         t1 = time.time()
         return (t0 + t1) / 2, (t1 - t0) * 1000, pttl, len(values), hash(tuple(values))
 
-    async def settled_ttl(self, key: str, turn: int, step_delay_ms: float = 0.0) -> TtlObs:
+    async def settled_ttl(
+        self, key: str, turn: int, step_delay_ms: float = 0.0, monitor: StoreMonitor | None = None
+    ) -> TtlObs:
         """The key's PTTL once it has settled: unchanged (its TTL only decaying) for the quiet
-        window after the read (``settled=False`` if it never was by the deadline). The read
-        returned is the first of the quiet stretch, with its own moment and round trip."""
+        window (``settled=False`` if it never was by the deadline). With the store's record
+        (``monitor``) the window runs from the app's last change of the key, which the record
+        dates; without it, from the read, polled. The read returned is the first of the quiet
+        stretch, with its own moment and round trip."""
         quiet_s = quiet_window_s(step_delay_ms)
         deadline = time.monotonic() + settle_deadline_s(step_delay_ms)
+        if monitor is not None:
+            got = await self._settled_by_record(key, turn, quiet_s, deadline, monitor)
+            if got is not None:
+                return got
         first = prev = self.snapshot(key)
         since = time.monotonic()
         while True:
@@ -129,6 +137,36 @@ class KeyReader:
             if time.monotonic() > deadline:
                 return _obs(turn, first, settled=False)
             prev = cur
+
+    async def _settled_by_record(
+        self, key: str, turn: int, quiet_s: float, deadline: float, monitor: StoreMonitor
+    ) -> TtlObs | None:
+        """The same rule told by the store's record instead of watched: the key read, then settled
+        once the app has left it unchanged for the quiet window since its last change -- often
+        already so at the read (the answer came after the write), so nothing is waited. None
+        where the record cannot say (the polled rule then decides)."""
+        while True:
+            t0 = time.time()
+            snap = self.snapshot(key)
+            if not await asyncio.to_thread(self.sync, monitor) or (said := monitor.last_change(key, t0)) is None:
+                return None
+            last, since = said
+            if not since:
+                # Unchanged from before the read to now: settled once the window since the last
+                # change has passed -- waited out here, then the record asked again.
+                wait_s = 0.0 if last is None else last + quiet_s - time.time()
+                if wait_s <= 0:
+                    return _obs(turn, snap, settled=True)
+                if time.monotonic() + wait_s > deadline:
+                    return _obs(turn, snap, settled=False)
+                await asyncio.sleep(wait_s)
+                if not await asyncio.to_thread(self.sync, monitor) or (said := monitor.last_change(key, t0)) is None:
+                    return None
+                if not said[1]:
+                    return _obs(turn, snap, settled=True)
+            if time.monotonic() > deadline:
+                return _obs(turn, snap, settled=False)
+            await asyncio.sleep(SETTLE_POLL_S)  # a change during or after the read: read again
 
 
 Snapshot = tuple[float, float, int, int, int]

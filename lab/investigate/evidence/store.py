@@ -26,7 +26,7 @@ import redis
 from lab.model.history import Send, Trial
 from lab.common.redis_follow import Monitor
 from lab.model.shape import shape
-from lab.model.store import TAKES_OUT, carries, read_window
+from lab.model.store import READ_ONLY, TAKES_OUT, carries, read_window
 
 LAB_CLIENT_PREFIX = "chaoslab-"
 MAX_KEYS = 20_000  # conversations followed in one run; beyond that new keys are not kept
@@ -126,6 +126,18 @@ class StoreMonitor(Monitor):
             got = [c for c in self._by_key.get(key.encode(), []) if since <= c.t <= until]
         return got, None
 
+    def last_change(self, key: str, until: float) -> tuple[float | None, bool] | None:
+        """When the app last changed ``key`` (any command of its own that is not a read) before
+        ``until``, and whether it changed it since; None when the record cannot say (MONITOR
+        refused, or reconnected: a gap)."""
+        if self.error is not None or self.gaps:
+            return None
+        with self._lock:
+            rows = [c for c in self._by_key.get(key.encode(), []) if c.client not in self.lab_clients]
+        t = [c.t for c in rows if c.args[0].decode(errors="replace").upper() not in READ_ONLY]
+        before = [x for x in t if x < until]
+        return (max(before) if before else None), any(x >= until for x in t)
+
     def elsewhere(self, texts: dict[int, str], key: str, since: float, until: float) -> list[dict[str, Any]]:
         """Which of the turns' texts (turn -> text) a write put under another key in the time
         window: [{turn, key}] -- a turn stored elsewhere is not a turn Redis never got."""
@@ -170,9 +182,17 @@ def key_shape(template: str) -> re.Pattern[bytes]:
     return re.compile(re.escape(head.encode()) + rb"[^:/\s]+" + re.escape(tail.encode()))
 
 
+# Commands that name a second key they change: the destination (RENAME tmp conv:1 swaps a list
+# built aside into the conversation's key; LMOVE, COPY, SMOVE fill it).
+TO_SECOND = (b"RENAME", b"RENAMENX", b"COPY", b"LMOVE", b"BLMOVE", b"RPOPLPUSH", b"BRPOPLPUSH", b"SMOVE")
+
+
 def _keys(args: list[bytes]) -> list[bytes]:
-    """The keys a command names: the first argument, a script's KEYS, MSET's every other."""
+    """The keys a command names: the first argument, a script's KEYS, MSET's every other, a
+    move's or a rename's destination too."""
     name = args[0].upper()
+    if name in TO_SECOND and len(args) >= 3:
+        return [args[1], args[2]]
     if name in (b"EVAL", b"EVALSHA", b"EVAL_RO", b"FCALL") and len(args) >= 3:
         try:
             n = int(args[2])

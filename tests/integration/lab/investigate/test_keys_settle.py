@@ -7,6 +7,7 @@ from __future__ import annotations
 
 
 import threading
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -14,7 +15,9 @@ import pytest
 from tests.helpers import run_async
 import redis
 
+from lab.common.wait import wait_until
 from lab.investigate.evidence.keys import KeyReader, quiet_window_s
+from lab.investigate.evidence.store import StoreMonitor
 from lab.stack.native import NativeStack
 
 STEP_MS = 150  # one step of the chain: what a 150 ms latency makes one round trip take
@@ -39,7 +42,12 @@ def _chain(r: "redis.Redis[bytes]", key: str, step_s: float, started: threading.
 
 
 def _run(
-    reader: KeyReader, r: "redis.Redis[bytes]", key: str, step_ms: float, chain_step_ms: float = STEP_MS
+    reader: KeyReader,
+    r: "redis.Redis[bytes]",
+    key: str,
+    step_ms: float,
+    chain_step_ms: float = STEP_MS,
+    monitor: StoreMonitor | None = None,
 ) -> tuple[int, int, bool]:
     r.delete(key)
     r.rpush(key, b"old")
@@ -49,7 +57,7 @@ def _run(
     th.start()
     try:
         assert started.wait(5)
-        obs = run_async(reader.settled_ttl(key, 1, step_delay_ms=step_ms))
+        obs = run_async(reader.settled_ttl(key, 1, step_delay_ms=step_ms, monitor=monitor))
     finally:
         stop.set()
         th.join(5)
@@ -75,3 +83,44 @@ def test_a_fixed_short_window_takes_the_middle_of_the_chain_for_settled(
 
 def test_quiet_window_is_several_round_trips_of_the_fault() -> None:
     assert quiet_window_s(0) == 0.05 and quiet_window_s(300) == pytest.approx(0.9)
+
+
+def test_the_record_tells_the_same_rule_and_waits_out_the_chain(
+    lab_stack: NativeStack, reader: KeyReader, redis_direct: "redis.Redis[bytes]"
+) -> None:
+    """With the store's record the quiet window runs from the app's last change of the key: the
+    chain's later steps, one latency apart, still come inside it and the read waits for them."""
+    with StoreMonitor(lab_stack.cfg.redis_url) as monitor:
+        assert monitor.error is None, monitor.error
+        length, pttl, settled = _run(reader, redis_direct, "chaoslab:test:settle-rec", STEP_MS, monitor=monitor)
+    assert settled and length == 3 and pttl > 600_000, (length, pttl, settled)
+
+
+def test_a_key_left_alone_for_the_window_is_settled_by_its_one_read(
+    lab_stack: NativeStack, reader: KeyReader, redis_direct: "redis.Redis[bytes]", monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The answer came after the turn's last write, so the window since that write has often
+    passed by the time the lab reads: the record says so, and the key is read once (polled, it is
+    read for another window after the read)."""
+    key = "chaoslab:test:settle-quiet"
+    reads: list[str] = []
+    snapshot = reader.snapshot
+    monkeypatch.setattr(reader, "snapshot", lambda k: reads.append(k) or snapshot(k))
+    with StoreMonitor(lab_stack.cfg.redis_url) as monitor:
+        assert monitor.error is None, monitor.error
+        redis_direct.delete(key)
+        redis_direct.rpush(key, b"user:q", b"bot:a")
+        redis_direct.expire(key, 600)
+        assert reader.sync(monitor)
+
+        def quiet() -> bool | None:
+            said = monitor.last_change(key, time.time())
+            return True if said and said[0] and time.time() - said[0] > quiet_window_s(0) else None
+
+        wait_until(quiet, what="the key left alone for the quiet window", timeout_s=5, interval_s=0.01)
+        obs = run_async(reader.settled_ttl(key, 1, monitor=monitor))
+    assert obs.settled and obs.length == 2 and 0 < obs.pttl_ms <= 600_000, obs
+    assert reads == [key], reads
+    # Without the record: the polled rule reads it again through a window after the read.
+    reads.clear()
+    assert run_async(reader.settled_ttl(key, 1)).settled and len(reads) >= 2, reads

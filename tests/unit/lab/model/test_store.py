@@ -11,6 +11,7 @@ from lab.model.history import Row, Send, Trial
 from lab.model.store import (
     CLOCK_GRAIN_S,
     comparable,
+    filled_on_miss,
     first_writes,
     held_at,
     held_before_read,
@@ -288,6 +289,34 @@ def test_a_rewrites_gap_counts_where_it_is_no_pipelines() -> None:
     d = next(d for d in dg.diagnose(plain) if d.code == "rewrite_window")
     assert (d.k, d.n) == (1, 1) and "n1" in d.evidence, d
     assert "rewrite_window" not in codes_of([_rewrite("n2", 0.0008)])
+
+
+def _cached(tid: str, store: list[dict[str, Any]]) -> Trial:
+    """Three turns answered at 1, 2, 3; the page after the refresh (at 3.5) shows them all."""
+    return _trial(tid, [_send(1, 1.0), _send(2, 2.0), _send(3, 3.0)], store, refresh="settled")
+
+
+def test_a_cache_filled_on_a_miss_is_no_late_write_nor_a_rewrite() -> None:
+    """A cache in front of a database: each send deletes the key, the next read misses and fills
+    it whole (both sides of every turn answered before it) -- the turns were stored elsewhere,
+    so the fill says neither when they were stored nor that a rewrite put them back."""
+    fill = _w(3.6, user=[1, 2, 3], reply=[1, 2, 3], conn="c2", cmd="SET")
+    fill["args"] = ["hist:x", "[...]", "EX", "60"]  # the copy's TTL, set once with the one write: nothing to renew
+    store = [_w(0.99, cmd="DEL"), _w(1.99, cmd="DEL"), _w(2.99, cmd="DEL"), _w(3.55, conn="c1", cmd="GET"), fill]
+    for row in store[:4]:
+        row["write"] = False  # a removal and a read write no value
+    t = _cached("cache", store)
+    assert filled_on_miss(t) == [fill]
+    assert stored_late(t) == {} and rewrite_gaps(t) == {} and comparable(t) == []
+    assert codes_of([t, _cached("cache2", store)]) == []
+    # The same write with no read before it (a write behind the answers), or carrying one side
+    # of the turns, or after a read that found the key there: a store's write, judged as before.
+    late = _cached("late", [s for s in store if s["cmd"] != "GET"])
+    assert filled_on_miss(late) == [] and stored_late(late)
+    half = [*store[:4], _w(3.6, user=[1, 2, 3], reply=[], cmd="SET")]
+    assert filled_on_miss(_cached("half", half)) == []
+    present = [_w(0.5, user=[], cmd="SET"), *store[3:]]
+    assert filled_on_miss(_cached("present", present)) == []
 
 
 def _elsewhere(tid: str, other: str, own_read: bool = False) -> Trial:

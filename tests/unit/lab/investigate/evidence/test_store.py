@@ -26,6 +26,9 @@ def test_the_keys_a_command_names() -> None:
     assert _keys([b"EVAL", b"script", b"2", b"k1", b"k2", b"arg"]) == [b"k1", b"k2"]
     assert _keys([b"evalsha", b"sha", b"0", b"arg"]) == []
     assert _keys([b"MSET", b"a", b"1", b"b", b"2"]) == [b"a", b"b"] and _keys([b"DEL", b"a", b"b"]) == [b"a", b"b"]
+    # A list built aside and swapped in, a value moved over: the destination is changed too.
+    assert _keys([b"RENAME", b"conv:1:tmp", b"conv:1"]) == [b"conv:1:tmp", b"conv:1"]
+    assert _keys([b"LMOVE", b"q", b"conv:1", b"LEFT", b"RIGHT"]) == [b"q", b"conv:1"]
 
 
 def test_a_text_is_found_as_stored_or_as_a_json_string_holds_it() -> None:
