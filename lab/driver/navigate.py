@@ -18,9 +18,10 @@ from typing import TypeVar
 
 from playwright.async_api import Error as PlaywrightError
 
+from lab.model.checker import NETWORK_CHANGED
+
 T = TypeVar("T")
 TRIES = 3
-NETWORK_CHANGED = "net::ERR_NETWORK_CHANGED"
 ERROR_PAGE = 'interrupted by another navigation to "chrome-error://chromewebdata/"'
 
 

@@ -111,6 +111,10 @@ class Result:
 NOTHING_ACKED = "no send was acknowledged: the trial exercised nothing"
 
 
+# Chromium's failure of a request in flight when a network interface of the machine comes or goes.
+NETWORK_CHANGED = "net::ERR_NETWORK_CHANGED"
+
+
 def _nothing_acked(trial: Trial, why: str = "") -> str:
     """NOTHING_ACKED with how the sends ended (e.g. "5 sends: timeout x5"): a loaded machine's
     timeouts and a broken app's 5xx read differently."""
@@ -184,6 +188,16 @@ def check(trial: Trial) -> Result:
         # Nothing acknowledged, nothing stored that should not be: no claim was tested.
         res.validity = "unknown"
         res.reasons.append(_nothing_acked(trial))
+    elif dropped := [s for s in sends if NETWORK_CHANGED in s.reason]:
+        # The browser dropped a send when the machine's network changed (a Docker engine adding a
+        # bridge beside the run): no answer, for no doing of the app's -- the turn it was to test
+        # (a one-send fault's) tested nothing, and nothing else may stand for it. Seen in a CI run
+        # beside the compose tests: a swallowed_errors trial under `down` judged valid, its
+        # faulted send dropped so.
+        res.validity = "unknown"
+        res.reasons.append(
+            f"the browser dropped turn {dropped[0].turn}'s request ({NETWORK_CHANGED}: the machine's network changed)"
+        )
     return res
 
 

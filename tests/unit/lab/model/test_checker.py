@@ -461,3 +461,16 @@ def test_a_reply_whose_text_is_unknown_is_placed_the_way_the_list_runs() -> None
     assert r.reordered  # the mirror itself is history_reversed's to name
     r = check(trial(sends, conv(3), page=conv(3)))  # the usual direction: valid
     assert r.validity == "valid", r
+
+
+def test_a_send_the_browser_dropped_when_the_network_changed_makes_the_trial_unknown() -> None:
+    """net::ERR_NETWORK_CHANGED: Chromium failed the request because an interface of the machine
+    came or went (a Docker bridge beside the run) -- no answer, for no doing of the app's. The
+    turn it was to test tested nothing: unknown, never a pass (a swallowed_errors trial under a
+    one-send `down` was judged valid so in a CI run). A real loss beside it still stands."""
+    dropped = s("b", "info", status=None, t=2)
+    dropped.reason = "net::ERR_NETWORK_CHANGED"
+    r = check(trial([s("a", "ok"), dropped, s("c", "ok", t=3)], rows("a:user", "a:assistant", "c:user", "c:assistant")))
+    assert r.validity == "unknown" and "turn 1's request (net::ERR_NETWORK_CHANGED" in r.reasons[-1], r
+    lost = check(trial([s("a", "ok"), dropped, s("c", "ok", t=3)], rows("c:user", "c:assistant")))
+    assert lost.validity == "invalid" and lost.lost["user"] == ["a"], lost
