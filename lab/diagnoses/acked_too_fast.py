@@ -13,9 +13,12 @@ from lab.diagnoses import Diagnosis, Evidence, Judged, few, ids, register
 from lab.model.store import filled_on_miss, first_writes
 
 
-def kept_elsewhere(j: Judged, turn: int) -> bool:
-    """The record shows no write of the turn to the key but a fill's, and nothing was lost."""
-    return j.trial.store is not None and turn not in first_writes(j.trial) and turn not in j.lost_user
+def kept_elsewhere(j: Judged) -> set[int]:
+    """The turns the record shows no write of to the key but a fill's, and that were not lost."""
+    if j.trial.store is None:
+        return set()
+    written, lost = first_writes(j.trial), set(j.lost_user)
+    return {s.turn for s in j.trial.sends} - set(written) - lost
 
 
 @register("acked_too_fast", needs=("latency",), explains_loss=True)
@@ -23,11 +26,11 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
     pool = [j for j in ev.judged if j.trial.fault == "latency" and not filled_on_miss(j.trial)]
     hit = []
     for j in pool:
-        lat = j.trial.latency_floor_ms
+        lat, elsewhere = j.trial.latency_floor_ms, kept_elsewhere(j)
         fast = [
             s
             for s in j.trial.sends
-            if s.outcome == "ok" and s.ms is not None and s.ms < lat and not kept_elsewhere(j, s.turn)
+            if s.outcome == "ok" and s.ms is not None and s.ms < lat and s.turn not in elsewhere
         ]
         if fast:
             hit.append((j, fast[0], lat))

@@ -12,23 +12,7 @@ it: a history served empty from memory beside a read of another empty key of the
 from __future__ import annotations
 
 from lab.diagnoses import Diagnosis, Evidence, Judged, explained, few, ids, register
-from lab.model.store import key_read_in_window
-
-
-# The commands that read a conversation held in a key of each type: the read path's own read,
-# made under another id. Not a channel (SUBSCRIBE conv:events), a pattern (KEYS conv:*), a
-# lock's or a flag's check (EXISTS), nor a read of another type than the conversation's (a
-# GET of a `conv:motd` string beside a list).
-READS = {
-    "list": {"LRANGE", "LINDEX", "LLEN", "LPOS"},
-    "string": {"GET", "GETEX", "GETRANGE", "MGET", "STRLEN", "JSON.GET"},
-    "hash": {"HGETALL", "HGET", "HMGET", "HVALS", "HKEYS", "HLEN", "HSCAN"},
-    "zset": {"ZRANGE", "ZREVRANGE", "ZRANGEBYSCORE", "ZREVRANGEBYSCORE", "ZCARD", "ZSCAN"},
-    "set": {"SMEMBERS", "SSCAN", "SCARD"},
-    "stream": {"XRANGE", "XREVRANGE", "XREAD", "XLEN"},
-    "ReJSON-RL": {"JSON.GET", "JSON.ARRLEN", "JSON.OBJKEYS"},
-}
-ANY_READ = set().union(*READS.values())
+from lab.model.store import READS_BY_TYPE, VALUE_READS, key_read_in_window
 
 
 def read_elsewhere(j: Judged, owned: set[str]) -> str | None:
@@ -40,7 +24,10 @@ def read_elsewhere(j: Judged, owned: set[str]) -> str | None:
     # conversation -- not an index or a counter of the same shape (a `conv:ids` set a history
     # route checks before serving from memory), nor a key set up before the run and read on every
     # page (a `conv:config`), which would sit beside a history served from memory alike.
-    reads = READS.get(str((j.trial.redis_final or {}).get("type")), ANY_READ)
+    # Read as the conversation's value is read (the read path's own read, made under another id):
+    # not a channel (SUBSCRIBE conv:events), a pattern (KEYS conv:*), a flag's check (EXISTS), nor
+    # a value of another type than the conversation's (a GET of a `conv:motd` string beside a list).
+    reads = READS_BY_TYPE.get(str((j.trial.redis_final or {}).get("type")), VALUE_READS)
     other = [
         r["key"]
         for r in j.trial.store_other_reads

@@ -51,8 +51,8 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
     hit = counted(gapped)
     if not hit:
         return None
-    told = {j.id for j, _ in hit}
-    pool = [j for j in pool if j.id in told or not rewrite_gaps(j.trial)]  # those that told nothing: out
+    told, gapped_ids = {j.id for j, _ in hit}, {j.id for j, _ in gapped}
+    pool = [j for j in pool if j.id in told or j.id not in gapped_ids]  # those that told nothing: out
     j0, gaps0 = hit[0]
     turn0 = max(gaps0, key=lambda n: gaps0[n])
     worst = max(ms for _, gaps in hit for ms in gaps.values())

@@ -121,17 +121,31 @@ def never_written(t: Trial) -> set[int] | None:
 
 
 REMOVES = ("DEL", "UNLINK")
+# The commands that read a value held in a key of each type (TYPE's names).
+READS_BY_TYPE = {
+    "list": frozenset({"LRANGE", "LINDEX", "LLEN", "LPOS"}),
+    "string": frozenset({"GET", "GETRANGE", "MGET", "STRLEN", "JSON.GET"}),
+    "hash": frozenset({"HGETALL", "HGET", "HMGET", "HVALS", "HKEYS", "HLEN", "HEXISTS", "HSCAN"}),
+    "zset": frozenset({"ZRANGE", "ZREVRANGE", "ZRANGEBYSCORE", "ZREVRANGEBYSCORE", "ZCARD", "ZSCORE", "ZSCAN"}),
+    "set": frozenset({"SMEMBERS", "SISMEMBER", "SCARD", "SSCAN"}),
+    "stream": frozenset({"XRANGE", "XREVRANGE", "XREAD", "XLEN", "XINFO"}),
+    "ReJSON-RL": frozenset({"JSON.GET", "JSON.TYPE", "JSON.ARRLEN", "JSON.OBJKEYS"}),
+}
+VALUE_READS = frozenset().union(*READS_BY_TYPE.values())
 # What only reads a key: every other command of the app on it counts as a change (a command the
 # lab does not know resets a quiet window rather than pass unseen).
-READ_ONLY = frozenset(
-    {
-        "GET", "MGET", "GETRANGE", "STRLEN", "EXISTS", "TYPE", "TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME",
-        "LRANGE", "LINDEX", "LLEN", "LPOS", "HGETALL", "HGET", "HMGET", "HVALS", "HKEYS", "HLEN", "HEXISTS",
-        "HSCAN", "ZRANGE", "ZREVRANGE", "ZRANGEBYSCORE", "ZREVRANGEBYSCORE", "ZCARD", "ZSCORE", "ZSCAN",
-        "SMEMBERS", "SISMEMBER", "SCARD", "SSCAN", "XRANGE", "XREVRANGE", "XREAD", "XLEN", "XINFO",
-        "JSON.GET", "JSON.TYPE", "JSON.ARRLEN", "JSON.OBJKEYS", "OBJECT", "DUMP", "WATCH", "UNWATCH",
-    }
-)  # fmt: skip
+READ_ONLY = VALUE_READS | {
+    "EXISTS",
+    "TYPE",
+    "TTL",
+    "PTTL",
+    "EXPIRETIME",
+    "PEXPIRETIME",
+    "OBJECT",
+    "DUMP",
+    "WATCH",
+    "UNWATCH",
+}
 
 
 def rewrite_gaps(t: Trial) -> dict[int, float]:

@@ -145,10 +145,15 @@ class KeyReader:
         once the app has left it unchanged for the quiet window since its last change -- often
         already so at the read (the answer came after the write), so nothing is waited. None
         where the record cannot say (the polled rule then decides)."""
+
+        async def asked(read_at: float) -> tuple[float | None, bool] | None:
+            """The record, once it holds every command before now, on the key since ``read_at``."""
+            return monitor.last_change(key, read_at) if await asyncio.to_thread(self.sync, monitor) else None
+
         while True:
             t0 = time.time()
             snap = self.snapshot(key)
-            if not await asyncio.to_thread(self.sync, monitor) or (said := monitor.last_change(key, t0)) is None:
+            if (said := await asked(t0)) is None:
                 return None
             last, since = said
             if not since:
@@ -160,7 +165,7 @@ class KeyReader:
                 if time.monotonic() + wait_s > deadline:
                     return _obs(turn, snap, settled=False)
                 await asyncio.sleep(wait_s)
-                if not await asyncio.to_thread(self.sync, monitor) or (said := monitor.last_change(key, t0)) is None:
+                if (said := await asked(t0)) is None:
                     return None
                 if not said[1]:
                     return _obs(turn, snap, settled=True)
@@ -225,10 +230,11 @@ def read_final(
     if store is not None:
         keys.sync(store)  # every command before now is in the record
         fill(t, store, key, since, t1, template)
-        held = {r["key"]: keys.exists(r["key"]) for r in t.store_other_reads or []}
-        for r in t.store_other_reads or []:
-            # Whether that key holds anything now: a read of an empty key (another identity's
-            # conversation, never begun) against one of a key set up before the run (a config
-            # or a greeting of the same shape, never written in it).
+        # Whether a key the app read and never wrote holds anything now: an empty key (another
+        # identity's conversation, never begun) against one set up before the run (a config or a
+        # greeting of the same shape). Asked once a key; a key the app wrote is no candidate.
+        unwritten = [r for r in t.store_other_reads or [] if not r.get("written")]
+        held = {k: keys.exists(k) for k in {r["key"] for r in unwritten}}
+        for r in unwritten:
             r["held"] = held[r["key"]]
     return pttl, values, t0, t1
