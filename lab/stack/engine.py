@@ -185,10 +185,6 @@ class Engine:
             self._unmount()
         return report
 
-    def started_here(self) -> bool:
-        info = procs.read(self.run_dir, "dockerd")
-        return info is not None and info.alive()
-
     def stop(self) -> str | None:
         info = procs.read(self.run_dir, "dockerd")
         report = []

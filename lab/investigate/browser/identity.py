@@ -70,8 +70,8 @@ class Identity:
         if s.is_cookie:
             c = await self.cookie(ctx)
             return None if c is None else str(c["value"])
-        if s.source == "fixed" and s.value and "{random}" not in s.value:
-            return s.value
+        if fixed_id(self.spec):
+            return fixed_id(self.spec)
         if self.spec.page is not None and s.page_url:  # the app's page shows it in its URL
             for p in ctx.pages:
                 m = page_url_id(s.page_url, urlsplit(p.url).path)
@@ -79,7 +79,7 @@ class Identity:
                     return m
             return None
         key = s.page_storage if self.spec.page is not None else SESSION_KEY
-        return local_storage(await ctx.storage_state(), self.origin()).get(key or SESSION_KEY)
+        return local_storage(await ctx.storage_state(), origin(self.spec)).get(key or SESSION_KEY)
 
     async def cookie(self, ctx: BrowserContext) -> dict[str, Any] | None:
         return session_cookie(self.spec, [dict(c) for c in await ctx.cookies()])
@@ -89,14 +89,21 @@ class Identity:
         c = await self.cookie(ctx) if self.spec.session.is_cookie else None
         return None if c is None else cookie_scope(self.spec, c)
 
-    def origin(self) -> str:
-        u = urlsplit(self.spec.http.base_url)
-        return f"{u.scheme}://{u.netloc}"
-
     async def history_request(self, ctx: BrowserContext) -> tuple[str, dict[str, str]] | None:
         """The history's URL and headers for ``ctx``'s conversation (None: it has none yet)."""
         got = history_target(self.spec, await self.session_id(ctx))
         return None if got is None else (got[0], {**self.auth_headers(), **got[1]})
+
+
+def fixed_id(spec: Spec) -> str | None:
+    """The one conversation id every browser uses ([session] source = "fixed"), if the spec has one."""
+    s = spec.session
+    return s.value if s.source == "fixed" and s.value and "{random}" not in s.value else None
+
+
+def origin(spec: Spec) -> str:
+    u = urlsplit(spec.http.base_url)
+    return f"{u.scheme}://{u.netloc}"
 
 
 def history_target(spec: Spec, sid: str | None) -> tuple[str, dict[str, str]] | None:

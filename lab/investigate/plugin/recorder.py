@@ -22,7 +22,15 @@ from lab.common import redact
 from lab.investigate.browser.app_page import request_to
 from lab.common.errors import NotReady
 from lab.common.wait import wait_until
-from lab.investigate.browser.identity import cookie_scope, history_target, local_storage, page_url_id, session_cookie
+from lab.investigate.browser.identity import (
+    cookie_scope,
+    fixed_id,
+    history_target,
+    local_storage,
+    origin,
+    page_url_id,
+    session_cookie,
+)
 from lab.investigate.evidence.keys import KeyReader, read_final
 from lab.investigate.evidence.store import StoreMonitor
 from lab.investigate.evidence.rows import json_path, parse_rows
@@ -268,13 +276,16 @@ class Recorder:
         if s.is_cookie:
             c = session_cookie(self.spec, [dict(x) for x in self.ctx.cookies()])
             return None if c is None else str(c["value"])
+        if fixed_id(self.spec):
+            return fixed_id(self.spec)
+        # As lab investigate on the app's own page (identity.Identity.session_id), then where the
+        # test's own requests carried it.
         if s.page_url:
             for page in self.ctx.pages:
                 sid = page_url_id(s.page_url, urlsplit(page.url).path)
                 if sid:
                     return sid
-        origin = "{0.scheme}://{0.netloc}".format(urlsplit(self.spec.http.base_url))
-        kept = local_storage(self.ctx.storage_state(), origin).get(s.page_storage or "")
+        kept = local_storage(self.ctx.storage_state(), origin(self.spec)).get(s.page_storage or "")
         return kept or self._sid_sent()
 
     def _sid_sent(self) -> str | None:

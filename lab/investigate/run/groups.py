@@ -116,16 +116,7 @@ async def run_group(
     first = members[0].exp
     t0 = time.monotonic()
     client = BlackBoxClient(prober)
-    runner = Runner(
-        prober.fault_targets.stack,
-        Path("."),  # no folder: a black-box trial keeps its record in trials.json
-        concurrency=run.concurrency,
-        on_trial=lambda _, o: done.append(o),  # as soon as known: an interrupted run reports it
-        keep_artifacts=False,
-        trace=False,
-        client=client,
-        targets=prober.fault_targets,
-    )
+    runner = _runner(prober, client, run.concurrency, done)
     for m in members:
         m.out = CellOutcome(m.exp.cell(prober.spec.name))
     async with AsyncExitStack() as stack:
@@ -141,6 +132,31 @@ async def run_group(
             )
     for m in members:
         _said(run, m, t0)
+
+
+async def one(prober: Prober, exp: Experiment, trial_id: str, seed: int) -> TrialOutcome:
+    """One trial of ``exp`` on its own through the one runner (the contract check): its
+    deadline, its checker and its browser context, as every other trial of the run."""
+    client, done = BlackBoxClient(prober), []  # type: BlackBoxClient, list[TrialOutcome]
+    out = CellOutcome(exp.cell(prober.spec.name))
+    todo = [(client.plan(exp, trial_id, seed, ""), out)]
+    runner = _runner(prober, client, 1, done)
+    with runner.attached(RunContext(prober.browser, prober.pages.pool)):
+        await runner.group(exp.built, lambda: todo.pop() if todo else None, [out], 1)
+    return done[0]
+
+
+def _runner(prober: Prober, client: BlackBoxClient, concurrency: int, done: list[TrialOutcome]) -> Runner:
+    return Runner(
+        prober.fault_targets.stack,
+        Path("."),  # no folder: a black-box trial keeps its record in trials.json
+        concurrency=concurrency,
+        on_trial=lambda _, o: done.append(o),  # as soon as known: an interrupted run reports it
+        keep_artifacts=False,
+        trace=False,
+        client=client,
+        targets=prober.fault_targets,
+    )
 
 
 def take(run: Run, client: BlackBoxClient, members: list[Member], t0: float) -> tuple[TrialPlan, CellOutcome] | None:

@@ -164,24 +164,27 @@ class Investigation:
                         self.contract = await preflight(prober)
                         self.contract_s = time.monotonic() - t_contract
                         self.say("  " + self.contract)
-                    if self.check_only:
-                        return
-                    # Fault-free experiments share nothing a fault could disturb: their trials run
-                    # together; an experiment with a fault has the Redis link to itself.
-                    free = [groups.member(self, no, e, 0, None) for no, e in self.plan if e.fault == "none"]
-                    if free:
-                        await groups.run_group(self, prober, free, done, min(self.concurrency, self.trials))
-                    # Faults in place for the whole trial (latency) before the one-send outages (a
-                    # drop, Redis down, a restart): an app's pooled connections broken by an outage
-                    # can fail its next requests, and that must not be charged to the next experiment
-                    # (measured: 4 of 5 two_tabs trials after `down` got a 500 ConnectionError).
-                    faulted = [(no, e) for no, e in self.plan if e.fault != "none"]
-                    ordered = sorted(faulted, key=lambda x: x[1].built.window == "send")
-                    for members in self._sharing(ordered):
-                        await groups.run_group(self, prober, members, done)
+                    if not self.check_only:
+                        await self._trials(prober, done)
                 finally:
                     prober.close()
                     await prober.close_pool()
+
+    async def _trials(self, prober: Prober, done: list[TrialOutcome]) -> None:
+        """The experiments' trials, once the contract holds (a window sweep runs its own rounds)."""
+        # Fault-free experiments share nothing a fault could disturb: their trials run
+        # together; an experiment with a fault has the Redis link to itself.
+        free = [groups.member(self, no, e, 0, None) for no, e in self.plan if e.fault == "none"]
+        if free:
+            await groups.run_group(self, prober, free, done, min(self.concurrency, self.trials))
+        # Faults in place for the whole trial (latency) before the one-send outages (a drop, Redis
+        # down, a restart): an app's pooled connections broken by an outage can fail its next
+        # requests, and that must not be charged to the next experiment (measured: 4 of 5 two_tabs
+        # trials after `down` got a 500 ConnectionError).
+        faulted = [(no, e) for no, e in self.plan if e.fault != "none"]
+        ordered = sorted(faulted, key=lambda x: x[1].built.window == "send")
+        for members in self._sharing(ordered):
+            await groups.run_group(self, prober, members, done)
 
     async def _experiment(
         self,

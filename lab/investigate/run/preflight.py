@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from lab.model import context
 from lab.model.history import Trial
+from lab.investigate.run import groups
 from lab.investigate.run.blackbox import Prober
 from lab.investigate.run.experiments import Experiment
 from lab.investigate.spec.parse import Spec
 
 
 async def preflight(prober: Prober, attempts: int = 3) -> str:
-    """One send and one history read, no fault: the target must answer in its spec's form, or
+    """One send and one history read, no fault, through the runner as every trial (a hung step
+    ends at its deadline, unknown): the target must answer in its spec's form, or
     the investigation would measure the spec, not the app. A contract error stops the run at
     once: a 4xx to the send, a 2xx whose body is not of the spec's form, the message shown under
     another role. What an app may do by itself -- 5xx, a history that never settles, the message
@@ -21,7 +23,11 @@ async def preflight(prober: Prober, attempts: int = 3) -> str:
     spec = prober.spec
     notes: list[str] = []
     for attempt in range(1, attempts + 1):
-        t = await prober.trial(Experiment("none", (), "settled", 1, "contract check"), f"preflight{attempt}", attempt)
+        t = (
+            await groups.one(
+                prober, Experiment("none", (), "settled", 1, "contract check"), f"preflight{attempt}", attempt
+            )
+        ).trial
         if not t.sends:
             raise TargetError(
                 f"the contract check could not send: {t.unknown}",

@@ -16,11 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lab.common.signals import exit_code
-from lab.faults.base import Targets
-from lab.investigate.browser import pages
 from lab.investigate.run.blackbox import Prober
 from lab.investigate.run.experiments import Experiment
-from lab.investigate.run.preflight import preflight
 from lab.investigate.run.investigation import Investigation
 from lab.investigate.run.experiments import TrialId
 from lab.model.outcome import TrialOutcome
@@ -77,26 +74,20 @@ class TargetWindow(Investigation):
         return out
 
     def more(self, done: list[TrialOutcome], no: int, tried: int) -> int:
-        if tried == 0:
+        if tried == 0:  # the first round: no points to compute yet
             return self.first
         value = self.value(dict(self.plan)[no])
         pts = [kind[value] for kind in self.points(done).values()]
         wide, judged = max(p.width for p in pts), min(p.n for p in pts)
         return sweeps.more_trials(tried, judged, wide, self.first, self.max_trials, self.max_width)
 
-    async def _browse(self, targets: Targets, done: list[TrialOutcome]) -> None:
-        async with pages.chromium() as browser:
-            prober = Prober(self.spec, browser, targets, self.redis_direct)
-            try:
-                self.say("  " + await preflight(prober))
-                tried = dict.fromkeys(dict(self.plan), 0)
-                while todo := [(no, e, m) for no, e in self.plan if (m := self.more(done, no, tried[no]))]:
-                    for no, exp, m in todo:  # under a fault each value has the Redis link to itself
-                        await self._experiment(prober, no, exp, done, start=tried[no], count=m)
-                        tried[no] += m
-            finally:
-                prober.close()
-                await prober.close_pool()
+    async def _trials(self, prober: Prober, done: list[TrialOutcome]) -> None:
+        """Round after round until every value's interval is narrow enough (sweeps.more_trials)."""
+        tried = dict.fromkeys(dict(self.plan), 0)
+        while todo := [(no, e, m) for no, e in self.plan if (m := self.more(done, no, tried[no]))]:
+            for no, exp, m in todo:  # under a fault each value has the Redis link to itself
+                await self._experiment(prober, no, exp, done, start=tried[no], count=m)
+                tried[no] += m
 
     def point_replay(self, value: int) -> str:
         """A point again (a trial's seed alone does not rebuild a swept experiment)."""

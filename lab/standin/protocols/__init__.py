@@ -84,7 +84,3 @@ def text_of(content: Any) -> str:
     if isinstance(content, list):
         return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
     return ""
-
-
-def count_tokens(messages: list[Message]) -> int:
-    return sum(len(m.text.split()) for m in messages)

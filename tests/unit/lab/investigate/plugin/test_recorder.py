@@ -110,3 +110,18 @@ def test_the_tests_model_calls_begin_at_its_own_start_not_a_second_before() -> N
     which end within a second of this one's start, are not this test's."""
     rec = Recorder(sp.load(ROOT / "examples" / "foreign-app.toml"), FakeContext(), "redis://x", "t", 1)  # type: ignore[arg-type]
     assert rec._t0 - rec._calls_from <= 0.010
+
+
+def test_a_fixed_session_id_is_the_specs_as_lab_investigate_reads_it() -> None:
+    """[session] from = "fixed": every browser's conversation is the spec's one id -- the
+    recorder reads it where lab investigate does (identity.fixed_id), not from the test's requests."""
+    sets = [
+        'session.in="header"',
+        'session.name="X-Conv"',
+        'session.from="fixed"',
+        'session.value="conv-7"',
+        'session.page_storage="conv"',
+    ]
+    spec = sp.load(ROOT / "examples" / "foreign-app.toml", sets)
+    rec = Recorder(spec, FakeContext(), "redis://x", "t", 1)  # type: ignore[arg-type]
+    assert rec.session_id() == "conv-7"

@@ -206,3 +206,43 @@ def test_a_fault_free_experiments_line_is_said_when_its_trials_are_in_not_at_the
     lines = out.getvalue().splitlines()
     assert len(lines) == 2 and "mid_stream/t3: 2 trials" in lines[0] and "settled/t3: 2 trials" in lines[1], lines
     assert sum(o.result.validity == "valid" for o in done) == 4
+
+
+def test_the_contract_checks_trial_runs_through_the_runner_and_ends_at_its_deadline(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """groups.one (the contract check's trial) is the runner's like every other: a step that
+    hangs ends at the client's deadline, the trial unknown and named by where it was -- before,
+    the contract check called the prober itself and a hung page hung the run."""
+    from lab.investigate.run import client
+
+    for name in ("LIMIT_BASE_S", "QUIESCENCE_DEADLINE_S", "MODEL_END_DEADLINE_S"):
+        monkeypatch.setattr(client, name, 0.0)
+    monkeypatch.setattr(client, "LIMIT_PER_TURN_S", 0.2)
+    prober = Prober(lambda k: False)
+    prober.spec = SimpleNamespace(name="app", chat=SimpleNamespace(timeout_s=0.0))  # type: ignore[assignment]
+
+    async def hangs(exp: Experiment, tid: str, t: Trial) -> None:
+        await asyncio.Event().wait()
+
+    async def closable() -> Slot:  # the runner closes a timed-out trial's context
+        async def close() -> None:
+            pass
+
+        return Slot(SimpleNamespace(close=close), None)  # type: ignore[arg-type]
+
+    prober.trial = _trial(hangs)  # type: ignore[method-assign]
+    prober.pages = SimpleNamespace(pool=Pool(closable))
+    exp = Experiment("none", (), "settled", 1, "contract check")
+    o = asyncio.run(groups.one(prober, exp, "preflight1", 1))  # type: ignore[arg-type]
+    assert o.trial.trial_id == "preflight1" and o.result.validity == "unknown", o.result
+    assert o.trial.unknown and "exceeded" in o.trial.unknown and "preflight" not in o.trial.unknown, o.trial.unknown
+
+    async def answers(exp: Experiment, tid: str, t: Trial) -> None:
+        ran.append(tid)
+
+    ran: list[str] = []
+    ok = Prober(lambda k: False)
+    ok.trial = _trial(answers)  # type: ignore[method-assign]
+    done = asyncio.run(groups.one(ok, exp, "preflight2", 2))  # type: ignore[arg-type]
+    assert ran == ["preflight2"] and done.trial.seed == 2 and done.result.validity != "unknown", done.result
