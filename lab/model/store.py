@@ -45,10 +45,13 @@ def filled_on_miss(t: Trial) -> list[dict[str, Any]]:
     in the trial, or removed since) with no change in between, and carries, in one command, both
     sides of every turn acknowledged before that read -- the whole conversation at once. (Any of
     the app's connections: a pooled client's read and write of one request may take two.) A
-    rewrite that pushes rows back one at a time carries one side of one turn per command."""
+    rewrite that pushes rows back one at a time carries one side of one turn per command. Readers
+    that missed together fill it one after another with the same copy (a page's reload and a
+    second read at once, 2026-12-05): a write of the value a fill just wrote is a fill too."""
     acked = answered(t)
     out: list[dict[str, Any]] = []
     present, miss_at = False, None  # miss_at: when the key was last read absent, since its last change
+    filled = None  # the value the last fill wrote, while nothing else has changed the key since
     for r in (r for r in t.store or [] if r["conn"] != "lab"):
         if r["cmd"] in READ_ONLY:
             if not present and miss_at is None:
@@ -56,12 +59,15 @@ def filled_on_miss(t: Trial) -> list[dict[str, Any]]:
             continue
         if r["write"]:
             before = {n for n, done in acked.items() if miss_at is not None and done <= miss_at}
-            if before and before <= set(r["user"]) and before <= set(r.get("reply", [])):
+            whole = bool(before) and before <= set(r["user"]) and before <= set(r.get("reply", []))
+            if whole or (filled is not None and r.get("value") == filled):
                 out.append(r)
+                filled, present, miss_at = r.get("value"), True, None
+                continue
             present = True
         elif r["cmd"] in REMOVES:
             present = False
-        miss_at = None
+        miss_at, filled = None, None
     return out
 
 
@@ -135,17 +141,8 @@ VALUE_READS = frozenset().union(*READS_BY_TYPE.values())
 # What only reads a key: every other command of the app on it counts as a change (a command the
 # lab does not know resets a quiet window rather than pass unseen).
 READ_ONLY = VALUE_READS | {
-    "EXISTS",
-    "TYPE",
-    "TTL",
-    "PTTL",
-    "EXPIRETIME",
-    "PEXPIRETIME",
-    "OBJECT",
-    "DUMP",
-    "WATCH",
-    "UNWATCH",
-}
+    "EXISTS", "TYPE", "TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME", "OBJECT", "DUMP", "WATCH", "UNWATCH",
+}  # fmt: skip
 
 
 def rewrite_gaps(t: Trial) -> dict[int, float]:
@@ -173,8 +170,10 @@ def interleaved_rewrites(t: Trial) -> bool:
     flight together (two tabs), or after a removal the same value pushed back twice before the
     next one. Each rewrite pushes back what it read, so overlapping ones bring rows back twice,
     out of order or not at all -- the rewrite's doing, not another cause's. One rewrite at a
-    time writes each value once per removal."""
-    rows = [r for r in t.store or [] if r["conn"] != "lab"]
+    time writes each value once per removal. Readers that missed together fill a cache with one
+    copy twice (filled_on_miss): no rewrite's doing."""
+    fills = {id(r) for r in filled_on_miss(t)}
+    rows = [r for r in t.store or [] if r["conn"] != "lab" and id(r) not in fills]
     removals = [r["t"] for r in rows if r["cmd"] in REMOVES and not r.get("atomic", False)]
     for i, a in enumerate(t.sends):
         for b in t.sends[i + 1 :]:

@@ -170,11 +170,7 @@ class Posts:
 
     def carrying(self, text: str) -> Request | None:
         """The last POST whose body holds ``text`` (JSON or a form's encoding)."""
-        for r in reversed(self.requests):
-            body = r.post_data or ""
-            if text in body or text in unquote_plus(body):
-                return r
-        return None
+        return next((r for r in reversed(self.requests) if carries(r.post_data or "", text)), None)
 
     async def span(self, text: str, deadline: float) -> Span | None:
         req = self.carrying(text)
@@ -191,6 +187,11 @@ class Posts:
                 break
         at, finished = self.ended.get(id(req), (None, False))
         return Span(self.answered.get(id(req)), at if finished else None, None if finished else at)
+
+
+def carries(body: str, text: str) -> bool:
+    """Whether a POST's body holds ``text`` (JSON, or a form's encoding)."""
+    return text in body or text in unquote_plus(body)
 
 
 _POSTS: WeakKeyDictionary[Page, Posts] = WeakKeyDictionary()

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import cast
 from urllib.parse import urlsplit
 
-from playwright.async_api import Browser, BrowserContext, Error as PlaywrightError, Page, Route
+from playwright.async_api import Browser, BrowserContext, Error as PlaywrightError, Page, Request, Route
 
 from lab.driver.browser import closing, launched
 from lab.driver.slots import Pool, Slot
@@ -19,7 +19,8 @@ from lab.investigate.browser import app_frames, app_page, app_reload, cut
 from lab.driver.navigate import steady
 from lab.investigate.browser.identity import Identity, page_url_id
 from lab.investigate.browser.page import LOST_ANSWER, PAGE_PATH, TAKE_ANSWER_JS, html
-from lab.model.history import Row
+from lab.model.checker import NETWORK_CHANGED
+from lab.model.history import Row, Send
 from lab.investigate.evidence.rows import parse_rows
 from lab.investigate.spec.parse import Spec
 
@@ -46,6 +47,10 @@ class Pages:
         # trial to open). Opened as trials need them, cleared as they come back.
         self._pool = Pool(self._new_slot, reset=self._cleared)
         self._logged_in: set[int] = set()  # new contexts, logged in as they were opened
+        # The bodies of the POSTs Chromium dropped when the machine's network changed, in any of
+        # the pool's contexts: the lab's page sees only "Failed to fetch", the network names why
+        # (a trial's texts are its own, so one list serves every context).
+        self.dropped: list[str] = []
 
     @property
     def pool(self) -> Pool:
@@ -61,6 +66,7 @@ class Pages:
 
     async def _new_slot(self) -> Slot:
         ctx = await self.browser.new_context()
+        ctx.on("requestfailed", self._failed)
         await self.identity.login(ctx)  # first: a token learnt at the login goes into the lab's page
         self._logged_in.add(id(ctx))
         await self.serve_page(ctx)
@@ -69,6 +75,10 @@ class Pages:
             if self.spec.transport is not None:
                 await ctx.add_init_script(app_frames.cut_hook(self.spec))  # inert unless armed
         return Slot(ctx, self._watched(await ctx.new_page()))
+
+    def _failed(self, req: Request) -> None:
+        if req.method == "POST" and NETWORK_CHANGED in (req.failure or ""):
+            self.dropped.append(req.post_data or "")
 
     def _watched(self, page: Page) -> Page:
         """What the page's network sees of its sends: the app's own page over its own socket
@@ -218,3 +228,12 @@ async def chromium() -> AsyncIterator[Browser]:
     # A page the app serves is local to local and never blocked; the flag restores that.
     async with launched(args=["--disable-features=LocalNetworkAccessChecks"]) as browser:
         yield browser
+
+
+def mark_dropped(sends: list[Send], dropped: list[str]) -> None:
+    """A send left unanswered whose request the browser dropped as the machine's network
+    changed (``dropped``: those requests' bodies) says so in its reason: the checker makes its
+    trial unknown (lab.model.checker), as it does a chaos trial's whose driver saw the same."""
+    for s in sends:
+        if s.status is None and NETWORK_CHANGED not in s.reason and any(cut.carries(b, s.text) for b in dropped):
+            s.reason = f"{s.reason} ({NETWORK_CHANGED})".lstrip()

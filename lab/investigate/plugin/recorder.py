@@ -22,15 +22,7 @@ from lab.common import redact
 from lab.investigate.browser.app_page import request_to
 from lab.common.errors import NotReady
 from lab.common.wait import wait_until
-from lab.investigate.browser.identity import (
-    cookie_scope,
-    fixed_id,
-    history_target,
-    local_storage,
-    origin,
-    page_url_id,
-    session_cookie,
-)
+from lab.investigate.browser import identity as who
 from lab.investigate.evidence.keys import KeyReader, read_final
 from lab.investigate.evidence.store import StoreMonitor
 from lab.investigate.evidence.rows import json_path, parse_rows
@@ -161,8 +153,8 @@ class Recorder:
         if self.model is not None:
             t.model_calls = self.model.calls(texts, self._calls_from)
         if self.spec.session.is_cookie:
-            c = session_cookie(self.spec, [dict(x) for x in self.ctx.cookies()])
-            t.cookie_scope = None if c is None else cookie_scope(self.spec, c)
+            c = who.session_cookie(self.spec, [dict(x) for x in self.ctx.cookies()])
+            t.cookie_scope = None if c is None else who.cookie_scope(self.spec, c)
         return t
 
     @property
@@ -274,18 +266,18 @@ class Recorder:
     def session_id(self) -> str | None:
         s = self.spec.session
         if s.is_cookie:
-            c = session_cookie(self.spec, [dict(x) for x in self.ctx.cookies()])
+            c = who.session_cookie(self.spec, [dict(x) for x in self.ctx.cookies()])
             return None if c is None else str(c["value"])
-        if fixed_id(self.spec):
-            return fixed_id(self.spec)
+        if who.fixed_id(self.spec):
+            return who.fixed_id(self.spec)
         # As lab investigate on the app's own page (identity.Identity.session_id), then where the
         # test's own requests carried it.
         if s.page_url:
             for page in self.ctx.pages:
-                sid = page_url_id(s.page_url, urlsplit(page.url).path)
+                sid = who.page_url_id(s.page_url, urlsplit(page.url).path)
                 if sid:
                     return sid
-        kept = local_storage(self.ctx.storage_state(), origin(self.spec)).get(s.page_storage or "")
+        kept = who.local_storage(self.ctx.storage_state(), who.origin(self.spec)).get(s.page_storage or "")
         return kept or self._sid_sent()
 
     def _sid_sent(self) -> str | None:
@@ -302,14 +294,14 @@ class Recorder:
             elif s.carrier == "header" and req.headers.get(s.name.lower()):
                 return req.headers[s.name.lower()]
             elif s.carrier == "path":
-                sid = page_url_id(self.spec.chat.path, urlsplit(req.url).path)
+                sid = who.page_url_id(self.spec.chat.path, urlsplit(req.url).path)
                 if sid:
                     return sid
         return None
 
     def _settled(self, t: Trial) -> list[Row] | None:
         """The history read until it stays the same for settle.QUIET_S (lab investigate's rule)."""
-        target = history_target(self.spec, self.session_id())
+        target = who.history_target(self.spec, self.session_id())
         if target is None:  # no id was ever given: nothing stored to read
             return [] if not t.sends else None
         url, headers = target

@@ -29,7 +29,7 @@ from lab.investigate.run.experiments import TWO_TAB_ROUNDS, Experiment
 from lab.investigate.evidence.keys import KeyReader, read_final
 from lab.investigate.evidence.store import StoreMonitor
 from lab.stack.model_link import ModelLink
-from lab.investigate.browser.pages import Pages, Read
+from lab.investigate.browser.pages import Pages, Read, mark_dropped
 from lab.driver.slots import Slot
 from lab.plan.schedule import CONCURRENT_POINTS
 
@@ -136,6 +136,7 @@ class Prober:
         finally:
             if in_window and step is not None:
                 await step.heal()
+            mark_dropped(t.sends, self.pages.dropped)  # the events have long arrived by now
             slot.broken = slot.broken or broken
             _phase(t, "close")
             t.seconds = round(time.monotonic() - t0, 3)

@@ -319,6 +319,32 @@ def test_a_cache_filled_on_a_miss_is_no_late_write_nor_a_rewrite() -> None:
     assert filled_on_miss(_cached("present", present)) == []
 
 
+def test_readers_that_missed_together_fill_the_cache_one_after_another() -> None:
+    """A page's reload and a second read of the history at once both miss, and both fill the
+    key with the same copy (seen 2026-12-05 in the cache-aside e2e: the second fill, not taken
+    for one, drew stored_after_answer 1656 ms late). A different value after a fill, or the same
+    one after a removal, is a write judged as before."""
+
+    def fill(at: float, conn: str, value: str = "v1") -> dict[str, Any]:
+        w = _w(at, user=[1, 2, 3], reply=[1, 2, 3], conn=conn, cmd="SET")
+        w["value"] = value
+        return w
+
+    reads = [_w(0.99, cmd="DEL"), _w(1.99, cmd="DEL"), _w(2.99, cmd="DEL"), _w(3.55, conn="c2", cmd="GET")]
+    reads.append(_w(3.551, conn="c2", cmd="GET"))
+    for row in reads:
+        row["write"] = False
+    both = [*reads, fill(3.552, "c1"), fill(3.554, "c4")]
+    t = _cached("twice", both)
+    assert filled_on_miss(t) == both[-2:] and stored_late(t) == {} and comparable(t) == []
+    assert codes_of([t, _cached("twice2", both)]) == []
+    other = [*reads, fill(3.552, "c1"), fill(3.554, "c4", value="v2")]
+    assert filled_on_miss(_cached("other", other)) == other[-2:-1]
+    removed = [*reads, fill(3.552, "c1"), _w(3.553, cmd="DEL"), fill(3.554, "c4")]
+    removed[-2]["write"] = False
+    assert filled_on_miss(_cached("removed", removed)) == removed[-3:-2]
+
+
 def _elsewhere(tid: str, other: str, own_read: bool = False) -> Trial:
     """Turns 1-2 stored and answered; the page after the refresh (at 3.0) showed nothing while
     the app read ``other`` -- and its own key too, with ``own_read``."""
