@@ -1,10 +1,13 @@
-"""The write handed to a thread or executor the answer does not wait for."""
+"""The write handed to a thread, an executor or a task that the answer does not wait for. A
+task nobody even keeps is dangling_task's; one kept (in a set, as asyncio's documentation
+advises) but never awaited before the answer is this one's: the answer leaves first all the same."""
 
 from __future__ import annotations
 
 import ast
 
 from lab.suspects import Module, Source, Suspect, _facts, register
+from lab.suspects.dangling_task import TASKS, _unkept
 
 
 def _target(call: ast.Call) -> str:
@@ -17,6 +20,8 @@ def _target(call: ast.Call) -> str:
         node = call.args[0]
     elif t == "run_in_executor" and len(call.args) > 1:
         node = call.args[1]
+    elif t in TASKS and call.args and isinstance(call.args[0], ast.Call):
+        node = call.args[0].func  # create_task(write(...)): the coroutine's function
     if isinstance(node, ast.Name):
         return node.id
     return node.attr if isinstance(node, ast.Attribute) else ""
@@ -31,7 +36,7 @@ def _waited(f: ast.AST, call: ast.Call, up: dict[ast.AST, ast.AST]) -> bool:
     for n in ast.walk(f):
         if (
             isinstance(n, ast.Call)
-            and _facts.tail(n) in ("join", "result", "wait", "gather", "as_completed")
+            and _facts.tail(n) in ("join", "result", "wait", "gather", "as_completed", "shield", "wait_for")
             and (_facts.receiver(n) == name or any(isinstance(a, ast.Name) and a.id == name for a in n.args))
         ):
             return True
@@ -44,9 +49,10 @@ def _unwaited(m: Module, src: Source) -> list[tuple[ast.Call, str]]:
     up = _facts.parents(m.tree)
     out = []
     for f in _facts.functions(m.tree):
+        dangling = {id(n.value) for n in _unkept(f) if isinstance(n, (ast.Expr, ast.Assign))}
         for c in _facts.calls(f):
             name = _target(c)
-            if name and name in src.writers and not _waited(f, c, up):
+            if name and name in src.writers and id(c) not in dangling and not _waited(f, c, up):
                 out.append((c, name))
     return out
 
@@ -54,7 +60,7 @@ def _unwaited(m: Module, src: Source) -> list[tuple[ast.Call, str]]:
 @register(
     "background_write",
     diagnoses=("acked_too_fast", "stored_after_answer", "replies_not_stored"),
-    mechanism="the write handed to a thread or executor that the answer does not wait for",
+    mechanism="the write handed to a thread, an executor or a task that the answer does not wait for",
 )
 def check(src: Source) -> list[Suspect]:
     return [

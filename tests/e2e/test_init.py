@@ -115,3 +115,17 @@ def test_init_asks_what_it_could_not_infer_and_the_answers_pass_the_check(tmp_pa
     assert "contract ok" in out and "COULD NOT INFER" not in text, out
     spec = tomllib.loads(text)
     assert spec["transport"] == {"kind": "socketio", "event": "chat", "chunk": "token", "end": "done"}, text
+
+
+def test_init_finds_an_id_the_first_answer_gives_and_a_role_named_the_apps_way(tmp_path: Path) -> None:
+    """examples/starlette_stream_app.py: no OpenAPI, no cookie, no create call -- the first
+    answer's conversation_id, read back as the history's query parameter and sent again in the
+    body; history items of {"who": "human" | "ai", "text": ...}; a Stream under
+    thread:<id>:events. The draft is examples/starlette-stream.toml's, and passes the contract
+    check (before, 2026-12-05: exit 3, the history and the session not inferred)."""
+    code, out, text = _init(tmp_path, "{python} examples/starlette_stream_app.py")
+    assert code == 0, out
+    assert "contract ok" in out and "COULD NOT INFER" not in text, out
+    spec, want = tomllib.loads(text), tomllib.loads((ROOT / "examples" / "starlette-stream.toml").read_text())
+    for section in ("session", "chat", "history", "redis"):
+        assert spec[section] == want[section], (section, text)

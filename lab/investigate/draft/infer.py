@@ -105,6 +105,10 @@ def _item_shape(it: Any, sent: str) -> tuple[str, str, str, str, str] | None:
         if content is None:
             return None
         role = next((k for k in ROLE_NAMES if isinstance(it.get(k), str) and k != content), None)
+        if role is None:  # a name of the app's own ("who", "speaker"): its one other short word
+            words = [k for k, v in it.items() if k != content and isinstance(v, str) and 0 < len(v) <= 20]
+            words = [k for k in words if " " not in it[k]]
+            role = words[0] if len(words) == 1 else None
         if role is None:
             return None
         return "objects", role, content, ":", str(it[role])
@@ -124,6 +128,40 @@ def _role_of(it: Any, role_field: str, sep: str) -> str | None:
     if isinstance(it, str) and sep in it:
         return it.split(sep, 1)[0].strip() or None
     return None
+
+
+# Where a first answer gives the conversation's id: a field of its own, or an object's id.
+OBJECT_NAMES = ("conversation", "session", "thread", "chat")
+ID_NAMES = (
+    "conversation_id",
+    "conversationId",
+    "session_id",
+    "sessionId",
+    "thread_id",
+    "threadId",
+    "chat_id",
+    "chatId",
+)
+
+
+def answer_id(answer: Any) -> tuple[str, str] | None:
+    """A conversation's id in a chat answer, by its field's name: ($.name, the id) -- at the top,
+    or as the id of a conversation object ($.conversation.id)."""
+    if not isinstance(answer, dict):
+        return None
+    for name in (*ID_NAMES, *OBJECT_NAMES):
+        if _an_id(answer.get(name)):
+            return f"$.{name}", answer[name]
+    for name in OBJECT_NAMES:
+        inner = answer.get(name)
+        if isinstance(inner, dict) and _an_id(inner.get("id")):
+            return f"$.{name}.id", inner["id"]
+    return None
+
+
+def _an_id(v: Any) -> bool:
+    """An id's text: one word (a reply in a field named "chat" is not one)."""
+    return isinstance(v, str) and 0 < len(v) <= 128 and not any(c.isspace() for c in v)
 
 
 def key_pattern(keys: list[str], session: str) -> str | None:

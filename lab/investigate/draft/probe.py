@@ -10,12 +10,22 @@ import json
 import secrets
 import urllib.error
 import urllib.request
+from urllib.parse import urlencode
 from collections.abc import Callable
 from typing import Any
 
 from lab.common import redact
 from lab.investigate.draft import openapi as draft_openapi
-from lab.investigate.draft.infer import Draft, history_shape, key_pattern, lists, pick_cookie, reply_path
+from lab.investigate.draft.infer import (
+    Draft,
+    HistoryShape,
+    answer_id,
+    history_shape,
+    key_pattern,
+    lists,
+    pick_cookie,
+    reply_path,
+)
 from lab.investigate.draft.openapi import MESSAGE_FIELDS
 
 CHAT_PATHS = ("/chat", "/api/chat", "/api/send", "/send", "/api/messages", "/messages", "/api/message")
@@ -74,7 +84,10 @@ def probe(base_url: str, d: Draft, login_env: Callable[[str], str | None], keys:
     if sent is None:
         _unsent(c, d)
         return
-    _read(c, d, text, sent, sid)
+    reply, answer = sent
+    _read(c, d, text, reply, sid)
+    if sid is None and "history.path" in d.unknown and not c.cookies():
+        sid = _answered_id(c, d, text, reply, answer)
     sid = sid or _cookie(c, d)
     holding = keys(text)
     pattern = key_pattern(holding, sid) if sid else None
@@ -149,8 +162,8 @@ def _create(c: Client, d: Draft) -> str | None:
     return ident
 
 
-def _send(c: Client, d: Draft, text: str, sid: str | None) -> str | None:
-    """One message; the reply's text (None: no chat route answered)."""
+def _send(c: Client, d: Draft, text: str, sid: str | None) -> tuple[str, Any] | None:
+    """One message; the reply's text and the answer (None: no chat route answered)."""
     fields = [d.get("chat", "message_field")] if d.get("chat", "message_field") else list(MESSAGE_FIELDS[:4])
     paths = [d.get("chat", "path")] if d.get("chat", "path") else list(CHAT_PATHS)
     for path in paths:
@@ -164,7 +177,7 @@ def _send(c: Client, d: Draft, text: str, sid: str | None) -> str | None:
                 found = reply_path(doc, text)
                 if found:
                     d.put("chat", "reply_path", found[0], f"the answer's field holding the reply ({found[1][:40]!r})")
-                return found[1] if found else ""
+                return (found[1] if found else ""), doc
     if "transport.kind" not in d.why:
         d.missing("chat", "path", f"the chat route: none of POST {', '.join(paths)} took a message")
     return None
@@ -175,14 +188,57 @@ def _read(c: Client, d: Draft, text: str, reply: str, sid: str | None) -> None:
     for path in paths:
         status, _, doc = c.call("GET", path.replace("{session}", sid or ""))
         shape = history_shape(doc, text, reply or None) if 200 <= status < 300 else None
+        if shape is not None:
+            _history(d, path, shape, d.why.get("history.path") or f"GET {path} shows the message sent")
+            return
+    d.missing("history", "path", f"the history route: none of GET {', '.join(paths)} showed the message sent")
+
+
+def _history(d: Draft, path: str, shape: HistoryShape, why: str) -> None:
+    d.put("history", "path", path, why)
+    fields = ("separator",) if shape.format == "strings" else ("role_field", "content_field")
+    for key in ("items", "format", *fields, "order", "user_role", "assistant_role"):
+        d.put("history", key, getattr(shape, key), "the read after the send")
+
+
+def _answered_id(c: Client, d: Draft, text: str, reply: str, answer: Any) -> str | None:
+    """A conversation whose id only the first answer gives ($.conversation_id, $.thread_id ...):
+    the history read with it as a query parameter of the same name, then a second message sent
+    with it -- in the chat URL's query alone, else in the body's field of that name too, as the
+    lab's page would send it -- must land in the same conversation. None: not this shape."""
+    found = answer_id(answer)
+    if found is None:
+        return None
+    id_path, sid = found
+    name = id_path[2:].replace(".id", "_id") if id_path.endswith(".id") else id_path[2:]
+    query = "?" + urlencode({name: sid})
+    paths = [d.get("history", "path")] if d.get("history", "path") else list(HISTORY_PATHS)
+    for path in paths:
+        status, _, doc = c.call("GET", path + query)
+        shape = history_shape(doc, text, reply or None) if 200 <= status < 300 else None
         if shape is None:
             continue
-        d.put("history", "path", path, d.why.get("history.path") or f"GET {path} shows the message sent")
-        fields = ("separator",) if shape.format == "strings" else ("role_field", "content_field")
-        for key in ("items", "format", *fields, "order", "user_role", "assistant_role"):
-            d.put("history", key, getattr(shape, key), "the read after the send")
-        return
-    d.missing("history", "path", f"the history route: none of GET {', '.join(paths)} showed the message sent")
+        _history(d, path, shape, f"GET {path}?{name}=<the id of the first answer> shows the message sent")
+        for key, value in (("in", "query"), ("name", name), ("from", "answer"), ("id", id_path)):
+            d.put("session", key, value, f"the first answer's {id_path} ({sid[:12]}...), read back in the query")
+        chat = str(d.get("chat", "path"))
+        for body_field in (None, name):  # the lab's page sends it in the query, and in this field if given
+            again = f"chaoslab init probe {secrets.token_hex(4)}"
+            body = {d.get("chat", "message_field"): again, **({body_field: sid} if body_field else {})}
+            c.call("POST", chat + query, body)
+            doc = c.call("GET", path + query)[2]
+            if history_shape(doc, again, None) is not None:
+                if body_field:
+                    d.put("session", "field", body_field, f"a second message with {body_field} in its body joined it")
+                return sid
+        d.missing(
+            "session",
+            "field",
+            f"the message's field that carries the id back: a second message with "
+            f"?{name}= or {{{name!r}: id}} started another conversation",
+        )
+        return sid
+    return None
 
 
 def _cookie(c: Client, d: Draft) -> str | None:

@@ -291,3 +291,26 @@ def test_a_module_client_without_per_request_loops_is_not_a_suspect(tmp_path: Pa
     """One long-lived loop (no Flask async views): a shared redis.asyncio client is fine."""
     (tmp_path / "app.py").write_text(textwrap.dedent(CASES["module_client"][0]))
     assert suspects.scan([tmp_path], root=tmp_path).suspects == []
+
+
+def test_a_task_kept_but_never_awaited_is_a_background_write(tmp_path: Path) -> None:
+    """The task held in a set (asyncio's advice against a vanishing task) is no dangling task,
+    but the answer still leaves before its write: a background write, found through the helper
+    it calls (the writers are a fixpoint). Awaited before the answer: nothing."""
+    kept = """
+        import asyncio
+        _tasks = set()
+        async def save(r, k, v):
+            await r.incr(k + ":n")
+            await r.rpush(k, v)
+        async def handle(r):
+            task = asyncio.get_running_loop().create_task(save(r, "k", "v"))
+            _tasks.add(task)
+            task.add_done_callback(_tasks.discard)
+        """
+    got = _scan(tmp_path, kept)
+    assert [(s.check, s.code) for s in got] == [
+        ("background_write", 'task = asyncio.get_running_loop().create_task(save(r, "k", "v"))')
+    ], got
+    for awaited in ("await task", "await asyncio.shield(task)"):  # shielded from the socket's end
+        assert _scan(tmp_path, kept.replace("task.add_done_callback(_tasks.discard)", awaited)) == []

@@ -11,7 +11,15 @@ from pathlib import Path
 import pytest
 
 from lab.investigate.spec import parse as sp
-from lab.investigate.draft.infer import Draft, HistoryShape, history_shape, key_pattern, pick_cookie, reply_path
+from lab.investigate.draft.infer import (
+    Draft,
+    HistoryShape,
+    answer_id,
+    history_shape,
+    key_pattern,
+    pick_cookie,
+    reply_path,
+)
 from lab.investigate.draft.openapi import from_openapi
 from lab.investigate.draft.toml import render
 
@@ -40,6 +48,26 @@ def test_history_shape_of_newest_first_strings_under_a_field() -> None:
 def test_history_shape_needs_the_message_and_a_role() -> None:
     assert history_shape({"messages": []}, SENT, None) is None
     assert history_shape([{"content": SENT}], SENT, None) is None  # no role field: not decided
+
+
+def test_a_role_field_of_the_apps_own_name_is_its_one_other_short_word() -> None:
+    """{"who": "human", "text": ...}: no role name the lab knows, but the item's one other field
+    of one short word is the role; two such fields do not decide."""
+    doc = {"items": [{"who": "human", "text": SENT}, {"who": "ai", "text": "Echo: hi"}]}
+    got = history_shape(doc, SENT, "Echo: hi")
+    assert got == HistoryShape("$.items", "objects", "who", "text", user_role="human", assistant_role="ai")
+    assert history_shape([{"who": "human", "mood": "calm", "text": SENT}], SENT, None) is None
+    assert history_shape([{"note": "a long sentence here", "text": SENT}], SENT, None) is None
+
+
+def test_the_conversations_id_in_a_first_answer() -> None:
+    assert answer_id({"conversation_id": "c0ffee", "output": "hi"}) == ("$.conversation_id", "c0ffee")
+    assert answer_id({"threadId": "t-1", "reply": "hi"}) == ("$.threadId", "t-1")
+    assert answer_id({"conversation": {"id": "9"}, "answer": "x"}) == ("$.conversation.id", "9")
+    assert answer_id({"conversation": "abc", "answer": "x"}) == ("$.conversation", "abc")
+    assert answer_id({"chat": "Hello there!"}) is None  # a reply, not an id
+    assert answer_id({"id": "msg-1", "reply": "hi"}) is None  # a message's id says nothing of a conversation
+    assert answer_id(["x"]) is None
 
 
 def test_key_pattern_is_the_one_key_named_after_the_session() -> None:
