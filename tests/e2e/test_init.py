@@ -51,7 +51,11 @@ def _init(
     "start, extra, expect",
     [
         ("{python} examples/foreign_app.py", (), {"http": "cookie", "history": "separator"}),
-        (GUNICORN, ("--env", "CHAT_REDIS_URL={redis_url}", "--env", "PYTHONPATH={cwd}"), {"http": "ready_path"}),
+        (
+            GUNICORN,
+            ("--env", "CHAT_REDIS_URL={redis_url}", "--env", "PYTHONPATH={cwd}"),
+            {"http": "ready_path", "stream": "request"},
+        ),
     ],
     ids=["foreign", "chat-service"],
 )

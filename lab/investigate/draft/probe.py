@@ -31,6 +31,7 @@ from lab.investigate.draft.openapi import MESSAGE_FIELDS
 CHAT_PATHS = ("/chat", "/api/chat", "/api/send", "/send", "/api/messages", "/messages", "/api/message")
 HISTORY_PATHS = ("/history", "/api/history", "/api/messages", "/messages", "/api/chat/history", "/api/chat")
 READY_PATHS = ("/health", "/healthz", "/ready", "/readyz")
+STREAM_TYPES = ("text/event-stream", "application/x-ndjson", "application/jsonl")
 TIMEOUT_S = 10.0
 
 
@@ -89,6 +90,7 @@ def probe(base_url: str, d: Draft, login_env: Callable[[str], str | None], keys:
     if sid is None and "history.path" in d.unknown and not c.cookies():
         sid = _answered_id(c, d, text, reply, answer)
     sid = sid or _cookie(c, d)
+    _asked_to_stream(c, d)
     holding = keys(text)
     pattern = key_pattern(holding, sid) if sid else None
     if pattern:
@@ -168,12 +170,14 @@ def _send(c: Client, d: Draft, text: str, sid: str | None) -> tuple[str, Any] | 
     paths = [d.get("chat", "path")] if d.get("chat", "path") else list(CHAT_PATHS)
     for path in paths:
         for field in fields:
-            status, _, doc = c.call("POST", path.replace("{session}", sid or ""), {field: text})
+            status, ctype, doc = c.call("POST", path.replace("{session}", sid or ""), {field: text})
             if status in (0, 404, 405):
                 break  # no such route: the next path
             if 200 <= status < 300:
                 d.put("chat", "path", path, d.why.get("chat.path") or f"POST {path} answered {status}")
                 d.put("chat", "message_field", field, d.why.get("chat.message_field") or f"{field!r} was accepted")
+                if any(t in ctype for t in STREAM_TYPES):
+                    d.put("stream", "request", {}, f"the answer streamed ({ctype.split(';')[0]})")
                 found = reply_path(doc, text)
                 if found:
                     d.put("chat", "reply_path", found[0], f"the answer's field holding the reply ({found[1][:40]!r})")
@@ -181,6 +185,19 @@ def _send(c: Client, d: Draft, text: str, sid: str | None) -> tuple[str, Any] | 
     if "transport.kind" not in d.why:
         d.missing("chat", "path", f"the chat route: none of POST {', '.join(paths)} took a message")
     return None
+
+
+def _asked_to_stream(c: Client, d: Draft) -> None:
+    """An answer that was JSON may stream when asked ({"stream": true}, as OpenAI-style APIs
+    take it): one more message, in a conversation of its own where the id is the answer's."""
+    if d.get("stream", "request") is not None:
+        return
+    body = {d.get("chat", "message_field"): f"chaoslab init probe {secrets.token_hex(4)}", "stream": True}
+    status, ctype, _ = c.call("POST", str(d.get("chat", "path")).replace("{session}", ""), body)
+    if 200 <= status < 300 and any(t in ctype for t in STREAM_TYPES):
+        d.put(
+            "stream", "request", {"stream": True}, f"a message with stream = true was answered as {ctype.split(';')[0]}"
+        )
 
 
 def _read(c: Client, d: Draft, text: str, reply: str, sid: str | None) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 from lab.investigate.draft.infer import Draft
 
-ORDER = ("start", "http", "auth", "session", "transport", "chat", "history", "redis", "model")
+ORDER = ("start", "http", "auth", "session", "transport", "chat", "stream", "history", "redis", "model")
 _BARE = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
@@ -39,7 +39,7 @@ def render(name: str, d: Draft, header: list[str]) -> str:
         if not items and not missing:
             continue
         out += ["", f"[{section}]"]
-        tables = {k: v for k, v in items.items() if isinstance(v, dict) and k == "env"}
+        tables = {k: v for k, v in items.items() if isinstance(v, dict) and k == "env"}  # [start.env]
         for k, v in items.items():
             if k in tables:
                 continue

@@ -1,0 +1,84 @@
+"""lab init's probe against apps of shapes it must draft whole, each an in-memory app answering
+the probe's requests: the conversation's id that only the first answer gives (read back in the
+history's query, carried back in the query or the body), and an answer that streams (always, or
+when asked with stream = true)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from lab.investigate.draft.infer import Draft
+from lab.investigate.draft.probe import probe
+
+
+class App:
+    """POST /api/chat {"prompt", "conversation_id"?}; GET /api/history?conversation_id=...
+    ``takes``: where a send's id is read ("body", "query" or "" -- never: each send starts anew);
+    ``streams``: "always", "asked" (stream = true) or ""."""
+
+    def __init__(self, takes: str = "body", streams: str = "") -> None:
+        self.takes, self.streams = takes, streams
+        self.convs: dict[str, list[dict[str, str]]] = {}
+
+    def call(self, method: str, path: str, body: Any = None) -> tuple[int, str, Any]:
+        url = urlsplit(path)
+        query = {k: v[0] for k, v in parse_qs(url.query).items()}
+        if method == "POST" and url.path == "/api/chat" and isinstance(body, dict) and "prompt" in body:
+            cid = {"body": body.get("conversation_id"), "query": query.get("conversation_id")}.get(self.takes)
+            cid = cid or uuid.uuid4().hex
+            answer = f"Echo: {body['prompt']}"
+            self.convs.setdefault(cid, []).extend(
+                [{"who": "human", "text": body["prompt"]}, {"who": "ai", "text": answer}]
+            )
+            if self.streams == "always" or (self.streams == "asked" and body.get("stream")):
+                return 200, "text/event-stream; charset=utf-8", None
+            return 200, "application/json", {"conversation_id": cid, "output": answer}
+        if method == "POST" and url.path == "/api/chat":
+            return 422, "application/json", {"detail": "prompt required"}
+        if method == "GET" and url.path == "/api/history":
+            return 200, "application/json", {"items": self.convs.get(query.get("conversation_id", ""), [])}
+        return 404, "application/json", {"detail": "not found"}
+
+    def cookies(self) -> dict[str, str]:
+        return {}
+
+
+def _probe(app: App, monkeypatch: Any) -> Draft:
+    from lab.investigate.draft import probe as mod
+
+    monkeypatch.setattr(mod, "Client", lambda base: app)
+    d = Draft()
+
+    def held(text: str) -> list[str]:
+        return [f"thread:{c}:events" for c, items in app.convs.items() if any(text in json.dumps(i) for i in items)]
+
+    probe("http://127.0.0.1:1", d, lambda name: None, held)
+    return d
+
+
+def test_an_id_the_first_answer_gives_carried_back_in_the_body(monkeypatch: Any) -> None:
+    d = _probe(App("body"), monkeypatch)
+    assert d.sections["session"] == {
+        "in": "query", "name": "conversation_id", "from": "answer", "id": "$.conversation_id", "field": "conversation_id",
+    }, d.sections  # fmt: skip
+    assert d.get("history", "path") == "/api/history" and d.get("history", "role_field") == "who"
+    assert d.get("redis", "key") == "thread:{session}:events" and not d.unknown, d.unknown
+
+
+def test_an_id_carried_back_in_the_query_needs_no_field(monkeypatch: Any) -> None:
+    d = _probe(App("query"), monkeypatch)
+    assert d.get("session", "in") == "query" and d.get("session", "field") is None and not d.unknown, d.sections
+
+
+def test_an_app_that_starts_anew_at_every_send_is_named_not_guessed(monkeypatch: Any) -> None:
+    d = _probe(App(""), monkeypatch)
+    assert d.get("session", "from") == "answer" and "session.field" in d.unknown, d.unknown
+
+
+def test_an_answer_that_streams_always_or_when_asked(monkeypatch: Any) -> None:
+    assert _probe(App("body", streams="asked"), monkeypatch).get("stream", "request") == {"stream": True}
+    assert _probe(App("body"), monkeypatch).get("stream", "request") is None
+    assert _probe(App("body", streams="always"), monkeypatch).get("stream", "request") == {}
