@@ -90,7 +90,7 @@ def probe(base_url: str, d: Draft, login_env: Callable[[str], str | None], keys:
     if sid is None and "history.path" in d.unknown and not c.cookies():
         sid = _answered_id(c, d, text, reply, answer)
     sid = sid or _cookie(c, d)
-    _asked_to_stream(c, d)
+    _asked_to_stream(c, d, sid)
     holding = keys(text)
     pattern = key_pattern(holding, sid) if sid else None
     if pattern:
@@ -187,13 +187,14 @@ def _send(c: Client, d: Draft, text: str, sid: str | None) -> tuple[str, Any] | 
     return None
 
 
-def _asked_to_stream(c: Client, d: Draft) -> None:
+def _asked_to_stream(c: Client, d: Draft, sid: str | None) -> None:
     """An answer that was JSON may stream when asked ({"stream": true}, as OpenAI-style APIs
-    take it): one more message, in a conversation of its own where the id is the answer's."""
+    take it): one more message (in the probe's conversation where its id is in the path or a
+    cookie; in one of its own where the answer gives the id)."""
     if d.get("stream", "request") is not None:
         return
     body = {d.get("chat", "message_field"): f"chaoslab init probe {secrets.token_hex(4)}", "stream": True}
-    status, ctype, _ = c.call("POST", str(d.get("chat", "path")).replace("{session}", ""), body)
+    status, ctype, _ = c.call("POST", str(d.get("chat", "path")).replace("{session}", sid or ""), body)
     if 200 <= status < 300 and any(t in ctype for t in STREAM_TYPES):
         d.put(
             "stream", "request", {"stream": True}, f"a message with stream = true was answered as {ctype.split(';')[0]}"
