@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
@@ -25,7 +25,7 @@ from lab.investigate.run.mid_write import ANSWERED_FIRST
 from lab.investigate.target.link import paced
 from lab.model.context import never_streamed
 from lab.model.outcome import CellOutcome, TrialOutcome
-from lab.plan.schedule import Cell, TrialPlan
+from lab.plan.schedule import TrialPlan
 from lab.runner.run_context import RunContext
 from lab.runner.runner import Runner
 from lab.stack.model_link import ModelLink
@@ -60,13 +60,13 @@ class Member:
     next_k: int
     last_k: int
     top_up: bool
-    out: CellOutcome = field(default_factory=lambda: CellOutcome(Cell((), "none", "settled")))  # its trials
+    out: CellOutcome | None = None  # its trials: the group it runs in opens it
     taken: int = 0  # trials handed out (those not yet in out.trials are running)
     said: bool = False  # its progress line
 
     @property
     def mine(self) -> list[TrialOutcome]:
-        return self.out.trials
+        return self.out.trials if self.out is not None else []
 
     @property
     def prefix(self) -> str:
@@ -117,18 +117,16 @@ async def run_group(
     t0 = time.monotonic()
     client = BlackBoxClient(prober)
     runner = _runner(prober, client, run.concurrency, done)
-    for m in members:
-        m.out = CellOutcome(m.exp.cell(prober.spec.name))
+    outs = [CellOutcome(m.exp.cell(prober.spec.name)) for m in members]
+    for m, out in zip(members, outs):
+        m.out = out
     async with AsyncExitStack() as stack:
         for m in members:  # mid_stream: the stand-in streams this experiment's replies slowly enough to be cut
             model = run.model if m.exp.refresh == "mid_stream" else None
             await stack.enter_async_context(paced(model, f"chaoslab probe {m.prefix}"))
         with runner.attached(RunContext(prober.browser, prober.pages.pool)):
             await runner.group(
-                first.built,
-                lambda: take(run, client, members, t0),
-                [m.out for m in members],
-                width or run.concurrency * len(members),
+                first.built, lambda: take(run, client, members, t0), outs, width or run.concurrency * len(members)
             )
     for m in members:
         _said(run, m, t0)
@@ -175,6 +173,7 @@ def take(run: Run, client: BlackBoxClient, members: list[Member], t0: float) -> 
     k = m.pending.pop(0)
     m.taken += 1
     tid = m.tid(k)
+    assert m.out is not None  # its group has opened it
     return client.plan(m.exp, tid, run._seed(m.no, k), run.replay_command(tid)), m.out
 
 
