@@ -144,16 +144,26 @@ def writers(modules: Sequence[Module]) -> set[str]:
 
 
 def loop_per_request(modules: Sequence[Module]) -> bool:
-    """Flask runs each ``async def`` view in asyncio.run: a new event loop per request."""
+    """A new event loop per request: Flask runs each ``async def`` view in asyncio.run, and a
+    sync view (any framework's) may do the same itself -- ``asyncio.run(...)`` in the view, or in
+    a helper of the module it calls (``def run(coro): return asyncio.run(coro)``)."""
     for m in modules:
-        if "flask" not in m.imports and "from flask" not in m.text:
-            continue
-        for f in functions(m.tree):
-            if isinstance(f, ast.AsyncFunctionDef) and any(
-                isinstance(d, ast.Call) and tail(d) in ROUTES for d in f.decorator_list
-            ):
+        flask = "flask" in m.imports or "from flask" in m.text
+        views = [
+            f for f in functions(m.tree) if any(isinstance(d, ast.Call) and tail(d) in ROUTES for d in f.decorator_list)
+        ]
+        if flask and any(isinstance(f, ast.AsyncFunctionDef) for f in views):
+            return True
+        runners = {f.name for f in functions(m.tree) if any(_new_loop(c) for c in calls(f))}
+        for f in views:
+            if any(_new_loop(c) or (isinstance(c.func, ast.Name) and c.func.id in runners) for c in calls(f)):
                 return True
     return False
+
+
+def _new_loop(call: ast.Call) -> bool:
+    """``asyncio.run(...)`` or ``...run_until_complete(...)``: a coroutine run on a loop of its own."""
+    return dotted(call.func) == "asyncio.run" or tail(call) == "run_until_complete"
 
 
 def module_names(tree: ast.Module) -> set[str]:

@@ -314,3 +314,34 @@ def test_a_task_kept_but_never_awaited_is_a_background_write(tmp_path: Path) -> 
     ], got
     for awaited in ("await task", "await asyncio.shield(task)"):  # shielded from the socket's end
         assert _scan(tmp_path, kept.replace("task.add_done_callback(_tasks.discard)", awaited)) == []
+
+
+def test_a_sync_view_that_runs_each_call_on_a_new_loop_shares_no_client_safely(tmp_path: Path) -> None:
+    """Sync views that call asyncio.run() (in the view, or through a helper) make a loop per
+    request as Flask's async views do: a module-level redis.asyncio client is the suspect. One
+    long-lived loop started by main() is not a loop per request."""
+    per_request = """
+        import asyncio
+        import redis.asyncio as aredis
+        from flask import Flask
+        app = Flask(__name__)
+        client = aredis.Redis.from_url("redis://x")
+        def run(coro):
+            return asyncio.run(coro)
+        @app.get("/history")
+        def history():
+            return {"rows": run(client.lrange("k", 0, -1))}
+        """
+    long_lived = """
+        import asyncio
+        import redis.asyncio as aredis
+        client = aredis.Redis.from_url("redis://x")
+        async def serve():
+            await client.ping()
+        def main():
+            asyncio.run(serve())
+        """
+    for code, want in ((per_request, ["module_client"]), (long_lived, [])):
+        (tmp_path / "app.py").write_text(textwrap.dedent(code))
+        got = suspects.scan([tmp_path / "app.py"], root=tmp_path, use_ruff=False).suspects
+        assert [s.check for s in got] == want, (code, got)
