@@ -168,11 +168,14 @@ def _send(c: Client, d: Draft, text: str, sid: str | None) -> tuple[str, Any] | 
     """One message; the reply's text and the answer (None: no chat route answered)."""
     fields = [d.get("chat", "message_field")] if d.get("chat", "message_field") else list(MESSAGE_FIELDS[:4])
     paths = [d.get("chat", "path")] if d.get("chat", "path") else list(CHAT_PATHS)
+    failed: list[str] = []  # a route and field the app failed on (5xx): its own error, not a wrong guess
     for path in paths:
         for field in fields:
             status, ctype, doc = c.call("POST", path.replace("{session}", sid or ""), {field: text})
             if status in (0, 404, 405):
                 break  # no such route: the next path
+            if status >= 500:
+                failed.append(f"POST {path} {{{field!r}: ...}} answered {status}")
             if 200 <= status < 300:
                 d.put("chat", "path", path, d.why.get("chat.path") or f"POST {path} answered {status}")
                 d.put("chat", "message_field", field, d.why.get("chat.message_field") or f"{field!r} was accepted")
@@ -182,7 +185,11 @@ def _send(c: Client, d: Draft, text: str, sid: str | None) -> tuple[str, Any] | 
                 if found:
                     d.put("chat", "reply_path", found[0], f"the answer's field holding the reply ({found[1][:40]!r})")
                 return (found[1] if found else ""), doc
-    if "transport.kind" not in d.why:
+    if failed:
+        d.missing(
+            "chat", "path", f"the chat route: {'; '.join(failed)} -- the app failed on the message (its log says why)"
+        )
+    elif "transport.kind" not in d.why:
         d.missing("chat", "path", f"the chat route: none of POST {', '.join(paths)} took a message")
     return None
 

@@ -122,3 +122,23 @@ def answer(spec: Spec, raw: Answer, mid: str, text: str, turn: int, streamed: bo
     s.t_invoke = raw.get("start") or t_invoke
     s.complete(outcome, status, error or (f"HTTP {status}" if status else ""), raw.get("end") or time.time())
     return s
+
+
+def replies_from(rows: list[Row], sends: list[Send]) -> None:
+    """A reply the answer did not give as text (a stream, in the app's own format; a body gone
+    with a page reloaded at once), as the settled history holds it: the assistant row right after
+    the send's own user row. The store's record places a reply's write by its text
+    (lab.model.store): without it, a reply stored after its answer -- saved once the stream
+    ended -- is invisible. Not for a cut answer (its reply was cut short) nor for a turn sent
+    twice at once (two tabs: whose reply follows which row is the race itself)."""
+    twice = {s.turn for s in sends if sum(o.turn == s.turn for o in sends) > 1}
+    at = {s.id: next((i for i, r in enumerate(rows) if r.role == "user" and r.text == s.text), None) for s in sends}
+    found = [at[s.id] for s in sorted(sends, key=lambda s: s.turn) if at[s.id] is not None]
+    if found != sorted(found):
+        return  # the questions stored out of their order (or read against it): which reply is whose is unclear
+    for s in sends:
+        i = at[s.id]
+        if s.outcome != "ok" or s.reply is not None or s.cut or s.turn in twice or i is None:
+            continue
+        if i + 1 < len(rows) and rows[i + 1].role == "assistant":
+            s.reply = rows[i + 1].text

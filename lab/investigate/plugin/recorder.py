@@ -25,7 +25,7 @@ from lab.common.wait import wait_until
 from lab.investigate.browser import identity as who
 from lab.investigate.evidence.keys import KeyReader, read_final
 from lab.investigate.evidence.store import StoreMonitor
-from lab.investigate.evidence.rows import json_path, parse_rows
+from lab.investigate.evidence.rows import json_path, parse_rows, replies_from
 from lab.investigate.browser.settle import MODEL_END_DEADLINE_S, POLL_S, QUIESCENCE_DEADLINE_S, Settling, model_unended
 from lab.investigate.spec.parse import Spec
 from lab.model.history import Row, Send, Trial
@@ -148,7 +148,7 @@ class Recorder:
             except NotReady:
                 t.unknown = model_unended(len(model.still_streaming(texts, self._calls_from)))
         t.final_rows = self._settled(t)
-        _replies_from(t.final_rows or [], t.sends)
+        replies_from(t.final_rows or [], t.sends)
         self._key(t)
         if self.model is not None:
             t.model_calls = self.model.calls(texts, self._calls_from)
@@ -333,15 +333,3 @@ class Recorder:
 
 def _inside(t: float, on: float | None, off: float | None) -> bool:
     return on is not None and on <= t and (off is None or t < off)
-
-
-def _replies_from(rows: list[Row], sends: list[Send]) -> None:
-    """A reply whose answer's body was gone by the end (the test reloaded the page) as the settled
-    history holds it: the assistant row right after the send's own user row. The store's record
-    places a reply's write by its text (lab.model.store)."""
-    for s in sends:
-        if s.outcome != "ok" or s.reply is not None:
-            continue
-        at = next((i for i, r in enumerate(rows) if r.role == "user" and r.text == s.text), None)
-        if at is not None and at + 1 < len(rows) and rows[at + 1].role == "assistant":
-            s.reply = rows[at + 1].text

@@ -20,7 +20,7 @@ from lab.investigate.evidence.answers import HistoryRead
 from lab.faults import base as faults
 from lab.model.history import Send, Trial, TtlObs
 from lab.investigate.browser import app_frames, app_page, cut, settle
-from lab.investigate.evidence.rows import answer
+from lab.investigate.evidence.rows import answer, replies_from
 from lab.investigate.spec.parse import Spec
 from lab.plan.lockstep import Lockstep
 from lab.model import concurrency, context
@@ -223,6 +223,7 @@ class Prober:
         if final is None:
             await settle.model_ended(self.model, t)
         t.final_rows = await (final or settle.final_read(self.pages, ctx, t, self._as_rows))
+        replies_from(t.final_rows or [], t.sends)  # before the store's record places the replies' writes
         _phase(t, "settle")
         if self.model is not None:
             # Every call has ended (model_ended); read before the store's record, which finds their

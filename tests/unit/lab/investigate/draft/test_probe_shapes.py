@@ -19,14 +19,16 @@ class App:
     ``takes``: where a send's id is read ("body", "query" or "" -- never: each send starts anew);
     ``streams``: "always", "asked" (stream = true) or ""."""
 
-    def __init__(self, takes: str = "body", streams: str = "") -> None:
-        self.takes, self.streams = takes, streams
+    def __init__(self, takes: str = "body", streams: str = "", fails: bool = False) -> None:
+        self.takes, self.streams, self.fails = takes, streams, fails
         self.convs: dict[str, list[dict[str, str]]] = {}
 
     def call(self, method: str, path: str, body: Any = None) -> tuple[int, str, Any]:
         url = urlsplit(path)
         query = {k: v[0] for k, v in parse_qs(url.query).items()}
         if method == "POST" and url.path == "/api/chat" and isinstance(body, dict) and "prompt" in body:
+            if self.fails:  # its store broken (a client bound to a closed loop): every message a 500
+                return 500, "text/html", None
             cid = {"body": body.get("conversation_id"), "query": query.get("conversation_id")}.get(self.takes)
             cid = cid or uuid.uuid4().hex
             answer = f"Echo: {body['prompt']}"
@@ -82,3 +84,11 @@ def test_an_answer_that_streams_always_or_when_asked(monkeypatch: Any) -> None:
     assert _probe(App("body", streams="asked"), monkeypatch).get("stream", "request") == {"stream": True}
     assert _probe(App("body"), monkeypatch).get("stream", "request") is None
     assert _probe(App("body", streams="always"), monkeypatch).get("stream", "request") == {}
+
+
+def test_a_chat_route_the_app_failed_on_is_named_with_its_status(monkeypatch: Any) -> None:
+    """A 5xx is the app's own error on the right route, not a route that is not there: the draft
+    says which route and field it was, where "none took a message" would send the user looking
+    for another route."""
+    d = _probe(App("body", fails=True), monkeypatch)
+    assert "POST /api/chat {'prompt': ...} answered 500" in d.unknown["chat.path"], d.unknown

@@ -1,0 +1,54 @@
+"""A streamed answer's reply, in the app's own format, is not read as text: the settled history
+gives it (the assistant row right after the send's own question), so that the store's record can
+place the reply's write -- a reply saved after its stream ended is late like any other write.
+Not where the history's order leaves it unclear whose reply is whose."""
+
+from __future__ import annotations
+
+from lab.investigate.evidence.rows import replies_from
+from lab.model.history import Row, Send
+
+
+def _sends(*turns: int, cut: int | None = None) -> list[Send]:
+    out = []
+    for k, turn in enumerate(turns):
+        s = Send(f"m{k}", f"q{k}", turn, streamed=True, cut=(turn == cut) or None)
+        s.complete("ok", 200, "HTTP 200", float(k + 1))
+        out.append(s)
+    return out
+
+
+def _rows(*pairs: tuple[str, str]) -> list[Row]:
+    return [Row("", role, text) for role, text in pairs]
+
+
+def test_a_streamed_reply_is_the_assistant_row_after_its_question() -> None:
+    sends = _sends(1, 2, 3, cut=3)
+    sends[1].reply = "as answered"
+    rows = _rows(
+        ("user", "q0"), ("assistant", "a0"), ("user", "q1"), ("assistant", "a1"), ("user", "q2"), ("assistant", "a2")
+    )
+    replies_from(rows, sends)
+    assert [s.reply for s in sends] == ["a0", "as answered", None]  # the cut one's reply was cut short
+
+
+def test_a_question_with_no_reply_after_it_gets_none() -> None:
+    sends = _sends(1, 2)
+    replies_from(_rows(("user", "q0"), ("user", "q1"), ("assistant", "a1")), sends)
+    assert [s.reply for s in sends] == [None, "a1"]
+
+
+def test_questions_stored_against_their_order_give_no_reply() -> None:
+    """Newest first, read as oldest first: the row after each question is the earlier turn's reply."""
+    sends = _sends(1, 2)
+    replies_from(_rows(("assistant", "a1"), ("user", "q1"), ("assistant", "a0"), ("user", "q0")), sends)
+    assert [s.reply for s in sends] == [None, None]
+
+
+def test_a_turn_sent_from_two_tabs_at_once_gets_no_reply() -> None:
+    sends = _sends(1, 2, 2)
+    rows = _rows(
+        ("user", "q0"), ("assistant", "a0"), ("user", "q1"), ("user", "q2"), ("assistant", "x"), ("assistant", "y")
+    )
+    replies_from(rows, sends)
+    assert [s.reply for s in sends] == ["a0", None, None]
