@@ -133,7 +133,7 @@ def replies_from(rows: list[Row], sends: list[Send]) -> None:
     twice at once (two tabs: whose reply follows which row is the race itself)."""
     twice = {s.turn for s in sends if sum(o.turn == s.turn for o in sends) > 1}
     at = {s.id: next((i for i, r in enumerate(rows) if r.role == "user" and r.text == s.text), None) for s in sends}
-    found = [at[s.id] for s in sorted(sends, key=lambda s: s.turn) if at[s.id] is not None]
+    found = [i for s in sorted(sends, key=lambda s: s.turn) if (i := at[s.id]) is not None]
     if found != sorted(found):
         return  # the questions stored out of their order (or read against it): which reply is whose is unclear
     for s in sends:
