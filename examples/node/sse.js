@@ -1,0 +1,96 @@
+/*
+ * A chat on Express and ioredis whose replies stream as Server-Sent Events, with a cookie
+ * session and each conversation a Redis Hash: a target for `lab investigate` shaped unlike the
+ * Socket.IO app beside it (examples/node/server.js). Correct by default: the user's row and the
+ * reply's are stored (each in one MULTI with its TTL) before the first event goes out.
+ *
+ *     REDIS_URL=redis://127.0.0.1:19521/0 PORT=19523 node examples/node/sse.js
+ *
+ * Listens on 127.0.0.1 only. Contract:
+ *   POST /chat {"message": "..."} -> 200 text/event-stream, 40 ms on (the model's first token):
+ *     `data: {"delta": "..."}` events 15 ms apart, then `data: [DONE]`. The session is the cookie chat_sid (set on the first request,
+ *     7 days). No message -> 400 JSON; Redis failing before the stream -> 503 JSON.
+ *   GET /api/messages -> {"messages": [{"sender": "user" | "bot", "message": "..."}]}, oldest first.
+ *   Storage: Hash chat:{sid}, one field per row (its number from INCR chat:{sid}:seq, zero-padded
+ *     so fields sort in order), its TTL 24 h renewed with each row.
+ *
+ * NODE_SSE_BUGS=save_after_end (a bug): the reply is stored after the stream ended, and a failed
+ * write is only logged -- the answer was already sent, so the user saw a reply that a refresh in
+ * between (or a Redis error then) loses.
+ */
+"use strict";
+const crypto = require("crypto");
+const express = require("express");
+const Redis = require("ioredis");
+
+const BUGS = new Set((process.env.NODE_SSE_BUGS || "").split(",").filter(Boolean));
+const redis = new Redis(process.env.REDIS_URL, { maxRetriesPerRequest: 1, connectTimeout: 3000, commandTimeout: 5000 });
+redis.on("error", (e) => console.error("redis:", e.message));
+const app = express();
+app.use(express.json());
+
+function session(req, res) {
+  const m = /(?:^|;\s*)chat_sid=([a-f0-9]{24})/.exec(req.headers.cookie || "");
+  if (m) return m[1];
+  const sid = crypto.randomBytes(12).toString("hex");
+  res.cookie("chat_sid", sid, { httpOnly: true, sameSite: "lax", maxAge: 7 * 24 * 3600 * 1000, path: "/" });
+  return sid;
+}
+
+async function store(sid, sender, message) {
+  const key = `chat:${sid}`;
+  const n = await redis.incr(`${key}:seq`);
+  await redis
+    .multi()
+    .hset(key, String(n).padStart(8, "0"), JSON.stringify({ sender, message }))
+    .expire(key, 86400)
+    .expire(`${key}:seq`, 86400)
+    .exec();
+}
+
+app.post("/chat", async (req, res) => {
+  const text = typeof req.body?.message === "string" ? req.body.message.trim() : "";
+  if (!text) return res.status(400).json({ error: "message is required" });
+  const sid = session(req, res);
+  const reply = `You wrote ${text.length} characters.`;
+  try {
+    await store(sid, "user", text);
+    if (!BUGS.has("save_after_end")) await store(sid, "bot", reply);
+  } catch (e) {
+    return res.status(503).json({ error: "storage unavailable" });
+  }
+  res.setHeader("Content-Type", "text/event-stream");
+  res.setHeader("Cache-Control", "no-store");
+  await new Promise((r) => setTimeout(r, 40)); // the model's first token: 40 ms
+  for (const word of reply.split(" ")) {
+    res.write(`data: ${JSON.stringify({ delta: word + " " })}\n\n`);
+    await new Promise((r) => setTimeout(r, 15));
+  }
+  res.end("data: [DONE]\n\n");
+  if (BUGS.has("save_after_end")) {
+    try {
+      await store(sid, "bot", reply);
+    } catch (e) {
+      console.error("saving the reply failed:", e.message); // the answer is gone already
+    }
+  }
+});
+
+app.get("/api/messages", async (req, res) => {
+  const sid = session(req, res);
+  try {
+    const all = await redis.hgetall(`chat:${sid}`);
+    res.set("Cache-Control", "no-store").json({ messages: Object.keys(all).sort().map((k) => JSON.parse(all[k])) });
+  } catch (e) {
+    res.status(503).json({ error: "storage unavailable" });
+  }
+});
+
+const server = app.listen(Number(process.env.PORT), "127.0.0.1");
+for (const sig of ["SIGTERM", "SIGINT"]) {
+  process.on(sig, () => {
+    server.close();
+    redis.quit().finally(() => process.exit(0));
+    setTimeout(() => process.exit(0), 3000).unref();
+  });
+}
