@@ -56,8 +56,9 @@ def _init(
             ("--env", "CHAT_REDIS_URL={redis_url}", "--env", "PYTHONPATH={cwd}"),
             {"http": "ready_path", "stream": "request"},
         ),
+        ("node examples/node/sse.js", (), {"http": "cookie", "stream": "request"}),  # an SSE answer: [stream] {}
     ],
-    ids=["foreign", "chat-service"],
+    ids=["foreign", "chat-service", "node-sse"],
 )
 def test_init_drafts_a_spec_that_passes_the_contract_check(
     tmp_path: Path, start: str, extra: tuple[str, ...], expect: dict[str, str]
