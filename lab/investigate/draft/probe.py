@@ -10,7 +10,7 @@ import json
 import secrets
 import urllib.error
 import urllib.request
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 from collections.abc import Callable
 from typing import Any
 
@@ -31,6 +31,18 @@ from lab.investigate.draft.openapi import MESSAGE_FIELDS
 CHAT_PATHS = ("/chat", "/api/chat", "/api/send", "/send", "/api/messages", "/messages", "/api/message")
 HISTORY_PATHS = ("/history", "/api/history", "/api/messages", "/messages", "/api/chat/history", "/api/chat")
 READY_PATHS = ("/health", "/healthz", "/ready", "/readyz")
+# Where a conversation's history lives when its id is a path segment ({session}: the id).
+CONVERSATION_PATHS = (
+    "/api/conversations/{session}/messages",
+    "/api/conversations/{session}",
+    "/conversations/{session}/messages",
+    "/api/chats/{session}/messages",
+    "/api/chats/{session}",
+    "/api/threads/{session}/messages",
+    "/api/history/{session}",
+    "/history/{session}",
+    "/api/chat/{session}",
+)
 STREAM_TYPES = ("text/event-stream", "application/x-ndjson", "application/jsonl")
 TIMEOUT_S = 10.0
 
@@ -228,9 +240,10 @@ def _history(d: Draft, path: str, shape: HistoryShape, why: str) -> None:
 
 def _answered_id(c: Client, d: Draft, text: str, reply: str, answer: Any) -> str | None:
     """A conversation whose id only the first answer gives ($.conversation_id, $.thread_id ...):
-    the history read with it as a query parameter of the same name, then a second message sent
-    with it -- in the chat URL's query alone, else in the body's field of that name too, as the
-    lab's page would send it -- must land in the same conversation. None: not this shape."""
+    the history read with it -- a query parameter of the same name, else a segment of a
+    conversation's path (/api/conversations/<id>/messages) -- then a second message sent with it
+    (in the chat URL's query alone, else in the body's field of that name too, as the lab's page
+    would send it) must land in the same conversation. None: not this shape."""
     found = answer_id(answer)
     if found is None:
         return None
@@ -238,21 +251,27 @@ def _answered_id(c: Client, d: Draft, text: str, reply: str, answer: Any) -> str
     name = id_path[2:].replace(".id", "_id") if id_path.endswith(".id") else id_path[2:]
     query = "?" + urlencode({name: sid})
     paths = [d.get("history", "path")] if d.get("history", "path") else list(HISTORY_PATHS)
-    for path in paths:
-        status, _, doc = c.call("GET", path + query)
+    tries = [(p + query, p, "query") for p in paths] + [
+        (t.replace("{session}", quote(sid, safe="")), t, "path") for t in CONVERSATION_PATHS
+    ]
+    for url, template, carrier in tries:
+        status, _, doc = c.call("GET", url)
         shape = history_shape(doc, text, reply or None) if 200 <= status < 300 else None
         if shape is None:
             continue
-        _history(d, path, shape, f"GET {path}?{name}=<the id of the first answer> shows the message sent")
-        for key, value in (("in", "query"), ("name", name), ("from", "answer"), ("id", id_path)):
-            d.put("session", key, value, f"the first answer's {id_path} ({sid[:12]}...), read back in the query")
-        chat = str(d.get("chat", "path"))
-        for body_field in (None, name):  # the lab's page sends it in the query, and in this field if given
+        _history(d, template, shape, f"GET {template} with the first answer's id shows the message sent")
+        how = "read back in the query" if carrier == "query" else "read back in the history's path"
+        named = (("name", name),) if carrier == "query" else ()
+        for key, value in (("in", carrier), *named, ("from", "answer"), ("id", id_path)):
+            d.put("session", key, value, f"the first answer's {id_path} ({sid[:12]}...), {how}")
+        chat = str(d.get("chat", "path")) + (query if carrier == "query" else "")
+        # In the query alone, then in the body's field too (a path carrier's chat route, with no
+        # {session} of its own, has only the body to carry it).
+        for body_field in (None, name) if carrier == "query" else (name,):
             again = f"chaoslab init probe {secrets.token_hex(4)}"
             body = {d.get("chat", "message_field"): again, **({body_field: sid} if body_field else {})}
-            c.call("POST", chat + query, body)
-            doc = c.call("GET", path + query)[2]
-            if history_shape(doc, again, None) is not None:
+            c.call("POST", chat, body)
+            if history_shape(c.call("GET", url)[2], again, None) is not None:
                 if body_field:
                     d.put("session", "field", body_field, f"a second message with {body_field} in its body joined it")
                 return sid
@@ -260,7 +279,7 @@ def _answered_id(c: Client, d: Draft, text: str, reply: str, answer: Any) -> str
             "session",
             "field",
             f"the message's field that carries the id back: a second message with "
-            f"?{name}= or {{{name!r}: id}} started another conversation",
+            f"{'?' + name + '= or ' if carrier == 'query' else ''}{{{name!r}: id}} started another conversation",
         )
         return sid
     return None

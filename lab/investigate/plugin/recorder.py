@@ -293,10 +293,10 @@ class Recorder:
                     return got[0]
             elif s.carrier == "header" and req.headers.get(s.name.lower()):
                 return req.headers[s.name.lower()]
-            elif s.carrier == "path":
-                sid = who.page_url_id(self.spec.chat.path, urlsplit(req.url).path)
-                if sid:
-                    return sid
+            elif s.carrier == "path" and (sid := who.page_url_id(self.spec.chat.path, urlsplit(req.url).path)):
+                return sid
+            if s.field and (sid := _body_field(req.post_data, s.field)):  # or in the message's body
+                return sid
         return None
 
     def _settled(self, t: Trial) -> list[Row] | None:
@@ -333,3 +333,11 @@ class Recorder:
 
 def _inside(t: float, on: float | None, off: float | None) -> bool:
     return on is not None and on <= t and (off is None or t < off)
+
+
+def _body_field(body: str | None, name: str) -> str | None:
+    try:
+        got = json.loads(body or "").get(name)
+    except (ValueError, AttributeError):
+        return None
+    return str(got) if isinstance(got, (str, int)) and got != "" else None

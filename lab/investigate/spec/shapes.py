@@ -71,8 +71,16 @@ def session(data: dict[str, Any], cookie: str | None, paths: tuple[str, ...], pa
     if source in ("create", "answer") and out.id_path is None:
         raise bad("session.id", None, f"where the id is in the {source} response, e.g. $.id (required)")
     placed = [p for p in paths if "{session}" in p]
-    if carrier == "path" and len(placed) < len(paths):
-        raise bad("chat.path / history.path", paths, "paths holding {session} (with [session] in = 'path')")
+    # The history names the conversation in its path; the chat route too, unless the message's
+    # body carries the id ([session] field: POST /api/chat {conversation_id, ...}).
+    unplaced = [p for k, p in enumerate(paths) if "{session}" not in p and not (k > 0 and out.field)]
+    if carrier == "path" and unplaced:
+        raise bad(
+            "chat.path / history.path",
+            paths,
+            "paths holding {session} (with [session] in = 'path'; the chat's may leave it out where [session] "
+            "field carries the id in the message's body)",
+        )
     if carrier != "path" and placed:
         raise bad("chat.path / history.path", placed[0], "no {session} unless [session] in = 'path'")
     return out

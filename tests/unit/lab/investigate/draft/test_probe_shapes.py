@@ -19,8 +19,8 @@ class App:
     ``takes``: where a send's id is read ("body", "query" or "" -- never: each send starts anew);
     ``streams``: "always", "asked" (stream = true) or ""."""
 
-    def __init__(self, takes: str = "body", streams: str = "", fails: bool = False) -> None:
-        self.takes, self.streams, self.fails = takes, streams, fails
+    def __init__(self, takes: str = "body", streams: str = "", fails: bool = False, by_path: bool = False) -> None:
+        self.takes, self.streams, self.fails, self.by_path = takes, streams, fails, by_path
         self.convs: dict[str, list[dict[str, str]]] = {}
 
     def call(self, method: str, path: str, body: Any = None) -> tuple[int, str, Any]:
@@ -40,8 +40,13 @@ class App:
             return 200, "application/json", {"conversation_id": cid, "output": answer}
         if method == "POST" and url.path == "/api/chat":
             return 422, "application/json", {"detail": "prompt required"}
-        if method == "GET" and url.path == "/api/history":
+        if method == "GET" and url.path == "/api/history" and not self.by_path:
             return 200, "application/json", {"items": self.convs.get(query.get("conversation_id", ""), [])}
+        parts = url.path.split("/")  # /api/conversations/<id>/messages
+        if method == "GET" and self.by_path and len(parts) == 5 and parts[1:3] == ["api", "conversations"]:
+            if parts[4] == "messages" and parts[3] in self.convs:
+                return 200, "application/json", {"items": self.convs[parts[3]]}
+            return 404, "application/json", {"detail": "no such conversation"}
         return 404, "application/json", {"detail": "not found"}
 
     def cookies(self) -> dict[str, str]:
@@ -92,3 +97,13 @@ def test_a_chat_route_the_app_failed_on_is_named_with_its_status(monkeypatch: An
     for another route."""
     d = _probe(App("body", fails=True), monkeypatch)
     assert "POST /api/chat {'prompt': ...} answered 500" in d.unknown["chat.path"], d.unknown
+
+
+def test_an_id_the_first_answer_gives_read_back_in_a_conversations_path(monkeypatch: Any) -> None:
+    """POST /api/chat {prompt, conversation_id} and GET /api/conversations/<id>/messages: the id
+    a path segment of the history only -- the chat route carries it in the body's field."""
+    d = _probe(App("body", by_path=True), monkeypatch)
+    assert d.sections["session"] == {
+        "in": "path", "from": "answer", "id": "$.conversation_id", "field": "conversation_id",
+    }, d.sections  # fmt: skip
+    assert d.get("history", "path") == "/api/conversations/{session}/messages" and not d.unknown, d.unknown

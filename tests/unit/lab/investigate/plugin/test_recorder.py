@@ -125,3 +125,17 @@ def test_a_fixed_session_id_is_the_specs_as_lab_investigate_reads_it() -> None:
     spec = sp.load(ROOT / "examples" / "foreign-app.toml", sets)
     rec = Recorder(spec, FakeContext(), "redis://x", "t", 1)  # type: ignore[arg-type]
     assert rec.session_id() == "conv-7"
+
+
+def test_an_id_the_tests_requests_carried_in_the_body_is_the_sessions() -> None:
+    """[session] field: a user's test that sends the conversation's id in the message's body (the
+    history reads it in the path) -- the recorder finds it where the test put it."""
+    sets = ['session.in="header"', 'session.name="X-Conv"', 'session.from="answer"', 'session.id="$.id"']
+    sets += ['session.field="conversation_id"', 'session.page_storage="conv"']
+    spec = sp.load(ROOT / "examples" / "foreign-app.toml", sets)
+    ctx = FakeContext()
+    ctx.storage_state = lambda: {"origins": []}  # type: ignore[attr-defined]
+    rec = Recorder(spec, ctx, "redis://x", "t", 1)  # type: ignore[arg-type]
+    req = SimpleNamespace(url="http://127.0.0.1/api/chat", headers={}, post_data=json.dumps({"conversation_id": "c-9"}))
+    rec._answers.append((1.0, SimpleNamespace(request=req)))  # type: ignore[arg-type]
+    assert rec.session_id() == "c-9"

@@ -75,6 +75,8 @@ def test_path_sessions_need_the_placeholder_and_others_refuse_it() -> None:
     data["chat"]["path"] = "/api/messages"
     with pytest.raises(UsageError, match=r"paths holding \{session\}"):
         sp.parse(data, REST)
+    data["session"]["field"] = "conversation_id"  # the body carries it: the chat route need not
+    assert sp.parse(data, REST).session.field == "conversation_id"
     data = _data()
     data["session"] = {"in": "header", "name": "X-Id", "from": "answer", "id": "$.id"}
     with pytest.raises(UsageError, match=r"no \{session\} unless"):
