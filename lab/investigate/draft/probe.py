@@ -31,6 +31,8 @@ from lab.investigate.draft.openapi import MESSAGE_FIELDS
 CHAT_PATHS = ("/chat", "/api/chat", "/api/send", "/send", "/api/messages", "/messages", "/api/message")
 HISTORY_PATHS = ("/history", "/api/history", "/api/messages", "/messages", "/api/chat/history", "/api/chat")
 READY_PATHS = ("/health", "/healthz", "/ready", "/readyz")
+# The history's query parameter for a conversation's id, where it is not the answer's own name.
+QUERY_NAMES = ("conversation_id", "id", "session_id", "thread_id", "chat_id", "conversation", "session", "thread", "c")
 # Where a conversation's history lives when its id is a path segment ({session}: the id).
 CONVERSATION_PATHS = (
     "/api/conversations/{session}/messages",
@@ -249,19 +251,21 @@ def _answered_id(c: Client, d: Draft, text: str, reply: str, answer: Any) -> str
         return None
     id_path, sid = found
     name = id_path[2:].replace(".id", "_id") if id_path.endswith(".id") else id_path[2:]
-    query = "?" + urlencode({name: sid})
     paths = [d.get("history", "path")] if d.get("history", "path") else list(HISTORY_PATHS)
-    tries = [(p + query, p, "query") for p in paths] + [
-        (t.replace("{session}", quote(sid, safe="")), t, "path") for t in CONVERSATION_PATHS
+    names = list(dict.fromkeys((name, *QUERY_NAMES)))  # the answer's own name first
+    tries = [(f"{p}?{urlencode({q: sid})}", p, "query", q) for q in names for p in paths] + [
+        (t.replace("{session}", quote(sid, safe="")), t, "path", name) for t in CONVERSATION_PATHS
     ]
-    for url, template, carrier in tries:
+    for url, template, carrier, qname in tries:
         status, _, doc = c.call("GET", url)
         shape = history_shape(doc, text, reply or None) if 200 <= status < 300 else None
         if shape is None:
             continue
-        _history(d, template, shape, f"GET {template} with the first answer's id shows the message sent")
+        where = f"{template}?{qname}=<id>" if carrier == "query" else template
+        _history(d, template, shape, f"GET {where} with the first answer's id shows the message sent")
         how = "read back in the query" if carrier == "query" else "read back in the history's path"
-        named = (("name", name),) if carrier == "query" else ()
+        named = (("name", qname),) if carrier == "query" else ()
+        query = "?" + urlencode({qname: sid})
         for key, value in (("in", carrier), *named, ("from", "answer"), ("id", id_path)):
             d.put("session", key, value, f"the first answer's {id_path} ({sid[:12]}...), {how}")
         chat = str(d.get("chat", "path")) + (query if carrier == "query" else "")
@@ -279,7 +283,7 @@ def _answered_id(c: Client, d: Draft, text: str, reply: str, answer: Any) -> str
             "session",
             "field",
             f"the message's field that carries the id back: a second message with "
-            f"{'?' + name + '= or ' if carrier == 'query' else ''}{{{name!r}: id}} started another conversation",
+            f"{'?' + qname + '= or ' if carrier == 'query' else ''}{{{name!r}: id}} started another conversation",
         )
         return sid
     return None

@@ -19,8 +19,11 @@ class App:
     ``takes``: where a send's id is read ("body", "query" or "" -- never: each send starts anew);
     ``streams``: "always", "asked" (stream = true) or ""."""
 
-    def __init__(self, takes: str = "body", streams: str = "", fails: bool = False, by_path: bool = False) -> None:
+    def __init__(
+        self, takes: str = "body", streams: str = "", fails: bool = False, by_path: bool = False, param: str = ""
+    ) -> None:
         self.takes, self.streams, self.fails, self.by_path = takes, streams, fails, by_path
+        self.param = param or "conversation_id"  # the history's query parameter
         self.convs: dict[str, list[dict[str, str]]] = {}
 
     def call(self, method: str, path: str, body: Any = None) -> tuple[int, str, Any]:
@@ -29,7 +32,7 @@ class App:
         if method == "POST" and url.path == "/api/chat" and isinstance(body, dict) and "prompt" in body:
             if self.fails:  # its store broken (a client bound to a closed loop): every message a 500
                 return 500, "text/html", None
-            cid = {"body": body.get("conversation_id"), "query": query.get("conversation_id")}.get(self.takes)
+            cid = {"body": body.get("conversation_id"), "query": query.get(self.param)}.get(self.takes)
             cid = cid or uuid.uuid4().hex
             answer = f"Echo: {body['prompt']}"
             self.convs.setdefault(cid, []).extend(
@@ -41,7 +44,7 @@ class App:
         if method == "POST" and url.path == "/api/chat":
             return 422, "application/json", {"detail": "prompt required"}
         if method == "GET" and url.path == "/api/history" and not self.by_path:
-            return 200, "application/json", {"items": self.convs.get(query.get("conversation_id", ""), [])}
+            return 200, "application/json", {"items": self.convs.get(query.get(self.param, ""), [])}
         parts = url.path.split("/")  # /api/conversations/<id>/messages
         if method == "GET" and self.by_path and len(parts) == 5 and parts[1:3] == ["api", "conversations"]:
             if parts[4] == "messages" and parts[3] in self.convs:
@@ -107,3 +110,11 @@ def test_an_id_the_first_answer_gives_read_back_in_a_conversations_path(monkeypa
         "in": "path", "from": "answer", "id": "$.conversation_id", "field": "conversation_id",
     }, d.sections  # fmt: skip
     assert d.get("history", "path") == "/api/conversations/{session}/messages" and not d.unknown, d.unknown
+
+
+def test_an_id_read_back_under_another_query_name(monkeypatch: Any) -> None:
+    """The answer says conversation_id, the history takes ?id=: the query's name is the one that
+    read it back; the body's field is the answer's own."""
+    d = _probe(App("body", param="id"), monkeypatch)
+    assert d.get("session", "in") == "query" and d.get("session", "name") == "id", d.sections
+    assert d.get("session", "field") == "conversation_id" and not d.unknown, d.unknown
