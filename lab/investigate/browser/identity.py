@@ -70,8 +70,8 @@ class Identity:
         if s.is_cookie:
             c = await self.cookie(ctx)
             return None if c is None else str(c["value"])
-        if fixed_id(self.spec):
-            return fixed_id(self.spec)
+        if fixed := fixed_id(self.spec):
+            return fixed
         if self.spec.page is not None and s.page_url:  # the app's page shows it in its URL
             for p in ctx.pages:
                 m = page_url_id(s.page_url, urlsplit(p.url).path)

@@ -193,8 +193,8 @@ def _send(c: Client, d: Draft, text: str, sid: str | None) -> tuple[str, Any] | 
             if 200 <= status < 300:
                 d.put("chat", "path", path, d.why.get("chat.path") or f"POST {path} answered {status}")
                 d.put("chat", "message_field", field, d.why.get("chat.message_field") or f"{field!r} was accepted")
-                if any(t in ctype for t in STREAM_TYPES):
-                    d.put("stream", "request", {}, f"the answer streamed ({ctype.split(';')[0]})")
+                if streamed := _stream_type(ctype):
+                    d.put("stream", "request", {}, f"the answer streamed ({streamed})")
                 found = reply_path(doc, text)
                 if found:
                     d.put("chat", "reply_path", found[0], f"the answer's field holding the reply ({found[1][:40]!r})")
@@ -216,10 +216,13 @@ def _asked_to_stream(c: Client, d: Draft, sid: str | None) -> None:
         return
     body = {d.get("chat", "message_field"): f"chaoslab init probe {secrets.token_hex(4)}", "stream": True}
     status, ctype, _ = c.call("POST", str(d.get("chat", "path")).replace("{session}", sid or ""), body)
-    if 200 <= status < 300 and any(t in ctype for t in STREAM_TYPES):
-        d.put(
-            "stream", "request", {"stream": True}, f"a message with stream = true was answered as {ctype.split(';')[0]}"
-        )
+    if 200 <= status < 300 and (streamed := _stream_type(ctype)):
+        d.put("stream", "request", {"stream": True}, f"a message with stream = true was answered as {streamed}")
+
+
+def _stream_type(ctype: str) -> str | None:
+    """The content type of an answer that streams (SSE, NDJSON), else None."""
+    return ctype.split(";")[0].strip() if any(t in ctype for t in STREAM_TYPES) else None
 
 
 def _read(c: Client, d: Draft, text: str, reply: str, sid: str | None) -> None:

@@ -268,8 +268,8 @@ class Recorder:
         if s.is_cookie:
             c = who.session_cookie(self.spec, [dict(x) for x in self.ctx.cookies()])
             return None if c is None else str(c["value"])
-        if who.fixed_id(self.spec):
-            return who.fixed_id(self.spec)
+        if fixed := who.fixed_id(self.spec):
+            return fixed
         # As lab investigate on the app's own page (identity.Identity.session_id), then where the
         # test's own requests carried it.
         if s.page_url:
