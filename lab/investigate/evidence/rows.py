@@ -126,19 +126,32 @@ def answer(spec: Spec, raw: Answer, mid: str, text: str, turn: int, streamed: bo
 
 def replies_from(rows: list[Row], sends: list[Send]) -> None:
     """A reply the answer did not give as text (a stream, in the app's own format; a body gone
-    with a page reloaded at once), as the settled history holds it: the assistant row right after
-    the send's own user row. The store's record places a reply's write by its text
+    with a page reloaded at once), as the settled history holds it: the assistant row that
+    answers the send's own user row. The store's record places a reply's write by its text
     (lab.model.store): without it, a reply stored after its answer -- saved once the stream
-    ended -- is invisible. Not for a cut answer (its reply was cut short) nor for a turn sent
-    twice at once (two tabs: whose reply follows which row is the race itself)."""
-    twice = {s.turn for s in sends if sum(o.turn == s.turn for o in sends) > 1}
+    ended -- is invisible.
+
+    Only where the history says whose reply it is. Read in order, an assistant row answers the
+    one question waiting; while two wait (a reply missing or landed late, the writes of two turns
+    interleaved) it may be either's, and neither is placed -- replies that repeat are common, so
+    the texts cannot tell them apart. Not for a question stored against its turn's order (a
+    history read newest first), nor a cut answer (its reply was cut short), nor a turn sent twice
+    at once or a text sent twice (whose row is whose is the race itself)."""
+    shared = {s.id for s in sends for o in sends if o is not s and (o.turn == s.turn or o.text == s.text)}
     at = {s.id: next((i for i, r in enumerate(rows) if r.role == "user" and r.text == s.text), None) for s in sends}
-    found = [i for s in sorted(sends, key=lambda s: s.turn) if (i := at[s.id]) is not None]
-    if found != sorted(found):
-        return  # the questions stored out of their order (or read against it): which reply is whose is unclear
-    for s in sends:
-        i = at[s.id]
-        if s.outcome != "ok" or s.reply is not None or s.cut or s.turn in twice or i is None:
-            continue
-        if i + 1 < len(rows) and rows[i + 1].role == "assistant":
-            s.reply = rows[i + 1].text
+    asked = {i: s for s in sends if (i := at[s.id]) is not None}
+
+    def placeable(s: Send) -> bool:
+        if (i := at[s.id]) is None:
+            return False
+        in_order = all((j < i) == (o.turn < s.turn) for o in sends if (j := at[o.id]) is not None and o.turn != s.turn)
+        return s.outcome == "ok" and s.reply is None and not s.cut and s.id not in shared and in_order
+
+    waiting: list[Send | None] = []  # questions not yet answered; None: one of several, unknown which
+    for i, r in enumerate(rows):
+        if r.role == "user":
+            waiting.append(asked.get(i))
+        elif r.role == "assistant" and waiting:
+            if len(waiting) == 1 and (s := waiting[0]) is not None and placeable(s):
+                s.reply = r.text
+            waiting = [None] * (len(waiting) - 1)

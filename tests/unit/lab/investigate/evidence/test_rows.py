@@ -32,10 +32,49 @@ def test_a_streamed_reply_is_the_assistant_row_after_its_question() -> None:
     assert [s.reply for s in sends] == ["a0", "as answered", None]  # the cut one's reply was cut short
 
 
-def test_a_question_with_no_reply_after_it_gets_none() -> None:
+def test_a_question_with_no_reply_after_it_leaves_the_next_reply_unplaced() -> None:
+    """q0 q1 a: a0 landed late and a1 was lost, or a0 was lost -- the reply may be either's."""
     sends = _sends(1, 2)
     replies_from(_rows(("user", "q0"), ("user", "q1"), ("assistant", "a1")), sends)
-    assert [s.reply for s in sends] == [None, "a1"]
+    assert [s.reply for s in sends] == [None, None]
+
+
+def test_a_failed_turn_whose_question_was_stored_also_waits() -> None:
+    """A 5xx may have stored the question and not its reply: the next reply is still not placed,
+    but once the waiting questions have as many replies, the turns after them are."""
+    sends = _sends(1, 2, 3)
+    sends[0].outcome = "info"
+    rows = _rows(("user", "q0"), ("user", "q1"), ("assistant", "a1"), ("user", "q2"), ("assistant", "a2"))
+    replies_from(rows, sends)
+    assert [s.reply for s in sends] == [None, None, None]  # one reply for two waiting: one still waits
+    rows = _rows(("user", "q0"), ("assistant", "a0"), ("user", "q1"), ("assistant", "a1"), ("user", "q2"))
+    replies_from(rows, sends)
+    assert [s.reply for s in sends] == [None, "a1", None]  # a failed turn is never placed itself
+
+
+def test_two_turns_written_interleaved_stay_unplaced_and_the_next_turn_is_placed() -> None:
+    """Replies stored after their answers: turn 1's question landed before turn 0's reply."""
+    sends = _sends(1, 2, 3)
+    rows = _rows(
+        ("user", "q0"), ("user", "q1"), ("assistant", "a0"), ("assistant", "a1"), ("user", "q2"), ("assistant", "a2")
+    )
+    replies_from(rows, sends)
+    assert [s.reply for s in sends] == [None, None, "a2"]
+
+
+def test_a_greeting_and_rows_of_other_roles_change_nothing() -> None:
+    sends = _sends(1, 2)
+    rows = [Row("", "assistant", "Hi! How can I help?"), *_rows(("user", "q0"), ("assistant", "a0"))]
+    rows += [Row("", "tool", "lookup"), *_rows(("user", "q1"), ("assistant", "a1"))]
+    replies_from(rows, sends)
+    assert [s.reply for s in sends] == ["a0", "a1"]
+
+
+def test_a_text_sent_twice_is_not_placed() -> None:
+    sends = _sends(1, 2)
+    sends[1].text = "q0"
+    replies_from(_rows(("user", "q0"), ("assistant", "a0"), ("user", "q0"), ("assistant", "a1")), sends)
+    assert [s.reply for s in sends] == [None, None]
 
 
 def test_questions_stored_against_their_order_give_no_reply() -> None:
