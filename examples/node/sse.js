@@ -7,16 +7,21 @@
  *     REDIS_URL=redis://127.0.0.1:19521/0 PORT=19523 node examples/node/sse.js
  *
  * Listens on 127.0.0.1 only. Contract:
- *   POST /chat {"message": "..."} -> 200 text/event-stream, 40 ms on (the model's first token):
+ *   POST /chat {"message": "..."} -> 200 text/event-stream, its headers at once (as SSE servers
+ *     flush them), the first event NODE_SSE_FIRST_TOKEN_MS on (the model's first token; 40 ms):
  *     `data: {"delta": "..."}` events 15 ms apart, then `data: [DONE]`. The session is the cookie chat_sid (set on the first request,
  *     7 days). No message -> 400 JSON; Redis failing before the stream -> 503 JSON.
  *   GET /api/messages -> {"messages": [{"sender": "user" | "bot", "message": "..."}]}, oldest first.
  *   Storage: Hash chat:{sid}, one field per row (its number from INCR chat:{sid}:seq, zero-padded
  *     so fields sort in order), its TTL 24 h renewed with each row.
  *
- * NODE_SSE_BUGS=save_after_end (a bug): the reply is stored after the stream ended, and a failed
- * write is only logged -- the answer was already sent, so the user saw a reply that a refresh in
- * between (or a Redis error then) loses.
+ * NODE_SSE_BUGS (bugs, comma-separated):
+ *   save_after_end      the reply is stored after the stream ended, and a failed write is only
+ *                       logged -- the answer was already sent, so the user saw a reply that a
+ *                       refresh in between (or a Redis error then) loses.
+ *   save_if_delivered   the reply is stored after the stream, and only if the client was still
+ *                       there at its end ("don't keep a reply nobody read"): a refresh or a closed
+ *                       tab mid-reply loses the reply the user saw begin.
  */
 "use strict";
 const crypto = require("crypto");
@@ -24,6 +29,7 @@ const express = require("express");
 const Redis = require("ioredis");
 
 const BUGS = new Set((process.env.NODE_SSE_BUGS || "").split(",").filter(Boolean));
+const FIRST_TOKEN_MS = Number(process.env.NODE_SSE_FIRST_TOKEN_MS || 40);
 const redis = new Redis(process.env.REDIS_URL, { maxRetriesPerRequest: 1, connectTimeout: 3000, commandTimeout: 5000 });
 redis.on("error", (e) => console.error("redis:", e.message));
 const app = express();
@@ -55,19 +61,22 @@ app.post("/chat", async (req, res) => {
   const reply = `You wrote ${text.length} characters.`;
   try {
     await store(sid, "user", text);
-    if (!BUGS.has("save_after_end")) await store(sid, "bot", reply);
+    if (!BUGS.has("save_after_end") && !BUGS.has("save_if_delivered")) await store(sid, "bot", reply);
   } catch (e) {
     return res.status(503).json({ error: "storage unavailable" });
   }
   res.setHeader("Content-Type", "text/event-stream");
   res.setHeader("Cache-Control", "no-store");
-  await new Promise((r) => setTimeout(r, 40)); // the model's first token: 40 ms
+  res.flushHeaders();
+  let left = false; // the client closed the connection before the reply's end
+  res.on("close", () => (left = !res.writableFinished));
+  await new Promise((r) => setTimeout(r, FIRST_TOKEN_MS)); // the model's first token
   for (const word of reply.split(" ")) {
     res.write(`data: ${JSON.stringify({ delta: word + " " })}\n\n`);
     await new Promise((r) => setTimeout(r, 15));
   }
   res.end("data: [DONE]\n\n");
-  if (BUGS.has("save_after_end")) {
+  if (BUGS.has("save_after_end") || (BUGS.has("save_if_delivered") && !left)) {
     try {
       await store(sid, "bot", reply);
     } catch (e) {

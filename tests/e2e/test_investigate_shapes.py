@@ -97,6 +97,24 @@ def test_each_example_bug_is_diagnosed_and_nothing_else(tmp_path: Path, case: st
     assert d["n"] <= len(trials) - len(unknown), (d, len(trials), len(unknown))
 
 
+def test_a_reply_kept_only_if_delivered_is_lost_to_a_cut_after_a_long_first_token(tmp_path: Path) -> None:
+    """The SSE app flushes its headers at once and sends its first token 300 ms later (a model's
+    time to first token); save_if_delivered stores the reply only if the client was there at the
+    stream's end. The cut, right after the first token, is measured from the body's first bytes:
+    saved_at_stream_end in every judged trial. From the headers, every cut looked 'too late'
+    (15 of 15 trials unknown, the experiment unexercised, 2026-12-05). The correct app under the
+    same pacing: every cut judged, nothing drawn."""
+    first_token = ("--only", "mid_stream", "--set", "start.env.NODE_SSE_FIRST_TOKEN_MS=300")
+    exit_code, out, results, _ = _run(tmp_path / "bug", SSE, "save_if_delivered", "--trials", "5", *first_token)
+    assert exit_code == 1, out
+    found = {d["code"]: d for d in results["diagnoses"]}
+    assert set(found) == {"saved_at_stream_end"} and found["saved_at_stream_end"]["k"] >= 5, out
+    assert found["saved_at_stream_end"]["k"] == found["saved_at_stream_end"]["n"], found
+    exit_code, out, results, trials = _run(tmp_path / "correct", SSE, "", "--trials", "3", *first_token)
+    assert exit_code == 0 and results["diagnoses"] == [], out
+    assert len([t for t in trials if not t.get("unknown")]) >= 3, out
+
+
 def test_the_same_rewrite_sent_as_one_pipeline_is_no_window(tmp_path: Path) -> None:
     """rewrite_history with NODE_REWRITE_PIPELINE=1: the same DEL and RPUSHes, sent as one ioredis
     pipeline (no MULTI). Redis runs them back to back, so no read falls between -- and the 300 ms

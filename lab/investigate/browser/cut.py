@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
+from typing import Any
 from dataclasses import dataclass
 from urllib.parse import unquote_plus
 from weakref import WeakKeyDictionary
@@ -49,7 +50,8 @@ MIN_REPLY_S = 0.02
 @dataclass
 class Span:
     """One reply as the browser's network saw it (epoch s, as the events reached the lab):
-    its start (first fragment, or a streamed answer's headers), its end, the connection's close."""
+    its start (first fragment; a streamed answer's headers where no body came), its end, the
+    connection's close."""
 
     start: float | None = None
     end: float | None = None
@@ -153,6 +155,12 @@ class Posts:
         self.requests: list[Request] = []
         self.answered: dict[int, float] = {}
         self.ended: dict[int, tuple[float, bool]] = {}  # (when, finished: True / failed: False)
+        # The network's first bytes of each answer's body, by the protocol's request id: an app
+        # that sends its headers at once and its first token after the model's first token (a
+        # "thinking" pause of 400 ms, seen to make every cut "too late" when the span began at
+        # the headers) is measured from its first fragment, like a socket's reply.
+        self.bodies: list[tuple[str, str]] = []  # (request id, POST body), in the order sent
+        self.first_data: dict[str, float] = {}
         self._changed = asyncio.Event()
 
     def _answer(self, resp: Response) -> None:
@@ -162,15 +170,32 @@ class Posts:
         self.ended[id(req)] = (time.time(), finished)
         self._changed.set()
 
-    def attach(self, page: Page) -> None:
+    def _sent(self, params: dict[str, Any]) -> None:
+        request = params.get("request") or {}
+        if request.get("method") == "POST":
+            self.bodies.append((params["requestId"], request.get("postData") or ""))
+
+    def _data(self, params: dict[str, Any]) -> None:
+        self.first_data.setdefault(params["requestId"], time.time())
+
+    async def attach(self, page: Page) -> None:
         page.on("request", lambda r: self.requests.append(r) if r.method == "POST" else None)
         page.on("response", self._answer)
         page.on("requestfinished", lambda r: self._end(r, True))
         page.on("requestfailed", lambda r: self._end(r, False))
+        cdp = await page.context.new_cdp_session(page)  # the lab drives Chromium only
+        cdp.on("Network.requestWillBeSent", self._sent)
+        cdp.on("Network.dataReceived", self._data)
+        await cdp.send("Network.enable")
 
     def carrying(self, text: str) -> Request | None:
         """The last POST whose body holds ``text`` (JSON or a form's encoding)."""
         return next((r for r in reversed(self.requests) if carries(r.post_data or "", text)), None)
+
+    def first_fragment(self, text: str) -> float | None:
+        """When the first bytes of the body answering the last POST that carried ``text`` came."""
+        rid = next((rid for rid, body in reversed(self.bodies) if carries(body, text)), None)
+        return self.first_data.get(rid) if rid is not None else None
 
     async def span(self, text: str, deadline: float) -> Span | None:
         req = self.carrying(text)
@@ -186,7 +211,8 @@ class Posts:
             except TimeoutError:
                 break
         at, finished = self.ended.get(id(req), (None, False))
-        return Span(self.answered.get(id(req)), at if finished else None, None if finished else at)
+        start = self.first_fragment(text) or self.answered.get(id(req))  # no body yet: the headers
+        return Span(start, at if finished else None, None if finished else at)
 
 
 def carries(body: str, text: str) -> bool:
@@ -197,13 +223,13 @@ def carries(body: str, text: str) -> bool:
 _POSTS: WeakKeyDictionary[Page, Posts] = WeakKeyDictionary()
 
 
-def watch(page: Page, spec: Spec) -> None:
+async def watch(page: Page, spec: Spec) -> None:
     """Record what ``page``'s network sees of its sends, if the spec's replies can be cut."""
     if spec.transport is not None:
         app_frames.watch(page)
     elif spec.stream is not None and page not in _POSTS:
         _POSTS[page] = posts = Posts()
-        posts.attach(page)
+        await posts.attach(page)
 
 
 async def missed(page: Page, spec: Spec, text: str, earlier: Sequence[str], settle_s: float = SETTLE_S) -> str | None:

@@ -74,17 +74,17 @@ class Pages:
             await ctx.add_init_script(app_reload.reload_hook(self.spec))  # inert unless armed
             if self.spec.transport is not None:
                 await ctx.add_init_script(app_frames.cut_hook(self.spec))  # inert unless armed
-        return Slot(ctx, self._watched(await ctx.new_page()))
+        return Slot(ctx, await self._watched(await ctx.new_page()))
 
     def _failed(self, req: Request) -> None:
         if req.method == "POST" and NETWORK_CHANGED in (req.failure or ""):
             self.dropped.append(req.post_data or "")
 
-    def _watched(self, page: Page) -> Page:
+    async def _watched(self, page: Page) -> Page:
         """What the page's network sees of its sends: the app's own page over its own socket
         reads its answers from the frames (app_frames); a cut mid-reply is checked on them
         (lab.investigate.browser.cut)."""
-        cut.watch(page, self.spec)
+        await cut.watch(page, self.spec)
         return page
 
     async def serve_page(self, ctx: BrowserContext) -> None:
@@ -115,7 +115,7 @@ class Pages:
     async def open(self, ctx: BrowserContext, at: str | None = None) -> tuple[Page, HistoryRead]:
         """A new page in ``ctx`` showing the conversation, and its first history read (raw)."""
         await self.serve_page(ctx)
-        page = self._watched(await ctx.new_page())
+        page = await self._watched(await ctx.new_page())
         return page, await self.load(ctx, page, at)
 
     def _conversation_url(self, ctx: BrowserContext, page: Page) -> str | None:

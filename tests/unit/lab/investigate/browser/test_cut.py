@@ -108,3 +108,36 @@ def test_a_turn_stored_within_the_grain_of_an_abort_that_followed_its_first_chun
     why = finished_before_cut(_lab_cut(0.0526, abort_after_start_s=0.0506))
     assert why is not None and "within the clock's grain" in why, why
     assert finished_before_cut(_lab_cut(0.0700, abort_after_start_s=0.0506)) is None  # 19 ms after: judged
+
+
+class _Request:
+    method = "POST"
+
+    def __init__(self, body: str) -> None:
+        self.post_data = body
+
+
+def test_a_span_starts_at_the_first_fragment_not_at_headers_sent_before_the_model_answered() -> None:
+    """An SSE app that flushes its headers at once and sends its first token 300 ms later: the
+    span starts at the network's first bytes of the body, so a cut right after that first token
+    is inside the reply (from the headers it was 'too late': 15 of 15 unknown, 2026-12-05)."""
+    import asyncio
+
+    from lab.investigate.browser.cut import Posts
+
+    posts, req = Posts(), _Request('{"message": "hello there"}')
+    posts.requests.append(req)  # type: ignore[arg-type]
+    posts.answered[id(req)] = 10.0  # the headers
+    posts._sent({"requestId": "7", "request": {"method": "POST", "postData": '{"message": "hello there"}'}})
+    posts._data({"requestId": "7"})
+    first = posts.first_data["7"]
+    posts._data({"requestId": "7"})  # later chunks change nothing
+    posts._end(req, False)  # type: ignore[arg-type]
+    span = asyncio.run(posts.span("hello there", deadline=0.0))
+    assert span is not None and span.start == first and span.closed is not None and span.end is None
+    # No body seen (a cut before the first byte reached the network's record): the headers.
+    other = _Request('{"message": "no body"}')
+    posts.requests.append(other)  # type: ignore[arg-type]
+    posts.answered[id(other)] = 11.0
+    posts._end(other, True)  # type: ignore[arg-type]
+    assert asyncio.run(posts.span("no body", deadline=0.0)) == Span(11.0, posts.ended[id(other)][0], None)
