@@ -139,6 +139,16 @@ class Evidence:
 EVIDENCE: dict[str, Callable[[Trial], bool]] = {
     "page": lambda t: t.page_after_refresh is not None,
     "ttl": lambda t: any(o.settled and o.pttl_ms >= 0 for o in t.ttl),
+    # The conversation is meant to expire: the spec says so ([redis] expires = true), or the key
+    # had a TTL at some read (an app that keeps conversations on purpose never sets one).
+    "expiry": lambda t: (
+        (t.redis_final or {}).get("expires") is not False
+        and (
+            (t.redis_final or {}).get("expires") is True
+            or any(o.pttl_ms >= 0 for o in t.ttl)
+            or (t.redis_final or {}).get("pttl_ms", -1) >= 0
+        )
+    ),
     "key": lambda t: t.redis_final is not None,
     "store": lambda t: t.store is not None,
     "model": lambda t: bool(t.model_calls),

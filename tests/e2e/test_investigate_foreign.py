@@ -32,7 +32,7 @@ from lab.investigate.target import process as target
 from lab.investigate.target.link import redis_link
 from tests.cleanup import lab_down_after
 from tests.e2e.investigating import FOREIGN, api_spec, assert_nothing_left, investigate, investigate_env
-from tests.helpers import free_ports, run_lab
+from tests.helpers import ROOT, free_ports, run_lab
 
 # bug -> (the diagnosis that must name it, the narrowest experiments that show it)
 BUGS = {
@@ -106,6 +106,21 @@ def test_foreign_bug_is_diagnosed(tmp_path: Path, bug: str) -> None:
         assert "acked_lost" not in found and "stale_reads" not in found, out  # ... there once refreshed
     elif bug == "no_ttl":
         assert "PTTL -1" in d["evidence"] and d["k"] == d["n"] == 3, d
+
+
+def test_a_key_kept_without_a_ttl_is_no_defect_unless_the_spec_says_conversations_expire(tmp_path: Path) -> None:
+    """no_ttl's app (EXPIRE never sent) under a spec that does not say its conversations expire:
+    the same PTTL -1 as an app that keeps them on purpose (LangChain's RedisChatMessageHistory
+    does by default) -- no diagnosis, no_ttl listed as not judged. With the spec's word
+    (examples/foreign-app.toml: expires = true), test_foreign_bug_is_diagnosed[no_ttl]."""
+    spec = tmp_path / "keeps.toml"
+    text = FOREIGN.read_text().replace('cwd = ".."', f"cwd = {str(ROOT)!r}")
+    spec.write_text("\n".join(line for line in text.splitlines() if not line.startswith("expires =")) + "\n")
+    exit_code, out, results = investigate(
+        tmp_path, "--trials", "1", "--only", "none", "--set", "start.env.FOREIGN_BUGS=no_ttl", spec=spec
+    )
+    assert exit_code == 0 and results["diagnoses"] == [], out
+    assert results["not_judged"]["no_ttl"] == "needs key + expiry in one trial", results["not_judged"]
 
 
 def test_stale_cache_of_the_whole_history(tmp_path: Path) -> None:

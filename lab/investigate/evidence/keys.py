@@ -17,6 +17,7 @@ import redis
 
 from lab.common.wait import quiet_poll_s
 from lab.investigate.evidence.store import StoreMonitor, fill
+from lab.investigate.spec.schema import RedisKey
 from lab.model.history import Trial, TtlObs
 from lab.model.store import carries
 
@@ -211,25 +212,19 @@ def key_record(
 
 
 def read_final(
-    keys: KeyReader,
-    t: Trial,
-    key: str,
-    store: StoreMonitor | None,
-    since: float,
-    template: str | None,
-    dump: bool = False,
+    keys: KeyReader, t: Trial, key: str, store: StoreMonitor | None, since: float, redis: RedisKey, dump: bool = False
 ) -> tuple[int, list[bytes], float, float]:
     """The key once the history settled, into ``t`` (its record) -- and, where the run follows
-    the store, the store's record of the trial since ``since`` (``template``: the spec's key, for
-    the reads of other keys of its shape). The one final read of `lab investigate`'s trials and
+    the store, the store's record of the trial since ``since`` (``redis``: the spec's key, for
+    the reads of other keys of its shape, and whether conversations are meant to expire). The one final read of `lab investigate`'s trials and
     `pytest --lab-target`'s. Returns (PTTL, raw values, when the read began and ended)."""
     t0 = time.time()
     pttl, kind, values = keys.read(key)
     t1 = time.time()
-    t.redis_final = key_record(key, pttl, kind, values, t.sends, dump=dump)
+    t.redis_final = key_record(key, pttl, kind, values, t.sends, dump=dump) | {"expires": redis.expires}
     if store is not None:
         keys.sync(store)  # every command before now is in the record
-        fill(t, store, key, since, t1, template)
+        fill(t, store, key, since, t1, redis.key)
         # Whether a key the app read and never wrote holds anything now: an empty key (another
         # identity's conversation, never begun) against one set up before the run (a config or a
         # greeting of the same shape). Asked once a key; a key the app wrote is no candidate.

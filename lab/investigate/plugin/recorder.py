@@ -326,7 +326,7 @@ class Recorder:
         keys = KeyReader(self.redis_url)
         try:
             key = self.spec.redis.key.replace("{session}", sid)
-            read_final(keys, t, key, self.store, self._t0, self.spec.redis.key, dump=True)
+            read_final(keys, t, key, self.store, self._t0, self.spec.redis, dump=True)
         finally:
             keys.close()
 

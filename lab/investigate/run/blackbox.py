@@ -312,7 +312,7 @@ class Prober:
         if (key := await self.pages.session_key(ctx)) is None:
             return
         since = t.events[0]["t"] if t.events else time.time()
-        pttl, self._final_values, t0, t1 = read_final(self.keys, t, key, self.store, since, self.spec.redis.key)
+        pttl, self._final_values, t0, t1 = read_final(self.keys, t, key, self.store, since, self.spec.redis)
         if t.sends and pttl != -2:
             turn, rtt_ms = max(s.turn for s in t.sends), round((t1 - t0) * 1000, 2)
             t.ttl.append(TtlObs(turn, (t0 + t1) / 2, pttl, len(self._final_values), rtt_ms))

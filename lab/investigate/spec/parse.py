@@ -97,6 +97,13 @@ def parse(data: dict[str, Any], path: Path) -> Spec:
             url_env,
             "only with [start] external = true (a compose app's own REDIS_URL is read from its file)",
         )
+    expires = r.get("expires")
+    if expires is not None and not isinstance(expires, bool):
+        raise bad(
+            "redis.expires",
+            expires,
+            "true (conversations are meant to expire: a key with no TTL is a defect) or false (kept on purpose)",
+        )
     transport = shapes.transport(data)
     http = _http(table(data, "http"))
     # Over a transport the message goes out as a frame: [chat] names only its field and timeout.
@@ -110,7 +117,7 @@ def parse(data: dict[str, Any], path: Path) -> Spec:
         http,
         chat,
         history,
-        RedisKey(key, url_env),
+        RedisKey(key, url_env, expires),
         _stream(data),
         _page(data),
         source=_source(data, start.cwd),

@@ -139,6 +139,10 @@ class RedisKey:
     # [start] external: the variable holding the app's own Redis URL, read at run time for its
     # user, password and db (the lab's reads and its record log in as the app does; never written).
     url_env: str | None = None
+    # Are the conversations meant to expire? None: the spec does not say -- a key with no TTL is
+    # then a defect only where the app set one on it in some trial (lab.diagnoses.no_ttl): an app
+    # that keeps its conversations on purpose leaves the same PTTL -1 as one that forgot EXPIRE.
+    expires: bool | None = None
 
 
 @dataclass(frozen=True)

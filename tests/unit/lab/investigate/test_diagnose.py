@@ -159,7 +159,12 @@ def test_acked_faster_than_the_latency_allows() -> None:
 
 
 def test_ttl_not_renewed_and_no_ttl() -> None:
-    renewed = _trial("t0", FULL, ttl=[TtlObs(1, 10.0, 604_799_990, 2), TtlObs(2, 10.1, 604_799_985, 4)])
+    renewed = _trial(
+        "t0",
+        FULL,
+        ttl=[TtlObs(1, 10.0, 604_799_990, 2), TtlObs(2, 10.1, 604_799_985, 4)],
+        redis_final={"key": "chat:r", "pttl_ms": 604_799_980, "stored_turns": [1, 2, 3]},
+    )
     once = _trial("t1", FULL, ttl=[TtlObs(1, 10.0, 604_799_990, 2), TtlObs(2, 10.1, 604_799_890, 4)])
     never = _trial("t2", FULL, redis_final={"key": "chat:s", "pttl_ms": -1, "stored_turns": [1, 2, 3]})
     ds = dg.diagnose([renewed, once, never])
@@ -482,6 +487,22 @@ def test_no_ttl_only_from_the_settled_key() -> None:
         redis_final={"key": "k", "pttl_ms": 604_799_000, "stored_turns": [1, 2, 3]},
     )
     assert dg.diagnose([racing]) == []
+
+
+def test_no_ttl_only_where_conversations_are_meant_to_expire() -> None:
+    """PTTL -1 is what an app that keeps its conversations on purpose leaves too: not a defect
+    unless the spec says they expire, or the app set a TTL on the key in some trial."""
+    kept = [_trial(f"k{i}", FULL, redis_final={"key": "c:s", "pttl_ms": -1, "stored_turns": [1, 2, 3]}) for i in (0, 1)]
+    found, not_judged = dg.run(kept)
+    assert found == [] and not_judged["no_ttl"] == "needs key + expiry in one trial"
+    said = [_trial(t.trial_id, FULL, redis_final=dict(t.redis_final or {}, expires=True)) for t in kept]
+    (d,) = dg.diagnose(said)
+    assert (d.code, d.k, d.n) == ("no_ttl", 2, 2) and "the spec says conversations expire" in d.evidence
+    with_ttl = _trial("w0", FULL, redis_final={"key": "c:t", "pttl_ms": 86_399_000, "stored_turns": [1, 2, 3]})
+    (d,) = dg.diagnose([*kept, with_ttl])
+    assert (d.code, d.k, d.n) == ("no_ttl", 2, 3) and "set a TTL on the key in trial w0" in d.evidence
+    on_purpose = [_trial(t.trial_id, FULL, redis_final=dict(t.redis_final or {}, expires=False)) for t in kept]
+    assert dg.diagnose(on_purpose) == [] and dg.run(on_purpose)[1]["no_ttl"].startswith("needs")
 
 
 def test_each_diagnosis_is_a_registered_module_with_known_evidence() -> None:

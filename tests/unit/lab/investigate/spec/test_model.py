@@ -78,3 +78,21 @@ def test_model_error_is_in_the_plan_only_for_a_spec_with_model() -> None:
     assert "model_error" not in {e.fault for e in experiments.for_spec(bare, 3)}
     with pytest.raises(UsageError, match=r"model_error needs a \[model\] section"):
         experiments.only_filter(bare, "model_error", "the spec")
+
+
+def test_a_refresh_point_asked_for_leaves_out_the_model_faults_of_a_spec_without_model() -> None:
+    """--only settled on an app with no [model]: model_stall (a settled experiment of the full
+    plan) is not run into an unexercised cell -- the run would exit 3 for a fault it cannot apply."""
+    from lab.investigate.run import experiments
+
+    data = _data()
+    del data["model"]
+    bare = sp.parse(data, EXAMPLE)
+    only = experiments.only_filter(bare, "settled", "the spec")
+    assert only is not None
+    chosen = {e.fault for e in experiments.full_plan(bare, 3) if only(e)}
+    assert "none" in chosen and "redis_restart" in chosen and not chosen & experiments.MODEL_FAULTS
+    full = experiments.only_filter(sp.load(EXAMPLE), "settled", "the spec")
+    assert full is not None and "model_stall" in {
+        e.fault for e in experiments.full_plan(sp.load(EXAMPLE), 3) if full(e)
+    }

@@ -28,7 +28,8 @@ def test_example_parses() -> None:
     assert s.http.base_url == "http://127.0.0.1:18190"
     assert s.chat.id_field == "id" and s.chat.reply_path == "$.reply"
     assert s.history.format == "objects" and s.history.order == "oldest_first"
-    assert s.redis.key == "chat:{session}"
+    assert s.redis.key == "chat:{session}" and s.redis.expires is None  # not said: a TTL seen tells
+    assert sp.load(EXAMPLE, ["redis.expires=true"]).redis.expires is True
     assert s.stream is not None and s.stream.request == {"stream": True}
 
 
@@ -62,6 +63,7 @@ def test_set_overrides_fields_and_reads_toml_values() -> None:
         (("start", "cwd"), "no/such/dir", "start.cwd = 'no/such/dir'"),
         (("redis", "key"), "chat:session", "{session}"),
         (("stream", "request"), "stream", "stream.request = 'stream'"),
+        (("redis", "expires"), "yes", "redis.expires = 'yes'"),
     ],
     ids=lambda v: str(v),
 )
