@@ -73,7 +73,8 @@ class Init:
                     spec, link.run_dir, cfg.host, cfg.ports["redis_proxy"], link, model.url if model else None
                 ),
             ):
-                probe(spec.http.base_url, d, os.environ.get, lambda text: _keys(link.cfg.redis_url, text))
+                url = link.cfg.redis_url
+                probe(spec.http.base_url, d, os.environ.get, lambda text: _keys(url, text), lambda k: _pttl(url, k))
         if d.unknown and self.ask:
             self._ask(d)
         # The draft names the login's variables ({env:NAME}), never their values; redacted all the
@@ -189,3 +190,13 @@ def _keys(redis_url: str, text: str) -> list[str]:
     finally:
         r.close()
         reader.close()
+
+
+def _pttl(redis_url: str, key: str) -> int:
+    import redis
+
+    r = redis.Redis.from_url(redis_url, socket_timeout=5)
+    try:
+        return int(r.pttl(key))
+    finally:
+        r.close()

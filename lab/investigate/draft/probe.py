@@ -81,7 +81,13 @@ class Client:
         return {c.name: c.value or "" for c in self.jar}
 
 
-def probe(base_url: str, d: Draft, login_env: Callable[[str], str | None], keys: Callable[[str], list[str]]) -> None:
+def probe(
+    base_url: str,
+    d: Draft,
+    login_env: Callable[[str], str | None],
+    keys: Callable[[str], list[str]],
+    pttl: Callable[[str], int] = lambda key: -2,
+) -> None:
     """Fill ``d`` from the app at ``base_url``. ``login_env``: a variable's value (a login's
     body); ``keys(text)``: the keys of the lab's own Redis whose values hold ``text``."""
     c = Client(base_url)
@@ -109,6 +115,12 @@ def probe(base_url: str, d: Draft, login_env: Callable[[str], str | None], keys:
     pattern = key_pattern(holding, sid) if sid else None
     if pattern:
         d.put("redis", "key", pattern, "the key holding the message sent, named after the session")
+        if sid and pttl(pattern.replace("{session}", sid)) == -1:
+            # A run sees a TTL the app sets; one it never sets may be on purpose or forgotten.
+            d.notes.append(
+                "[redis] expires: the conversation's key has no TTL -- if conversations are meant to expire, "
+                "add expires = true (a key with none is then a defect: no_ttl); expires = false says they are kept"
+            )
     else:  # optional: without it the lab reads no TTL and no raw values (fewer diagnoses)
         d.notes.append(
             "[redis] key: not inferred -- "

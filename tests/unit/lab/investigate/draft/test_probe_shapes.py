@@ -56,7 +56,7 @@ class App:
         return {}
 
 
-def _probe(app: App, monkeypatch: Any) -> Draft:
+def _probe(app: App, monkeypatch: Any, pttl_ms: int = 86_400_000) -> Draft:
     from lab.investigate.draft import probe as mod
 
     monkeypatch.setattr(mod, "Client", lambda base: app)
@@ -65,8 +65,21 @@ def _probe(app: App, monkeypatch: Any) -> Draft:
     def held(text: str) -> list[str]:
         return [f"thread:{c}:events" for c, items in app.convs.items() if any(text in json.dumps(i) for i in items)]
 
-    probe("http://127.0.0.1:1", d, lambda name: None, held)
+    probe(
+        "http://127.0.0.1:1", d, lambda name: None, held, lambda key: pttl_ms if key in map(held_key, app.convs) else -2
+    )
     return d
+
+
+def held_key(conversation: str) -> str:
+    return f"thread:{conversation}:events"
+
+
+def test_a_key_with_no_ttl_asks_whether_conversations_expire(monkeypatch: Any) -> None:
+    """A run sees a TTL the app sets; one it never sets may be on purpose: the draft asks."""
+    assert not any("expires" in n for n in _probe(App("body"), monkeypatch).notes)
+    notes = _probe(App("body"), monkeypatch, pttl_ms=-1).notes
+    assert any(n.startswith("[redis] expires: the conversation's key has no TTL") for n in notes), notes
 
 
 def test_an_id_the_first_answer_gives_carried_back_in_the_body(monkeypatch: Any) -> None:
