@@ -19,9 +19,9 @@
  *   save_after_end      the reply is stored after the stream ended, and a failed write is only
  *                       logged -- the answer was already sent, so the user saw a reply that a
  *                       refresh in between (or a Redis error then) loses.
- *   save_if_delivered   the reply is stored after the stream, and only if the client was still
- *                       there at its end ("don't keep a reply nobody read"): a refresh or a closed
- *                       tab mid-reply loses the reply the user saw begin.
+ *   save_if_delivered   the reply is stored once streamed, before its last event, and only if the
+ *                       client is still there ("don't keep a reply nobody read"): a refresh or a
+ *                       closed tab mid-reply loses the reply the user saw begin.
  */
 "use strict";
 const crypto = require("crypto");
@@ -75,8 +75,15 @@ app.post("/chat", async (req, res) => {
     res.write(`data: ${JSON.stringify({ delta: word + " " })}\n\n`);
     await new Promise((r) => setTimeout(r, 15));
   }
+  if (BUGS.has("save_if_delivered") && !left) {
+    try {
+      await store(sid, "bot", reply); // before the last event: the answer ends once it is stored
+    } catch (e) {
+      return res.end(`data: ${JSON.stringify({ error: "storage unavailable" })}\n\n`);
+    }
+  }
   res.end("data: [DONE]\n\n");
-  if (BUGS.has("save_after_end") || (BUGS.has("save_if_delivered") && !left)) {
+  if (BUGS.has("save_after_end")) {
     try {
       await store(sid, "bot", reply);
     } catch (e) {

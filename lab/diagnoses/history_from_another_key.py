@@ -57,6 +57,10 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
     # its own diagnosis where the browser says so.
     owned = {str(t.redis_final["key"]) for t in ev.trials if t.redis_final}
     cookie = explained(ev.found, "session_cookie", "session_cookie_path")
+    # A session-only cookie lost at a browser restart: the page's read comes under a new session
+    # -- another key of the shape, empty -- whether or not session_cookie was drawn (it does not
+    # claim its trials' loss; explained() would miss them).
+    cookie |= {j.id for j in ev.judged if j.trial.refresh == "browser_restart" and j.trial.cookie_persistent is False}
     pool = [j for j in ev.judged if j.trial.store_other_reads is not None and j.trial.page_after_refresh is not None]
     hit = [
         (j, key)

@@ -16,7 +16,9 @@ def _bad(s: int | None) -> bool:
 
 @register("history_reads_failing", needs=("no_fault",))
 def diagnose(ev: Evidence) -> Diagnosis | None:
-    pool = [t for t in ev.trials if t.fault == "none" and t.history_reads]
+    # A browser restart that lost a session-only cookie reads with no session: the app's 401 or
+    # 404 there is session_cookie's evidence, not a failing read.
+    pool = [t for t in ev.trials if t.fault == "none" and t.history_reads and t.cookie_persistent is not False]
     bad = [s for t in pool for s in t.history_reads if _bad(s)]
     if not bad:
         return None

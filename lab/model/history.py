@@ -126,6 +126,13 @@ class Trial:
     seconds: float = 0.0
     seed: int | None = None
 
+    def history_read(self, status: int | None, before_sends: bool) -> None:
+        """A history GET's status, as history_reads_failing counts it. A 4xx before the
+        conversation's first send is left out: a REST app answers 404 for a conversation that
+        does not exist yet (or 401 before a session does) -- its honest answer, not a failing read."""
+        if not (before_sends and status is not None and 400 <= status < 500):
+            self.history_reads.append(status)
+
     @property
     def latency_floor_ms(self) -> int:
         """The least latency the trial's fault added to each Redis reply (0 without one)."""

@@ -9,6 +9,7 @@ by that position alone.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from lab.model.history import Row, Send
@@ -114,20 +115,34 @@ def _place_by_text(rows: list[Row], positions: list[int], msgs: list[_Msg], by_i
             by_id[q.id].reply.append(pos)
         else:
             left.append(pos)
-    # Pass 2: the rest -- a reply stored before its question (or with its question missing),
-    # else a second copy of the nearest question's reply.
+    _rest(rows, left, pool, question_before, by_id, known)
+
+
+def _rest(
+    rows: list[Row],
+    left: list[int],
+    pool: Callable[[int], list[_Msg]],
+    question_before: Callable[[int], _Msg | None],
+    by_id: dict[str, Placement],
+    known: set[str],
+) -> None:
+    """Pass 2: the replies not right after their own question -- a reply stored before its
+    question (or with its question missing), else a second copy of a reply. Only what the text or
+    the position says: a row above every question whose text no answer carried is the app's own
+    (a greeting: "Hi! How can I help?"), and a row is a second copy only of a reply with its very
+    text -- a greeting or a note beside a reply whose text is not known (cut, streamed) would pass
+    for a copy of it too."""
     for pos in left:
         cands = pool(pos)
-        if not cands:
+        q = question_before(pos)
+        if not cands or (q is None and rows[pos].text not in known):
             continue
         free = [m for m in cands if not by_id[m.id].reply]
-        q = question_before(pos)
+        copy_of = [m for m in ([q] if q is not None and q in cands else []) + cands if m.reply == rows[pos].text]
         if free:
             by_id[free[0].id].reply.append(pos)
-        elif q is not None and q in cands:
-            by_id[q.id].reply.append(pos)
-        else:
-            by_id[cands[0].id].reply.append(pos)
+        elif copy_of:
+            by_id[copy_of[0].id].reply.append(pos)
 
 
 def _runs_backwards(rows: list[Row], replies: list[int], msgs: list[_Msg], owner_at: dict[int, _Msg]) -> bool:

@@ -127,9 +127,9 @@ class Recorder:
             s.under_fault = any(_inside(s.t_invoke, on, off) for on, off in self._fault_windows)
         t.fault_turn = next((s.turn for s in t.sends if s.under_fault), None)
         t.fault_evidence = self._fault_evidence
-        for _, r in self._reads:
-            t.history_reads.append(r.status)
         first_send = min((s.t_invoke for s in t.sends), default=None)
+        for at, r in self._reads:
+            t.history_read(r.status, before_sends=first_send is None or at < first_send)
         refresh = next((n for n in self._navigations if first_send is not None and n > first_send), None)
         if refresh is not None:
             t.events.append({"t": refresh, "kind": "refresh"})

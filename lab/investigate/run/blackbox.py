@@ -245,7 +245,7 @@ class Prober:
     # ------------------------------------------------------------------ steps
     def _as_rows(self, raw: HistoryRead, t: Trial) -> Read:
         read = self.pages.rows(raw)
-        t.history_reads.append(raw["status"])
+        t.history_read(raw["status"], before_sends=not t.sends)
         if read.error and read.error not in t.errors and read.error.startswith(("page: ", "history outside the spec")):
             t.errors.append(read.error)  # the spec's contract, not the app's behaviour: preflight reads it
         return read

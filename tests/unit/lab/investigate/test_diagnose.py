@@ -123,6 +123,24 @@ def test_history_reads_failing_shows_amnesia() -> None:
     assert "1 of 4 GETs" in ds[0].evidence and "showed nothing in 1 trials" in ds[0].evidence
 
 
+def test_a_404_before_the_first_send_and_a_lost_session_cookie_are_no_failing_reads() -> None:
+    """A REST app answers 404 for a conversation not begun yet (the page reads on open): its
+    honest answer. After a browser restart that lost a session-only cookie, the read has no
+    session: session_cookie's evidence. A 404 once the conversation exists still counts."""
+    fresh = Trial("t0")
+    fresh.history_read(404, before_sends=True)
+    fresh.history_read(503, before_sends=True)  # an error is an error, begun or not
+    fresh.history_read(404, before_sends=False)
+    assert fresh.history_reads == [503, 404]
+    opened = _trial("t1", FULL)
+    opened.history_read(404, before_sends=True)
+    restarted = _trial("t2", FULL, refresh="browser_restart", cookie_persistent=False)
+    restarted.history_reads = [200, 401]
+    assert "history_reads_failing" not in {d.code for d in dg.diagnose([opened, restarted])}
+    restarted.cookie_persistent = True  # the cookie kept: a 401 is the app's failing read
+    assert "history_reads_failing" in {d.code for d in dg.diagnose([opened, restarted])}
+
+
 def test_stale_read_that_heals() -> None:
     sends = [_send(i, ms=900) for i in (1, 2, 3)]
     r = _trial(

@@ -376,6 +376,19 @@ def test_a_page_read_from_a_key_no_conversation_owns_is_another_identity() -> No
     assert "history_from_another_key" not in codes_of([_elsewhere("a", "conv:fresh", own_read=True)])
 
 
+def test_a_session_cookie_lost_at_a_browser_restart_is_no_other_identity() -> None:
+    """A session-only cookie (Flask's and express-session's default) lost at a browser restart:
+    the page reads under a new session -- another key of the shape, empty. The cookie's doing
+    (session_cookie, which claims no loss), not a read path looking under another identity."""
+    restarted = [_elsewhere("a", "conv:fresh"), _elsewhere("b", "conv:fresh2")]
+    for t in restarted:
+        t.refresh, t.cookie_persistent = "browser_restart", False
+    assert "history_from_another_key" not in codes_of(restarted)
+    for t in restarted:
+        t.cookie_persistent = True  # the cookie kept, and still another key read: the read path
+    assert "history_from_another_key" in codes_of(restarted)
+
+
 def test_a_read_of_a_key_that_holds_something_or_a_page_showing_some_turns_is_not_another_identity() -> None:
     """What else leaves a read of another key of the conversation's shape while its own is not
     read: a history served from memory (a cache, a worker's copy) on a page that also reads a key
