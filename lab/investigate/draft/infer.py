@@ -150,16 +150,16 @@ def answer_id(answer: Any) -> tuple[str, str] | None:
     if not isinstance(answer, dict):
         return None
     for name in (*ID_NAMES, *OBJECT_NAMES):
-        if _an_id(answer.get(name)):
+        if an_id(answer.get(name)):
             return f"$.{name}", answer[name]
     for name in OBJECT_NAMES:
         inner = answer.get(name)
-        if isinstance(inner, dict) and _an_id(inner.get("id")):
+        if isinstance(inner, dict) and an_id(inner.get("id")):
             return f"$.{name}.id", inner["id"]
     return None
 
 
-def _an_id(v: Any) -> bool:
+def an_id(v: Any) -> bool:
     """An id's text: one word (a reply in a field named "chat" is not one)."""
     return isinstance(v, str) and 0 < len(v) <= 128 and not any(c.isspace() for c in v)
 

@@ -5,20 +5,19 @@ app on 127.0.0.1, each with a timeout."""
 
 from __future__ import annotations
 
-import http.cookiejar
 import json
 import secrets
-import urllib.error
-import urllib.request
 from urllib.parse import quote, urlencode
 from collections.abc import Callable
 from typing import Any
 
 from lab.common import redact
 from lab.investigate.draft import openapi as draft_openapi
+from lab.investigate.draft.client import Client
 from lab.investigate.draft.infer import (
     Draft,
     HistoryShape,
+    an_id,
     answer_id,
     history_shape,
     key_pattern,
@@ -45,40 +44,11 @@ CONVERSATION_PATHS = (
     "/history/{session}",
     "/api/chat/{session}",
 )
+# A conversation made by a create call, where no OpenAPI document names it: POST <collection>
+# answers its id, and its messages live under <collection>/{session}.
+CREATE_PATHS = ("/api/conversations", "/conversations", "/api/chats", "/chats", "/api/threads", "/threads")
+CREATED_CHAT = ("/messages", "/chat", "")  # below <collection>/{session}: the send's route
 STREAM_TYPES = ("text/event-stream", "application/x-ndjson", "application/jsonl")
-TIMEOUT_S = 10.0
-
-
-class Client:
-    """HTTP with a cookie jar, as a browser keeps the app's cookies; JSON in and out."""
-
-    def __init__(self, base_url: str) -> None:
-        self.base = base_url.rstrip("/")
-        self.jar = http.cookiejar.CookieJar()
-        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar))
-        self.headers: dict[str, str] = {}
-
-    def call(self, method: str, path: str, body: Any = None) -> tuple[int, str, Any]:
-        """(status, content type, JSON or None); status 0 when nothing answered."""
-        data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(self.base + path, data=data, method=method, headers=dict(self.headers))
-        if data is not None:
-            req.add_header("Content-Type", "application/json")
-        try:
-            with self.opener.open(req, timeout=TIMEOUT_S) as resp:
-                status, ctype, raw = resp.status, resp.headers.get("content-type", ""), resp.read()
-        except urllib.error.HTTPError as exc:
-            status, ctype, raw = exc.code, exc.headers.get("content-type", ""), exc.read()
-        except OSError:
-            return 0, "", None
-        try:
-            doc = json.loads(raw) if "json" in ctype else None
-        except ValueError:
-            doc = None
-        return status, ctype, doc
-
-    def cookies(self) -> dict[str, str]:
-        return {c.name: c.value or "" for c in self.jar}
 
 
 def probe(
@@ -99,7 +69,7 @@ def probe(
     _socketio(c, d)
     if not _login(c, d, login_env):
         return
-    sid = _create(c, d)
+    sid = _create(c, d) if d.get("session", "create") or d.get("chat", "path") else _created(c, d)
     text = f"chaoslab init probe {secrets.token_hex(4)}"
     sent = _send(c, d, text, sid)
     if sent is None:
@@ -190,6 +160,30 @@ def _create(c: Client, d: Draft) -> str | None:
     return ident
 
 
+def _created(c: Client, d: Draft) -> str | None:
+    """A create call no OpenAPI document names (REST apps in Express, Go, Rails): POST to a
+    collection (/api/conversations ...) with no body answering an id ($.id, $.conversation_id
+    ...), a message then taken by a route below it (<collection>/{session}/messages ...).
+    Drafted only once a message was taken there; None: not this shape (nothing drafted)."""
+    for path in CREATE_PATHS:
+        status, _, doc = c.call("POST", path, {})
+        if status in (0, 404, 405) or not 200 <= status < 300:
+            continue
+        found = answer_id(doc) or (("$.id", doc["id"]) if isinstance(doc, dict) and an_id(doc.get("id")) else None)
+        if found is None:
+            continue
+        for below in CREATED_CHAT:
+            chat = f"{path}/{{session}}{below}"
+            if any(200 <= c.call("POST", chat.replace("{session}", found[1]), {f: "chaoslab init probe"})[0] < 300
+                   for f in MESSAGE_FIELDS[:4]):  # fmt: skip
+                why = f"POST {path} answered {found[0]} ({found[1][:12]}...), and POST {chat} took a message"
+                for key, value in (("in", "path"), ("from", "create"), ("create", path), ("id", found[0])):
+                    d.put("session", key, value, why)
+                d.put("chat", "path", chat, why)
+                return found[1]
+    return None
+
+
 def _send(c: Client, d: Draft, text: str, sid: str | None) -> tuple[str, Any] | None:
     """One message; the reply's text and the answer (None: no chat route answered)."""
     fields = [d.get("chat", "message_field")] if d.get("chat", "message_field") else list(MESSAGE_FIELDS[:4])
@@ -238,7 +232,10 @@ def _stream_type(ctype: str) -> str | None:
 
 
 def _read(c: Client, d: Draft, text: str, reply: str, sid: str | None) -> None:
-    paths = [d.get("history", "path")] if d.get("history", "path") else list(HISTORY_PATHS)
+    # A created conversation's messages first: below the collection its create call made it in.
+    made = d.get("session", "create") if d.get("session", "from") == "create" else None
+    below = [f"{made}/{{session}}/messages", f"{made}/{{session}}"] if made else []
+    paths = [d.get("history", "path")] if d.get("history", "path") else below + list(HISTORY_PATHS)
     for path in paths:
         status, _, doc = c.call("GET", path.replace("{session}", sid or ""))
         shape = history_shape(doc, text, reply or None) if 200 <= status < 300 else None

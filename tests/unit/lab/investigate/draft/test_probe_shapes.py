@@ -131,3 +131,51 @@ def test_an_id_read_back_under_another_query_name(monkeypatch: Any) -> None:
     d = _probe(App("body", param="id"), monkeypatch)
     assert d.get("session", "in") == "query" and d.get("session", "name") == "id", d.sections
     assert d.get("session", "field") == "conversation_id" and not d.unknown, d.unknown
+
+
+class RestApp:
+    """A REST chat with no OpenAPI document (Express, Go): POST /api/conversations answers
+    {"id"}; POST /api/conversations/<id>/messages {"content"} answers the reply; GET on the
+    same path lists {"role", "content"} items."""
+
+    def __init__(self) -> None:
+        self.convs: dict[str, list[dict[str, str]]] = {}
+
+    def call(self, method: str, path: str, body: Any = None) -> tuple[int, str, Any]:
+        parts = urlsplit(path).path.strip("/").split("/")
+        if method == "POST" and parts == ["api", "conversations"]:
+            cid = uuid.uuid4().hex[:20]
+            self.convs[cid] = []
+            return 201, "application/json", {"id": cid, "title": None}
+        if len(parts) == 4 and parts[:2] == ["api", "conversations"] and parts[3] == "messages":
+            if parts[2] not in self.convs:
+                return 404, "application/json", {"error": "no such conversation"}
+            if method == "GET":
+                return 200, "application/json", {"data": self.convs[parts[2]]}
+            if method == "POST" and isinstance(body, dict) and isinstance(body.get("content"), str):
+                reply = f"Noted ({len(body['content'])} chars)."
+                self.convs[parts[2]] += [
+                    {"role": "user", "content": body["content"]},
+                    {"role": "assistant", "content": reply},
+                ]
+                return 200, "application/json", {"role": "assistant", "content": reply}
+            return 400, "application/json", {"error": "content required"}
+        return 404, "application/json", {"error": "not found"}
+
+    def cookies(self) -> dict[str, str]:
+        return {}
+
+
+def test_a_create_call_no_openapi_names_is_found_by_its_collection(monkeypatch: Any) -> None:
+    from lab.investigate.draft import probe as mod
+
+    app = RestApp()
+    monkeypatch.setattr(mod, "Client", lambda base: app)
+    d = Draft()
+    probe("http://127.0.0.1:1", d, lambda name: None, lambda text: [])
+    assert d.sections["session"] == {"in": "path", "from": "create", "create": "/api/conversations", "id": "$.id"}
+    assert (
+        d.get("chat", "path") == "/api/conversations/{session}/messages" and d.get("chat", "message_field") == "content"
+    )
+    assert d.get("history", "path") == "/api/conversations/{session}/messages" and d.get("history", "items") == "$.data"
+    assert d.get("chat", "reply_path") == "$.content" and set(d.unknown) <= {"redis.key"}, d.unknown

@@ -1,0 +1,43 @@
+"""lab init's HTTP to the app: a browser's cookie jar, JSON in and out, never raising."""
+
+from __future__ import annotations
+
+import http.cookiejar
+import json
+import urllib.error
+import urllib.request
+from typing import Any
+
+TIMEOUT_S = 10.0
+
+
+class Client:
+    """HTTP with a cookie jar, as a browser keeps the app's cookies; JSON in and out."""
+
+    def __init__(self, base_url: str) -> None:
+        self.base = base_url.rstrip("/")
+        self.jar = http.cookiejar.CookieJar()
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar))
+        self.headers: dict[str, str] = {}
+
+    def call(self, method: str, path: str, body: Any = None) -> tuple[int, str, Any]:
+        """(status, content type, JSON or None); status 0 when nothing answered."""
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.base + path, data=data, method=method, headers=dict(self.headers))
+        if data is not None:
+            req.add_header("Content-Type", "application/json")
+        try:
+            with self.opener.open(req, timeout=TIMEOUT_S) as resp:
+                status, ctype, raw = resp.status, resp.headers.get("content-type", ""), resp.read()
+        except urllib.error.HTTPError as exc:
+            status, ctype, raw = exc.code, exc.headers.get("content-type", ""), exc.read()
+        except OSError:
+            return 0, "", None
+        try:
+            doc = json.loads(raw) if "json" in ctype else None
+        except ValueError:
+            doc = None
+        return status, ctype, doc
+
+    def cookies(self) -> dict[str, str]:
+        return {c.name: c.value or "" for c in self.jar}
