@@ -40,9 +40,10 @@ class Latency(ToxicFault):
 
     def confirm(self, t: Targets) -> str:
         listed = super().confirm(t)
-        if self.proxy != "redis" or self.stream != "downstream":
+        if self.proxy != "redis":
             return listed
-        # Observe it: one PING through the proxy must take at least the injected latency.
+        # Observe it: one PING through the proxy must take at least the injected latency (its
+        # round trip meets it on the way in or on the way back).
         lower_ms = self.latency_ms - self.jitter_ms
         r = redis.Redis.from_url(t.stack.cfg.redis_proxy_url, socket_timeout=10, retry=None)
         try:

@@ -156,6 +156,18 @@ TABLE: tuple[Row, ...] = (
         "back one at a time), or lost if the aborted request cancels the write",
         needs="",
     ),
+    # Appended (investigate's experiment numbers index these rows). The latency above delays
+    # Redis's replies: a write the app sends and does not wait for reaches Redis at once all the
+    # same, before its answer reaches the browser. Slow commands on their way in are what a write
+    # left running after the answer meets (a Redis busy or far away).
+    Row(
+        "latency",
+        (("latency_ms", 300), ("stream", "upstream")),
+        "after_ack",
+        "commands slow on their way to Redis, refreshed the moment the answer arrives: a write the answer "
+        "did not wait for (a task, a promise, a thread) lands after it",
+        needs="",
+    ),
 )
 
 

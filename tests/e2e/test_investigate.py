@@ -51,8 +51,8 @@ EXPOSED_BY = {
 def test_correct_profile_no_anomaly_found(tmp_path: Path) -> None:
     code, out, results = investigate(tmp_path, "--trials", "2")
     assert code == 0, out
-    assert "No anomaly found in 20 judged trials" in out
-    assert re.search(r"acknowledged turns lost: 0/20 trials, rate < \d+%", out), out
+    assert "No anomaly found in 22 judged trials" in out
+    assert re.search(r"acknowledged turns lost: 0/22 trials, rate < \d+%", out), out
     assert results["diagnoses"] == [] and results["verdict"] == "no anomaly found"
     assert all(c["status"] == "valid" and c["trials"] == 2 for c in results["cells"]), results["cells"]
     # [source] services/chat: every defect module's line is a suspect, none proven; each one the
@@ -120,7 +120,7 @@ def test_foreign_app_newest_first_strings_no_ids_no_health_no_anomaly(tmp_path: 
     refresh was read from its DOM (rows with the app's own role names)."""
     code, out, results = investigate(tmp_path, "--trials", "1", spec=FOREIGN)
     assert code == 0, out
-    assert results["diagnoses"] == [] and "No anomaly found in 8 judged trials" in out
+    assert results["diagnoses"] == [] and "No anomaly found in 9 judged trials" in out
     assert results["page"] == "app" and "driving the app's own page / by its selectors" in out
     trials = json.loads(results_files(tmp_path)[-1].with_name("trials.json").read_text())
     shown = trials[0]["page_after_refresh"]

@@ -38,7 +38,8 @@ def test_investigates_experiment_numbers_stay_put() -> None:
         ("down", "settled"),
         ("none", "browser_restart"),
     ]
-    assert (plan[-1].fault, plan[-1].refresh) == ("latency", "in_flight")
+    assert [(e.fault, e.refresh) for e in plan[-2:]] == [("latency", "in_flight"), ("latency", "after_ack")]
+    assert dict(plan[-1].params)["stream"] == "upstream"  # appended: the numbers before it stay put
     # A spec without a stream, ids or a model: those rows left out, the rest in the same order.
     plain = inv.default_plan(3)
     assert [e for e in plan if e in plain] == plain and len(plain) == len(plan) - 5
