@@ -61,7 +61,7 @@ def test_correct_profile_no_anomaly_found(tmp_path: Path) -> None:
     assert lines and not [x for x in lines if x["status"] == "proven"], lines
     assert {x["check"] for x in lines if x["status"] == "not proven"} >= {"dangling_task", "session_cookie"}, lines
     assert "proven: none" in out
-    assert results["bounds"]["lost"] == {"k": 0, "n": 20, "upper95": pytest.approx(0.1611, abs=1e-3)}
+    assert results["bounds"]["lost"] == {"k": 0, "n": 22, "upper95": pytest.approx(0.1487, abs=1e-3)}
     # The mid-stream experiment really cut the last reply of each trial.
     trials = json.loads(results_files(tmp_path)[-1].with_name("trials.json").read_text())
     # (judged ones: a cut after the reply ended is unknown, and replaced by another trial)
@@ -81,7 +81,7 @@ def test_correct_profile_no_anomaly_found(tmp_path: Path) -> None:
     report = Path(results_files(tmp_path)[-1]).parent / "report.html"
     assert "no anomaly found" in report.read_text()
     suite = ET.parse(report.with_name("junit.xml")).getroot()
-    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("10", "0", "0")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("11", "0", "0")  # one per experiment
 
 
 def results_files(tmp_path: Path) -> list[Path]:

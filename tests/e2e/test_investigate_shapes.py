@@ -27,6 +27,7 @@ PAGE = ROOT / "examples" / "fastapi-page.toml"  # the app's own page, over its o
 CACHE = ROOT / "examples" / "cache-aside.toml"  # Flask + SQLite, Redis a cache filled on a miss
 STREAM = ROOT / "examples" / "starlette-stream.toml"  # Starlette alone, Redis Streams, the id from the answer
 SSE = ROOT / "examples" / "node-sse.toml"  # Express + ioredis, Server-Sent Events, a cookie, a Hash
+NODE_REST = ROOT / "examples" / "node-rest.toml"  # Express + ioredis, a create call, the id in the URL, a List
 
 
 @pytest.fixture(autouse=True)
@@ -40,6 +41,7 @@ def login(monkeypatch: pytest.MonkeyPatch) -> str:
 
 def _run(tmp_path: Path, spec: Path, bugs: str, *args: str) -> tuple[int, str, dict[str, Any], list[dict[str, Any]]]:
     bug_vars = {NODE: "NODE_BUGS", CACHE: "CACHE_BUGS", STREAM: "STREAM_BUGS", SSE: "NODE_SSE_BUGS"}
+    bug_vars[NODE_REST] = "NODE_REST_BUGS"
     var = bug_vars.get(spec, "FASTAPI_BUGS")  # any other spec: the FastAPI app
     code, out, results = investigate(tmp_path, *args, "--set", f"start.env.{var}={bugs}", spec=spec)
     trials_files = sorted((tmp_path / "reports").glob("*/trials.json"))
@@ -72,6 +74,10 @@ BUGS = {
     # The reply stored after the SSE stream ended (its error only logged): its text is not in the
     # answer (a stream, the app's own format), so the settled history names it for the record.
     "sse-save_after_end": (SSE, "save_after_end", "stored_after_answer", "after_ack", 5),
+    # The answer sent before the MULTI settled, its first command after an awaited round trip: under
+    # the replies' latency the commands still reach Redis before the answer does -- only the
+    # commands' own latency (the upstream after_ack row) shows the write landing after it.
+    "node_rest-unawaited": (NODE_REST, "unawaited", "stored_after_answer", "latency", 5),
 }
 
 
@@ -175,7 +181,9 @@ def test_a_cache_in_front_of_a_database_is_no_store_that_writes_late(tmp_path: P
 
 
 @pytest.mark.parametrize(
-    "spec", [REST, WS, NODE, PAGE, STREAM, SSE], ids=["rest", "ws", "node", "page", "stream", "sse"]
+    "spec",
+    [REST, WS, NODE, PAGE, STREAM, SSE, NODE_REST],
+    ids=["rest", "ws", "node", "page", "stream", "sse", "node_rest"],
 )
 def test_each_example_without_its_bug_has_no_anomaly(tmp_path: Path, spec: Path) -> None:
     exit_code, out, results, trials = _run(tmp_path, spec, "", "--trials", "2")
@@ -185,7 +193,11 @@ def test_each_example_without_its_bug_has_no_anomaly(tmp_path: Path, spec: Path)
     assert trials and all(c["status"] == "valid" for c in results["cells"]), results["cells"]
     keys = {t["redis_final"]["key"] for t in trials if t.get("redis_final")}
     assert len(keys) == len(trials), keys  # one conversation per trial, read from its own id
-    if spec not in (REST, STREAM):  # frames: the last reply of each mid_stream trial cut by closing the connection
+    if spec not in (
+        REST,
+        STREAM,
+        NODE_REST,
+    ):  # frames: the last reply of each mid_stream trial cut by closing the connection
         # Judged ones: a cut that missed its window (the reply had ended) is unknown, and
         # replaced by another trial (--trials counts judged trials).
         mid = [t for t in trials if t["refresh"] == "mid_stream"]
