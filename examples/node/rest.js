@@ -80,10 +80,13 @@ app.get("/api/conversations/:id/messages", async (req, res) => {
 });
 
 const server = app.listen(Number(process.env.PORT), "127.0.0.1");
-for (const sig of ["SIGTERM", "SIGINT"]) {
-  process.on(sig, () => {
-    server.close();
-    redis.quit().finally(() => process.exit(0));
-    setTimeout(() => process.exit(0), 3000).unref();
-  });
+// Shut down as a process manager asks: stop taking requests, then close the Redis connection.
+async function shutdown() {
+  server.close();
+  const force = setTimeout(() => process.exit(1), 3000);
+  force.unref();
+  await redis.quit().catch(() => redis.disconnect());
+  process.exit(0);
 }
+process.once("SIGTERM", shutdown);
+process.once("SIGINT", shutdown);
