@@ -395,8 +395,10 @@ def test_a_port_the_apps_file_publishes_in_use_is_named(tmp_path: Path, engine: 
 
 def test_lab_init_drafts_a_compose_target(tmp_path: Path, engine: str) -> None:
     """`lab init --compose`: the app started from its file, unedited, probed; the draft's [start]
-    names the file and the service. The example has no OpenAPI and routes with ids in paths,
-    which the probe's common routes do not include: exit 3, the missing values named."""
+    names the file and the service. The example has no OpenAPI; a create call makes its
+    conversations and their ids travel in paths -- found by the create call's collection
+    (POST /api/conversations): the draft is whole and passes the contract check (before that
+    probe: exit 3, the routes named as missing)."""
     env = env_for(tmp_path, engine)
     out = tmp_path / "drafted.toml"
     before, hashed = engine_state(engine), digest()
@@ -406,11 +408,13 @@ def test_lab_init_drafts_a_compose_target(tmp_path: Path, engine: str) -> None:
             "--port", str(free_ports(1)[0]), "--out", str(out), "--no-ask", timeout=900,
         )  # fmt: skip
         text = p.stdout + p.stderr
-        assert p.returncode == 3, text
-        assert "lab init: starting the service 'app' of" in text and "COULD NOT INFER" in out.read_text(), text
+        assert p.returncode == 0, text
+        assert "lab init: starting the service 'app' of" in text and "passes the contract check" in text, text
         import tomllib
 
-        start = tomllib.loads(out.read_text())["start"]
+        drafted = tomllib.loads(out.read_text())
+        assert drafted["session"]["from"] == "create" and "COULD NOT INFER" not in out.read_text(), text
+        start = drafted["start"]
         assert (Path(out.parent, start["compose"]).resolve(), start["service"], start["redis_env"], start["port"]) == (
             EXAMPLE / "compose.yaml",
             "app",
