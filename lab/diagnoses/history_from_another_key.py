@@ -60,7 +60,7 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
     # A session-only cookie lost at a browser restart: the page's read comes under a new session
     # -- another key of the shape, empty -- whether or not session_cookie was drawn (it does not
     # claim its trials' loss; explained() would miss them).
-    cookie |= {j.id for j in ev.judged if j.trial.refresh == "browser_restart" and j.trial.cookie_persistent is False}
+    cookie |= {j.id for j in ev.judged if j.trial.cookie_lost_at_restart}
     pool = [j for j in ev.judged if j.trial.store_other_reads is not None and j.trial.page_after_refresh is not None]
     hit = [
         (j, key)

@@ -18,7 +18,7 @@ def _bad(s: int | None) -> bool:
 def diagnose(ev: Evidence) -> Diagnosis | None:
     # A browser restart that lost a session-only cookie reads with no session: the app's 401 or
     # 404 there is session_cookie's evidence, not a failing read.
-    pool = [t for t in ev.trials if t.fault == "none" and t.history_reads and t.cookie_persistent is not False]
+    pool = [t for t in ev.trials if t.fault == "none" and t.history_reads and not t.cookie_lost_at_restart]
     bad = [s for t in pool for s in t.history_reads if _bad(s)]
     if not bad:
         return None

@@ -12,7 +12,7 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
     hit = [
         j
         for j in pool
-        if j.result.amnesia and not j.result.page_failed and j.trial.cookie_persistent is False and not j.lost_user
+        if j.result.amnesia and not j.result.page_failed and j.trial.cookie_lost_at_restart and not j.lost_user
     ]
     if not hit:
         return None

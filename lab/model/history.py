@@ -126,6 +126,13 @@ class Trial:
     seconds: float = 0.0
     seed: int | None = None
 
+    @property
+    def cookie_lost_at_restart(self) -> bool:
+        """A browser restart that lost a session-only cookie: the page came back with no session
+        (session_cookie's evidence; a read then answered 401/404 or from another, empty key is its
+        doing, not the read path's)."""
+        return self.refresh == "browser_restart" and self.cookie_persistent is False
+
     def history_read(self, status: int | None, before_sends: bool) -> None:
         """A history GET's status, as history_reads_failing counts it. A 4xx before the
         conversation's first send is left out: a REST app answers 404 for a conversation that
