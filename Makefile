@@ -14,7 +14,7 @@ JOBS ?= 3
 XDIST := -n $(JOBS)
 MODE ?= native
 
-.PHONY: help setup venv system toxiproxy node docker lint test test-unit test-integration test-loaded up down status chaos window soak storm bench lesson investigate suspects merge k8s k8s-check clean
+.PHONY: help setup venv system toxiproxy node go docker lint test test-unit test-integration test-loaded up down status chaos window soak storm bench lesson investigate suspects merge k8s k8s-check clean
 
 help:
 	@echo "make chaos    run the chaos matrix (native stack; MODE=compose on Docker Compose; MODEL=1: replies from the stand-in model)"
@@ -32,9 +32,9 @@ help:
 	@echo "make suspects SRC=path/   the lines of a Python backend that may lose the conversation"
 	@echo "make k8s SHARDS=3   deploy/k8s's shards and merge on a single-node Kubernetes built here (root; opt-in, minutes)"
 	@echo "make k8s-check      deploy/k8s applied to a real API server (no kubelet): the Job's pods inspected"
-	@echo "make setup    install everything (venv, redis-server, chromium, toxiproxy 2.12.0)"
+	@echo "make setup    install everything (venv, redis-server, chromium, toxiproxy 2.12.0, the Node and Go examples)"
 
-setup: venv system toxiproxy node docker
+setup: venv system toxiproxy node go docker
 
 system:
 	@bash scripts/setup.sh system
@@ -50,6 +50,9 @@ docker:
 
 node:
 	@bash scripts/setup.sh node
+
+go:
+	@bash scripts/setup.sh go
 
 # Lint and types first: seconds, and a failure names file:line before any stack starts.
 lint: venv

@@ -5,6 +5,7 @@
 #   scripts/setup.sh system      Debian redis-server, chromium, chromium-headless-shell (lab setup system)
 #   scripts/setup.sh toxiproxy   Toxiproxy server + CLI v2.12.0 via `go install` (lab setup toxiproxy)
 #   scripts/setup.sh node        the Node examples' packages (npm ci in examples/node, node-ai, compose-app/app)
+#   scripts/setup.sh go          the Go example (go build in examples/go)
 #   scripts/setup.sh docker      a Docker engine for the compose tests
 #   scripts/setup.sh all         all of them
 set -euo pipefail
@@ -115,12 +116,28 @@ step_node() {
   done
 }
 
+# The Go example (net/http, go-redis): built once from its go.sum, the binary beside its source.
+step_go() {
+  local dir="$ROOT/examples/go" want
+  local go=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
+  want=$(cat "$dir/go.mod" "$dir/go.sum" "$dir"/*.go | sha256sum | cut -d' ' -f1)
+  if [ -x "$dir/chatd" ] && [ -f "$dir/.lab-built" ] && [ "$(cat "$dir/.lab-built")" = "$want" ]; then
+    say "go: examples/go up to date"; return
+  fi
+  [ -x "$go" ] || die "no go on PATH: install Go >= 1.22 (apt-get install golang-go), then make setup"
+  say "go: building examples/go (go build)"
+  (cd "$dir" && "$go" build -o chatd .) \
+    || die "go build failed in examples/go: is the Go module proxy reachable? (go env GOPROXY)"
+  echo "$want" >"$dir/.lab-built"
+}
+
 case "${1:-all}" in
   venv) step_venv ;;
   system) step_system ;;
   toxiproxy) step_toxiproxy ;;
   docker) step_docker ;;
   node) step_node ;;
-  all) step_venv; step_system; step_toxiproxy; step_node; step_docker ;;
-  *) die "unknown step '${1}'; valid: venv, system, toxiproxy, node, docker, all" ;;
+  go) step_go ;;
+  all) step_venv; step_system; step_toxiproxy; step_node; step_go; step_docker ;;
+  *) die "unknown step '${1}'; valid: venv, system, toxiproxy, node, go, docker, all" ;;
 esac

@@ -59,8 +59,10 @@ def _init(
         ("node examples/node/sse.js", (), {"http": "cookie", "stream": "request"}),  # an SSE answer: [stream] {}
         # No OpenAPI, no cookie: a create call found by its collection, the id in the URL.
         ("node examples/node/rest.js", (), {"session": "create", "chat": "path"}),
+        # Go: the create call's id inside an object ($.thread.id), the history the thread itself.
+        ("examples/go/chatd", (), {"session": "create", "history": "items"}),
     ],
-    ids=["foreign", "chat-service", "node-sse", "node-rest"],
+    ids=["foreign", "chat-service", "node-sse", "node-rest", "go"],
 )
 def test_init_drafts_a_spec_that_passes_the_contract_check(
     tmp_path: Path, start: str, extra: tuple[str, ...], expect: dict[str, str]

@@ -28,6 +28,7 @@ CACHE = ROOT / "examples" / "cache-aside.toml"  # Flask + SQLite, Redis a cache 
 STREAM = ROOT / "examples" / "starlette-stream.toml"  # Starlette alone, Redis Streams, the id from the answer
 SSE = ROOT / "examples" / "node-sse.toml"  # Express + ioredis, Server-Sent Events, a cookie, a Hash
 NODE_REST = ROOT / "examples" / "node-rest.toml"  # Express + ioredis, a create call, the id in the URL, a List
+GO = ROOT / "examples" / "go.toml"  # net/http + go-redis: a nested id, a Sorted Set, one reply text for all
 
 
 @pytest.fixture(autouse=True)
@@ -41,7 +42,7 @@ def login(monkeypatch: pytest.MonkeyPatch) -> str:
 
 def _run(tmp_path: Path, spec: Path, bugs: str, *args: str) -> tuple[int, str, dict[str, Any], list[dict[str, Any]]]:
     bug_vars = {NODE: "NODE_BUGS", CACHE: "CACHE_BUGS", STREAM: "STREAM_BUGS", SSE: "NODE_SSE_BUGS"}
-    bug_vars[NODE_REST] = "NODE_REST_BUGS"
+    bug_vars |= {NODE_REST: "NODE_REST_BUGS", GO: "GO_CHAT_BUGS"}
     var = bug_vars.get(spec, "FASTAPI_BUGS")  # any other spec: the FastAPI app
     code, out, results = investigate(tmp_path, *args, "--set", f"start.env.{var}={bugs}", spec=spec)
     trials_files = sorted((tmp_path / "reports").glob("*/trials.json"))
@@ -121,6 +122,22 @@ def test_a_reply_kept_only_if_delivered_is_lost_to_a_cut_after_a_long_first_toke
     assert len([t for t in trials if not t.get("unknown")]) >= 3, out
 
 
+def test_a_write_that_never_reaches_the_key_is_a_loss_with_no_cause_claimed(tmp_path: Path) -> None:
+    """The Go app's detached bug saves each turn from a goroutine on the request's context, which
+    net/http cancels as the handler returns: the write never leaves the app (its log: "context
+    canceled"). Nothing the lab can see tells that from a write sent to another key or made
+    later than the trial, so no cause is drawn: acked_lost alone, with the record's fact -- no
+    write of the app reached the conversation's key (go-redis, a Sorted Set, every reply the same
+    text: 27/27 trials lost over the default plan, 2026-12-05)."""
+    exit_code, out, results, trials = _run(tmp_path, GO, "detached", "--trials", "3", "--only", "none")
+    assert exit_code == 1, out
+    found = {d["code"]: d for d in results["diagnoses"]}
+    assert set(found) == {"acked_lost"}, out
+    d = found["acked_lost"]
+    assert d["n"] >= 9 and d["k"] >= 5, d
+    assert "holds no write of the app to the conversation's key ('thread:" in d["evidence"], d["evidence"]
+
+
 def test_the_same_rewrite_sent_as_one_pipeline_is_no_window(tmp_path: Path) -> None:
     """rewrite_history with NODE_REWRITE_PIPELINE=1: the same DEL and RPUSHes, sent as one ioredis
     pipeline (no MULTI). Redis runs them back to back, so no read falls between -- and the 300 ms
@@ -182,8 +199,8 @@ def test_a_cache_in_front_of_a_database_is_no_store_that_writes_late(tmp_path: P
 
 @pytest.mark.parametrize(
     "spec",
-    [REST, WS, NODE, PAGE, STREAM, SSE, NODE_REST],
-    ids=["rest", "ws", "node", "page", "stream", "sse", "node_rest"],
+    [REST, WS, NODE, PAGE, STREAM, SSE, NODE_REST, GO],
+    ids=["rest", "ws", "node", "page", "stream", "sse", "node_rest", "go"],
 )
 def test_each_example_without_its_bug_has_no_anomaly(tmp_path: Path, spec: Path) -> None:
     exit_code, out, results, trials = _run(tmp_path, spec, "", "--trials", "2")
@@ -197,6 +214,7 @@ def test_each_example_without_its_bug_has_no_anomaly(tmp_path: Path, spec: Path)
         REST,
         STREAM,
         NODE_REST,
+        GO,
     ):  # frames: the last reply of each mid_stream trial cut by closing the connection
         # Judged ones: a cut that missed its window (the reply had ended) is unknown, and
         # replaced by another trial (--trials counts judged trials).

@@ -48,4 +48,4 @@ def test_toxiproxy_binary_reports_the_stamped_version() -> None:
 
 def test_unknown_step_names_the_valid_ones() -> None:
     res = run("bogus")
-    assert res.returncode == 1 and "valid: venv, system, toxiproxy, node, docker, all" in res.stderr
+    assert res.returncode == 1 and "valid: venv, system, toxiproxy, node, go, docker, all" in res.stderr

@@ -211,6 +211,20 @@ def test_random_loss_is_not_called_a_cap() -> None:
     assert [d.code for d in ds] == ["acked_lost"]
 
 
+def test_a_loss_whose_key_the_app_never_wrote_says_so_and_names_no_cause() -> None:
+    """The record followed the key and holds only the app's reads of it: a fact about the key
+    (the answers did not wait for a write that reached it), no cause drawn from it."""
+    sends = [_send(i) for i in range(1, 4)]
+    reads = [_cmd(1.5, "LRANGE", "0", "-1"), _cmd(2.5, "LRANGE", "0", "-1")]
+    (d,) = dg.diagnose([_trial("t0", [], sends, store=reads), _trial("t1", _rows("u1", "a1", "u3", "a3"), sends)])
+    assert d.code == "acked_lost" and d.k == 2
+    assert "in 1 of them the store's record (MONITOR) holds no write of the app" in d.evidence, d.evidence
+    # A record with the app's writes in it, or none at all: nothing said of the key.
+    for store in ([_cmd(1.0, "RPUSH"), *reads], None):
+        (d,) = dg.diagnose([_trial("t2", _rows("u1", "a1", "u3", "a3"), sends, store=store)])
+        assert d.code == "acked_lost" and "MONITOR" not in d.evidence, d.evidence
+
+
 def test_history_hides_what_redis_stores() -> None:
     r = _trial(
         "t0",
