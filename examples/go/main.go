@@ -19,6 +19,11 @@
 // GO_CHAT_BUGS=detached (a bug): the turn is saved by a goroutine started after the answer is
 // written, with the request's context -- which net/http cancels as the handler returns. Whether
 // the write gets out first is a race; its error is only logged.
+//
+// GO_CHAT_BUGS=pushed (a bug): the rows go to a List by one RPUSH, the TTLs by commands of their
+// own (no MULTI) -- and go-redis re-sends, by default (MaxRetries 3), a single command whose
+// connection broke before its reply came: a reply lost on the way back stores the turn twice.
+// (It does not re-send a MULTI once written, and the Sorted Set's members make a re-send a no-op.)
 package main
 
 import (
@@ -50,6 +55,7 @@ type message struct {
 type server struct {
 	rdb      *redis.Client
 	detached bool
+	pushed   bool
 }
 
 func logKey(id string) string  { return "thread:" + id + ":log" }
@@ -82,6 +88,17 @@ func (s *server) create(w http.ResponseWriter, r *http.Request) {
 func (s *server) save(ctx context.Context, id string, seq int64, user, reply string) error {
 	u, _ := json.Marshal(message{seq - 1, "user", user})
 	a, _ := json.Marshal(message{seq, "assistant", reply})
+	if s.pushed {
+		if err := s.rdb.RPush(ctx, logKey(id), u, a).Err(); err != nil {
+			return err
+		}
+		for _, k := range []string{logKey(id), seqKey(id), metaKey(id)} {
+			if err := s.rdb.Expire(ctx, k, ttl).Err(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.ZAdd(ctx, logKey(id), redis.Z{Score: float64(seq - 1), Member: u}, redis.Z{Score: float64(seq), Member: a})
 		p.Expire(ctx, logKey(id), ttl)
@@ -134,7 +151,11 @@ func (s *server) send(w http.ResponseWriter, r *http.Request) {
 
 func (s *server) thread(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	rows, err := s.rdb.ZRange(r.Context(), logKey(id), 0, -1).Result()
+	read := s.rdb.ZRange
+	if s.pushed {
+		read = s.rdb.LRange
+	}
+	rows, err := read(r.Context(), logKey(id), 0, -1).Result()
 	if err != nil {
 		fail(w, http.StatusServiceUnavailable, "storage unavailable")
 		return
@@ -156,7 +177,8 @@ func main() {
 		log.Fatalf("REDIS_URL: %v", err)
 	}
 	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = 3*time.Second, 5*time.Second, 5*time.Second
-	s := &server{rdb: redis.NewClient(opt), detached: strings.Contains(os.Getenv("GO_CHAT_BUGS"), "detached")}
+	bugs := os.Getenv("GO_CHAT_BUGS")
+	s := &server{rdb: redis.NewClient(opt), detached: strings.Contains(bugs, "detached"), pushed: strings.Contains(bugs, "pushed")}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/threads", s.create)
 	mux.HandleFunc("POST /api/threads/{id}/messages", s.send)

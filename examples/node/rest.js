@@ -25,7 +25,14 @@ const Redis = require("ioredis");
 
 const BUGS = new Set((process.env.NODE_REST_BUGS || "").split(",").filter(Boolean));
 const TTL_S = 3600;
-const redis = new Redis(process.env.REDIS_URL, { maxRetriesPerRequest: 1, connectTimeout: 3000, commandTimeout: 5000 });
+// autoResendUnfulfilledCommands off: ioredis' default re-sends, after a reconnect, a MULTI whose
+// reply the broken connection lost -- Redis had run it, and the turn would be stored twice.
+const redis = new Redis(process.env.REDIS_URL, {
+  maxRetriesPerRequest: 1,
+  connectTimeout: 3000,
+  commandTimeout: 2000, // a command lost with its connection fails after this (not re-sent)
+  autoResendUnfulfilledCommands: false,
+});
 redis.on("error", (e) => console.error("redis:", e.message));
 const app = express();
 app.use(express.json());

@@ -70,6 +70,17 @@ def check_modes(cells: list[Cell], mode: str, model: bool = False) -> None:
     for name in dict.fromkeys(c.fault for c in cells):
         check_mode(REGISTRY[name], mode)
         check_model(name, model)
+    for c in cells:
+        check_not_probe_only(dict(c.params))
+
+
+def check_not_probe_only(params: dict[str, object]) -> None:
+    """drop at=write waits for a write in a target's store's record: lab investigate's alone."""
+    if params.get("at") == "write":
+        raise UsageError(
+            "fault drop at=write is lab investigate's: it follows a target's key in the store's record",
+            "in lab chaos use drop (at=send, the default: the reset at the send's first reply)",
+        )
 
 
 def check_model(fault: str, model: bool) -> None:

@@ -17,12 +17,13 @@ from lab.stack.model_link import ModelLink
 
 def check_replay(profile: str, fault: str, refresh: str, mode: str, model: bool = False) -> None:
     """Bad input before anything starts (UsageError naming the bad value and the valid ones)."""
-    from lab.commands.chaos import check_model
+    from lab.commands.chaos import check_model, check_not_probe_only
     from lab.faults import REGISTRY, check_mode
 
     parse_profile(profile)
     check_mode(REGISTRY[parse_fault(fault)[0]], mode)
     check_model(parse_fault(fault)[0], model)
+    check_not_probe_only(parse_fault(fault)[1])
     if refresh not in REFRESH_POINTS:
         raise UsageError(f"unknown refresh point {refresh!r}", f"valid: {', '.join(REFRESH_POINTS)}")
 

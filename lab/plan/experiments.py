@@ -30,6 +30,9 @@ class Row:
     # message ids the lab's page sends, "model" a [model] to fail; None: not in its plan
     needs: str | None = None
     long: bool = False  # investigate: a long conversation (lab.investigate.run.experiments.long_turns)
+    # investigate: its parameters where they differ from chaos's (None: the same). A black box's
+    # store's record shows the moment of its write, which chaos's service does not need.
+    probe: tuple[tuple[str, Any], ...] | None = None
 
 
 TABLE: tuple[Row, ...] = (
@@ -62,6 +65,11 @@ TABLE: tuple[Row, ...] = (
         "a Redis reply lost after the write: duplicates from a blind retry",
         exposes=("blind_retry",),
         needs="",
+        # A black box: the reset lands on the reply to the send's first write of its key, not on
+        # whatever the app reads first (a read that fails ends the send before any write; measured
+        # on a Go app whose send checks the thread first: 6/6 drop trials 503 at the EXISTS, no
+        # write reset, 2026-12-05).
+        probe=(("at", "write"), ("one_shot", True), ("stream", "downstream")),
     ),
     Row(
         "down",

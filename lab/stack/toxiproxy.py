@@ -164,6 +164,12 @@ class Toxiproxy:
             raise ToxiproxyError(f"toxic {name!r} is not listed on proxy {proxy!r} after adding it")
         return created
 
+    def update_toxic(self, proxy: str, name: str, toxicity: float) -> None:
+        """A toxic's toxicity changed in place (its attributes kept): every link re-draws it."""
+        check_toxic("latency", "downstream", {}, toxicity)  # the range check
+        with self._bound():
+            _tp_api.APIConsumer.post(f"/proxies/{proxy}/toxics/{name}", json={"toxicity": toxicity})
+
     def create_proxy(self, name: str, listen: str, upstream: str) -> dict[str, Any]:
         """Add a proxy at run time (the stand-in model's link) and return it as listed."""
         with self._bound():

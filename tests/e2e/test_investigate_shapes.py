@@ -52,9 +52,10 @@ def _run(tmp_path: Path, spec: Path, bugs: str, *args: str) -> tuple[int, str, d
 
 # (spec, bug switch, the diagnosis it must get and no other, experiments: "" = the default plan,
 # in how many of the 5 trials at least). ioredis re-sends a lost command only where the one-shot
-# reset landed on a write's reply after Redis applied it: 5/5, 1/5, 1/5 and 1/5 trials in four
-# runs (2 cores, 2026-12-02) -- a rate, which the diagnosis reports; the correct app's
-# drop trials (test_each_example_without_its_bug_has_no_anomaly) never duplicate. The Node
+# reset lands on a write's reply after Redis applied it: reset at the send's first reply, that
+# was 5/5, 1/5, 1/5 and 1/5 trials in four runs (2 cores, 2026-12-02); reset at the reply to the
+# send's first write of the key (drop at=write, 2026-12-05), 6/6. The correct app's drop trials
+# (test_each_example_without_its_bug_has_no_anomaly) never duplicate. The Node
 # app's lost update needs two tabs' turns to overlap: each turn saves its own copy of the
 # document, loaded when the turn starts (when it loaded again for every row, the window was one
 # Redis round trip, met in 5/5, 5/6, 3/6 and 1/6 trials of four runs: the machine's speed).
@@ -63,7 +64,7 @@ BUGS = {
     "ws-save_at_stream_end": (WS, "save_at_stream_end", "saved_at_stream_end", "", 5),
     "page-save_at_stream_end": (PAGE, "save_at_stream_end", "saved_at_stream_end", "", 5),
     "node-read_modify_write": (NODE, "read_modify_write", "lost_update", "", 5),
-    "node-resend_unfulfilled": (NODE, "resend_unfulfilled", "duplicates_after_drop", "drop", 1),
+    "node-resend_unfulfilled": (NODE, "resend_unfulfilled", "duplicates_after_drop", "drop", 5),
     # Redis down at turn 2: answered 200, shown from the process's copy, never in Redis.
     "rest-memory_fallback": (REST, "memory_fallback", "shown_not_stored", "down", 5),
     # Two tabs at once on one ioredis connection: overlapping rewrites push rows back twice --
@@ -79,6 +80,10 @@ BUGS = {
     # the replies' latency the commands still reach Redis before the answer does -- only the
     # commands' own latency (the upstream after_ack row) shows the write landing after it.
     "node_rest-unawaited": (NODE_REST, "unawaited", "stored_after_answer", "latency", 5),
+    # go-redis re-sends a single RPUSH whose reply the reset took (its default MaxRetries): the
+    # reset lands on that reply, after the send's EXISTS and INCRBY went through -- reset at the
+    # send's first reply instead, the EXISTS failed and nothing was written (0/6, 2026-12-05).
+    "go-pushed": (GO, "pushed", "duplicates_after_drop", "drop", 5),
 }
 
 

@@ -91,7 +91,7 @@ def default_plan(turns: int, streams: bool = False, ids: bool = False, model: bo
     ``model``: the spec has [model], so the stand-in can answer a call with an error or cut its stream."""
     has = {"": True, "streams": streams, "ids": ids, "model": model}
     return [
-        Experiment(r.fault, r.params, r.refresh, long_turns(turns) if r.long else turns, r.why)
+        Experiment(r.fault, r.probe or r.params, r.refresh, long_turns(turns) if r.long else turns, r.why)
         for r in investigate_rows()
         if has[r.needs or ""]
     ]

@@ -21,7 +21,7 @@ from typing import Protocol
 from lab.investigate.run.blackbox import Prober
 from lab.investigate.run.client import BlackBoxClient
 from lab.investigate.run.experiments import Experiment, TrialId, prefix
-from lab.investigate.run.mid_write import ANSWERED_FIRST
+from lab.investigate.run.mid_write import ANSWERED_FIRST, NO_WRITE
 from lab.investigate.target.link import paced
 from lab.model.context import never_streamed
 from lab.model.outcome import CellOutcome, TrialOutcome
@@ -85,6 +85,8 @@ class Member:
             # ... nor an in_flight whose every send was answered before its first write: an app
             # that stores after answering has no write chain before the answer to reload inside.
             or (self.exp.refresh == "in_flight" and all(o.trial.unknown == ANSWERED_FIRST for o in self.mine))
+            # ... nor a drop at the write's reply where no send wrote the key (a write never made)
+            or all(o.trial.unknown == NO_WRITE for o in self.mine)
         )
         if not self.pending and self.top_up and judged < self.n and self.next_k < self.last_k and not by_code:
             extra = min(self.n - judged, self.last_k - self.next_k)

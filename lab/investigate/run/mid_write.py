@@ -1,7 +1,8 @@
-"""The refresh points a black-box trial places by its last send: after_ack (send_then_reload:
-the page reloads itself the moment the answer arrives) and in_flight, the incident's own move. The last message
-is sent and, while its request is still in flight, the page is reloaded the moment the store's
-record shows that send's first change to the conversation's key -- inside its write chain,
+"""The moments a black-box trial places by a send: after_ack (send_then_reload: the page reloads
+itself the moment the answer arrives), in_flight, the incident's own move, and drop at=write's
+reset (send_reset_at_write, at the end). For in_flight, the last message is sent and, while its
+request is still in flight, the page is reloaded the moment the store's record shows that
+send's first change to the conversation's key -- inside its write chain,
 before its answer. Acknowledged turns missing from the reloaded page then were missing from
 what the app served while it wrote (a rewrite window: DEL, then the rows pushed back one at a
 time), and a handler the reload cancels (the browser aborts the request) can leave them lost.
@@ -19,6 +20,7 @@ from typing import Protocol
 
 from playwright.async_api import BrowserContext, Page
 
+from lab.faults.drop import Drop
 from lab.investigate.evidence.answers import Answer, HistoryRead
 from lab.common.errors import NotReady
 from lab.common.wait import wait_until_async
@@ -27,6 +29,7 @@ from lab.investigate.evidence.rows import answer
 from lab.investigate.evidence.store import CHANGES, StoreMonitor
 from lab.investigate.spec.parse import Spec
 from lab.model.history import Send, Trial
+from lab.plan.lockstep import Lockstep
 
 
 class Prober(Protocol):
@@ -183,3 +186,89 @@ async def send_then_reload(
     t.events.append({"t": max(answered, reload_at or time.time()), "kind": "refresh"})  # (as the prober marks one)
     prober._page_after(prober._as_rows(loaded, t), t)
     return send
+
+
+# ---- drop at=write (lab.faults.drop): one send's reply lost after Redis applied its write -- the
+# moment a blind retry stores a message twice. The reset is raised the moment the store's record
+# shows the send's first change of the key, while the reply is held by the fault's latency, and
+# lowered once that reply has met it: the client's retry (a new connection, its replies held in
+# turn) gets through, as after one lost packet. Where the lab cannot see the write (no key, no
+# record), the reset is raised as the send leaves, and the trial says so. A send whose key
+# changed only after the reset could no longer catch its reply, or not at all, tested nothing.
+
+# An app that writes after answering: its write is still looked for this long after the answer.
+LATE_S = 1.0
+# The reset is lowered this long after the held reply left (the retry's reply is held too).
+AFTER_S = 0.1
+# The reset must be up this long before the held reply leaves, or the trial cannot say it met it.
+MARGIN_MS = 50
+NO_WRITE = "drop at=write: no write of the conversation's key reached Redis during the send: no reply to reset"
+
+
+async def send_reset_at_write(
+    prober: Prober, ctx: BrowserContext, page: Page, t: Trial, turn: int, nonce: str, streamed: bool, step: Lockstep
+) -> Send:
+    """The fault turn's send, its first write's reply reset (``step``: its armed Drop)."""
+    fault = step.fault
+    assert isinstance(fault, Drop)
+    key = await prober.pages.session_key(ctx)
+    blind = not_testable(prober.store, key)
+    if blind is not None:
+        t.errors.append(f"drop at=write: {blind.split(': ', 1)[1]}; the reset raised as the send left instead")
+        fault.trigger(step.targets, 1.0)
+        try:
+            return await prober._send(page, t.trial_id, turn, nonce, streamed)
+        finally:
+            fault.trigger(step.targets, 0.0)
+    assert prober.store is not None and key is not None
+    t_invoke = time.time()
+    task = asyncio.create_task(prober._send(page, t.trial_id, turn, nonce, streamed))
+    try:
+        at = await _first_write(prober.store, key, task, t_invoke, prober.spec.chat.timeout_s)
+        if at is None:
+            t.unknown = t.unknown or NO_WRITE
+            return await task
+        fault.trigger(step.targets, 1.0)
+        raised_ms = (time.time() - at) * 1000
+        try:
+            await asyncio.sleep(max(0.0, at + fault.hold_ms / 1000 + AFTER_S - time.time()))
+        finally:
+            fault.trigger(step.targets, 0.0)
+        if raised_ms > fault.hold_ms - MARGIN_MS:
+            t.unknown = t.unknown or (
+                f"drop at=write: the reset was raised {raised_ms:.0f} ms after the write reached Redis, "
+                f"too late for a reply held {fault.hold_ms} ms (a busy machine)"
+            )
+        t.fault_evidence = (t.fault_evidence or "") + (
+            f"; the reset raised {raised_ms:.0f} ms after the send's first write of the key reached Redis "
+            f"(its reply held {fault.hold_ms} ms), lowered {fault.hold_ms + AFTER_S * 1000:.0f} ms after it"
+        )
+        return await task
+    finally:
+        if not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+
+async def _first_write(
+    store: StoreMonitor, key: str, task: "asyncio.Task[Send]", t_invoke: float, timeout_s: float
+) -> float | None:
+    """When the send first changed the key (Redis's clock), looked for until LATE_S after its
+    answer; None: no change by then."""
+    answered_at: float | None = None
+
+    def changed() -> float | None:
+        nonlocal answered_at
+        if (at := first_change(store, key, t_invoke)) is not None:
+            return at
+        if task.done():
+            answered_at = answered_at or time.time()
+            if time.time() - answered_at > LATE_S:
+                return -1.0  # none: given up
+        return None
+
+    try:
+        at = await wait_until_async(changed, what="the send's first write", timeout_s=timeout_s, interval_s=POLL_S)
+    except NotReady:
+        return None
+    return None if at < 0 else at

@@ -227,6 +227,37 @@ def test_a_whole_trial_fault_is_held_for_the_group_unless_the_client_reads_throu
     assert fault.held == (0 if heals else 1)
 
 
+class Solo(Latency):
+    """A one-send fault one trial's own moment arms (drop at=write): it acts on the whole proxy."""
+
+    name, window, solo = "drop", "send", True
+
+
+def test_a_fault_armed_by_one_trials_moment_runs_its_trials_one_at_a_time(tmp_path: Path) -> None:
+    """drop at=write raises its reset when one trial's write reaches Redis: a second trial in the
+    same group would have its replies reset at a moment not its own. Groups of one, whatever the
+    run's concurrency."""
+    cell = Cell((), "drop", "settled", 3)
+    out = runner_mod.CellOutcome(cell)
+    plans = plan_cell(cell, 3, 7, prefix="a-")
+    parties: list[int] = []
+
+    class Counting(Stepped):
+        async def converse(self, plan: Any, d: FakePage, trial: Trial, step: Any, *rest: Any) -> None:
+            parties.append(step.barrier.parties)
+            await super().converse(plan, d, trial, step, *rest)
+
+    client = Counting(True)
+    r = runner_mod.Runner(Stack(), tmp_path, concurrency=3, client=client)  # type: ignore[arg-type]
+
+    async def main() -> None:
+        with r.attached(RunContext(None, Pool(lambda: _slot(), size=None))):  # type: ignore[arg-type]
+            await r.group(Solo(), lambda: (plans.pop(0), out) if plans else None, [out])  # type: ignore[arg-type]
+
+    run_async(main())
+    assert len(out.trials) == 3 and parties == [1, 1, 1]
+
+
 class _Ctx:
     async def close(self) -> None:  # a broken slot's context is closed
         pass
