@@ -1,14 +1,44 @@
-"""Messages stored twice after a connection drop: a non-idempotent append retried blindly."""
+"""Messages stored twice after a connection drop: a non-idempotent append retried blindly.
+
+Drawn from drop trials whose duplicated turns are the faulted send's alone, in a run where no
+trial without a drop stored a turn twice (an app that duplicates anyway leaves the same copy in
+a drop trial: `duplicates`' evidence, which counts for this one neither). Where the store's
+record follows the key, the evidence names the write made again and the connection it came on."""
 
 from __future__ import annotations
 
-from lab.diagnoses import Diagnosis, Evidence, ids, register
+from lab.diagnoses import Diagnosis, Evidence, Judged, ids, register
 
 
-@register("duplicates_after_drop", needs=("drop",))
+def _faulted_only(j: Judged) -> bool:
+    dup = set(j.turns(j.result.duplicated_ids))
+    return bool(dup) and dup <= {s.turn for s in j.trial.sends if s.under_fault}
+
+
+def _again(j: Judged) -> str:
+    """The record's word on the copy: the turn's write made again, and on which connection."""
+    turn = min(j.turns(j.result.duplicated_ids))
+    writes = [r for r in j.trial.store or [] if r["write"] and r["conn"] != "lab" and turn in r["user"]]
+    if len(writes) < 2:
+        return ""
+    first, second = writes[0], writes[1]
+    where = (
+        f"a new connection ({second['conn']})"
+        if second["conn"] != first["conn"]
+        else f"the same connection ({first['conn']})"
+    )
+    return (
+        f"; the store's record shows turn {turn}'s {first['cmd']} run again {(second['t'] - first['t']) * 1000:.0f} ms "
+        f"after the first, on {where}"
+    )
+
+
+@register("duplicates_after_drop", needs=("drop",), after=("duplicates",))
 def diagnose(ev: Evidence) -> Diagnosis | None:
+    if any(d.code == "duplicates" for d in ev.found):
+        return None  # the app stores copies without a drop too: nothing here tells a retry apart
     drop = [j for j in ev.judged if j.trial.fault == "drop"]
-    hit = [j for j in drop if j.result.duplicated]
+    hit = [j for j in drop if _faulted_only(j)]
     if not hit:
         return None
     return Diagnosis(
@@ -16,7 +46,8 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
         "messages stored twice after a connection drop: a non-idempotent append is retried "
         "(blindly) when the reply to an applied write is lost",
         f"turns stored more than once in {len(hit)}/{len(drop)} trials with a one-shot connection "
-        f"reset on the Redis link, e.g. trial {hit[0].id} turns {hit[0].turns(hit[0].result.duplicated_ids)}",
+        f"reset on the Redis link, e.g. trial {hit[0].id} turns {hit[0].turns(hit[0].result.duplicated_ids)}"
+        + _again(hit[0]),
         len(hit),
         len(drop),
         ids(hit),

@@ -102,10 +102,31 @@ def test_correct_503_under_down_is_not_an_anomaly() -> None:
 
 
 def test_duplicates_after_a_drop() -> None:
-    recs = [_trial("t0", _rows("u1", "a1", "u2", "u2", "a2", "u3", "a3"), fault="drop")]
+    faulted = [_send(1), _send(2, under_fault=True), _send(3)]
+    recs = [_trial("t0", _rows("u1", "a1", "u2", "u2", "a2", "u3", "a3"), faulted, fault="drop")]
     ds = dg.diagnose(recs)
     assert [d.code for d in ds] == ["duplicates_after_drop"]
     assert "turns [2]" in ds[0].evidence
+
+
+def test_a_copy_the_drop_does_not_explain_is_not_a_retry() -> None:
+    """A copy of a turn the drop did not touch, or an app that stores copies without any drop
+    (the same evidence in its drop trials): not drawn as a retry."""
+    faulted = [_send(1), _send(2, under_fault=True), _send(3)]
+    other_turn = _trial("t0", _rows("u1", "a1", "u2", "a2", "u3", "u3", "a3"), faulted, fault="drop")
+    assert "duplicates_after_drop" not in codes([other_turn])
+    in_drop = _trial("t1", _rows("u1", "a1", "u2", "u2", "a2", "u3", "a3"), faulted, fault="drop")
+    anyway = _trial("t2", _rows("u1", "a1", "u2", "u2", "a2", "u3", "a3"))
+    assert codes([in_drop, anyway]) == ["duplicates"]
+
+
+def test_the_record_names_the_write_made_again_and_its_connection() -> None:
+    faulted = [_send(1), _send(2, under_fault=True), _send(3)]
+    again = {**_cmd(2.0, "RPUSH"), "conn": "c2", "t": 2.164}
+    store = [_cmd(1.0, "RPUSH"), _cmd(2.0, "RPUSH"), again, _cmd(3.0, "RPUSH")]
+    t = _trial("t0", _rows("u1", "a1", "u2", "u2", "a2", "u3", "a3"), faulted, fault="drop", store=store)
+    (d,) = dg.diagnose([t])
+    assert "turn 2's RPUSH run again 164 ms after the first, on a new connection (c2)" in d.evidence, d.evidence
 
 
 def test_phantom_5xx_without_fault_and_errors() -> None:
