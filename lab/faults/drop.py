@@ -77,6 +77,10 @@ class Drop(ToxicFault):
 
     def remove(self, t: Targets) -> None:
         super().remove(t)  # the reset first: removing the hold releases what it holds
+        self.release_hold(t)
+
+    def release_hold(self, t: Targets) -> None:
+        """at = "write": the replies no longer held (once the reset is lowered, or on removal)."""
         hold: str | None = getattr(self, "_hold_name", None)
         if hold is not None:
             t.toxiproxy.remove_toxic(self._proxy(), hold)

@@ -306,7 +306,8 @@ class Prober:
         """The key's PTTL once the turn's writes have settled (lab.investigate.evidence.keys: the
         quiet window outlasts one step of the app's writes under the trial's fault)."""
         if (key := await self.pages.session_key(ctx)) is not None:
-            delay_ms = step.fault.step_delay_ms() if step else 0.0
+            # A one-send fault is healed before this (drop at=write's hold: 1.3 s of a 2.4 s trial).
+            delay_ms = step.fault.step_delay_ms() if step and step.fault.window == "trial" else 0.0
             t.ttl.append(await self.keys.settled_ttl(key, turn, delay_ms, self.store))
 
     async def _redis_final(self, ctx: BrowserContext, t: Trial) -> None:

@@ -198,8 +198,9 @@ async def send_then_reload(
 
 # An app that writes after answering: its write is still looked for this long after the answer.
 LATE_S = 1.0
-# The reset is lowered this long after the held reply left (the retry's reply is held too).
-AFTER_S = 0.1
+# The reset is lowered this long after the held reply left (a retry's replies are held too: it
+# comes after the reset, its replies at least hold_ms after that).
+AFTER_S = 0.05
 # The reset must be up this long before the held reply leaves, or the trial cannot say it met it.
 MARGIN_MS = 50
 NO_WRITE = "drop at=write: no write of the conversation's key reached Redis during the send: no reply to reset"
@@ -234,6 +235,7 @@ async def send_reset_at_write(
             await asyncio.sleep(max(0.0, at + fault.hold_ms / 1000 + AFTER_S - time.time()))
         finally:
             fault.trigger(step.targets, 0.0)
+            fault.release_hold(step.targets)  # the rest of the send at full speed (the retry's replies)
         if raised_ms > fault.hold_ms - MARGIN_MS:
             t.unknown = t.unknown or (
                 f"drop at=write: the reset was raised {raised_ms:.0f} ms after the write reached Redis, "
@@ -241,7 +243,7 @@ async def send_reset_at_write(
             )
         t.fault_evidence = (t.fault_evidence or "") + (
             f"; the reset raised {raised_ms:.0f} ms after the send's first write of the key reached Redis "
-            f"(its reply held {fault.hold_ms} ms), lowered {fault.hold_ms + AFTER_S * 1000:.0f} ms after it"
+            f"(its reply held {fault.hold_ms} ms), lowered {fault.hold_ms + AFTER_S * 1000:.0f} ms after it, the hold with it"
         )
         return await task
     finally:

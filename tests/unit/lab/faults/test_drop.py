@@ -56,6 +56,19 @@ def test_at_write_holds_the_replies_before_a_reset_that_waits_at_toxicity_zero()
         ("remove", "reset_peer"),
         ("remove", "latency"),
     ]
+    # The hold released early (once the reset is lowered): removed once, not again at the end.
+    tp.calls.clear()
+    fault.apply(t)
+    fault.trigger(t, 0.0)
+    fault.release_hold(t)
+    fault.remove(t)
+    assert [c[:2] for c in tp.calls] == [
+        ("add", "latency"),
+        ("add", "reset_peer"),
+        ("update", "reset_peer"),
+        ("remove", "latency"),
+        ("remove", "reset_peer"),
+    ]
     assert "toxicity 0 until the write, after latency 150 ms downstream" in evidence
     assert fault.solo and not Drop().solo and fault.step_delay_ms() == 150.0
 
