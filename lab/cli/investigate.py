@@ -38,12 +38,15 @@ that does not start or answers outside its spec), 3 unknown (an experiment exerc
 """
 
 INVESTIGATE_EPILOG = """\
-experiments: none/settled (control), latency 300 ms/after_ack, one-shot drop of a Redis reply/
-settled, Redis down for one send/settled, none/browser_restart; with a [stream] section also
-none/mid_stream (the last reply cut after its first chunk); a long conversation with no fault
-(max(12, 4 x --turns) turns: a capped history); latency 100 ms/two_tabs (the last two turns
-each sent from two tabs at once: a lost update); where the API takes a message id,
-none/double_submit (the last message sent twice at once); opt-in: redis_restart.
+experiments: none/settled (control), latency 300 ms/after_ack, a one-shot drop of the reply to
+a send's first write of the key (drop:at=write: a blind retry stores it twice)/settled, Redis
+down for one send/settled, none/browser_restart; with a [stream] section also none/mid_stream
+(the last reply cut after its first chunk); a long conversation with no fault (max(12, 4 x
+--turns) turns: a capped history); latency 100 ms/two_tabs (the last two turns each sent from
+two tabs at once: a lost update); where the API takes a message id, none/double_submit (the
+last message sent twice at once); latency 300 ms/in_flight (reloaded inside the last send's
+writes); latency 300 ms on the commands' way in/after_ack (a write the answer did not wait for);
+with [model], the model failing or its stream cut; opt-in: redis_restart, model_stall.
 
 examples:
   lab investigate --target examples/chat-service.toml
