@@ -146,7 +146,13 @@ async def chat(request: Request, x_conversation: str | None = Header(default=Non
     out: asyncio.Queue = asyncio.Queue()
     task = asyncio.create_task(_answer(conv, prompt, past, out))
     running.add(task)
-    task.add_done_callback(running.discard)
+
+    def ended(t: asyncio.Task[None]) -> None:
+        running.discard(t)
+        if not t.cancelled() and t.exception() is not None:
+            out.put_nowait(FAILED)  # a store that failed ends the answer instead of leaving it open
+
+    task.add_done_callback(ended)
 
     async def tokens() -> AsyncIterator[str]:
         while (item := await out.get()) is not END:
