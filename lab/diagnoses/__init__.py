@@ -92,6 +92,12 @@ class Judged:
         return self.turns(i for i in self.result.lost["user"] if i not in self.result.lost_update)
 
     @property
+    def copies_of_faulted_only(self) -> bool:
+        """Turns stored more than once, every one of them a turn sent under the fault."""
+        dup = set(self.turns(self.result.duplicated_ids))
+        return bool(dup) and dup <= {s.turn for s in self.trial.sends if s.under_fault}
+
+    @property
     def hidden_stored(self) -> list[int]:
         """Turns the history did not show whose user text the Redis key holds (black box)."""
         stored = set((self.trial.redis_final or {}).get("stored_turns", []))

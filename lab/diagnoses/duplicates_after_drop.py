@@ -10,11 +10,6 @@ from __future__ import annotations
 from lab.diagnoses import Diagnosis, Evidence, Judged, ids, register
 
 
-def _faulted_only(j: Judged) -> bool:
-    dup = set(j.turns(j.result.duplicated_ids))
-    return bool(dup) and dup <= {s.turn for s in j.trial.sends if s.under_fault}
-
-
 def _again(j: Judged) -> str:
     """The record's word on the copy: the turn's write made again, and on which connection."""
     turn = min(j.turns(j.result.duplicated_ids))
@@ -38,7 +33,7 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
     if any(d.code == "duplicates" for d in ev.found):
         return None  # the app stores copies without a drop too: nothing here tells a retry apart
     drop = [j for j in ev.judged if j.trial.fault == "drop"]
-    hit = [j for j in drop if _faulted_only(j)]
+    hit = [j for j in drop if j.copies_of_faulted_only]
     if not hit:
         return None
     return Diagnosis(

@@ -31,10 +31,7 @@ def retried(j: Judged) -> bool:
 
 def stored_twice(j: Judged) -> bool:
     """Retried, and the faulted send's turn -- and no other -- stored more than once."""
-    if j.trial.fault != "model_error" or not retried(j):
-        return False
-    dup = set(j.turns(j.result.duplicated_ids))
-    return bool(dup) and dup <= {s.turn for s in j.trial.sends if s.under_fault}
+    return j.trial.fault == "model_error" and retried(j) and j.copies_of_faulted_only
 
 
 @register("stored_twice_after_retry", needs=("model",))

@@ -56,6 +56,8 @@ class Fault:
     # "send": armed around one send of the trial (at the plan's fault_turn), then healed --
     # outages and restarts, so the other turns can succeed and the cell can be exercised.
     window: ClassVar[str] = "trial"
+    # Armed by one trial's own moment (drop at=write): its trials run one at a time.
+    solo: ClassVar[bool] = False
     # A one-send fault is armed before a turn in [earliest_turn, turns - 1].
     earliest_turn: ClassVar[int] = 1
     # The stack modes the fault can act on, and what to use instead on the others.

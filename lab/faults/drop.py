@@ -46,7 +46,7 @@ class Drop(ToxicFault):
         return "send" if self.one_shot else "trial"
 
     @property
-    def solo(self) -> bool:
+    def solo(self) -> bool:  # type: ignore[override]
         """Its trials one at a time: one trial's write raises the reset for the whole proxy."""
         return self.at == "write"
 

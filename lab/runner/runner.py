@@ -148,7 +148,7 @@ class Runner:
         runner's concurrency), as ``take`` hands them out, through the one loop of trials under
         a fault (lab.runner.groups). ``cells``: the outcomes they count for."""
         browser, width = self.ctx.browser, width or self.concurrency
-        if getattr(fault, "solo", False):  # armed by one trial's own moment (drop at=write): one at a time
+        if fault.solo:  # armed by one trial's own moment (drop at=write): one at a time
             width = 1
         held = fault.window == "trial" and (fault.name == "none" or not self.client.heals_before_reading)
         if not held:

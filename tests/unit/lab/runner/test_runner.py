@@ -167,7 +167,7 @@ def test_a_turn_the_clients_store_lost_fails_the_trial_and_keeps_its_artifacts(
 class Latency:
     """A fault in place for the whole trial that records how it was applied."""
 
-    name, window = "latency", "trial"
+    name, window, solo = "latency", "trial", False
 
     def __init__(self) -> None:
         self.held = 0
