@@ -149,6 +149,7 @@ _CHECK = pytest.StashKey[str]()
 _BEFORE = pytest.StashKey["_lo.Snapshot"]()
 _FOUND = pytest.StashKey[list["_lo.Leftover"]]()
 _MARKS = pytest.StashKey["_lo.Marks"]()
+_TMP = pytest.StashKey[Path]()
 LEFTOVER_WAIT_S = 20.0  # a stopped dockerd takes seconds to stop its containerd and unmount
 
 
@@ -160,6 +161,13 @@ def _mark_the_session(config: pytest.Config) -> None:
     session = f"{os.getpid()}-{secrets.token_hex(4)}"
     os.environ[_lo.SESSION_VAR] = session  # inherited by the workers and all they start
     config.stash[_CHECK] = session
+    if config.getoption("--lab-keep-stack", default=False):
+        return  # its stacks run on after the session, with whatever folder they were given
+    import tempfile
+
+    tempfile.gettempdir()  # this process keeps the machine's: pytest's own tmp folders stay there
+    config.stash[_TMP] = Path(tempfile.mkdtemp(prefix=f"chaoslab-tests-{os.getpid()}-"))
+    os.environ["TMPDIR"] = str(config.stash[_TMP])  # the workers' and all they start (_lo.temp_left)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -190,17 +198,23 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     from lab.common.wait import wait_until
 
     before, marks = config.stash[_BEFORE], _marks(config)
+    tmp = config.stash.get(_TMP, None)
+
+    def now() -> list[_lo.Leftover]:
+        temp = _lo.temp_left(tmp, skip=marks.paths) if tmp is not None else []
+        return _lo.leftovers(before, _lo.take(), marks) + temp
+
     # Bounded: processes stopped by a teardown may need a moment to exit; no fixed sleep.
     try:
         wait_until(
-            lambda: not _lo.leftovers(before, _lo.take(), marks),
-            what="the session's processes, mounts and interfaces gone",
+            lambda: not now(),
+            what="the session's processes, mounts, interfaces and temporary files gone",
             timeout_s=LEFTOVER_WAIT_S,
             interval_s=0.5,
         )
         return
     except NotReady:
-        found = _lo.leftovers(before, _lo.take(), marks)
+        found = now()
     if not found:
         return
     config.stash[_FOUND], config.stash[_MARKS] = found, marks
@@ -220,6 +234,12 @@ def _report_leftovers(tr: pytest.TerminalReporter) -> None:
         " tmp folder in the command line or cwd above, and give it a `finally` (or fixture teardown) that runs"
         " `lab down` (tests/cleanup.py: lab_down_after)."
     )
+    if any(lo.kind == "temp file" for lo in found):
+        tr.write_line(
+            "A temp file is in the session's TMPDIR: what made it (a test, a lab command, an app the lab ran) did"
+            " not remove it -- a process stopped by a signal runs no clean-up of its own, so its starter must"
+            " (lab.common.files.owned_tmp)."
+        )
     # Removed only now, after the report, so the next run starts clean.
     cleaned = _lo.clean(found, tr.config.stash[_MARKS])
     tr.write_line("Cleaned up after this report: " + "; ".join(cleaned))
@@ -227,10 +247,16 @@ def _report_leftovers(tr: pytest.TerminalReporter) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """No terminal summary (an internal error, -p no:terminal): report and clean up on stderr."""
+    """No terminal summary (an internal error, -p no:terminal): report and clean up on stderr.
+    Then the session's temporary folder goes, whatever is left in it (reported above)."""
     found = config.stash.get(_FOUND, None)
     if found:
         import sys
 
         print(f"LEFT RUNNING by this test session: {', '.join(lo.line() for lo in found)}", file=sys.stderr)
         print("cleaned up: " + "; ".join(_lo.clean(found, config.stash[_MARKS])), file=sys.stderr)
+    tmp = config.stash.get(_TMP, None)
+    if tmp is not None:
+        import shutil
+
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -18,6 +18,11 @@ stacks' run folders (.lab/run/pytest*). Mounts, interfaces and containers carry 
 a new one counts unless a live Docker engine that is not this session's owns it (a developer's
 `make up MODE=compose` beside the suite keeps its own).
 
+Temporary files: the session gives every process it starts a temporary folder of its own
+(TMPDIR, before the workers start); what is in it when the session ends was left by a test, the
+lab or an app the lab ran (seen: a target stopped by its signal kept its SQLite folder in /tmp,
+one per run, for weeks). ``temp_left`` lists it.
+
 Pure functions over snapshots (``leftovers``) are unit-tested in tests/unit/test_leftovers.py;
 ``take`` reads the machine.
 """
@@ -96,7 +101,7 @@ class Marks:
 
 @dataclass(frozen=True)
 class Leftover:
-    kind: str  # process, mount, folder, interface, container
+    kind: str  # process, mount, folder, interface, container, temp file
     what: str
     proc: Proc | None = None
     container: Container | None = None
@@ -302,6 +307,16 @@ def take(with_engines: bool = True) -> Snapshot:
     return Snapshot(procs, _mounts(), _links(), tuple(containers), folders, bridges)
 
 
+def temp_left(folder: Path, skip: Iterable[str] = ()) -> list[Leftover]:
+    """What is in the session's temporary folder (``skip``: pytest's own tmp folders, kept for
+    the developer to read)."""
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError:
+        return []
+    return [Leftover("temp file", str(e)) for e in entries if not _under(str(e), skip)]
+
+
 # ------------------------------------------------------------------ after the report: clean up
 def clean(found: list[Leftover], marks: Marks) -> list[str]:
     """Remove what was reported so the next run starts clean: containers (on their engine),
@@ -354,6 +369,16 @@ def clean(found: list[Leftover], marks: Marks) -> list[str]:
 
             shutil.rmtree(lo.what, ignore_errors=True)
             done.append(f"folder {lo.what}: {'could not be removed' if Path(lo.what).exists() else 'removed'}")
+    for lo in found:
+        if lo.kind == "temp file":
+            import shutil
+
+            path = Path(lo.what)
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+            done.append(f"{lo.what}: {'could not be removed' if path.exists() else 'removed'}")
     for lo in found:
         if lo.kind == "interface":
             name = lo.what.split()[0]

@@ -78,7 +78,10 @@ def run_down(args: argparse.Namespace) -> int:
     from lab.common.files import sweep_tmp
     from lab.driver.browser import TMP_PREFIX
 
+    from lab.investigate.target.process import TMP_PREFIX as TARGET_TMP
+
     report += [f"browser temp folder {r}" for r in sweep_tmp(TMP_PREFIX)]  # a killed run's
+    report += [f"target temp folder {r}" for r in sweep_tmp(TARGET_TMP)]
     print("lab down: " + ("; ".join(report) if report else "nothing was running"))
     return 0
 

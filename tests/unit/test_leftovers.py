@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.leftovers import Container, Link, Marks, Proc, Snapshot, dockerd_host, kept_groups, leftovers
+from tests.leftovers import Container, Link, Marks, Proc, Snapshot, dockerd_host, kept_groups, leftovers, temp_left
 
 ME = "4242-abcd"
 TMP = "/tmp/pytest-of-root/pytest-7"
@@ -155,3 +155,12 @@ def test_kept_groups_are_the_recorded_services(tmp_path: Path) -> None:
     (tmp_path / "redis.pid").write_text(json.dumps({"pid": 321}))
     (tmp_path / "broken.pid").write_text("")
     assert kept_groups([tmp_path, tmp_path / "missing"]) == frozenset({321})
+
+
+def test_what_is_in_the_sessions_temp_folder_is_left_except_pytests_own(tmp_path: Path) -> None:
+    (tmp_path / "cache-aside-x1y2").mkdir()
+    (tmp_path / "fnwa_5cs").write_text("")
+    (tmp_path / "pytest-of-root").mkdir()
+    found = [lo.line() for lo in temp_left(tmp_path, skip=(str(tmp_path / "pytest-of-root"),))]
+    assert found == [f"temp file {tmp_path / 'cache-aside-x1y2'}", f"temp file {tmp_path / 'fnwa_5cs'}"]
+    assert temp_left(tmp_path / "gone") == []

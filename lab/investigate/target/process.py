@@ -4,6 +4,7 @@ readiness with a deadline, and stopped on success, failure or Ctrl-C."""
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import sys
 import urllib.error
@@ -15,12 +16,19 @@ from pathlib import Path
 from typing import Any
 
 from lab.common.errors import LabError, NotReady
+from lab.common.files import owned_tmp, sweep_tmp
 from lab.investigate.spec.parse import Spec, fill
 from lab.stack import procs
 from lab.common.wait import wait_until
 
 NAME = "target"
 TAIL_LINES = 20
+# The target's temporary folder (TMPDIR, TMP, TEMP): the lab stops it by a signal at its default
+# disposition, so an app's own clean-up at exit (Python's TemporaryDirectory, atexit) never
+# runs -- its temp files are removed with this folder instead (seen: examples/cache_aside_app.py
+# left a SQLite folder in /tmp per run).
+TMP_PREFIX = "chaoslab-target-"
+TMP_VARS = ("TMPDIR", "TMP", "TEMP")
 
 
 class TargetError(LabError):
@@ -95,17 +103,24 @@ def running(
             f"port {spec.http.port} (http.port) is already in use before the target starts",
             "stop what holds it, or choose another: --set http.port=NNNNN",
         )
+    sweep_tmp(TMP_PREFIX)  # a killed run's (lab down sweeps them too)
+    tmp = owned_tmp(TMP_PREFIX)
+    # A folder the spec names for its own use is the app's to keep.
+    env.update({k: str(tmp) for k in TMP_VARS if k not in spec.start.env})
     try:
-        info = procs.spawn(NAME, argv, run_dir, env=env, cwd=spec.start.cwd)
-    except OSError as exc:
-        raise TargetError(
-            f"cannot start the target: {argv[0]!r}: {exc.strerror}", "check start.command and start.cwd in the spec"
-        ) from None
-    try:
-        _wait_ready(spec, info, host, log)
-        yield info
+        try:
+            info = procs.spawn(NAME, argv, run_dir, env=env, cwd=spec.start.cwd)
+        except OSError as exc:
+            raise TargetError(
+                f"cannot start the target: {argv[0]!r}: {exc.strerror}", "check start.command and start.cwd in the spec"
+            ) from None
+        try:
+            _wait_ready(spec, info, host, log)
+            yield info
+        finally:
+            procs.stop(info, run_dir, timeout_s=5.0)
     finally:
-        procs.stop(info, run_dir, timeout_s=5.0)
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 class _Running(procs.ProcInfo):

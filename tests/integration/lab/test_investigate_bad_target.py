@@ -72,9 +72,12 @@ def _assert_clean(tmp_path: Path, marker: str, out: str) -> None:
 def test_target_that_never_gets_ready(tmp_path: Path) -> None:
     # Prints, then blocks forever without listening (the target's own behaviour under test: a
     # process that never gets ready); the lab's deadline must end it. The test itself waits on nothing.
+    # It also keeps a temporary folder, as a cache or SQLite file would: the signal that stops it
+    # leaves no clean-up of its own to run.
     code, out, marker = _run(
         tmp_path,
-        "import threading\nprint('booting step 1', flush=True)\n"
+        "import tempfile, threading\nprint('booting step 1', flush=True)\n"
+        "keep = tempfile.TemporaryDirectory(prefix='app-db-')\nprint('db at', keep.name, flush=True)\n"
         "print('waiting for a config that never comes', flush=True)\n"
         "threading.Event().wait()",
     )
@@ -82,6 +85,8 @@ def test_target_that_never_gets_ready(tmp_path: Path) -> None:
     assert "not ready after 3 s" in out and "expected: GET /healthz answering 2xx" in out, out
     assert "waiting for a config that never comes" in out, out  # the last lines of its output
     _assert_clean(tmp_path, marker, out)
+    db = Path(out.split("db at ", 1)[1].split()[0])
+    assert db.parent.name.startswith("chaoslab-target-") and not db.parent.exists(), out
 
 
 def test_target_that_exits_at_start(tmp_path: Path) -> None:
