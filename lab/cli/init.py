@@ -35,7 +35,7 @@ examples:
       --port 18193 --out fastapi.toml          (the app's own CHAT_USER / CHAT_PASSWORD as well)
   lab init --start "{python} -m gunicorn -b 127.0.0.1:{port} services.chat.wsgi:app" --port 18190 \\
       --env CHAT_REDIS_URL={redis_url} --out chat.toml
-  lab init --compose examples/compose-app/compose.yaml --service app --container-port 3000 \
+  lab init --compose examples/compose-app/compose.yaml --service app --container-port 3000 \\
       --port 18301 --out compose-app.toml        an app in its own compose file, started unedited
   lab init --check-only --out my-app.toml       check a spec you edited
 
