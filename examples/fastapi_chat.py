@@ -36,10 +36,11 @@ FASTAPI_BUGS (comma-separated; empty = correct), one at a time or together:
   ttl_set_once        every EXPIRE with NX: the TTL is set by the conversation's first write and
                       never renewed, so an active conversation expires 7 days after it began
                       -> ttl_not_renewed
-  save_at_stream_end  the reply generated inline in the socket handler and stored only after its
-                      last delta went out: a client that closes the socket mid-stream (a refresh)
-                      makes the next send raise WebSocketDisconnect, the handler returns, and the
-                      reply is never stored although the user's row is -> saved_at_stream_end
+  save_at_stream_end  the turn generated inline in the socket handler and stored (the message and
+                      its reply) only after its last delta went out: a client that closes the
+                      socket mid-stream (a refresh) makes the next send raise WebSocketDisconnect,
+                      the handler returns, and the message the user saw acknowledged is never
+                      stored -> saved_at_stream_end
   memory_fallback     every row also kept in the process (a write-through copy, served first by
                       the history: "faster than Redis"), and a failed Redis write logged and
                       forgotten: the turn is answered 200 and shown from the process's copy while
@@ -308,10 +309,12 @@ def pieces(text: str) -> list[str]:
     return [text[a:b] for a, b in zip(cuts, cuts[1:])]
 
 
-async def turn(send: Send, key: str, content: str) -> None:
-    """One message on the socket: store it, ack, stream the reply, store the reply, done."""
+async def turn(send: Send, key: str, content: str, at_end: bool = False) -> None:
+    """One message on the socket: store it, ack, stream the reply, store the reply, done
+    (``at_end``: ack, stream, then store both)."""
     try:
-        await append(key, _row("user", content))
+        if not at_end:
+            await append(key, _row("user", content))
     except STORAGE_ERRORS:
         await send({"type": "error", "detail": "storage unavailable"})
         return
@@ -321,7 +324,7 @@ async def turn(send: Send, key: str, content: str) -> None:
         await asyncio.sleep(PIECE_DELAY_S)
         await send({"type": "delta", "text": piece})
     try:
-        await append(key, _row("assistant", reply))
+        await append(key, *([_row("user", content)] if at_end else []), _row("assistant", reply))
     except STORAGE_ERRORS:
         await send({"type": "error", "detail": "storage unavailable"})
         return
@@ -384,9 +387,10 @@ async def conversation_stream(ws: WebSocket, conv_id: str, token: Annotated[str,
             if content is None:
                 continue
             if "save_at_stream_end" in BUGS:
-                # Bug: the reply generated in the handler itself; a send to a closed socket raises
-                # WebSocketDisconnect, the handler ends, and the reply's row is never written.
-                await turn(ws.send_json, key, content)
+                # Bug: the turn generated in the handler itself and stored whole at its end; a send
+                # to a closed socket raises WebSocketDisconnect, the handler ends, and neither row
+                # is ever written.
+                await turn(ws.send_json, key, content, at_end=True)
             else:
                 await turn_in_task(listener, key, content)
             if listener.gone:

@@ -19,9 +19,10 @@
  *   save_after_end      the reply is stored after the stream ended, and a failed write is only
  *                       logged -- the answer was already sent, so the user saw a reply that a
  *                       refresh in between (or a Redis error then) loses.
- *   save_if_delivered   the reply is stored once streamed, before its last event, and only if the
- *                       client is still there ("don't keep a reply nobody read"): a refresh or a
- *                       closed tab mid-reply loses the reply the user saw begin.
+ *   save_if_delivered   the turn (the message and its reply) is stored once streamed, before its
+ *                       last event, and only if the client is still there ("don't keep a turn
+ *                       nobody read to its end"): a refresh or a closed tab mid-reply loses the
+ *                       message the user sent and saw answered.
  */
 "use strict";
 const crypto = require("crypto");
@@ -60,7 +61,7 @@ app.post("/chat", async (req, res) => {
   const sid = session(req, res);
   const reply = `You wrote ${text.length} characters.`;
   try {
-    await store(sid, "user", text);
+    if (!BUGS.has("save_if_delivered")) await store(sid, "user", text);
     if (!BUGS.has("save_after_end") && !BUGS.has("save_if_delivered")) await store(sid, "bot", reply);
   } catch (e) {
     return res.status(503).json({ error: "storage unavailable" });
@@ -77,7 +78,8 @@ app.post("/chat", async (req, res) => {
   }
   if (BUGS.has("save_if_delivered") && !left) {
     try {
-      await store(sid, "bot", reply); // before the last event: the answer ends once it is stored
+      await store(sid, "user", text); // before the last event: the answer ends once it is stored
+      await store(sid, "bot", reply);
     } catch (e) {
       return res.end(`data: ${JSON.stringify({ error: "storage unavailable" })}\n\n`);
     }

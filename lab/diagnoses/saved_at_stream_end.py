@@ -7,12 +7,13 @@ from lab.diagnoses import Diagnosis, Evidence, register
 
 @register("saved_at_stream_end", needs=("stream_cut",), explains_loss=True)
 def diagnose(ev: Evidence) -> Diagnosis | None:
-    """A reply cut mid-stream is missing at the end (its user message too, or only the reply),
-    while the replies of the same conversation that streamed to their end were stored."""
+    """A turn cut mid-stream is missing its user message at the end, while the replies of the same
+    conversation that streamed to their end were stored. Only the reply missing is not this: an
+    app may drop a reply its client left on purpose (lab.model.checker: cut_reply_dropped)."""
     pool = [j for j in ev.judged if j.cut]
     hit = []
     for j in pool:
-        lost = [t for t in sorted(j.cut) if t in j.lost_user or t in j.reply_missing]
+        lost = [t for t in sorted(j.cut) if t in j.lost_user]
         whole = [s for s in j.trial.sends if s.streamed and not s.cut and s.outcome == "ok"]
         kept = [s for s in whole if s.turn not in j.lost_user and s.turn not in j.reply_missing]
         if lost and kept:
@@ -21,7 +22,7 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
         return None
     j0, lost0, kept0 = hit[0]
     cut0 = j0.send(lost0[0])
-    what = "the user message and the reply" if lost0[0] in j0.lost_user else "the reply"
+    what = "the user message" + (" and the reply" if lost0[0] in j0.turns(j0.result.lost["assistant"]) else "")
     return Diagnosis(
         "saved_at_stream_end",
         "a streamed turn is stored only when its stream completes: a refresh or a closed tab mid-reply loses it",

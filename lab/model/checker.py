@@ -56,6 +56,11 @@ class Result:
     # A reply cut mid-stream, missing from the page right after the refresh and stored when the
     # history settled: what the user saw, not loss (a display finding, not an anomaly).
     cut_shown_missing: list[str] = field(default_factory=list)
+    # A reply cut mid-stream never stored while its question is: the app drops a reply its client
+    # left (generation cancelled on disconnect, the save after the stream's loop). A choice many
+    # correct apps make -- the question, the part a user wrote, is kept -- so a finding, not loss
+    # (an independently written Fastify app, correct by its author's key, 2026-12-05).
+    cut_reply_dropped: list[str] = field(default_factory=list)
     duplicated: list[str] = field(default_factory=list)  # "id:role" stored more than once
     reordered: list[str] = field(default_factory=list)
     unexpected: list[str] = field(default_factory=list)
@@ -209,11 +214,13 @@ def _stored(res: Result, trial: Trial, msgs: list[_Msg], final: list[Row]) -> di
     failed_only = [m.id for m in msgs if all(s.outcome == "fail" for s in m.sends)]
     info_only = [m.id for m in msgs if m.id not in acked and m.id not in failed_only]
     placed, unexpected = place(final, sends)
+    cut = {s.id for s in sends if s.cut}
     for i in acked:
         if not placed[i].user:
             res.lost["user"].append(i)
         if not placed[i].reply:
-            res.lost["assistant"].append(i)
+            dropped = i in cut and placed[i].user
+            (res.cut_reply_dropped if dropped else res.lost["assistant"]).append(i)
     res.duplicated = [
         f"{m.id}:{role}"
         for m in msgs

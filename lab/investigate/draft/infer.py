@@ -85,7 +85,7 @@ def history_shape(doc: Any, sent: str, reply: str | None) -> HistoryShape | None
     the message and its reply, and their order."""
     for path, items in lists(doc):
         for i, it in enumerate(items):
-            shape = _item_shape(it, sent)
+            shape = _item_shape(it, sent, items)
             if shape is None:
                 continue
             fmt, role_f, content_f, sep, user_role = shape
@@ -99,16 +99,14 @@ def history_shape(doc: Any, sent: str, reply: str | None) -> HistoryShape | None
     return None
 
 
-def _item_shape(it: Any, sent: str) -> tuple[str, str, str, str, str] | None:
+def _item_shape(it: Any, sent: str, items: list[Any]) -> tuple[str, str, str, str, str] | None:
     if isinstance(it, dict):
         content = next((k for k, v in it.items() if v == sent), None)
         if content is None:
             return None
         role = next((k for k in ROLE_NAMES if isinstance(it.get(k), str) and k != content), None)
-        if role is None:  # a name of the app's own ("who", "speaker"): its one other short word
-            words = [k for k, v in it.items() if k != content and isinstance(v, str) and 0 < len(v) <= 20]
-            words = [k for k in words if " " not in it[k]]
-            role = words[0] if len(words) == 1 else None
+        if role is None:
+            role = _own_role_field(it, content, [x for x in items if isinstance(x, dict) and x is not it])
         if role is None:
             return None
         return "objects", role, content, ":", str(it[role])
@@ -119,6 +117,21 @@ def _item_shape(it: Any, sent: str) -> tuple[str, str, str, str, str] | None:
             return None
         return "strings", "role", "content", sep, head[: -len(sep)].strip()
     return None
+
+
+def _own_role_field(it: dict[str, Any], content: str, others: list[dict[str, Any]]) -> str | None:
+    """A role field named the app's own way ("who", "speaker"): its one other short word. Beside
+    an id or a sequence number ("seq": "1796503953412-0", a stream entry's id) the word is the
+    value made of letters only; beside a kind all items share ("kind": "msg"), the one whose value
+    the reply's item does not repeat. Still more than one: not decided (the spec asks)."""
+    words = [k for k, v in it.items() if k != content and isinstance(v, str) and 0 < len(v) <= 20 and " " not in v]
+    for narrower in (
+        lambda k: it[k].replace("_", "").replace("-", "").isalpha(),
+        lambda k: any(isinstance(o.get(k), str) and o[k] != it[k] for o in others),
+    ):
+        if len(words) > 1:
+            words = [k for k in words if narrower(k)] or words
+    return words[0] if len(words) == 1 else None
 
 
 def _role_of(it: Any, role_field: str, sep: str) -> str | None:

@@ -157,6 +157,8 @@ def _say_summary(
     )
     if results["display"]["k"]:
         inv.say("Display, not loss: " + results["display"]["what"])
+    if results["display"]["dropped"]["k"]:
+        inv.say("The app's choice, not loss: " + results["display"]["dropped"]["what"])
     if results["model"]["what"]:
         inv.say("The model's side: " + results["model"]["what"])
     if not_judged and not found:
@@ -175,7 +177,22 @@ def display(done: list[TrialOutcome]) -> dict[str, Any]:
         "showed the cut reply missing, and the settled history holds it whole (stored after the cut: "
         "a user sees it on the next load; trials " + ", ".join(hit[:4]) + (" ..." if len(hit) > 4 else "") + ")"
     )
-    return {"k": len(hit), "n": len(cut), "trials": hit, "what": what if hit else ""}
+    dropped = [o.trial_id for o in cut if o.result.cut_reply_dropped]
+    choice = (
+        f"in {len(dropped)}/{len(cut)} trials with a reply cut mid-stream, the question was stored and the reply "
+        "the client left was not (the app drops a reply nobody reads to its end: a choice, not loss -- if a "
+        "refresh mid-reply should keep it, finish and store the reply when the client leaves; trials "
+        + ", ".join(dropped[:4])
+        + (" ..." if len(dropped) > 4 else "")
+        + ")"
+    )
+    return {
+        "k": len(hit),
+        "n": len(cut),
+        "trials": hit,
+        "what": what if hit else "",
+        "dropped": {"k": len(dropped), "trials": dropped, "what": choice if dropped else ""},
+    }
 
 
 def _replayed(inv: "Investigation", found: list[dg.Diagnosis], runs: int, out_dir: Path) -> int:

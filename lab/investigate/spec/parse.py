@@ -24,6 +24,9 @@ HISTORY_FORMATS = ("objects", "strings")
 ORDERS = ("oldest_first", "newest_first")
 PLACEHOLDERS = ("redis_host", "redis_port", "redis_url", "port", "python", "spec_dir", "cwd", "model_url")
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
+# redis.key: {session} once (one conversation, one key). Other braces are the key's own: a Redis
+# Cluster hash tag around the id is common (thr:{{session}}:log is the key thr:{ID}:log).
+KEY_PATTERN = re.compile(r"^(?:(?!\{session\})\S)*\{session\}(?:(?!\{session\})\S)*$")
 
 
 def _check_placeholders(field_name: str, text: str) -> None:
@@ -81,8 +84,9 @@ def parse(data: dict[str, Any], path: Path) -> Spec:
         r,
         "redis",
         "key",
-        pattern=re.compile(r"^[^\s{}]*\{session\}[^\s{}]*$"),
-        expected="a key pattern containing {session}, e.g. chat:{session}",
+        pattern=KEY_PATTERN,
+        expected="a key pattern containing {session} once, e.g. chat:{session} (braces of a hash tag "
+        "around it are the key's own: chat:{{session}})",
     )
     url_env = text(
         r,

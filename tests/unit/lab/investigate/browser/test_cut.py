@@ -69,16 +69,18 @@ def test_a_reply_written_after_the_cut_or_never_is_judged() -> None:
     assert stored_before(same, list(same), _cut_trial(WHOLE[:3])) is None
 
 
-def _lab_cut(written_after_start_s: float | None, abort_after_start_s: float = 0.2) -> Trial:
+def _lab_cut(
+    written_after_start_s: float | None, abort_after_start_s: float = 0.2, earlier_reply_s: float = 0.05
+) -> Trial:
     """The lab page's cut of turn 2: its request left at 2.0, its first chunk came at 2.05, the
     abort at 2.20 (or ``abort_after_start_s``); the turn first written ``written_after_start_s``
-    after 2.0 (None: never)."""
+    after 2.0 (None: never). Turn 1's reply streamed ``earlier_reply_s`` from first chunk to end."""
     t0 = 1_800_000_000.0
     sends = []
     for turn in (1, 2):
         s = Send(f"t{turn}", f"chaoslab probe cut turn {turn} ef56", turn, streamed=True, t_invoke=t0 + turn, ms=50.0)
         s.cut = turn == 2
-        s.complete("ok", 200, "", t0 + turn + (abort_after_start_s if turn == 2 else 0.1))
+        s.complete("ok", 200, "", t0 + turn + (abort_after_start_s if turn == 2 else 0.05 + earlier_reply_s))
         sends.append(s)
     store = [{"t": t0 + 1.05, "conn": "c1", "cmd": "RPUSH", "args": [], "write": True, "user": [1], "reply": []}]
     if written_after_start_s is not None:
@@ -105,9 +107,23 @@ def test_a_turn_stored_within_the_grain_of_an_abort_that_followed_its_first_chun
     the client left: the two cannot be ordered, so the cut tested nothing that can be told."""
     from lab.investigate.browser.cut import finished_before_cut
 
-    why = finished_before_cut(_lab_cut(0.0526, abort_after_start_s=0.0506))
+    instant = 0.001  # the earlier reply streamed whole in 1 ms
+    why = finished_before_cut(_lab_cut(0.0526, abort_after_start_s=0.0506, earlier_reply_s=instant))
     assert why is not None and "within the clock's grain" in why, why
-    assert finished_before_cut(_lab_cut(0.0700, abort_after_start_s=0.0506)) is None  # 19 ms after: judged
+    assert finished_before_cut(_lab_cut(0.0700, abort_after_start_s=0.0506, earlier_reply_s=instant)) is None
+
+
+def test_a_turn_stored_just_before_its_first_chunk_of_a_long_reply_is_judged_though_the_abort_is_near() -> None:
+    """Stores, then streams (a Fastify app, 2026-12-05): the question written 1 ms before the
+    first frame, the abort 2 ms after it (52 ms after the send) -- within the grain of the write,
+    but the earlier turn took 350 ms from its send to its stream's end: this one's stream cannot
+    have ended before the abort, so the cut is judged. The same times beside an earlier turn of
+    72 ms stay unknown (the cut is not clearly inside it)."""
+    from lab.investigate.browser.cut import finished_before_cut
+
+    assert finished_before_cut(_lab_cut(0.049, abort_after_start_s=0.052, earlier_reply_s=0.3)) is None
+    why = finished_before_cut(_lab_cut(0.049, abort_after_start_s=0.052, earlier_reply_s=0.022))
+    assert why is not None and "within the clock's grain" in why, why
 
 
 class _Request:

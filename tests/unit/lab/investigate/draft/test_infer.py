@@ -60,6 +60,26 @@ def test_a_role_field_of_the_apps_own_name_is_its_one_other_short_word() -> None
     assert history_shape([{"note": "a long sentence here", "text": SENT}], SENT, None) is None
 
 
+def test_the_role_word_beside_an_entry_id_or_a_kind_all_items_share() -> None:
+    """A stream entry's id beside the speaker (seen on a Fastify app whose history lists
+    {"seq", "speaker", "content", "at"}): the word of letters is the role; a kind both items
+    share is not; two words that both differ do not decide."""
+    doc = {
+        "entries": [
+            {"seq": "1796503953412-0", "speaker": "person", "content": SENT, "at": "2026-12-05T20:52:33.411Z"},
+            {"seq": "1796503953735-0", "speaker": "model", "content": "Hmm", "at": "2026-12-05T20:52:33.734Z"},
+        ]
+    }
+    got = history_shape(doc, SENT, "Hmm")
+    assert got == HistoryShape("$.entries", "objects", "speaker", "content", user_role="person", assistant_role="model")
+    shared = [{"kind": "msg", "by": "me", "body": SENT}, {"kind": "msg", "by": "bot", "body": "Hmm"}]
+    assert history_shape(shared, SENT, "Hmm") == HistoryShape(
+        "$", "objects", "by", "body", assistant_role="bot", user_role="me"
+    )
+    both = [{"tone": "calm", "by": "me", "body": SENT}, {"tone": "warm", "by": "bot", "body": "Hmm"}]
+    assert history_shape(both, SENT, "Hmm") is None
+
+
 def test_the_conversations_id_in_a_first_answer() -> None:
     assert answer_id({"conversation_id": "c0ffee", "output": "hi"}) == ("$.conversation_id", "c0ffee")
     assert answer_id({"threadId": "t-1", "reply": "hi"}) == ("$.threadId", "t-1")

@@ -33,6 +33,19 @@ def test_example_parses() -> None:
     assert s.stream is not None and s.stream.request == {"stream": True}
 
 
+def test_a_hash_tag_around_the_session_is_the_keys_own() -> None:
+    """Braces around the id (a Redis Cluster hash tag, seen on a Fastify app's
+    parley:v1:thr:{ID}:log) are the key's: the pattern holds {session} inside them."""
+    from lab.investigate.evidence.store import key_shape
+
+    data = _data()
+    data["redis"]["key"] = "parley:v1:thr:{{session}}:log"
+    key = sp.parse(data, EXAMPLE).redis.key
+    assert key is not None and key.replace("{session}", "SQ5Dsl0x") == "parley:v1:thr:{SQ5Dsl0x}:log"
+    assert key_shape(key).fullmatch(b"parley:v1:thr:{a_b-c}:log")
+    assert not key_shape(key).fullmatch(b"parley:v1:thr:{a_b-c}:meta")
+
+
 def test_no_stream_section_no_mid_stream_experiment() -> None:
     from lab.investigate.run.experiments import default_plan
 
@@ -62,6 +75,8 @@ def test_set_overrides_fields_and_reads_toml_values() -> None:
         (("start", "command"), ["{redis}"], "placeholders among"),
         (("start", "cwd"), "no/such/dir", "start.cwd = 'no/such/dir'"),
         (("redis", "key"), "chat:session", "{session}"),
+        (("redis", "key"), "chat:{session}:{session}", "containing {session} once"),
+        (("redis", "key"), "chat: {session}", "redis.key = 'chat: {session}'"),
         (("stream", "request"), "stream", "stream.request = 'stream'"),
         (("redis", "expires"), "yes", "redis.expires = 'yes'"),
     ],
