@@ -22,22 +22,30 @@ class Client:
 
     def call(self, method: str, path: str, body: Any = None) -> tuple[int, str, Any]:
         """(status, content type, JSON or None); status 0 when nothing answered."""
+        status, ctype, raw = self._raw(method, path, body)
+        try:
+            doc = json.loads(raw) if "json" in ctype else None
+        except ValueError:
+            doc = None
+        return status, ctype, doc
+
+    def text(self, path: str) -> tuple[int, str, str]:
+        """A GET's (status, content type, body as text): the app's page and its scripts."""
+        status, ctype, raw = self._raw("GET", path, None)
+        return status, ctype, raw.decode("utf-8", errors="replace")
+
+    def _raw(self, method: str, path: str, body: Any) -> tuple[int, str, bytes]:
         data = None if body is None else json.dumps(body).encode()
         req = urllib.request.Request(self.base + path, data=data, method=method, headers=dict(self.headers))
         if data is not None:
             req.add_header("Content-Type", "application/json")
         try:
             with self.opener.open(req, timeout=TIMEOUT_S) as resp:
-                status, ctype, raw = resp.status, resp.headers.get("content-type", ""), resp.read()
+                return resp.status, resp.headers.get("content-type", ""), resp.read()
         except urllib.error.HTTPError as exc:
-            status, ctype, raw = exc.code, exc.headers.get("content-type", ""), exc.read()
+            return exc.code, exc.headers.get("content-type", ""), exc.read()
         except OSError:
-            return 0, "", None
-        try:
-            doc = json.loads(raw) if "json" in ctype else None
-        except ValueError:
-            doc = None
-        return status, ctype, doc
+            return 0, "", b""
 
     def cookies(self) -> dict[str, str]:
         return {c.name: c.value or "" for c in self.jar}

@@ -6,6 +6,7 @@ app on 127.0.0.1, each with a timeout."""
 from __future__ import annotations
 
 import json
+import re
 import secrets
 from urllib.parse import quote, urlencode
 from collections.abc import Callable
@@ -25,29 +26,10 @@ from lab.investigate.draft.infer import (
     pick_cookie,
     reply_path,
 )
-from lab.investigate.draft.openapi import MESSAGE_FIELDS
+from lab.investigate.draft import routes
+from lab.investigate.draft.routes import QUERY_NAMES, Routes
 
-CHAT_PATHS = ("/chat", "/api/chat", "/api/send", "/send", "/api/messages", "/messages", "/api/message")
-HISTORY_PATHS = ("/history", "/api/history", "/api/messages", "/messages", "/api/chat/history", "/api/chat")
 READY_PATHS = ("/health", "/healthz", "/ready", "/readyz")
-# The history's query parameter for a conversation's id, where it is not the answer's own name.
-QUERY_NAMES = ("conversation_id", "id", "session_id", "thread_id", "chat_id", "conversation", "session", "thread", "c")
-# Where a conversation's history lives when its id is a path segment ({session}: the id).
-CONVERSATION_PATHS = (
-    "/api/conversations/{session}/messages",
-    "/api/conversations/{session}",
-    "/conversations/{session}/messages",
-    "/api/chats/{session}/messages",
-    "/api/chats/{session}",
-    "/api/threads/{session}/messages",
-    "/api/history/{session}",
-    "/history/{session}",
-    "/api/chat/{session}",
-)
-# A conversation made by a create call, where no OpenAPI document names it: POST <collection>
-# answers its id, and its messages live under <collection>/{session}.
-CREATE_PATHS = ("/api/conversations", "/conversations", "/api/chats", "/chats", "/api/threads", "/threads")
-CREATED_CHAT = ("/messages", "/chat", "")  # below <collection>/{session}: the send's route
 STREAM_TYPES = ("text/event-stream", "application/x-ndjson", "application/jsonl")
 
 
@@ -63,6 +45,7 @@ def probe(
     ``pttl(key)``: that key's PTTL (-1: no TTL, which the draft's notes ask about)."""
     c = Client(base_url)
     _ready(c, d)
+    page = routes.read(c)
     status, _, doc = c.call("GET", "/openapi.json")
     if status == 200 and isinstance(doc, dict) and "paths" in doc:
         draft_openapi.from_openapi(doc, d)
@@ -70,16 +53,16 @@ def probe(
     _socketio(c, d)
     if not _login(c, d, login_env):
         return
-    sid = _create(c, d) if d.get("session", "create") or d.get("chat", "path") else _created(c, d)
+    sid = _create(c, d) if d.get("session", "create") or d.get("chat", "path") else _created(c, d, page)
     text = f"chaoslab init probe {secrets.token_hex(4)}"
-    sent = _send(c, d, text, sid)
+    sent = _send(c, d, text, sid, page)
     if sent is None:
-        _unsent(c, d)
+        _unsent(c, d, page)
         return
     reply, answer = sent
-    _read(c, d, text, reply, sid)
+    _read(c, d, text, reply, sid, page)
     if sid is None and "history.path" in d.unknown and not c.cookies():
-        sid = _answered_id(c, d, text, reply, answer)
+        sid = _answered_id(c, d, text, reply, answer, page)
     sid = sid or _cookie(c, d)
     _asked_to_stream(c, d, sid)
     holding = keys(text)
@@ -161,22 +144,21 @@ def _create(c: Client, d: Draft) -> str | None:
     return ident
 
 
-def _created(c: Client, d: Draft) -> str | None:
+def _created(c: Client, d: Draft, page: Routes) -> str | None:
     """A create call no OpenAPI document names (REST apps in Express, Go, Rails): POST to a
     collection (/api/conversations ...) with no body answering an id ($.id, $.conversation_id
     ...), a message then taken by a route below it (<collection>/{session}/messages ...).
     Drafted only once a message was taken there; None: not this shape (nothing drafted)."""
-    for path in CREATE_PATHS:
-        status, _, doc = c.call("POST", path, {})
-        if not 200 <= status < 300:
-            continue
-        found = answer_id(doc) or (("$.id", doc["id"]) if isinstance(doc, dict) and an_id(doc.get("id")) else None)
-        if found is None:
-            continue
-        for below in CREATED_CHAT:
+    made: dict[str, tuple[str, str] | None] = {}  # each collection POSTed once
+    for path, below in page.creates():
+        if path not in made:
+            status, _, doc = c.call("POST", path, {})
+            made[path] = _made_id(doc) if 200 <= status < 300 else None
+        found = made[path]
+        if found is not None:
             chat = f"{path}/{{session}}{below}"
             if any(200 <= c.call("POST", chat.replace("{session}", found[1]), {f: "chaoslab init probe"})[0] < 300
-                   for f in MESSAGE_FIELDS[:4]):  # fmt: skip
+                   for f in page.message_fields()):  # fmt: skip
                 why = f"POST {path} answered {found[0]} ({found[1][:12]}...), and POST {chat} took a message"
                 for key, value in (("in", "path"), ("from", "create"), ("create", path), ("id", found[0])):
                     d.put("session", key, value, why)
@@ -185,10 +167,21 @@ def _created(c: Client, d: Draft) -> str | None:
     return None
 
 
-def _send(c: Client, d: Draft, text: str, sid: str | None) -> tuple[str, Any] | None:
+def _made_id(doc: Any) -> tuple[str, str] | None:
+    """A create call's answer's id: a field of its own, the object's id, else its one word that
+    is not a time or a URL ({"room": "5f8c...", "idle_ttl": 2700}) -- confirmed only by a message
+    then taken below it."""
+    found = answer_id(doc) or (("$.id", doc["id"]) if isinstance(doc, dict) and an_id(doc.get("id")) else None)
+    if found is not None or not isinstance(doc, dict):
+        return found
+    words = [(k, v) for k, v in doc.items() if an_id(v) and not re.match(r"\d{4}-\d\d-\d\d|https?:", v)]
+    return (f"$.{words[0][0]}", words[0][1]) if len(words) == 1 else None
+
+
+def _send(c: Client, d: Draft, text: str, sid: str | None, page: Routes) -> tuple[str, Any] | None:
     """One message; the reply's text and the answer (None: no chat route answered)."""
-    fields = [d.get("chat", "message_field")] if d.get("chat", "message_field") else list(MESSAGE_FIELDS[:4])
-    paths = [d.get("chat", "path")] if d.get("chat", "path") else list(CHAT_PATHS)
+    fields = [d.get("chat", "message_field")] if d.get("chat", "message_field") else page.message_fields()
+    paths = [d.get("chat", "path")] if d.get("chat", "path") else page.chats()
     failed: list[str] = []  # a route and field the app failed on (5xx): its own error, not a wrong guess
     for path in paths:
         for field in fields:
@@ -232,18 +225,37 @@ def _stream_type(ctype: str) -> str | None:
     return ctype.split(";")[0].strip() if any(t in ctype for t in STREAM_TYPES) else None
 
 
-def _read(c: Client, d: Draft, text: str, reply: str, sid: str | None) -> None:
+def _read(c: Client, d: Draft, text: str, reply: str, sid: str | None, page: Routes) -> None:
     # A created conversation's messages first: below the collection its create call made it in.
     made = d.get("session", "create") if d.get("session", "from") == "create" else None
-    below = [f"{made}/{{session}}/messages", f"{made}/{{session}}"] if made else []
-    paths = [d.get("history", "path")] if d.get("history", "path") else below + list(HISTORY_PATHS)
+    below = [p for p in page.gets(1) if p.startswith(f"{made}/")] if made else []
+    below += [f"{made}/{{session}}/messages", f"{made}/{{session}}"] if made else []
+    paths = [d.get("history", "path")] if d.get("history", "path") else list(dict.fromkeys(below + page.histories()))
     for path in paths:
         status, _, doc = c.call("GET", path.replace("{session}", sid or ""))
         shape = history_shape(doc, text, reply or None) if 200 <= status < 300 else None
         if shape is not None:
             _history(d, path, shape, d.why.get("history.path") or f"GET {path} shows the message sent")
+            if not reply:
+                _order_of_two(c, d, text, path, sid or "", shape)
             return
     d.missing("history", "path", f"the history route: none of GET {', '.join(paths)} showed the message sent")
+
+
+def _order_of_two(c: Client, d: Draft, first: str, path: str, sid: str, shape: HistoryShape) -> None:
+    """The history's order where the reply's text is not known to place it (a streamed answer,
+    the app's own format): a second message, then which of the two the read lists first. Not
+    told (the second not taken, not shown): the order is asked, never defaulted."""
+    second = f"chaoslab init probe {secrets.token_hex(4)}"
+    c.call("POST", str(d.get("chat", "path")).replace("{session}", sid), {d.get("chat", "message_field"): second})
+    _, _, doc = c.call("GET", path.replace("{session}", sid))
+    items = next((v for k, v in lists(doc) if k == shape.items), [])
+    at = [next((i for i, it in enumerate(items) if x in str(it)), None) for x in (first, second)]
+    if at[0] is None or at[1] is None:
+        d.missing("history", "order", "oldest_first or newest_first: a second message did not show to tell")
+        return
+    order = "newest_first" if at[1] < at[0] else "oldest_first"
+    d.put("history", "order", order, f"a second message listed {'before' if at[1] < at[0] else 'after'} the first")
 
 
 def _history(d: Draft, path: str, shape: HistoryShape, why: str) -> None:
@@ -253,7 +265,7 @@ def _history(d: Draft, path: str, shape: HistoryShape, why: str) -> None:
         d.put("history", key, getattr(shape, key), "the read after the send")
 
 
-def _answered_id(c: Client, d: Draft, text: str, reply: str, answer: Any) -> str | None:
+def _answered_id(c: Client, d: Draft, text: str, reply: str, answer: Any, page: Routes) -> str | None:
     """A conversation whose id only the first answer gives ($.conversation_id, $.thread_id ...):
     the history read with it -- a query parameter of the same name, else a segment of a
     conversation's path (/api/conversations/<id>/messages) -- then a second message sent with it
@@ -264,10 +276,10 @@ def _answered_id(c: Client, d: Draft, text: str, reply: str, answer: Any) -> str
         return None
     id_path, sid = found
     name = id_path[2:].replace(".id", "_id") if id_path.endswith(".id") else id_path[2:]
-    paths = [d.get("history", "path")] if d.get("history", "path") else list(HISTORY_PATHS)
+    paths = [d.get("history", "path")] if d.get("history", "path") else page.histories()
     names = list(dict.fromkeys((name, *QUERY_NAMES)))  # the answer's own name first
     tries = [(f"{p}?{urlencode({q: sid})}", p, "query", q) for q in names for p in paths] + [
-        (t.replace("{session}", quote(sid, safe="")), t, "path", name) for t in CONVERSATION_PATHS
+        (t.replace("{session}", quote(sid, safe="")), t, "path", name) for t in page.conversations()
     ]
     for url, template, carrier, qname in tries:
         status, _, doc = c.call("GET", url)
@@ -315,10 +327,10 @@ def _cookie(c: Client, d: Draft) -> str | None:
     return jar[name]
 
 
-def _unsent(c: Client, d: Draft) -> None:
+def _unsent(c: Client, d: Draft, page: Routes) -> None:
     """No message could be sent over HTTP: the history and the session cannot be seen at work.
     A history route that answers a list is named as a guess, unconfirmed."""
-    for path in HISTORY_PATHS:
+    for path in page.histories():
         status, _, doc = c.call("GET", path)
         found = lists(doc) if 200 <= status < 300 else []
         if found:

@@ -55,6 +55,9 @@ class App:
     def cookies(self) -> dict[str, str]:
         return {}
 
+    def text(self, path: str) -> tuple[int, str, str]:
+        return 404, "text/plain", "no page"
+
 
 def _probe(app: App, monkeypatch: Any, pttl_ms: int = 86_400_000) -> Draft:
     from lab.investigate.draft import probe as mod
@@ -165,6 +168,9 @@ class RestApp:
     def cookies(self) -> dict[str, str]:
         return {}
 
+    def text(self, path: str) -> tuple[int, str, str]:
+        return 404, "text/plain", "no page"
+
 
 def test_a_create_call_no_openapi_names_is_found_by_its_collection(monkeypatch: Any) -> None:
     from lab.investigate.draft import probe as mod
@@ -179,3 +185,63 @@ def test_a_create_call_no_openapi_names_is_found_by_its_collection(monkeypatch: 
     )
     assert d.get("history", "path") == "/api/conversations/{session}/messages" and d.get("history", "items") == "$.data"
     assert d.get("chat", "reply_path") == "$.content" and set(d.unknown) <= {"redis.key"}, d.unknown
+
+
+class RoomsApp:
+    """No OpenAPI, route names of its own: POST /api/rooms answers {"room": id, "idle_ttl"};
+    POST /api/rooms/<id>/say {"prompt"} streams its answer; GET /api/rooms/<id> lists the
+    entries newest first. Its page at / loads /static/app.js, which builds the URLs by joining
+    strings, as an app's own page does."""
+
+    SCRIPT = """
+    async function open() { const r = await fetch("/api/rooms", { method: "POST" }); room = (await r.json()).room; }
+    async function load() { const r = await fetch("/api/rooms/" + room); }
+    async function say(text) {
+      await fetch("/api/rooms/" + encodeURIComponent(room) + "/say", {
+        method: "POST", headers: {"content-type": "application/json"}, body: JSON.stringify({ prompt: text }),
+      });
+    }
+    """
+
+    base = "http://127.0.0.1:1"
+
+    def __init__(self) -> None:
+        self.rooms: dict[str, list[dict[str, str]]] = {}
+
+    def text(self, path: str) -> tuple[int, str, str]:
+        if path == "/":
+            return 200, "text/html", '<html><script src="/static/app.js"></script></html>'
+        return (200, "text/javascript", self.SCRIPT) if path == "/static/app.js" else (404, "text/plain", "")
+
+    def call(self, method: str, path: str, body: Any = None) -> tuple[int, str, Any]:
+        parts = urlsplit(path).path.strip("/").split("/")
+        if method == "POST" and parts == ["api", "rooms"]:
+            rid = uuid.uuid4().hex[:16]
+            self.rooms[rid] = []
+            return 201, "application/json", {"room": rid, "idle_ttl": 2700}
+        if len(parts) >= 3 and parts[:2] == ["api", "rooms"] and parts[2] in self.rooms:
+            if method == "GET" and len(parts) == 3:
+                return 200, "application/json", {"room": parts[2], "entries": self.rooms[parts[2]][::-1]}
+            if method == "POST" and parts[3:] == ["say"] and isinstance(body, dict) and body.get("prompt"):
+                self.rooms[parts[2]] += [{"who": "human", "text": body["prompt"]}, {"who": "bot", "text": "Good one"}]
+                return 200, "text/event-stream", None
+        return 404, "application/json", {"error": "not found"}
+
+    def cookies(self) -> dict[str, str]:
+        return {}
+
+
+def test_the_routes_the_apps_own_page_calls_and_the_order_of_two_messages(monkeypatch: Any) -> None:
+    """Route names no list holds, read from the page's script; the create answer's one word its
+    id; a streamed answer (no reply text to place), so the order told by a second message."""
+    from lab.investigate.draft import probe as mod
+
+    app = RoomsApp()
+    monkeypatch.setattr(mod, "Client", lambda base: app)
+    d = Draft()
+    probe("http://127.0.0.1:1", d, lambda name: None, lambda text: [])
+    assert d.get("session", "create") == "/api/rooms" and d.get("session", "id") == "$.room", d.why
+    assert d.get("chat", "path") == "/api/rooms/{session}/say" and d.get("chat", "message_field") == "prompt"
+    assert d.get("history", "path") == "/api/rooms/{session}" and d.get("history", "items") == "$.entries"
+    assert d.get("history", "order") == "newest_first", d.why
+    assert "a second message listed before the first" in d.why["history.order"]

@@ -1,0 +1,189 @@
+"""Where `lab init` looks for an app's routes, where no OpenAPI document names them: the calls
+the app's own page makes first, then common names. A route's name is the app's (POST
+/api/threads/{id}/turns, /api/rooms/{id}/say): the common names alone drafted one of three apps
+written independently (2026-12-05); the page is the one place an app says how it is talked to.
+
+Read, never run: the first argument of each ``fetch(...)`` (``axios.get/post``, ``new
+EventSource``) as written -- a string, a template literal, or strings joined by ``+`` -- with
+every part that is not a literal taken for the conversation's id ({session}); its method from a
+``method:`` beside it; and the fields of the ``JSON.stringify({...})`` it sends. What this cannot
+read (a URL built in a helper, a bundle's minified client) adds nothing, and the common names
+are tried as before."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TypeVar
+from urllib.parse import urljoin, urlsplit
+
+from lab.investigate.draft.client import Client
+from lab.investigate.draft.openapi import MESSAGE_FIELDS
+
+CHAT_PATHS = ("/chat", "/api/chat", "/api/send", "/send", "/api/messages", "/messages", "/api/message")
+HISTORY_PATHS = ("/history", "/api/history", "/api/messages", "/messages", "/api/chat/history", "/api/chat")
+# The history's query parameter for a conversation's id, where it is not the answer's own name.
+QUERY_NAMES = ("conversation_id", "id", "session_id", "thread_id", "chat_id", "conversation", "session", "thread", "c")
+# Where a conversation's history lives when its id is a path segment ({session}: the id).
+CONVERSATION_PATHS = (
+    "/api/conversations/{session}/messages",
+    "/api/conversations/{session}",
+    "/conversations/{session}/messages",
+    "/api/chats/{session}/messages",
+    "/api/chats/{session}",
+    "/api/threads/{session}/messages",
+    "/api/history/{session}",
+    "/history/{session}",
+    "/api/chat/{session}",
+)
+# A conversation made by a create call, where no OpenAPI document names it: POST <collection>
+# answers its id, and its messages live under <collection>/{session}.
+CREATE_PATHS = ("/api/conversations", "/conversations", "/api/chats", "/chats", "/api/threads", "/threads")
+CREATED_CHAT = ("/messages", "/chat", "")  # below <collection>/{session}: the send's route
+
+SCRIPTS_MAX = 5  # same-origin <script src> files read besides the page itself
+_CALL = re.compile(r"\b(fetch|axios\.(get|post)|new\s+EventSource)\s*\(")
+_SRC = re.compile(r"<script[^>]*\bsrc\s*=\s*[\"']([^\"']+)[\"']", re.I)
+_STRING = re.compile(r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|`(?:[^`\\]|\\.)*`", re.S)
+_FIELDS = re.compile(r"JSON\.stringify\(\s*\{([^{}]*)\}")
+_KEY = re.compile(r"(?:^|,)\s*[\"']?([A-Za-z_][A-Za-z0-9_]*)[\"']?\s*(?=[:,]|$)")
+ID = "{session}"
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Call:
+    method: str  # GET | POST
+    path: str  # /api/threads/{session}/turns; no query
+
+
+@dataclass
+class Routes:
+    calls: list[Call] = field(default_factory=list)
+    fields: list[str] = field(default_factory=list)  # the sent bodies' fields, in the page's order
+
+    def posts(self, placeholders: int) -> list[str]:
+        return _unique(c.path for c in self.calls if c.method == "POST" and c.path.count(ID) == placeholders)
+
+    def gets(self, placeholders: int) -> list[str]:
+        return _unique(c.path for c in self.calls if c.method == "GET" and c.path.count(ID) == placeholders)
+
+    def created(self) -> list[tuple[str, str]]:
+        """(collection, what follows its id) for a create call the page makes: a POST to a path
+        with no id beside a POST below that path's id -- /api/rooms and /api/rooms/{session}/say."""
+        return [
+            (made, chat[len(made) + len("/" + ID) :])
+            for made in self.posts(0)
+            for chat in self.posts(1)
+            if chat.startswith(made + "/" + ID)
+        ]
+
+    # The candidates, the page's first.
+    def chats(self) -> list[str]:
+        return _unique([*self.posts(0), *CHAT_PATHS])
+
+    def histories(self) -> list[str]:
+        return _unique([*self.gets(0), *HISTORY_PATHS])
+
+    def conversations(self) -> list[str]:
+        return _unique([*self.gets(1), *CONVERSATION_PATHS])
+
+    def creates(self) -> list[tuple[str, str]]:
+        return _unique([*self.created(), *((made, below) for made in CREATE_PATHS for below in CREATED_CHAT)])
+
+    def message_fields(self) -> list[str]:
+        return _unique([*self.fields, *MESSAGE_FIELDS[:4]])
+
+
+def _unique(items: Iterable[T]) -> list[T]:
+    return list(dict.fromkeys(items))
+
+
+def _argument(text: str, start: int) -> tuple[str, str]:
+    """The call's first argument and the rest of its argument list, from just after ``(``."""
+    depth, i, first = 0, start, None
+    while i < len(text):
+        m = _STRING.match(text, i)
+        if m:
+            i = m.end()
+            continue
+        ch = text[i]
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            if depth == 0:
+                return (text[start:i], "") if first is None else (text[start:first], text[first + 1 : i])
+            depth -= 1
+        elif ch == "," and depth == 0 and first is None:
+            first = i
+        i += 1
+    return text[start:], ""
+
+
+def _parts(expr: str) -> list[str]:
+    """``expr`` split at its top-level ``+`` (strings and brackets kept whole)."""
+    parts, depth, i, start = [], 0, 0, 0
+    while i < len(expr):
+        m = _STRING.match(expr, i)
+        if m:
+            i = m.end()
+            continue
+        if expr[i] in "([{":
+            depth += 1
+        elif expr[i] in ")]}":
+            depth -= 1
+        elif expr[i] == "+" and depth == 0:
+            parts.append(expr[start:i])
+            start = i + 1
+        i += 1
+    return [p.strip() for p in [*parts, expr[start:]]]
+
+
+def _literal(part: str) -> str:
+    """A string's text (a template's ${...} the id); anything that is not a string, the id."""
+    if not _STRING.fullmatch(part):
+        return ID
+    return re.sub(r"\$\{[^}]*\}", ID, part[1:-1]) if part[0] == "`" else part[1:-1]
+
+
+def _path(expr: str) -> str | None:
+    """A URL expression as a path: literals kept, anything else the id; None: not a path."""
+    out = "".join(_literal(p) for p in _parts(expr.strip()))
+    if out.startswith(("http://", "https://")):
+        out = urlsplit(out).path
+    out = re.sub(r"(\{session\})+", ID, out.split("?")[0].split("#")[0])
+    return out if out.startswith("/") and len(out) > 1 and not out.startswith("/" + ID) else None
+
+
+def calls_in(script: str) -> Routes:
+    """The routes a page's script calls (pure: the script's text)."""
+    found = Routes()
+    for m in _CALL.finditer(script):
+        arg, rest = _argument(script, m.end())
+        path = _path(arg)
+        if path is None:
+            continue
+        post = m.group(2) == "post" or re.search(r"method\s*:\s*[\"'`]POST", rest, re.I)
+        found.calls.append(Call("POST" if post else "GET", path))
+        for body in _FIELDS.findall(rest):
+            found.fields += [k for k in _KEY.findall(body) if k not in found.fields]
+    return found
+
+
+def read(c: Client) -> Routes:
+    """The routes of the page at / and of the same-origin scripts it loads."""
+    status, _, page = c.text("/")
+    if not 200 <= status < 300 or not page:
+        return Routes()
+    texts = [page]
+    for src in _SRC.findall(page)[:SCRIPTS_MAX]:
+        url = urljoin(c.base + "/", src)
+        if urlsplit(url).netloc == urlsplit(c.base).netloc:
+            texts.append(c.text(urlsplit(url).path)[2])
+    routes = Routes()
+    for text in texts:
+        got = calls_in(text)
+        routes.calls += got.calls
+        routes.fields += [f for f in got.fields if f not in routes.fields]
+    return routes
