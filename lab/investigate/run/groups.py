@@ -30,6 +30,10 @@ from lab.runner.run_context import RunContext
 from lab.runner.runner import Runner
 from lab.stack.model_link import ModelLink
 
+# A trial's unknown reason where the browser's request to the app timed out (blackbox: "driver:"
+# and the exception's type: Playwright's TimeoutError).
+APP_TIMED_OUT = "driver: TimeoutError"
+
 # An experiment's unknown trials are replaced until --trials were judged, up to this many times
 # --trials in all: a busy machine that misses a window in some trials still gives the rate its
 # judged trials; one that misses it in most gives an honest "unknown".
@@ -87,6 +91,9 @@ class Member:
             or (self.exp.refresh == "in_flight" and all(o.trial.unknown == ANSWERED_FIRST for o in self.mine))
             # ... nor a drop at the write's reply where no send wrote the key (a write never made)
             or all(o.trial.unknown == NO_WRITE for o in self.mine)
+            # ... nor requests the app never answered within the page's timeout (a Rust app's
+            # history read after Redis came back: 9 trials x 36 s, every one unknown, 2026-12-05)
+            or all((o.trial.unknown or "").startswith(APP_TIMED_OUT) for o in self.mine)
         )
         if not self.pending and self.top_up and judged < self.n and self.next_k < self.last_k and not by_code:
             extra = min(self.n - judged, self.last_k - self.next_k)
