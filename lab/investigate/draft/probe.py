@@ -50,7 +50,7 @@ def probe(
     if status == 200 and isinstance(doc, dict) and "paths" in doc:
         draft_openapi.from_openapi(doc, d)
         d.notes.append("OpenAPI lists no WebSocket routes: a WebSocket the app also has is not drafted ([transport])")
-    _socketio(c, d)
+    routes.socketio(c, d)
     if not _login(c, d, login_env):
         return
     sid = _create(c, d) if d.get("session", "create") or d.get("chat", "path") else _created(c, d, page)
@@ -92,21 +92,6 @@ def _ready(c: Client, d: Draft) -> None:
         if 200 <= c.call("GET", path)[0] < 300:
             d.put("http", "ready_path", path, f"GET {path} answered 2xx")
             return
-
-
-def _socketio(c: Client, d: Draft) -> None:
-    status, ctype, _ = c.call("GET", "/socket.io/socket.io.js")
-    if status == 200 and "javascript" in ctype:
-        d.put("transport", "kind", "socketio", "the app serves /socket.io/socket.io.js")
-        for key, need in (
-            ("event", "the event a message is emitted as"),
-            ("chunk", "the event carrying a piece of the reply"),
-            ("end", "the event that ends a reply"),
-        ):
-            d.missing(
-                "transport", key, need + " (the app's Socket.IO code names it; the lab cannot see it from outside)"
-            )
-        d.missing("chat", "message_field", "the message's field in that event's payload")
 
 
 def _login(c: Client, d: Draft, login_env: Callable[[str], str | None]) -> bool:
