@@ -11,7 +11,8 @@ INIT_HELP = """\
 Draft a target spec (TOML) for lab investigate, for a chat app you did not write. The lab starts
 the app as lab investigate would (your command, the lab's Redis through Toxiproxy in its
 environment) and probes it: its OpenAPI document where it serves one (FastAPI: /openapi.json),
-else common routes (POST /chat, /api/chat, /api/send ...; GET /history, /api/messages ...).
+else the routes its own page at / calls (read from its scripts), then common routes (POST /chat,
+/api/chat, /api/send ...; GET /history, /api/messages ...).
 One real message and one history read then fix the reply's field, the history's shape and
 order, the session (a cookie the app sets, or an id from a create call) and the Redis key
 named after it. A login found in OpenAPI takes its values from environment variables
