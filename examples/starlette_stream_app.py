@@ -79,7 +79,12 @@ async def history(request: Request) -> JSONResponse:
     cid = request.query_params.get("conversation_id")
     if not cid:
         return JSONResponse({"items": []})
-    entries = await R.xrange(_key(cid))
+    try:
+        entries = await R.xrange(_key(cid))
+    except aioredis.ConnectionError:
+        # A read is safe to repeat: a pooled connection Redis dropped while it sat idle (an
+        # outage the pool has not noticed) fails once, then the pool dials anew.
+        entries = await R.xrange(_key(cid))
     items = [{"who": f[b"who"].decode(), "text": f[b"text"].decode()} for _, f in entries]
     return JSONResponse({"conversation_id": cid, "items": items})
 
