@@ -77,15 +77,6 @@ async function call(method, path, body, mode) {
       const next = await Promise.race([reader.read(), new Promise(r => setTimeout(() => r(null), 0))]);
       out.cut = !first.done && !(next && next.done);
       ctl.abort();
-    } else if (resp.body) {
-      // last: when the answer's last bytes came -- what a user sees as its end; an app that
-      // writes after its last event and only then closes the stream has answered already.
-      const reader = resp.body.getReader(), dec = new TextDecoder();
-      for (let c = await reader.read(); !c.done; c = await reader.read()) {
-        if (c.value && c.value.length) { out.body += dec.decode(c.value, {stream: true}); out.last = now(); }
-      }
-      out.body += dec.decode();
-      out.ms = performance.now() - t0;
     } else {
       out.body = await resp.text();
       out.ms = performance.now() - t0;

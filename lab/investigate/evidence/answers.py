@@ -22,7 +22,6 @@ class Answer(TypedDict):
     reply: NotRequired[str | None]  # frames: the reply as they carried it whole
     start: NotRequired[float | None]  # when the request left and its answer ended (epoch s)
     end: NotRequired[float | None]
-    last: NotRequired[float | None]  # a read answer's last bytes (epoch s): a stream's end as its user sees it
     frames: NotRequired[int]
     empty: NotRequired[bool]
 

@@ -120,13 +120,7 @@ def answer(spec: Spec, raw: Answer, mid: str, text: str, turn: int, streamed: bo
     # The request's own times where the page knows them (two sends "at once" are judged by
     # when they really left and ended), else as this side saw them.
     s.t_invoke = raw.get("start") or t_invoke
-    end, last = raw.get("end") or time.time(), raw.get("last")
-    if last:
-        # An answer ends for its user with its last bytes, not with the connection's close: an
-        # app that writes the turn after its last event and then closes (a Rust app's reply
-        # stored after `event: done`, 300 ms later under the commands' latency) answered first.
-        end = min(end, last)
-    s.complete(outcome, status, error or (f"HTTP {status}" if status else ""), end)
+    s.complete(outcome, status, error or (f"HTTP {status}" if status else ""), raw.get("end") or time.time())
     return s
 
 
