@@ -319,8 +319,8 @@ def test_a_turn_written_after_the_answer_is_seen_in_the_store(tmp_path: Path, bu
     still does. Every reply reads the same: placed by time, not by text."""
     found, out, trials = _five(tmp_path, bugs, "--only", "after_ack")
     # Its chains run after the answers with nothing ordering them, so one turn's chain may reach
-    # Redis behind the next turn's: writes_out_of_order, true and at its rate (1 of 10 trials in
-    # two runs, 2026-12-05), is the only other diagnosis allowed.
+    # Redis behind the next turn's: writes_out_of_order, true and at its rate (1 of 10 trials in a
+    # CI run, 2026-12-05), is the only other diagnosis allowed.
     assert set(found) - {"writes_out_of_order"} == {"stored_after_answer"}, out
     d = found["stored_after_answer"]
     judged = [t for t in trials if not t["unknown"]]
