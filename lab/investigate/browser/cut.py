@@ -124,10 +124,11 @@ def finished_before_cut(t: Trial) -> str | None:
     The cut tested nothing. So too a write within the clock's grain of the abort, wherever the first
     chunk was: the two cannot be ordered (an instant stream's abort may follow its first chunk by
     less than a millisecond, and a write 2 ms after both was seen to be the finished stream's,
-    2026-12-04) -- unless the conversation's earlier replies took far longer to stream than the
-    abort took to follow the first chunk (``_well_inside_usual_reply``). A turn written before the first chunk (an app that stores, then streams) or after
-    the abort (one that goes on when the client leaves), by more than the grain, is judged. The turn's first write is the
-    one carrying its question (a streamed reply's text is the app's format)."""
+    2026-12-04) -- unless the conversation's earlier turns took far longer from send to stream's
+    end than this one took from send to abort (``_well_inside_usual_reply``). A turn written
+    before the first chunk (an app that stores, then streams) or after the abort (one that goes on
+    when the client leaves), by more than the grain, is judged. The turn's first write is the one
+    carrying its question (a streamed reply's text is the app's format)."""
     last = t.sends[-1] if t.sends else None
     if t.store is None or last is None or not last.cut or last.ms is None or not last.t_complete:
         return None

@@ -181,10 +181,7 @@ def display(done: list[TrialOutcome]) -> dict[str, Any]:
     choice = (
         f"in {len(dropped)}/{len(cut)} trials with a reply cut mid-stream, the question was stored and the reply "
         "the client left was not (the app drops a reply nobody reads to its end: a choice, not loss -- if a "
-        "refresh mid-reply should keep it, finish and store the reply when the client leaves; trials "
-        + ", ".join(dropped[:4])
-        + (" ..." if len(dropped) > 4 else "")
-        + ")"
+        f"refresh mid-reply should keep it, finish and store the reply when the client leaves; trials {dg.few(dropped)})"
     )
     return {
         "k": len(hit),
