@@ -13,7 +13,7 @@ are tried as before."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TypeVar
 from urllib.parse import urljoin, urlsplit
@@ -101,9 +101,10 @@ def _unique(items: Iterable[T]) -> list[T]:
     return list(dict.fromkeys(items))
 
 
-def _argument(text: str, start: int) -> tuple[str, str]:
-    """The call's first argument and the rest of its argument list, from just after ``(``."""
-    depth, i, first = 0, start, None
+def _top(text: str, start: int = 0) -> Iterator[tuple[int, str]]:
+    """``text``'s characters outside strings and brackets, from ``start``, with their index; a
+    closing bracket that closes nothing opened here is yielded last (the call's own ``)``)."""
+    depth, i = 0, start
     while i < len(text):
         m = _STRING.match(text, i)
         if m:
@@ -112,33 +113,30 @@ def _argument(text: str, start: int) -> tuple[str, str]:
         ch = text[i]
         if ch in "([{":
             depth += 1
-        elif ch in ")]}":
-            if depth == 0:
-                return (text[start:i], "") if first is None else (text[start:first], text[first + 1 : i])
+        elif ch in ")]}" and depth:
             depth -= 1
-        elif ch == "," and depth == 0 and first is None:
-            first = i
+        elif ch in ")]}" or depth == 0:
+            yield i, ch
+            if ch in ")]}":
+                return
         i += 1
+
+
+def _argument(text: str, start: int) -> tuple[str, str]:
+    """The call's first argument and the rest of its argument list, from just after ``(``."""
+    first = None
+    for i, ch in _top(text, start):
+        if ch in ")]}":
+            return (text[start:i], "") if first is None else (text[start:first], text[first + 1 : i])
+        if ch == "," and first is None:
+            first = i
     return text[start:], ""
 
 
 def _parts(expr: str) -> list[str]:
     """``expr`` split at its top-level ``+`` (strings and brackets kept whole)."""
-    parts, depth, i, start = [], 0, 0, 0
-    while i < len(expr):
-        m = _STRING.match(expr, i)
-        if m:
-            i = m.end()
-            continue
-        if expr[i] in "([{":
-            depth += 1
-        elif expr[i] in ")]}":
-            depth -= 1
-        elif expr[i] == "+" and depth == 0:
-            parts.append(expr[start:i])
-            start = i + 1
-        i += 1
-    return [p.strip() for p in [*parts, expr[start:]]]
+    bounds = [-1, *(i for i, ch in _top(expr) if ch == "+"), len(expr)]
+    return [expr[a + 1 : b].strip() for a, b in zip(bounds, bounds[1:])]
 
 
 def _literal(part: str) -> str:
