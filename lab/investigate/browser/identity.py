@@ -16,6 +16,7 @@ from lab.common import redact
 from lab.investigate.browser.page_frames import SESSION_KEY
 from lab.investigate.evidence.rows import json_path
 from lab.investigate.spec.parse import Spec
+from lab.investigate.spec.schema import MINTED
 from lab.investigate.spec.shapes import login_body
 
 
@@ -98,7 +99,7 @@ class Identity:
 def fixed_id(spec: Spec) -> str | None:
     """The one conversation id every browser uses ([session] source = "fixed"), if the spec has one."""
     s = spec.session
-    return s.value if s.source == "fixed" and s.value and "{random}" not in s.value else None
+    return s.value if s.source == "fixed" and s.value and not any(m in s.value for m in MINTED) else None
 
 
 def origin(spec: Spec) -> str:

@@ -23,10 +23,10 @@ function pick(doc, path) {  // $.a.b of a JSON value; undefined where a step is 
 function sid() {
   const S = CFG.session;
   if (S.carrier === "cookie") return null;  // the browser sends the app's cookie itself
-  if (S.source === "fixed" && !S.value.includes("{random}")) return S.value;
+  if (S.source === "fixed" && !["{random}", "{uuid}"].some((m) => S.value.includes(m))) return S.value;
   let id = localStorage.getItem(CFG.session_key);
   if (!id && S.source === "fixed") {  // an id the page makes itself, once per browser, as many pages do
-    id = S.value.split("{random}").join(crypto.randomUUID().split("-").join(""));
+    id = S.value.split("{random}").join(crypto.randomUUID().split("-").join("")).split("{uuid}").join(crypto.randomUUID());
     localStorage.setItem(CFG.session_key, id);
   }
   return id;

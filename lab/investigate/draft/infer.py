@@ -35,13 +35,23 @@ class Draft:
     def get(self, section: str, key: str) -> Any:
         return self.sections.get(section, {}).get(key)
 
+    def history(self, path: str, shape: HistoryShape, why: str) -> None:
+        """The history's route and its shape, as the read after the send showed it."""
+        self.put("history", "path", path, why)
+        fields = ("separator",) if shape.format == "strings" else ("role_field", "content_field")
+        for key in ("items", "format", *fields, "order", "user_role", "assistant_role"):
+            self.put("history", key, getattr(shape, key), "the read after the send")
+
 
 def reply_path(answer: Any, sent: str) -> tuple[str, str] | None:
-    """Where the reply is in a chat answer: a string field that is not the message sent (the
-    reply names first). ($.path, the reply's text)."""
+    """Where the reply is in a chat answer: a string field that is not the message sent, nor an
+    id-like word (a create call's answer, {"conv": "CNL88sYj..."}, is no reply) -- the reply names
+    first. ($.path, the reply's text)."""
     if not isinstance(answer, dict):
         return None
-    strings = {k: v for k, v in answer.items() if isinstance(v, str) and v and v != sent}
+    strings = {
+        k: v for k, v in answer.items() if isinstance(v, str) and v and v != sent and (k in REPLY_NAMES or not an_id(v))
+    }
     for name in (*REPLY_NAMES, *strings):
         if name in strings:
             return f"$.{name}", strings[name]

@@ -4,11 +4,13 @@ the app's own page makes first, then common names. A route's name is the app's (
 written independently (2026-12-05); the page is the one place an app says how it is talked to.
 
 Read, never run: the first argument of each ``fetch(...)`` (``axios.get/post``, ``new
-EventSource``) as written -- a string, a template literal, or strings joined by ``+`` -- with
-every part that is not a literal taken for the conversation's id ({session}); its method from a
-``method:`` beside it; and the fields of the ``JSON.stringify({...})`` it sends. What this cannot
-read (a URL built in a helper, a bundle's minified client) adds nothing, and the common names
-are tried as before."""
+EventSource``) as written -- a string, a template literal, strings joined by ``+``, or a name
+(``url`` / ``url()``) the script defines as one of those -- with every part that is not a
+literal taken for the conversation's id ({session}), in the path or as a query parameter's
+value (``"/api/chat?s=" + id``); its method from a ``method:`` beside it, whether it sends a
+``body:``, and the fields of the ``JSON.stringify({...})`` it sends. A page that mints ids
+(``crypto.randomUUID()``) is noted: a conversation it names itself. What this cannot read (a
+bundle's minified client) adds nothing, and the common names are tried as before."""
 
 from __future__ import annotations
 
@@ -48,6 +50,8 @@ _CALL = re.compile(r"\b(fetch|axios\.(get|post)|new\s+EventSource)\s*\(")
 _SRC = re.compile(r"<script[^>]*\bsrc\s*=\s*[\"']([^\"']+)[\"']", re.I)
 _STRING = re.compile(r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|`(?:[^`\\]|\\.)*`", re.S)
 _FIELDS = re.compile(r"JSON\.stringify\(\s*\{([^{}]*)\}")
+_QUERY_ID = re.compile(r"[?&]([A-Za-z_][A-Za-z0-9_]*)=\{session\}")
+_MINTS = re.compile(r"\b(randomUUID|uuidv4|uuid\.v4|v4 as uuid|nanoid)\b")
 _KEY = re.compile(r"(?:^|,)\s*[\"']?([A-Za-z_][A-Za-z0-9_]*)[\"']?\s*(?=[:,]|$)")
 ID = "{session}"
 T = TypeVar("T")
@@ -57,32 +61,43 @@ T = TypeVar("T")
 class Call:
     method: str  # GET | POST
     path: str  # /api/threads/{session}/turns; no query
+    query: str | None = None  # the query parameter carrying the id (/api/chat?s=...: "s")
+    body: bool = True  # a POST that sends a body (none: a create call's shape)
 
 
 @dataclass
 class Routes:
     calls: list[Call] = field(default_factory=list)
     fields: list[str] = field(default_factory=list)  # the sent bodies' fields, in the page's order
+    mints: bool = False  # the page makes ids itself (crypto.randomUUID() ...)
 
-    def posts(self, placeholders: int) -> list[str]:
-        return _unique(c.path for c in self.calls if c.method == "POST" and c.path.count(ID) == placeholders)
+    def posts(self, placeholders: int, body: bool = True) -> list[str]:
+        return _unique(
+            c.path for c in self.calls if c.method == "POST" and c.path.count(ID) == placeholders and c.body == body
+        )
+
+    def queried(self, method: str = "POST") -> list[tuple[str, str]]:
+        """(path, parameter) of the page's calls carrying the id in their query."""
+        return _unique((c.path, c.query) for c in self.calls if c.method == method and c.query)
 
     def gets(self, placeholders: int) -> list[str]:
         return _unique(c.path for c in self.calls if c.method == "GET" and c.path.count(ID) == placeholders)
 
     def created(self) -> list[tuple[str, str]]:
-        """(collection, what follows its id) for a create call the page makes: a POST to a path
-        with no id beside a POST below that path's id -- /api/rooms and /api/rooms/{session}/say."""
-        return [
-            (made, chat[len(made) + len("/" + ID) :])
-            for made in self.posts(0)
-            for chat in self.posts(1)
-            if chat.startswith(made + "/" + ID)
+        """(collection, the chat's route with {session}) for a create call the page makes: a
+        POST with no body beside a POST below the id it answers (/api/rooms and
+        /api/rooms/{session}/say) or carrying it in its query (/api/sessions and /api/chat?s=)."""
+        made = self.posts(0, body=False) + [
+            p for p in self.posts(0) if any(c.startswith(p + "/" + ID) for c in self.posts(1))
+        ]
+        return [(m, chat) for m in made for chat in self.posts(1) if chat.startswith(m + "/" + ID)] + [
+            (m, f"{chat}?{name}={ID}") for m in made for chat, name in self.queried()
         ]
 
     # The candidates, the page's first.
     def chats(self) -> list[str]:
-        return _unique([*self.posts(0), *CHAT_PATHS])
+        # A POST the page sends no body with is a create call's shape: tried after the names.
+        return _unique([*self.posts(0), *CHAT_PATHS, *self.posts(0, body=False)])
 
     def histories(self) -> list[str]:
         return _unique([*self.gets(0), *HISTORY_PATHS])
@@ -91,7 +106,9 @@ class Routes:
         return _unique([*self.gets(1), *CONVERSATION_PATHS])
 
     def creates(self) -> list[tuple[str, str]]:
-        return _unique([*self.created(), *((made, below) for made in CREATE_PATHS for below in CREATED_CHAT)])
+        return _unique(
+            [*self.created(), *((made, f"{made}/{ID}{below}") for made in CREATE_PATHS for below in CREATED_CHAT)]
+        )
 
     def message_fields(self) -> list[str]:
         return _unique([*self.fields, *MESSAGE_FIELDS[:4]])
@@ -146,25 +163,57 @@ def _literal(part: str) -> str:
     return re.sub(r"\$\{[^}]*\}", ID, part[1:-1]) if part[0] == "`" else part[1:-1]
 
 
-def _path(expr: str) -> str | None:
-    """A URL expression as a path: literals kept, anything else the id; None: not a path."""
+def _defined(script: str, expr: str) -> str:
+    """A name (``url``, ``url()``, ``api.history(id)``'s last name) the script defines as a
+    string expression -- ``const url = () => "..." + id``, ``function url(){ return ...; }``,
+    ``let url = ...`` -- as that expression; anything else as it is."""
+    m = re.fullmatch(r"(?:[A-Za-z_$][\w$]*\.)*([A-Za-z_$][\w$]*)\s*(\(\s*[^()]*\))?", expr)
+    if m is None:
+        return expr
+    name = re.escape(m.group(1))
+    arrow = rf"\b{name}\s*[=:]\s*(?:async\s+)?(?:\([^()]*\)|[A-Za-z_$][\w$]*)\s*=>\s*"
+    for head in (
+        arrow,
+        rf"\bfunction\s+{name}\s*\([^()]*\)\s*\{{\s*return\s+",
+        rf"\b(?:const|let|var)\s+{name}\s*=\s*",
+    ):
+        d = re.search(head, script)
+        if d:
+            stop = next((i for i, ch in _top(script, d.end()) if ch in ";,)]}" or _ends_line(script, i)), None)
+            return script[d.end() : stop].strip()
+    return expr
+
+
+def _ends_line(script: str, i: int) -> bool:
+    """A newline at ``i`` that ends the statement (no ``+`` carrying it on, before or after)."""
+    return script[i] == "\n" and not script[:i].rstrip().endswith("+") and not script[i:].lstrip().startswith("+")
+
+
+def _url(expr: str) -> str | None:
+    """A URL expression as a path and query: literals kept, anything else the id; None: not a
+    path."""
     out = "".join(_literal(p) for p in _parts(expr.strip()))
     if out.startswith(("http://", "https://")):
-        out = urlsplit(out).path
-    out = re.sub(r"(\{session\})+", ID, out.split("?")[0].split("#")[0])
-    return out if out.startswith("/") and len(out) > 1 and not out.startswith("/" + ID) else None
+        split = urlsplit(out)
+        out = split.path + (f"?{split.query}" if split.query else "")
+    out = re.sub(r"(\{session\})+", ID, out.split("#")[0])
+    path = out.split("?")[0]
+    return out if path.startswith("/") and len(path) > 1 and not path.startswith("/" + ID) else None
 
 
 def calls_in(script: str) -> Routes:
     """The routes a page's script calls (pure: the script's text)."""
-    found = Routes()
+    found = Routes(mints=bool(_MINTS.search(script)))
     for m in _CALL.finditer(script):
         arg, rest = _argument(script, m.end())
-        path = _path(arg)
-        if path is None:
+        url = _url(_defined(script, arg.strip()))
+        if url is None:
             continue
         post = m.group(2) == "post" or re.search(r"method\s*:\s*[\"'`]POST", rest, re.I)
-        found.calls.append(Call("POST" if post else "GET", path))
+        query = _QUERY_ID.search(url)
+        body = m.group(2) == "post" or bool(re.search(r"\bbody\s*[:,}]", rest))
+        path = url.split("?")[0]
+        found.calls.append(Call("POST" if post else "GET", path, query and query.group(1), body or not post))
         for body in _FIELDS.findall(rest):
             found.fields += [k for k in _KEY.findall(body) if k not in found.fields]
     return found
@@ -185,6 +234,7 @@ def read(c: Client) -> Routes:
         got = calls_in(text)
         routes.calls += got.calls
         routes.fields += [f for f in got.fields if f not in routes.fields]
+        routes.mints = routes.mints or got.mints
     return routes
 
 

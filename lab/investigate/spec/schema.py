@@ -10,6 +10,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from lab.stack.compose.override import AppCompose
 
+# A fixed session value's placeholders for an id the page mints, fresh per browser, as pages that
+# make their own do: 32 hex digits, or a UUID (crypto.randomUUID(), what a UUID-checking route takes).
+MINTED = ("{random}", "{uuid}")
+
 
 @dataclass(frozen=True)
 class Start:
@@ -86,7 +90,7 @@ class Session:
     source: str  # cookie (the app sets it) | create (a POST returns it) | answer (the first answer) | fixed
     create_path: str | None = None  # source = create: POST here, no body
     id_path: str | None = None  # create / answer: where the id is in that JSON ($.id)
-    value: str | None = None  # source = fixed; {random}: a fresh hex id per browser, made by the page
+    value: str | None = None  # source = fixed; {random} / {uuid}: a fresh id per browser, made by the page
     field: str | None = None  # the chat body's / message frame's field that carries it (null before it is known)
     # The app's own page ([page]) keeps the id itself: under this localStorage key, or in its URL
     # (a path pattern with {session}, e.g. /c/{session}).

@@ -245,3 +245,135 @@ def test_the_routes_the_apps_own_page_calls_and_the_order_of_two_messages(monkey
     assert d.get("history", "path") == "/api/rooms/{session}" and d.get("history", "items") == "$.entries"
     assert d.get("history", "order") == "newest_first", d.why
     assert "a second message listed before the first" in d.why["history.order"]
+
+
+class MintingApp:
+    """Its page mints the conversation's id (crypto.randomUUID(), in localStorage) and builds
+    its one URL in a helper; no create call, no cookie. The route takes only ids of its own
+    check: a UUID (``dashes``) or 32 hex digits. POST answers {"reply": {"author", "body"}};
+    GET lists {"messages": [...]} oldest first."""
+
+    SCRIPT = """
+      let cid = localStorage.getItem(KEY);
+      if (!cid) { cid = crypto.randomUUID(); localStorage.setItem(KEY, cid); }
+      const url = () => '/v1/conversations/' + encodeURIComponent(cid) + '/messages';
+      async function load() { const res = await fetch(url(), { headers: { Accept: 'application/json' } }); }
+      async function send(body) {
+        const res = await fetch(url(), { method: 'POST', body: JSON.stringify({ body: body }) });
+      }
+    """
+
+    def __init__(self, dashes: bool) -> None:
+        self.dashes = dashes
+        self.convs: dict[str, list[dict[str, str]]] = {}
+
+    def text(self, path: str) -> tuple[int, str, str]:
+        return (200, "text/html", f"<html><script>{self.SCRIPT}</script></html>") if path == "/" else (404, "", "")
+
+    def call(self, method: str, path: str, body: Any = None) -> tuple[int, str, Any]:
+        parts = urlsplit(path).path.strip("/").split("/")
+        if len(parts) != 4 or parts[:2] != ["v1", "conversations"] or parts[3] != "messages":
+            return 404, "application/json", {"error": "not found"}
+        try:
+            ok = str(uuid.UUID(parts[2])) == parts[2] if self.dashes else uuid.UUID(parts[2]).hex == parts[2]
+        except ValueError:
+            ok = False
+        if not ok:
+            return 400, "application/json", {"error": {"code": "bad_conversation_id"}}
+        if method == "GET":
+            return 200, "application/json", {"messages": self.convs.get(parts[2], [])}
+        if not isinstance(body, dict) or not body.get("body"):
+            return 400, "application/json", {"error": {"code": "empty"}}
+        reply = {"author": "assistant", "body": f"About {len(body['body'])} letters, then."}
+        self.convs.setdefault(parts[2], []).extend([{"author": "user", "body": body["body"]}, reply])
+        return 200, "application/json", {"reply": reply}
+
+    def cookies(self) -> dict[str, str]:
+        return {}
+
+
+def test_an_id_the_page_mints_is_drafted_as_one_the_lab_mints_of_its_kind(monkeypatch: Any) -> None:
+    from lab.investigate.draft import probe as mod
+
+    for dashes, value in ((True, "{uuid}"), (False, "{random}")):
+        app = MintingApp(dashes)
+        monkeypatch.setattr(mod, "Client", lambda base: app)
+        d = Draft()
+        probe("http://127.0.0.1:1", d, lambda name: None, lambda text: [])
+        assert d.sections["session"] == {"in": "path", "from": "fixed", "value": value}, d.why
+        assert d.get("chat", "path") == d.get("history", "path") == "/v1/conversations/{session}/messages"
+        assert d.get("chat", "message_field") == "body" and d.get("history", "role_field") == "author"
+        assert d.get("chat", "reply_path") == "$.reply.body" and set(d.unknown) <= {"redis.key"}, d.unknown
+
+
+def test_a_page_that_does_not_mint_ids_is_not_drafted_as_one(monkeypatch: Any) -> None:
+    from lab.investigate.draft import probe as mod
+
+    app = MintingApp(dashes=True)
+    app.SCRIPT = app.SCRIPT.replace("crypto.randomUUID()", "window.CONVERSATION")
+    monkeypatch.setattr(mod, "Client", lambda base: app)
+    d = Draft()
+    probe("http://127.0.0.1:1", d, lambda name: None, lambda text: [])
+    assert "session" not in d.sections and "chat.path" in d.unknown
+
+
+class QueryApp:
+    """A create call answering {"conv", "idleTtl"} (its page POSTs no body); the chat at
+    /api/chat?s=<id> {"text"} streams SSE; the history at /api/history?s=<id> lists
+    {"messages": [{"from", "content"}]} newest first. Every route refuses an unknown id (404)."""
+
+    SCRIPT = """
+    async function newConv() { const res = await fetch("/api/sessions", { method: "POST" }); }
+    async function load(conv) { let res = await fetch("/api/history?s=" + encodeURIComponent(conv)); }
+    async function send(conv, text) {
+      const res = await fetch("/api/chat?s=" + encodeURIComponent(conv), {
+        method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ text }),
+      });
+    }
+    """
+
+    def __init__(self) -> None:
+        self.convs: dict[str, list[dict[str, str]]] = {}
+
+    def text(self, path: str) -> tuple[int, str, str]:
+        return (200, "text/html", f"<html><script>{self.SCRIPT}</script></html>") if path == "/" else (404, "", "")
+
+    def call(self, method: str, path: str, body: Any = None) -> tuple[int, str, Any]:
+        url = urlsplit(path)
+        conv = parse_qs(url.query).get("s", [""])[0]
+        if method == "POST" and url.path == "/api/sessions":
+            made = uuid.uuid4().hex[:16]
+            self.convs[made] = []
+            return 201, "application/json", {"conv": made, "idleTtl": 86400}
+        if url.path in ("/api/chat", "/api/history") and conv not in self.convs:
+            return 404, "application/json", {"error": "unknown_conv"}
+        if method == "POST" and url.path == "/api/chat" and isinstance(body, dict) and body.get("text"):
+            self.convs[conv] += [{"from": "user", "content": body["text"]}, {"from": "bot", "content": "Noted."}]
+            return 200, "text/event-stream", None
+        if method == "GET" and url.path == "/api/history":
+            return 200, "application/json", {"conv": conv, "messages": self.convs[conv][::-1]}
+        return 404, "application/json", {"error": "not found"}
+
+    def cookies(self) -> dict[str, str]:
+        return {}
+
+
+def test_a_create_call_whose_id_the_page_sends_in_the_query(monkeypatch: Any) -> None:
+    """The create call is not taken for the chat (its answer's id is no reply); the id goes in the
+    query of both the send and the read, as the page sends it."""
+    from lab.investigate.draft import probe as mod
+
+    app = QueryApp()
+    monkeypatch.setattr(mod, "Client", lambda base: app)
+    d = Draft()
+    probe("http://127.0.0.1:1", d, lambda name: None, lambda text: [])
+    assert d.sections["session"] == {
+        "in": "query",
+        "name": "s",
+        "from": "create",
+        "create": "/api/sessions",
+        "id": "$.conv",
+    }, d.why
+    assert d.get("chat", "path") == "/api/chat" and d.get("chat", "message_field") == "text"
+    assert d.get("history", "path") == "/api/history" and d.get("history", "order") == "newest_first", d.why
+    assert d.get("chat", "reply_path") is None and set(d.unknown) <= {"redis.key"}, d.unknown

@@ -19,14 +19,40 @@ def test_a_template_a_join_and_a_plain_string_each_give_a_path_with_the_id() -> 
     assert got.calls == [
         Call("POST", "/api/threads/{session}/messages"),
         Call("GET", "/api/threads/{session}"),
-        Call("POST", "/api/threads"),
+        Call("POST", "/api/threads", body=False),
         Call("GET", "/api/stream/{session}"),
     ]
     assert got.fields == ["content", "mode"]
-    assert got.created() == [("/api/threads", "/messages")]
-    assert got.chats()[0] == "/api/threads" and got.conversations()[0] == "/api/threads/{session}"
+    assert got.created() == [("/api/threads", "/api/threads/{session}/messages")]
+    # A POST with no body is a create call's shape: a chat route after the common names.
+    assert got.chats()[-1] == "/api/threads" and got.conversations()[0] == "/api/threads/{session}"
 
 
 def test_nothing_in_a_page_without_calls_leaves_the_common_names() -> None:
     got = calls_in("<html><body>hello</body></html>")
     assert got.calls == [] and got.chats()[0] == "/chat" and got.message_fields()[:2] == ["message", "content"]
+
+
+def test_a_url_built_in_a_helper_or_carrying_the_id_in_its_query() -> None:
+    script = """
+      const url = () => '/v1/c/' + encodeURIComponent(cid) + '/messages';
+      function hist(id) { return "/api/history?limit=50&s=" + id; }
+      const base =
+        "/api/chat" +
+        "?s=" + conv
+      fetch(url(), { method: 'POST', headers, body });
+      fetch(hist(conv));
+      fetch(base, { method: "POST", body: JSON.stringify({ text }) });
+      fetch("/api/sessions", { method: "POST" });
+      conv = crypto.randomUUID();
+    """
+    got = calls_in(script)
+    assert got.calls == [
+        Call("POST", "/v1/c/{session}/messages"),
+        Call("GET", "/api/history", query="s"),
+        Call("POST", "/api/chat", query="s"),
+        Call("POST", "/api/sessions", body=False),
+    ]
+    assert got.mints and got.queried() == [("/api/chat", "s")] and got.queried("GET") == [("/api/history", "s")]
+    assert got.created()[0] == ("/api/sessions", "/api/chat?s={session}")
+    assert got.chats()[0] == "/api/chat" and got.chats()[-1] == "/api/sessions"

@@ -1,0 +1,153 @@
+"""Where `lab init` finds a conversation's id, where no OpenAPI document says: a create call
+(POST to a collection answering an id), an id the page mints itself (crypto.randomUUID(), kept
+in localStorage), an id the first answer gives, or a cookie the app sets. Each shape is drafted
+only once a message sent with the id was taken (and, for an id from an answer, read back in the
+same conversation); None: not this shape, nothing drafted."""
+
+from __future__ import annotations
+
+import re
+import secrets
+import uuid
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from lab.investigate.draft.client import Client
+from lab.investigate.draft.infer import Draft, an_id, answer_id, history_shape, pick_cookie
+from lab.investigate.draft.routes import ID, QUERY_NAMES, Routes
+
+# The ids a page mints, in the order tried: a UUID (what a route that checks ids most often
+# takes), else 32 hex digits (a route that takes no dashes).
+MINTED = (("{uuid}", lambda: str(uuid.uuid4())), ("{random}", lambda: secrets.token_hex(16)))
+
+
+def at(d: Draft, path: str, sid: str | None) -> str:
+    """``path`` for the conversation ``sid`` as the draft carries it: a path segment, a query
+    parameter, else the path as it is (a cookie, or no id yet)."""
+    if d.get("session", "in") == "query" and sid:
+        return f"{path}{'&' if '?' in path else '?'}{urlencode({d.get('session', 'name'): sid})}"
+    return path.replace(ID, quote(sid or "", safe=""))
+
+
+def _took(c: Client, url: str, page: Routes) -> bool:
+    """A message POSTed to ``url`` was taken (2xx), under any of the fields the page sends."""
+    return any(200 <= c.call("POST", url, {f: "chaoslab init probe"})[0] < 300 for f in page.message_fields())
+
+
+def _place(d: Draft, chat: str, why: str, **session: str) -> None:
+    """The session's fields and the chat's path, from ``chat`` (``/say/{session}`` or
+    ``/api/chat?s={session}``)."""
+    path, _, query = chat.partition("?")
+    carrier = {"in": "query", "name": query.split("=")[0]} if query else {"in": "path"}
+    for key, value in {**carrier, **session}.items():
+        d.put("session", key, value, why)
+    d.put("chat", "path", path, why)
+
+
+def created(c: Client, d: Draft, page: Routes) -> str | None:
+    """A create call no OpenAPI document names (REST apps in Express, Go, Rails): POST to a
+    collection (/api/conversations ...) with no body answering an id ($.id, $.conversation_id
+    ...), a message then taken by a route below it (<collection>/{session}/messages ...) or one
+    the page sends it to in the query (/api/chat?s=...)."""
+    made: dict[str, tuple[str, str] | None] = {}  # each collection POSTed once
+    for path, chat in page.creates():
+        if path not in made:
+            status, _, doc = c.call("POST", path, {})
+            made[path] = made_id(doc) if 200 <= status < 300 else None
+        found = made[path]
+        if found is not None and _took(c, chat.replace(ID, quote(found[1], safe="")), page):
+            why = f"POST {path} answered {found[0]} ({found[1][:12]}...), and POST {chat} took a message"
+            _place(d, chat, why, **{"from": "create", "create": path, "id": found[0]})
+            return found[1]
+    return None
+
+
+def made_id(doc: Any) -> tuple[str, str] | None:
+    """A create call's answer's id: a field of its own, the object's id, else its one word that
+    is not a time or a URL ({"room": "5f8c...", "idle_ttl": 2700}) -- confirmed only by a message
+    then taken below it."""
+    found = answer_id(doc) or (("$.id", doc["id"]) if isinstance(doc, dict) and an_id(doc.get("id")) else None)
+    if found is not None or not isinstance(doc, dict):
+        return found
+    words = [(k, v) for k, v in doc.items() if an_id(v) and not re.match(r"\d{4}-\d\d-\d\d|https?:", v)]
+    return (f"$.{words[0][0]}", words[0][1]) if len(words) == 1 else None
+
+
+def page_made(c: Client, d: Draft, page: Routes) -> str | None:
+    """An id the page mints itself (crypto.randomUUID(), kept in localStorage) and sends in the
+    chat's path or query, with no create call: a fresh id of the page's kind (a UUID, else 32 hex
+    digits) must be taken there. Drafted as from = "fixed" with that kind's placeholder, which the
+    lab's page fills fresh per browser."""
+    if not page.mints:
+        return None
+    chats = [*page.posts(1), *(f"{p}?{name}={ID}" for p, name in page.queried())]
+    for chat in chats:
+        for value, mint in MINTED:
+            sid = mint()
+            if _took(c, chat.replace(ID, sid), page):
+                why = f"the page mints its ids (crypto.randomUUID()), and POST {chat} took a message under a fresh one"
+                _place(d, chat, why, **{"from": "fixed", "value": value})
+                return sid
+    return None
+
+
+def answered_id(c: Client, d: Draft, text: str, reply: str, answer: Any, page: Routes) -> str | None:
+    """A conversation whose id only the first answer gives ($.conversation_id, $.thread_id ...):
+    the history read with it -- a query parameter of the same name, else a segment of a
+    conversation's path (/api/conversations/<id>/messages) -- then a second message sent with it
+    (in the chat URL's query alone, else in the body's field of that name too, as the lab's page
+    would send it) must land in the same conversation. None: not this shape."""
+    found = answer_id(answer)
+    if found is None:
+        return None
+    id_path, sid = found
+    name = id_path[2:].replace(".id", "_id") if id_path.endswith(".id") else id_path[2:]
+    paths = [d.get("history", "path")] if d.get("history", "path") else page.histories()
+    names = list(dict.fromkeys((name, *QUERY_NAMES)))  # the answer's own name first
+    tries = [(f"{p}?{urlencode({q: sid})}", p, "query", q) for q in names for p in paths] + [
+        (t.replace(ID, quote(sid, safe="")), t, "path", name) for t in page.conversations()
+    ]
+    for url, template, carrier, qname in tries:
+        status, _, doc = c.call("GET", url)
+        shape = history_shape(doc, text, reply or None) if 200 <= status < 300 else None
+        if shape is None:
+            continue
+        where = f"{template}?{qname}=<id>" if carrier == "query" else template
+        d.history(template, shape, f"GET {where} with the first answer's id shows the message sent")
+        how = "read back in the query" if carrier == "query" else "read back in the history's path"
+        named = (("name", qname),) if carrier == "query" else ()
+        query = "?" + urlencode({qname: sid})
+        for key, value in (("in", carrier), *named, ("from", "answer"), ("id", id_path)):
+            d.put("session", key, value, f"the first answer's {id_path} ({sid[:12]}...), {how}")
+        chat = str(d.get("chat", "path")) + (query if carrier == "query" else "")
+        # In the query alone, then in the body's field too (a path carrier's chat route, with no
+        # {session} of its own, has only the body to carry it).
+        for body_field in (None, name) if carrier == "query" else (name,):
+            again = f"chaoslab init probe {secrets.token_hex(4)}"
+            body = {d.get("chat", "message_field"): again, **({body_field: sid} if body_field else {})}
+            c.call("POST", chat, body)
+            if history_shape(c.call("GET", url)[2], again, None) is not None:
+                if body_field:
+                    d.put("session", "field", body_field, f"a second message with {body_field} in its body joined it")
+                return sid
+        d.missing(
+            "session",
+            "field",
+            f"the message's field that carries the id back: a second message with "
+            f"{'?' + qname + '= or ' if carrier == 'query' else ''}{{{name!r}: id}} started another conversation",
+        )
+        return sid
+    return None
+
+
+def cookie(c: Client, d: Draft) -> str | None:
+    jar = c.cookies()
+    name = pick_cookie(sorted(jar))
+    if name is None:
+        if jar:
+            d.missing("http", "cookie", f"which of the cookies {', '.join(sorted(jar))} is the session's")
+        elif not d.get("session", "in"):
+            d.missing("http", "cookie", "the session: the app set no cookie and no create call was found")
+        return None
+    d.put("http", "cookie", name, f"the app set it ({', '.join(sorted(jar))})")
+    return jar[name]
