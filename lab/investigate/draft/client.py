@@ -21,7 +21,8 @@ class Client:
         self.headers: dict[str, str] = {}
 
     def call(self, method: str, path: str, body: Any = None) -> tuple[int, str, Any]:
-        """(status, content type, JSON or None); status 0 when nothing answered."""
+        """(status, content type, JSON or None); status 0 when nothing answered. The content type
+        ends "; chunked" where the body came in chunks (no length: a stream, if its type says so)."""
         status, ctype, raw = self._raw(method, path, body)
         try:
             doc = json.loads(raw) if "json" in ctype else None
@@ -41,7 +42,8 @@ class Client:
             req.add_header("Content-Type", "application/json")
         try:
             with self.opener.open(req, timeout=TIMEOUT_S) as resp:
-                return resp.status, resp.headers.get("content-type", ""), resp.read()
+                chunked = "chunked" in resp.headers.get("transfer-encoding", "").lower()
+                return resp.status, resp.headers.get("content-type", "") + ("; chunked" if chunked else ""), resp.read()
         except urllib.error.HTTPError as exc:
             return exc.code, exc.headers.get("content-type", ""), exc.read()
         except OSError:

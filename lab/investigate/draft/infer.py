@@ -38,8 +38,11 @@ class Draft:
     def history(self, path: str, shape: HistoryShape, why: str) -> None:
         """The history's route and its shape, as the read after the send showed it."""
         self.put("history", "path", path, why)
-        fields = ("separator",) if shape.format == "strings" else ("role_field", "content_field")
-        for key in ("items", "format", *fields, "order", "user_role", "assistant_role"):
+        fields = {
+            "strings": ("separator", "user_role", "assistant_role"),
+            "pairs": ("content_field", "reply_field"),  # no roles: the lab names the rows
+        }.get(shape.format, ("role_field", "content_field", "user_role", "assistant_role"))
+        for key in ("items", "format", *fields, "order"):
             self.put("history", key, getattr(shape, key), "the read after the send")
 
 
@@ -66,13 +69,14 @@ def reply_path(answer: Any, sent: str) -> tuple[str, str] | None:
 @dataclass(frozen=True)
 class HistoryShape:
     items: str  # $ or $.messages
-    format: str  # objects | strings
+    format: str  # objects | strings | pairs
     role_field: str = "role"
     content_field: str = "content"
     separator: str = ":"
     order: str = "oldest_first"
     user_role: str = "user"
     assistant_role: str = "assistant"
+    reply_field: str = "reply"  # pairs: the turn's reply beside its question (content_field)
 
 
 def lists(doc: Any) -> list[tuple[str, list[Any]]]:
@@ -97,6 +101,9 @@ def history_shape(doc: Any, sent: str, reply: str | None) -> HistoryShape | None
         for i, it in enumerate(items):
             shape = _item_shape(it, sent, items)
             if shape is None:
+                paired = _pair_shape(it, sent, reply)
+                if paired is not None:
+                    return HistoryShape(path, "pairs", "", paired[0], reply_field=paired[1])
                 continue
             fmt, role_f, content_f, sep, user_role = shape
             others = [(j, _role_of(x, role_f, sep)) for j, x in enumerate(items) if j != i]
@@ -127,6 +134,28 @@ def _item_shape(it: Any, sent: str, items: list[Any]) -> tuple[str, str, str, st
             return None
         return "strings", "role", "content", sep, head[: -len(sep)].strip()
     return None
+
+
+PAIR_REPLY_NAMES = (*REPLY_NAMES, "a", "ai", "assistant", "bot")
+
+
+def _pair_shape(it: Any, sent: str, reply: str | None) -> tuple[str, str] | None:
+    """An item holding a whole turn -- its question and its reply, {"prompt", "reply"}, as apps
+    that store turns do -- with no role field: (the question's field, the reply's field). The
+    reply's field: the one holding the reply's text where it is known, else the one of a reply's
+    name (null until stored). Not told: None (the history's shape is asked)."""
+    if not isinstance(it, dict):
+        return None
+    asked = next((k for k, v in it.items() if v == sent), None)
+    if asked is None:
+        return None
+    if reply:
+        held = [k for k, v in it.items() if k != asked and v == reply]
+        return (asked, held[0]) if len(held) == 1 else None
+    named = [
+        k for k in it if k != asked and k.lower() in PAIR_REPLY_NAMES and (it[k] is None or isinstance(it[k], str))
+    ]
+    return (asked, named[0]) if len(named) == 1 else None
 
 
 def _own_role_field(it: dict[str, Any], content: str, others: list[dict[str, Any]]) -> str | None:

@@ -164,8 +164,10 @@ def _asked_to_stream(c: Client, d: Draft, sid: str | None) -> None:
 
 
 def _stream_type(ctype: str) -> str | None:
-    """The content type of an answer that streams (SSE, NDJSON), else None."""
-    return ctype.split(";")[0].strip() if any(t in ctype for t in STREAM_TYPES) else None
+    """The content type of an answer that streams (SSE, NDJSON; plain text sent in chunks, as the
+    Vercel AI SDK's text stream and a bare token stream are), else None."""
+    plain = ctype.startswith("text/plain") and ctype.endswith("; chunked")
+    return ctype.split(";")[0].strip() if plain or any(t in ctype for t in STREAM_TYPES) else None
 
 
 def _read(c: Client, d: Draft, text: str, reply: str, sid: str | None, page: Routes) -> None:
@@ -182,7 +184,7 @@ def _read(c: Client, d: Draft, text: str, reply: str, sid: str | None, page: Rou
         shape = history_shape(doc, text, reply or None) if 200 <= status < 300 else None
         if shape is not None:
             d.history(path, shape, d.why.get("history.path") or f"GET {path} shows the message sent")
-            if not reply:
+            if not reply or shape.format == "pairs":  # a turn's item holds both: no order to see
                 _order_of_two(c, d, text, path, sid or "", shape)
             return
     d.missing("history", "path", f"the history route: none of GET {', '.join(paths)} showed the message sent")

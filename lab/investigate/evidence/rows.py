@@ -65,6 +65,9 @@ def _items(spec: History, body: str) -> list[tuple[str, str, str]]:
     rows: list[tuple[str, str, str]] = []
     for i, it in enumerate(items):
         mid = ""
+        if spec.format == "pairs":
+            rows += _pair(spec, i, it)
+            continue
         if spec.format == "strings":
             if not isinstance(it, str) or spec.separator not in it:
                 raise ValueError(f'item {i} = {it!r}: expected a "role{spec.separator}content" string')
@@ -79,6 +82,19 @@ def _items(spec: History, body: str) -> list[tuple[str, str, str]]:
             if spec.id_field:
                 mid = str(it.get(spec.id_field) or "")
         rows.append((role.strip(), content, mid))
+    return rows[::-1] if spec.order == "newest_first" else rows
+
+
+def _pair(spec: History, i: int, it: Any) -> list[tuple[str, str, str]]:
+    """One turn's item -- its question and its reply, null or "" until stored -- as its rows, the
+    reply's after the question's, whatever the list's order (pairs reversed reverse the turns)."""
+    if not isinstance(it, dict) or spec.content_field not in it:
+        raise ValueError(f"item {i} = {str(it)[:80]!r}: expected an object with {spec.content_field!r}")
+    mid = str(it.get(spec.id_field) or "") if spec.id_field else ""
+    rows = [(spec.user_role, _text(it[spec.content_field]), mid)]
+    reply = it.get(spec.reply_field)
+    if reply not in (None, "", []):
+        rows.append((spec.assistant_role, _text(reply), mid and f"{mid}/reply"))  # the reply's own id
     return rows[::-1] if spec.order == "newest_first" else rows
 
 

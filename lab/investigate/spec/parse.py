@@ -20,7 +20,7 @@ from lab.investigate.spec import model as spec_model, shapes
 from lab.investigate.spec.fields import JSON_PATH, URL_PATH, bad, number, table, text
 from lab.investigate.spec.schema import Chat, History, Http, PageSpec, RedisKey, Spec, Start, Stream
 
-HISTORY_FORMATS = ("objects", "strings")
+HISTORY_FORMATS = ("objects", "strings", "pairs")
 ORDERS = ("oldest_first", "newest_first")
 PLACEHOLDERS = ("redis_host", "redis_port", "redis_url", "port", "python", "spec_dir", "cwd", "model_url")
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
@@ -233,8 +233,9 @@ def _history(hi: dict[str, Any]) -> History:
         text(hi, "history", "user_role", default="user", expected="a string"),
         text(hi, "history", "assistant_role", default="assistant", expected="a string"),
         text(hi, "history", "id_field", expected="a JSON field name (omit it if the rows carry no id)"),
+        text(hi, "history", "reply_field", default="reply", expected="a JSON field name"),
     )
-    if history.id_field and fmt != "objects":
+    if history.id_field and fmt == "strings":
         raise bad("history.id_field", history.id_field, 'no id_field with format = "strings" (ids need objects)')
     return history
 

@@ -54,6 +54,9 @@ class History:
     user_role: str
     assistant_role: str
     id_field: str | None = None  # objects only: the message id the chat request took ([chat] id_field)
+    # pairs only: the item's field holding the turn's reply (null or "" until it is stored);
+    # content_field then holds its question.
+    reply_field: str = "reply"
 
 
 @dataclass(frozen=True)

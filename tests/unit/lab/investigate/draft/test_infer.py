@@ -50,6 +50,18 @@ def test_history_shape_needs_the_message_and_a_role() -> None:
     assert history_shape([{"content": SENT}], SENT, None) is None  # no role field: not decided
 
 
+def test_a_history_of_turns_each_item_its_question_and_its_reply() -> None:
+    """{"prompt", "reply"} items and no role field: the reply's field holds the reply where it is
+    known, else is the one of a reply's name (null until stored); neither told: not decided."""
+    doc = {"log": [{"id": "k1", "prompt": SENT, "reply": "Sure thing.", "at": "2026-12-05T10:00:00Z"}]}
+    assert history_shape(doc, SENT, "Sure thing.") == HistoryShape("$.log", "pairs", "", "prompt", reply_field="reply")
+    assert history_shape({"turns": [{"q": SENT, "answer": None}]}, SENT, None) == HistoryShape(
+        "$.turns", "pairs", "", "q", reply_field="answer"
+    )
+    assert history_shape([{"q": SENT, "note": "long text here", "extra": "more text"}], SENT, None) is None
+    assert history_shape([{"q": SENT, "reply": "a", "answer": "a"}], SENT, "a") is None
+
+
 def test_a_role_field_of_the_apps_own_name_is_its_one_other_short_word() -> None:
     """{"who": "human", "text": ...}: no role name the lab knows, but the item's one other field
     of one short word is the role; two such fields do not decide."""

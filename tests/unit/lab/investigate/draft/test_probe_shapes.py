@@ -40,6 +40,8 @@ class App:
             )
             if self.streams == "always" or (self.streams == "asked" and body.get("stream")):
                 return 200, "text/event-stream; charset=utf-8", None
+            if self.streams.startswith("text/plain"):  # the reply's text itself, as Client gives it
+                return 200, self.streams, None
             return 200, "application/json", {"conversation_id": cid, "output": answer}
         if method == "POST" and url.path == "/api/chat":
             return 422, "application/json", {"detail": "prompt required"}
@@ -108,6 +110,9 @@ def test_an_answer_that_streams_always_or_when_asked(monkeypatch: Any) -> None:
     assert _probe(App("body", streams="asked"), monkeypatch).get("stream", "request") == {"stream": True}
     assert _probe(App("body"), monkeypatch).get("stream", "request") is None
     assert _probe(App("body", streams="always"), monkeypatch).get("stream", "request") == {}
+    # Plain text: a stream where it came in chunks (a token stream), not where it came whole.
+    assert _probe(App("body", streams="text/plain; charset=utf-8; chunked"), monkeypatch).get("stream", "request") == {}
+    assert _probe(App("body", streams="text/plain; charset=utf-8"), monkeypatch).get("stream", "request") is None
 
 
 def test_a_chat_route_the_app_failed_on_is_named_with_its_status(monkeypatch: Any) -> None:

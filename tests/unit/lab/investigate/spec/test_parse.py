@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from lab.common.errors import UsageError
+from lab.model.history import Row
 from lab.investigate.spec import parse as sp
 
 ROOT = Path(__file__).resolve().parents[5]
@@ -132,6 +133,26 @@ def test_history_strings_newest_first_under_a_path() -> None:
     h = _hist(format="strings", items="$.data.messages", order="newest_first")
     body = '{"data": {"messages": ["assistant:hi there", "user: hello: me"]}}'
     assert rows.parse_history(h, body) == [("user", " hello: me"), ("assistant", "hi there")]
+
+
+def test_history_of_pairs_a_turn_per_item_its_reply_after_its_question() -> None:
+    """{"prompt", "reply"} per turn, the reply null until stored; newest first reverses the turns,
+    never a turn's own two rows. An id names the question's row, and the reply's its own."""
+    body = json.dumps(
+        {"log": [{"id": "t2", "q": "second", "a": None}, {"id": "t1", "q": "first", "a": "one"}, {"q": "x", "a": ""}]}
+    )
+    h = _hist(format="pairs", items="$.log", content_field="q", reply_field="a", order="newest_first", id_field="id")
+    assert rows.parse_rows(h, body) == [
+        Row("", "user", "x"),
+        Row("t1", "user", "first"),
+        Row("t1/reply", "assistant", "one"),
+        Row("t2", "user", "second"),
+    ]
+    with pytest.raises(ValueError, match="expected an object with 'q'"):
+        rows.parse_history(h, '{"log": [{"prompt": "x"}]}')
+    data = _data()
+    data["history"] = {"path": "/h", "format": "pairs", "reply_field": "a"}
+    assert sp.parse(data, EXAMPLE).history.reply_field == "a"
 
 
 def test_a_content_of_parts_reads_as_its_text_parts_joined() -> None:
