@@ -115,7 +115,7 @@ def _place_by_text(rows: list[Row], positions: list[int], msgs: list[_Msg], by_i
             by_id[q.id].reply.append(pos)
         else:
             left.append(pos)
-    _rest(rows, left, pool, question_before, by_id, known)
+    _rest(rows, left, pool, question_before, by_id, known, mirrored)
 
 
 def _rest(
@@ -125,6 +125,7 @@ def _rest(
     question_before: Callable[[int], _Msg | None],
     by_id: dict[str, Placement],
     known: set[str],
+    mirrored: bool = False,
 ) -> None:
     """Pass 2: the replies not right after their own question -- a reply stored before its
     question (or with its question missing), else a second copy of a reply. Only what the text or
@@ -132,12 +133,24 @@ def _rest(
     (a greeting: "Hi! How can I help?"), and a row is a second copy only of a reply with its very
     text -- a greeting or a note beside a reply whose text is not known (cut, streamed) would pass
     for a copy of it too."""
+
+    def gap(m: _Msg, pos: int) -> int:
+        """How far above the reply (below, where the list runs the other way) the message's
+        question is stored; a question not there, last: a reply stored after two tabs' questions
+        is the nearer one's, not that of an earlier turn whose answer failed (2026-12-05: a 500
+        turn took a later turn's reply, and the turns read as stored out of order)."""
+        ahead = [(p - pos) if mirrored else (pos - p) for p in by_id[m.id].user]
+        return min((d for d in ahead if d > 0), default=len(rows))
+
     for pos in left:
         cands = pool(pos)
         q = question_before(pos)
         if not cands or (q is None and rows[pos].text not in known):
             continue
-        free = [m for m in cands if not by_id[m.id].reply]
+        # Those whose answer carried the row's text first (as the pool lists them), then by gap.
+        free = sorted(
+            (m for m in cands if not by_id[m.id].reply), key=lambda m: (m.reply != rows[pos].text, gap(m, pos))
+        )
         copy_of = [m for m in ([q] if q is not None and q in cands else []) + cands if m.reply == rows[pos].text]
         if free:
             by_id[free[0].id].reply.append(pos)

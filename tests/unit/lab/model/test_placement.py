@@ -47,3 +47,16 @@ def test_a_reply_stored_twice_with_its_own_text_is_still_a_copy() -> None:
     rows = [("user", "q1"), ("assistant", "a1"), ("assistant", "a1"), ("user", "q2"), ("assistant", "a2")]
     validity, duplicated, _ = _check(sends, *rows)
     assert validity == "invalid" and duplicated == ["m1:assistant"]
+
+
+def test_a_reply_after_two_tabs_questions_is_the_nearer_ones_not_a_failed_earlier_turns() -> None:
+    """A first turn answered 500 (its question stored, no reply), then two tabs' turns in flight
+    together, their replies' texts unknown (streamed): the second reply below both questions is
+    the nearer question's -- given to the failed first turn, the turns read as out of order."""
+    failed = Send("m1", "q1", 1)
+    failed.complete("info", 500, "HTTP 500", 1.0)
+    tabs = [Send("m2", "q2", 2, t_invoke=2.0), Send("m2b", "q2b", 2, t_invoke=2.0)]
+    for s in tabs:
+        s.complete("ok", 200, "HTTP 200", 3.0)
+    rows = [("user", "q1"), ("user", "q2b"), ("user", "q2"), ("assistant", "a"), ("assistant", "b")]
+    assert _check([failed, *tabs], *rows) == ("valid", [], [])
