@@ -77,6 +77,16 @@ async function call(method, path, body, mode) {
       const next = await Promise.race([reader.read(), new Promise(r => setTimeout(() => r(null), 0))]);
       out.cut = !first.done && !(next && next.done);
       ctl.abort();
+    } else if (CFG.stream_end && resp.body) {
+      // marked: when the app's own end event came -- the reply complete, as its page takes it;
+      // an app that stores the reply after that event and only then closes has answered first.
+      const reader = resp.body.getReader(), dec = new TextDecoder();
+      for (let c = await reader.read(); !c.done; c = await reader.read()) {
+        out.body += dec.decode(c.value, {stream: true});
+        if (out.marked === undefined && out.body.includes(CFG.stream_end)) out.marked = now();
+      }
+      out.body += dec.decode();
+      out.ms = performance.now() - t0;
     } else {
       out.body = await resp.text();
       out.ms = performance.now() - t0;
@@ -141,6 +151,7 @@ def html(spec: Spec, token: str | None = None) -> str:
         "history_path": spec.history.path,
         "timeout_ms": int(spec.chat.timeout_s * 1000),
         "stream_request": spec.stream.request if spec.stream else {},
+        "stream_end": spec.stream.end if spec.stream else None,
         "answer_key": ANSWER_KEY,
         "session": dataclasses.asdict(spec.session),
         "session_key": SESSION_KEY,

@@ -19,11 +19,13 @@ class Client:
         self.jar = http.cookiejar.CookieJar()
         self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar))
         self.headers: dict[str, str] = {}
+        self.body = ""  # the last answer's body as text (a stream's, whose events the draft reads)
 
     def call(self, method: str, path: str, body: Any = None) -> tuple[int, str, Any]:
         """(status, content type, JSON or None); status 0 when nothing answered. The content type
         ends "; chunked" where the body came in chunks (no length: a stream, if its type says so)."""
         status, ctype, raw = self._raw(method, path, body)
+        self.body = raw.decode("utf-8", errors="replace")
         try:
             doc = json.loads(raw) if "json" in ctype else None
         except ValueError:

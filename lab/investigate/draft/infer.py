@@ -5,6 +5,7 @@ and names what it could not infer, never invents it."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -214,6 +215,27 @@ def answer_id(answer: Any) -> tuple[str, str] | None:
 def an_id(v: Any) -> bool:
     """An id's text: one word (a reply in a field named "chat" is not one)."""
     return isinstance(v, str) and 0 < len(v) <= 128 and not any(c.isspace() for c in v)
+
+
+_NAMED = re.compile(r'"(?:type|kind|event|status)"\s*:\s*"[^"]*"')
+
+
+def end_event(body: str) -> str | None:
+    """The text of a completed streamed answer's own last event, where it comes once: an SSE
+    ``event:`` line ("event: done"), else its last ``data:`` line where that is a fixed word
+    ("data: [DONE]"), else an NDJSON last line's kind ('"kind":"done"'). None: no such event (a
+    plain token stream, or every event named alike)."""
+    lines = [ln.strip() for ln in body.splitlines() if ln.strip()]
+    events = [ln for ln in lines if ln.startswith("event:")]
+    data = [ln for ln in lines if ln.startswith("data:")]
+    if events:
+        last = events[-1]
+    elif data:
+        last = data[-1] if re.fullmatch(r"data:\s*\[?[A-Za-z_]+\]?", data[-1]) else ""
+    else:
+        found = _NAMED.search(lines[-1]) if lines else None
+        last = found.group(0) if found else ""
+    return last if last and body.count(last) == 1 else None
 
 
 def key_pattern(keys: list[str], session: str) -> str | None:

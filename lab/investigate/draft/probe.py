@@ -13,7 +13,7 @@ from typing import Any
 from lab.common import redact
 from lab.investigate.draft import openapi as draft_openapi
 from lab.investigate.draft.client import Client
-from lab.investigate.draft.infer import Draft, HistoryShape, history_shape, key_pattern, lists, reply_path
+from lab.investigate.draft.infer import Draft, HistoryShape, end_event, history_shape, key_pattern, lists, reply_path
 from lab.investigate.draft import routes, session
 from lab.investigate.draft.routes import Routes
 from lab.investigate.draft.session import at
@@ -138,6 +138,7 @@ def _send(c: Client, d: Draft, text: str, sid: str | None, page: Routes) -> tupl
                 d.put("chat", "message_field", field, d.why.get("chat.message_field") or f"{field!r} was accepted")
                 if streamed := _stream_type(ctype):
                     d.put("stream", "request", {}, f"the answer streamed ({streamed})")
+                    _end_event(d, c.body)
                 found = reply_path(doc, text)
                 if found:
                     d.put("chat", "reply_path", found[0], f"the answer's field holding the reply ({found[1][:40]!r})")
@@ -161,6 +162,19 @@ def _asked_to_stream(c: Client, d: Draft, sid: str | None) -> None:
     status, ctype, _ = c.call("POST", at(d, str(d.get("chat", "path")), sid), body)
     if 200 <= status < 300 and (streamed := _stream_type(ctype)):
         d.put("stream", "request", {"stream": True}, f"a message with stream = true was answered as {streamed}")
+        _end_event(d, c.body)
+
+
+def _end_event(d: Draft, body: str) -> None:
+    end = end_event(body)
+    if end is not None:
+        d.put(
+            "stream",
+            "end",
+            end,
+            "the answer's last event, once in it: a send counts as answered when it comes (drop the line if "
+            "the app's page waits for the stream to close)",
+        )
 
 
 def _stream_type(ctype: str) -> str | None:

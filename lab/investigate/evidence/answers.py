@@ -22,6 +22,7 @@ class Answer(TypedDict):
     reply: NotRequired[str | None]  # frames: the reply as they carried it whole
     start: NotRequired[float | None]  # when the request left and its answer ended (epoch s)
     end: NotRequired[float | None]
+    marked: NotRequired[float | None]  # when the stream's end event ([stream] end) came (epoch s)
     frames: NotRequired[int]
     empty: NotRequired[bool]
 

@@ -118,6 +118,13 @@ def answer(spec: Spec, raw: Answer, mid: str, text: str, turn: int, streamed: bo
         outcome = "fail"
     else:
         outcome = "info"  # 5xx: the write may or may not have been applied
+    # The lab's page reads a stream's events; the app's own page and frames answer otherwise.
+    lab_page = spec.page is None and spec.transport is None
+    marker = spec.stream.end if spec.stream and streamed and not cut and lab_page else None
+    if outcome == "ok" and marker and marker not in raw["body"]:
+        # The app's own "complete" never came (an error event instead, a stream closed early):
+        # not answered, as its page would say -- the turn may or may not be stored.
+        outcome, error = "info", f"the stream ended without its end event ({marker!r}): {raw['body'][-80:]!r}"
     if outcome == "ok" and raw.get("reply") is not None:  # frames: the reply as they carried it whole
         reply = str(raw["reply"])
     if status is not None and status >= 400 and error is None:
@@ -136,7 +143,12 @@ def answer(spec: Spec, raw: Answer, mid: str, text: str, turn: int, streamed: bo
     # The request's own times where the page knows them (two sends "at once" are judged by
     # when they really left and ended), else as this side saw them.
     s.t_invoke = raw.get("start") or t_invoke
-    s.complete(outcome, status, error or (f"HTTP {status}" if status else ""), raw.get("end") or time.time())
+    end, marked = raw.get("end") or time.time(), raw.get("marked") if marker else None
+    # Answered when the app's end event came, not at the connection's close: a reply stored
+    # after "event: done" and before the close was stored after its answer (a Rust app, a Quart
+    # app written unseen, 2026-12-05). Only where the spec names that event: which event a page
+    # takes for the end is in its code, not on the wire.
+    s.complete(outcome, status, error or (f"HTTP {status}" if status else ""), min(end, marked) if marked else end)
     return s
 
 

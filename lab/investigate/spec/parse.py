@@ -251,7 +251,10 @@ def _stream(data: dict[str, Any]) -> Stream | None:
             "a table of JSON fields that ask for a streamed "
             "answer, e.g. { stream = true } ({} if every answer streams)",
         )
-    return Stream(dict(request))
+    end = text(table(data, "stream"), "stream", "end", expected='the last event\'s text, e.g. "event: done"')
+    if end is not None and not end.strip():
+        raise bad("stream.end", end, 'the text of the last event of a completed reply, e.g. "event: done"')
+    return Stream(dict(request), end)
 
 
 def _page(data: dict[str, Any]) -> PageSpec | None:

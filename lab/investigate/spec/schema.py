@@ -65,6 +65,10 @@ class Stream:
     counts as acknowledged at its first chunk, as the user sees the reply begin."""
 
     request: dict[str, Any]  # fields merged into the chat body to ask for a stream ({}: always streams)
+    # The text of the app's own last event of a reply it completed ("event: done", "data: [DONE]",
+    # '"kind":"done"'): a send then counts as answered when it arrives, as the app's page takes
+    # it, and one whose stream never carried it (an error event instead) as not answered.
+    end: str | None = None
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from lab.investigate.draft.infer import (
     Draft,
     HistoryShape,
     answer_id,
+    end_event,
     history_shape,
     key_pattern,
     pick_cookie,
@@ -141,6 +142,34 @@ def test_openapi_gives_the_login_the_create_call_and_the_routes(monkeypatch: pyt
     }
     assert d.sections["history"] == {"path": "/api/conversations/{session}/messages", "items": "$.messages"}
     assert not d.unknown and all(d.why[k] for k in d.why)
+
+
+def test_a_streams_own_last_event_once_in_it() -> None:
+    sse = 'event: start\ndata: {}\n\nevent: delta\ndata: {"t": "a"}\n\nevent: delta\ndata: {}\n\nevent: end\ndata: {"n": 2}\n\n'
+    assert end_event(sse) == "event: end"
+    assert end_event("event: delta\ndata: a\n\nevent: delta\ndata: b\n\n") is None  # every event alike
+    assert end_event('data: {"delta": "a "}\n\ndata: {"delta": "b"}\n\ndata: [DONE]\n\n') == "data: [DONE]"
+    assert end_event('data: {"delta": "a "}\n\ndata: {"delta": "b"}\n\n') is None
+    ndjson = '{"kind":"token","t":"a"}\n{"kind":"token","t":"b"}\n{"kind":"done","tokens":2}\n'
+    assert end_event(ndjson) == '"kind":"done"' and end_event("Sure, here is a plain reply.") is None
+
+
+def test_a_drafted_end_event_renders_and_parses_back(tmp_path: Path) -> None:
+    d = Draft()
+    for section, key, value in (
+        ("start", "command", "node app.js"),
+        ("http", "port", 18000),
+        ("http", "cookie", "sid"),
+        ("chat", "path", "/api/chat"),
+        ("history", "path", "/api/history"),
+        ("stream", "request", {}),
+        ("stream", "end", '"kind":"done"'),
+    ):
+        d.put(section, key, value, "")
+    out = tmp_path / "x.toml"
+    out.write_text(render("x", d, []))
+    stream = sp.load(out).stream
+    assert stream is not None and stream.end == '"kind":"done"' and stream.request == {}
 
 
 def test_a_rendered_draft_parses_and_marks_what_is_missing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -19,6 +19,8 @@ class App:
     ``takes``: where a send's id is read ("body", "query" or "" -- never: each send starts anew);
     ``streams``: "always", "asked" (stream = true) or ""."""
 
+    body = ""  # the last answer's body, as Client keeps it
+
     def __init__(
         self, takes: str = "body", streams: str = "", fails: bool = False, by_path: bool = False, param: str = ""
     ) -> None:
@@ -39,6 +41,7 @@ class App:
                 [{"who": "human", "text": body["prompt"]}, {"who": "ai", "text": answer}]
             )
             if self.streams == "always" or (self.streams == "asked" and body.get("stream")):
+                self.body = f"event: token\ndata: {answer}\n\nevent: done\ndata: {{}}\n\n"
                 return 200, "text/event-stream; charset=utf-8", None
             if self.streams.startswith("text/plain"):  # the reply's text itself, as Client gives it
                 return 200, self.streams, None
@@ -110,6 +113,7 @@ def test_an_answer_that_streams_always_or_when_asked(monkeypatch: Any) -> None:
     assert _probe(App("body", streams="asked"), monkeypatch).get("stream", "request") == {"stream": True}
     assert _probe(App("body"), monkeypatch).get("stream", "request") is None
     assert _probe(App("body", streams="always"), monkeypatch).get("stream", "request") == {}
+    assert _probe(App("body", streams="asked"), monkeypatch).get("stream", "end") == "event: done"
     # Plain text: a stream where it came in chunks (a token stream), not where it came whole.
     assert _probe(App("body", streams="text/plain; charset=utf-8; chunked"), monkeypatch).get("stream", "request") == {}
     assert _probe(App("body", streams="text/plain; charset=utf-8"), monkeypatch).get("stream", "request") is None
@@ -198,6 +202,8 @@ class RoomsApp:
     entries newest first. Its page at / loads /static/app.js, which builds the URLs by joining
     strings, as an app's own page does."""
 
+    body = ""  # the last answer's body, as Client keeps it
+
     SCRIPT = """
     async function open() { const r = await fetch("/api/rooms", { method: "POST" }); room = (await r.json()).room; }
     async function load() { const r = await fetch("/api/rooms/" + room); }
@@ -257,6 +263,8 @@ class MintingApp:
     its one URL in a helper; no create call, no cookie. The route takes only ids of its own
     check: a UUID (``dashes``) or 32 hex digits. POST answers {"reply": {"author", "body"}};
     GET lists {"messages": [...]} oldest first."""
+
+    body = ""  # the last answer's body, as Client keeps it
 
     SCRIPT = """
       let cid = localStorage.getItem(KEY);
@@ -326,6 +334,8 @@ class QueryApp:
     """A create call answering {"conv", "idleTtl"} (its page POSTs no body); the chat at
     /api/chat?s=<id> {"text"} streams SSE; the history at /api/history?s=<id> lists
     {"messages": [{"from", "content"}]} newest first. Every route refuses an unknown id (404)."""
+
+    body = ""  # the last answer's body, as Client keeps it
 
     SCRIPT = """
     async function newConv() { const res = await fetch("/api/sessions", { method: "POST" }); }

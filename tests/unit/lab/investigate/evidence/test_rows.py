@@ -5,8 +5,12 @@ Not where the history's order leaves it unclear whose reply is whose."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from lab.investigate.evidence.rows import replies_from
 from lab.model.history import Row, Send
+
+ROOT = Path(__file__).resolve().parents[5]
 
 
 def _sends(*turns: int, cut: int | None = None) -> list[Send]:
@@ -91,3 +95,29 @@ def test_a_turn_sent_from_two_tabs_at_once_gets_no_reply() -> None:
     )
     replies_from(rows, sends)
     assert [s.reply for s in sends] == ["a0", None, None]
+
+
+def _streamed(end: str | None, body: str, marked: float | None) -> Send:
+    import tomllib
+
+    from lab.investigate.evidence.rows import answer
+    from lab.investigate.spec import parse as sp
+
+    data = tomllib.loads((ROOT / "examples" / "node-sse.toml").read_text())
+    data["stream"] = {"request": {}, **({"end": end} if end else {})}
+    spec = sp.parse(data, ROOT / "examples" / "node-sse.toml")
+    raw = {"status": 200, "type": "text/event-stream", "body": body, "ms": 40.0, "error": None, "cut": None}
+    raw |= {"start": 10.0, "end": 10.9, **({"marked": marked} if marked else {})}
+    return answer(spec, raw, "m1", "q", 1, streamed=True, cut=False, t_invoke=10.0)  # type: ignore[arg-type]
+
+
+def test_a_stream_answered_at_its_end_event_and_not_answered_without_it() -> None:
+    """[stream] end: the send is answered when the app's own end event came (not the close after
+    it); a stream that closed without it (an error event instead) is not answered (info)."""
+    done = "data: a\n\nevent: end\ndata: {}\n\n"
+    s = _streamed("event: end", done, marked=10.5)
+    assert s.outcome == "ok" and s.t_complete == 10.5
+    failed = _streamed("event: end", "data: a\n\nevent: fail\ndata: {}\n\n", marked=None)
+    assert failed.outcome == "info" and "without its end event" in failed.reason
+    unnamed = _streamed(None, "data: a\n\nevent: fail\ndata: {}\n\n", marked=None)
+    assert unnamed.outcome == "ok" and unnamed.t_complete == 10.9  # no end event named: the close
