@@ -118,9 +118,11 @@ def answer(spec: Spec, raw: Answer, mid: str, text: str, turn: int, streamed: bo
         outcome = "fail"
     else:
         outcome = "info"  # 5xx: the write may or may not have been applied
-    # The lab's page reads a stream's events; the app's own page and frames answer otherwise.
+    # The lab's page reads a stream's events (asked for one, or every answer streams: request =
+    # {}); the app's own page and frames answer otherwise.
     lab_page = spec.page is None and spec.transport is None
-    marker = spec.stream.end if spec.stream and streamed and not cut and lab_page else None
+    a_stream = spec.stream is not None and (streamed or not spec.stream.request)
+    marker = spec.stream.end if spec.stream and a_stream and not cut and lab_page else None
     if outcome == "ok" and marker and marker not in raw["body"]:
         # The app's own "complete" never came (an error event instead, a stream closed early):
         # not answered, as its page would say -- the turn may or may not be stored.

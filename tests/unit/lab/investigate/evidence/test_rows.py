@@ -97,18 +97,20 @@ def test_a_turn_sent_from_two_tabs_at_once_gets_no_reply() -> None:
     assert [s.reply for s in sends] == ["a0", None, None]
 
 
-def _streamed(end: str | None, body: str, marked: float | None) -> Send:
+def _streamed(
+    end: str | None, body: str, marked: float | None, asked: bool = True, request: dict | None = None
+) -> Send:
     import tomllib
 
     from lab.investigate.evidence.rows import answer
     from lab.investigate.spec import parse as sp
 
     data = tomllib.loads((ROOT / "examples" / "node-sse.toml").read_text())
-    data["stream"] = {"request": {}, **({"end": end} if end else {})}
+    data["stream"] = {"request": request or {}, **({"end": end} if end else {})}
     spec = sp.parse(data, ROOT / "examples" / "node-sse.toml")
     raw = {"status": 200, "type": "text/event-stream", "body": body, "ms": 40.0, "error": None, "cut": None}
     raw |= {"start": 10.0, "end": 10.9, **({"marked": marked} if marked else {})}
-    return answer(spec, raw, "m1", "q", 1, streamed=True, cut=False, t_invoke=10.0)  # type: ignore[arg-type]
+    return answer(spec, raw, "m1", "q", 1, streamed=asked, cut=False, t_invoke=10.0)  # type: ignore[arg-type]
 
 
 def test_a_stream_answered_at_its_end_event_and_not_answered_without_it() -> None:
@@ -121,3 +123,8 @@ def test_a_stream_answered_at_its_end_event_and_not_answered_without_it() -> Non
     assert failed.outcome == "info" and "without its end event" in failed.reason
     unnamed = _streamed(None, "data: a\n\nevent: fail\ndata: {}\n\n", marked=None)
     assert unnamed.outcome == "ok" and unnamed.t_complete == 10.9  # no end event named: the close
+    # Not asked for a stream: one all the same where every answer streams (request = {}), not
+    # where a stream must be asked for (the answer was JSON then).
+    assert _streamed("event: end", done, marked=10.5, asked=False).t_complete == 10.5
+    plain = _streamed("event: end", '{"reply": "a"}', marked=None, asked=False, request={"stream": True})
+    assert plain.outcome == "ok" and plain.t_complete == 10.9
