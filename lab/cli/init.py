@@ -14,8 +14,9 @@ environment) and probes it: its OpenAPI document where it serves one (FastAPI: /
 else the routes its own page at / calls (read from its scripts), then common routes (POST /chat,
 /api/chat, /api/send ...; GET /history, /api/messages ...).
 One real message and one history read then fix the reply's field, the history's shape and
-order, the session (a cookie the app sets, or an id from a create call) and the Redis key
-named after it. A login found in OpenAPI takes its values from environment variables
+order, whether the answer streams and its own last event, the session (a cookie the app sets,
+an id from a create call or from the first answer, or one the page mints itself) and the Redis
+key named after it. A login found in OpenAPI takes its values from environment variables
 (LAB_LOGIN_<FIELD>): set them before the run. An app whose --env or named source file names a
 model SDK (OPENAI_BASE_URL, `from openai`, anthropic, ollama) gets [model]: the probe's messages
 then go to the lab's stand-in model, not to a real provider.
