@@ -20,10 +20,10 @@ class Client:
         self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar))
         self.headers: dict[str, str] = {}
         self.body = ""  # the last answer's body as text (a stream's, whose events the draft reads)
+        self.chunked = False  # the last answer came in chunks, with no length (a stream, if its type says so)
 
     def call(self, method: str, path: str, body: Any = None) -> tuple[int, str, Any]:
-        """(status, content type, JSON or None); status 0 when nothing answered. The content type
-        ends "; chunked" where the body came in chunks (no length: a stream, if its type says so)."""
+        """(status, content type, JSON or None); status 0 when nothing answered."""
         status, ctype, raw = self._raw(method, path, body)
         self.body = raw.decode("utf-8", errors="replace")
         try:
@@ -38,14 +38,15 @@ class Client:
         return status, ctype, raw.decode("utf-8", errors="replace")
 
     def _raw(self, method: str, path: str, body: Any) -> tuple[int, str, bytes]:
+        self.chunked = False
         data = None if body is None else json.dumps(body).encode()
         req = urllib.request.Request(self.base + path, data=data, method=method, headers=dict(self.headers))
         if data is not None:
             req.add_header("Content-Type", "application/json")
         try:
             with self.opener.open(req, timeout=TIMEOUT_S) as resp:
-                chunked = "chunked" in resp.headers.get("transfer-encoding", "").lower()
-                return resp.status, resp.headers.get("content-type", "") + ("; chunked" if chunked else ""), resp.read()
+                self.chunked = "chunked" in resp.headers.get("transfer-encoding", "").lower()
+                return resp.status, resp.headers.get("content-type", ""), resp.read()
         except urllib.error.HTTPError as exc:
             return exc.code, exc.headers.get("content-type", ""), exc.read()
         except OSError:

@@ -136,7 +136,7 @@ def _send(c: Client, d: Draft, text: str, sid: str | None, page: Routes) -> tupl
             if 200 <= status < 300:
                 d.put("chat", "path", path, d.why.get("chat.path") or f"POST {path} answered {status}")
                 d.put("chat", "message_field", field, d.why.get("chat.message_field") or f"{field!r} was accepted")
-                if streamed := _stream_type(ctype):
+                if streamed := _stream_type(ctype, c.chunked):
                     d.put("stream", "request", {}, f"the answer streamed ({streamed})")
                     _end_event(d, c.body)
                 found = reply_path(doc, text)
@@ -160,7 +160,7 @@ def _asked_to_stream(c: Client, d: Draft, sid: str | None) -> None:
         return
     body = {d.get("chat", "message_field"): f"chaoslab init probe {secrets.token_hex(4)}", "stream": True}
     status, ctype, _ = c.call("POST", at(d, str(d.get("chat", "path")), sid), body)
-    if 200 <= status < 300 and (streamed := _stream_type(ctype)):
+    if 200 <= status < 300 and (streamed := _stream_type(ctype, c.chunked)):
         d.put("stream", "request", {"stream": True}, f"a message with stream = true was answered as {streamed}")
         _end_event(d, c.body)
 
@@ -177,10 +177,10 @@ def _end_event(d: Draft, body: str) -> None:
         )
 
 
-def _stream_type(ctype: str) -> str | None:
+def _stream_type(ctype: str, chunked: bool) -> str | None:
     """The content type of an answer that streams (SSE, NDJSON; plain text sent in chunks, as the
     Vercel AI SDK's text stream and a bare token stream are), else None."""
-    plain = ctype.startswith("text/plain") and ctype.endswith("; chunked")
+    plain = ctype.startswith("text/plain") and chunked
     return ctype.split(";")[0].strip() if plain or any(t in ctype for t in STREAM_TYPES) else None
 
 

@@ -15,10 +15,10 @@ from urllib.parse import quote, urlencode
 from lab.investigate.draft.client import Client
 from lab.investigate.draft.infer import Draft, an_id, answer_id, history_shape, pick_cookie
 from lab.investigate.draft.routes import ID, QUERY_NAMES, Routes
+from lab.investigate.spec.schema import MINTED
 
-# The ids a page mints, in the order tried: a UUID (what a route that checks ids most often
-# takes), else 32 hex digits (a route that takes no dashes).
-MINTED = (("{uuid}", lambda: str(uuid.uuid4())), ("{random}", lambda: secrets.token_hex(16)))
+# An id of each placeholder's kind, as the lab's page mints it (lab.investigate.browser.page_frames).
+_MINT = {"{uuid}": lambda: str(uuid.uuid4()), "{random}": lambda: secrets.token_hex(16)}
 
 
 def at(d: Draft, path: str, sid: str | None) -> str:
@@ -82,8 +82,8 @@ def page_made(c: Client, d: Draft, page: Routes) -> str | None:
         return None
     chats = [*page.posts(1), *(f"{p}?{name}={ID}" for p, name in page.queried())]
     for chat in chats:
-        for value, mint in MINTED:
-            sid = mint()
+        for value in MINTED:
+            sid = _MINT[value]()
             if _took(c, chat.replace(ID, sid), page):
                 why = f"the page mints its ids (crypto.randomUUID()), and POST {chat} took a message under a fresh one"
                 _place(d, chat, why, **{"from": "fixed", "value": value})

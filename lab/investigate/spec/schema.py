@@ -11,8 +11,9 @@ if TYPE_CHECKING:
     from lab.stack.compose.override import AppCompose
 
 # A fixed session value's placeholders for an id the page mints, fresh per browser, as pages that
-# make their own do: 32 hex digits, or a UUID (crypto.randomUUID(), what a UUID-checking route takes).
-MINTED = ("{random}", "{uuid}")
+# make their own do: a UUID (crypto.randomUUID(), what a UUID-checking route takes), or 32 hex
+# digits (a route that takes no dashes) -- in the order lab init tries them.
+MINTED = ("{uuid}", "{random}")
 
 
 @dataclass(frozen=True)

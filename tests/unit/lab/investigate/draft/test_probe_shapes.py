@@ -20,6 +20,7 @@ class App:
     ``streams``: "always", "asked" (stream = true) or ""."""
 
     body = ""  # the last answer's body, as Client keeps it
+    chunked = False  # and whether it came in chunks
 
     def __init__(
         self, takes: str = "body", streams: str = "", fails: bool = False, by_path: bool = False, param: str = ""
@@ -43,8 +44,9 @@ class App:
             if self.streams == "always" or (self.streams == "asked" and body.get("stream")):
                 self.body = f"event: token\ndata: {answer}\n\nevent: done\ndata: {{}}\n\n"
                 return 200, "text/event-stream; charset=utf-8", None
-            if self.streams.startswith("text/plain"):  # the reply's text itself, as Client gives it
-                return 200, self.streams, None
+            if self.streams.startswith("text/plain"):  # the reply's text itself, in chunks or whole
+                self.chunked = self.streams.endswith("; chunked")
+                return 200, self.streams.removesuffix("; chunked"), None
             return 200, "application/json", {"conversation_id": cid, "output": answer}
         if method == "POST" and url.path == "/api/chat":
             return 422, "application/json", {"detail": "prompt required"}
@@ -150,6 +152,9 @@ class RestApp:
     {"id"}; POST /api/conversations/<id>/messages {"content"} answers the reply; GET on the
     same path lists {"role", "content"} items."""
 
+    body = ""  # the last answer's body, as Client keeps it
+    chunked = False  # and whether it came in chunks
+
     def __init__(self) -> None:
         self.convs: dict[str, list[dict[str, str]]] = {}
 
@@ -203,6 +208,7 @@ class RoomsApp:
     strings, as an app's own page does."""
 
     body = ""  # the last answer's body, as Client keeps it
+    chunked = False  # and whether it came in chunks
 
     SCRIPT = """
     async function open() { const r = await fetch("/api/rooms", { method: "POST" }); room = (await r.json()).room; }
@@ -265,6 +271,7 @@ class MintingApp:
     GET lists {"messages": [...]} oldest first."""
 
     body = ""  # the last answer's body, as Client keeps it
+    chunked = False  # and whether it came in chunks
 
     SCRIPT = """
       let cid = localStorage.getItem(KEY);
@@ -336,6 +343,7 @@ class QueryApp:
     {"messages": [{"from", "content"}]} newest first. Every route refuses an unknown id (404)."""
 
     body = ""  # the last answer's body, as Client keeps it
+    chunked = False  # and whether it came in chunks
 
     SCRIPT = """
     async function newConv() { const res = await fetch("/api/sessions", { method: "POST" }); }
