@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from lab.driver.driver import ChatDriver, TriggerMissed, WindowMissed
+from lab.model.checker import NETWORK_CHANGED
 from lab.model.history import Trial
 from lab.plan.lockstep import Lockstep
 from lab.plan.schedule import TrialPlan
@@ -108,6 +109,8 @@ async def _page_after_refresh(d: ChatDriver, trial: Trial) -> None:
             # The page said it could not load the history: an error shown, not a
             # conversation forgotten (the checker's history_failed, not amnesia).
             trial.page_error = "the page's history read failed"
+            if any(NETWORK_CHANGED in f for f in d.other_failures):
+                trial.page_error += f" ({NETWORK_CHANGED})"
     except Exception as exc:
         trial.errors.append(f"driver (read page): {type(exc).__name__}: {exc}")
 

@@ -27,6 +27,7 @@ class NetworkLog:
         # Network events that arrived before the driver learnt the message id (a fast reply can
         # beat the read of the new bubble's data-id): replayed when the send is registered.
         self._early: dict[str, list[tuple[str, Any]]] = {}
+        self.other_failures: list[str] = []  # the network's reasons for the page's other requests
 
     def _note(self, kind: str, **fields: Any) -> None:
         self.log.append({"t": time.time(), "kind": kind, **fields})
@@ -78,6 +79,9 @@ class NetworkLog:
     def _on_failed(self, req: Request) -> None:
         mid = self._chat_id(req)
         if mid is None:
+            # Another request the page made (its history read): the network's reason is kept, for
+            # a read that failed only as the machine's network changed (lab.model.checker).
+            self.other_failures.append(req.failure or "failed")
             return
         self._note("requestfailed", id=mid, failure=req.failure)
         s = self._open_send(mid)

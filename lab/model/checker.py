@@ -177,10 +177,14 @@ def check(trial: Trial) -> Result:
         _shown(res, trial, placed)
     elif not trial.refresh_reached:
         res.reasons.append("the refresh point was not reached")
+    read_dropped = NETWORK_CHANGED in (trial.page_error or "")
     bad = [
         a
         for a in INVALIDATING
-        if getattr(res, a) and (a != "lost" or any(res.lost.values())) and (a != "amnesia" or not res.page_failed)
+        if getattr(res, a)
+        and (a != "lost" or any(res.lost.values()))
+        and (a != "amnesia" or not res.page_failed)
+        and (a != "history_failed" or not read_dropped)
     ]
     if res.phantom_fail_definite:
         bad.append("phantom_fail")
@@ -189,21 +193,32 @@ def check(trial: Trial) -> Result:
         res.reasons.extend(bad)
     elif not trial.refresh_reached:
         res.validity = "unknown"
-    elif sends and not acked:
-        # Nothing acknowledged, nothing stored that should not be: no claim was tested.
+    elif why := _untested(trial, res, read_dropped):
         res.validity = "unknown"
-        res.reasons.append(_nothing_acked(trial))
-    elif dropped := [s for s in sends if NETWORK_CHANGED in s.reason]:
+        res.reasons.append(why)
+    return res
+
+
+def _untested(trial: Trial, res: Result, read_dropped: bool) -> str:
+    """Why a trial that shows no anomaly tested nothing ("": it tested what it claims)."""
+    if trial.sends and not res.acked:
+        # Nothing acknowledged, nothing stored that should not be: no claim was tested.
+        return _nothing_acked(trial)
+    if read_dropped:
+        # The page's history read after the refresh got no answer, and the browser names the
+        # machine's network as why (below): an empty page for no doing of the app's. Seen in a CI
+        # run beside other work: a correct app's read "TypeError: Failed to fetch".
+        return f"the browser dropped the history read after the refresh ({NETWORK_CHANGED})"
+    if dropped := [s for s in trial.sends if NETWORK_CHANGED in s.reason]:
         # The browser dropped a send when the machine's network changed (a Docker engine adding a
         # bridge beside the run): no answer, for no doing of the app's -- the turn it was to test
         # (a one-send fault's) tested nothing, and nothing else may stand for it. Seen in a CI run
         # beside the compose tests: a swallowed_errors trial under `down` judged valid, its
         # faulted send dropped so.
-        res.validity = "unknown"
-        res.reasons.append(
+        return (
             f"the browser dropped turn {dropped[0].turn}'s request ({NETWORK_CHANGED}: the machine's network changed)"
         )
-    return res
+    return ""
 
 
 def _stored(res: Result, trial: Trial, msgs: list[_Msg], final: list[Row]) -> dict[str, Placement]:

@@ -4,6 +4,7 @@ browser restart, and the session cookie -- what a trial reads raw, for the probe
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -51,6 +52,7 @@ class Pages:
         # the pool's contexts: the lab's page sees only "Failed to fetch", the network names why
         # (a trial's texts are its own, so one list serves every context).
         self.dropped: list[str] = []
+        self._reads_failed: list[tuple[float, str]] = []  # (when, the network's reason)
 
     @property
     def pool(self) -> Pool:
@@ -77,8 +79,26 @@ class Pages:
         return Slot(ctx, await self._watched(await ctx.new_page()))
 
     def _failed(self, req: Request) -> None:
-        if req.method == "POST" and NETWORK_CHANGED in (req.failure or ""):
+        failure = req.failure or "failed"
+        if req.method != "POST":  # a read: its reason, for a history read with no answer (read_failures)
+            self._reads_failed.append((time.time(), failure))
+        elif NETWORK_CHANGED in failure:
             self.dropped.append(req.post_data or "")
+
+    def read_failures(self, since: float) -> list[str]:
+        """The browser's reasons for the reads it failed since ``since``, in any context (the lab's
+        page sees only "Failed to fetch"; the network names why: ``net::ERR_NETWORK_CHANGED``
+        fails every context's requests in flight)."""
+        return list(dict.fromkeys(f for t, f in self._reads_failed if t >= since))
+
+    def error_of(self, read: Read, since: float) -> str | None:
+        """A history read's failure (None: it succeeded); one with no answer carries the browser's
+        reasons since ``since`` -- the app's (a reset connection) or the machine's
+        (net::ERR_NETWORK_CHANGED: the checker's unknown)."""
+        if read.ok:
+            return None
+        why = self.read_failures(since) if read.status is None else []
+        return (read.error or f"HTTP {read.status}") + (f" ({'; '.join(why)})" if why else "")
 
     async def _watched(self, page: Page) -> Page:
         """What the page's network sees of its sends: the app's own page over its own socket

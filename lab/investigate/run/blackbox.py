@@ -238,10 +238,9 @@ class Prober:
         if t.refresh == "mid_stream" and any(s.outcome == "ok" for s in t.sends):
             t.unknown = cut.not_cut(t, self.spec.page is None) or t.unknown
 
-    @staticmethod
-    def _page_after(read: Read, t: Trial) -> Read:
+    def _page_after(self, read: Read, t: Trial) -> Read:
         t.page_after_refresh = read.rows if read.rows is not None else []
-        t.page_error = None if read.ok else (read.error or f"HTTP {read.status}")
+        t.page_error = self.pages.error_of(read, max((e["t"] for e in t.events if e["kind"] == "refresh"), default=0))
         return read
 
     # ------------------------------------------------------------------ steps

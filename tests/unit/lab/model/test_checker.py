@@ -347,6 +347,24 @@ def test_page_read_failed_is_history_failed_not_amnesia() -> None:
     assert r.validity == "invalid" and r.reasons == ["history_failed"]
 
 
+def test_a_history_read_the_browser_dropped_when_the_network_changed_is_unknown_not_history_failed() -> None:
+    """The page's read after the refresh got no answer and the browser names the machine's network
+    (a correct app's "TypeError: Failed to fetch" in a CI run beside other work): the empty page
+    is no doing of the app's -- unknown. A read with no answer for another reason (the app reset
+    the connection) stays history_failed, and a loss in Redis beside a dropped read still stands."""
+    dropped = check(
+        trial([bs(1), bs(2)], conv(2), page=[], page_error="TypeError: Failed to fetch (net::ERR_NETWORK_CHANGED)")
+    )
+    assert dropped.validity == "unknown" and "history read" in dropped.reasons[-1], dropped
+    assert dropped.anomalies()["amnesia"] == 0
+    reset = check(trial([bs(1), bs(2)], conv(2), page=[], page_error="TypeError: Failed to fetch"))
+    assert reset.validity == "invalid" and reset.reasons == ["history_failed"], reset
+    lost = check(
+        trial([bs(1), bs(2)], conv(1), page=[], page_error="TypeError: Failed to fetch (net::ERR_NETWORK_CHANGED)")
+    )
+    assert lost.validity == "invalid" and "history_failed" not in lost.reasons and lost.lost_turns, lost
+
+
 def test_unknown_trial_stays_unknown() -> None:
     r = check(trial([bs(1)], conv(1), unknown="no send was acknowledged"))
     assert r.validity == "unknown" and r.reasons == ["no send was acknowledged"]

@@ -5,8 +5,12 @@ only "Failed to fetch"; the context's network event names it, and the send's rea
 from __future__ import annotations
 
 import json
+import time
+from typing import cast
 
-from lab.investigate.browser.pages import mark_dropped
+from playwright.async_api import Request
+
+from lab.investigate.browser.pages import Pages, Read, mark_dropped
 from lab.model.checker import NETWORK_CHANGED, check
 from lab.model.history import Row, Send, Trial
 
@@ -41,3 +45,26 @@ def test_a_form_encoded_body_is_matched_too() -> None:
     sends = [_send("hello there", 1, None)]
     mark_dropped(sends, ["message=hello+there"])
     assert NETWORK_CHANGED in sends[0].reason
+
+
+def test_a_failed_read_is_named_only_from_the_given_moment() -> None:
+    """The browser's reason for a read it failed names a history read with no answer only when it
+    came after that trial's refresh (Pages.error_of); a send is not a read."""
+
+    class _Req:
+        def __init__(self, method: str, failure: str) -> None:
+            self.method, self.failure, self.post_data = method, failure, "{}"
+
+    pages = Pages.__new__(Pages)
+    pages.dropped, pages._reads_failed = [], []
+    before = time.time()
+    pages._failed(cast(Request, _Req("GET", NETWORK_CHANGED)))
+    pages._failed(cast(Request, _Req("GET", NETWORK_CHANGED)))
+    pages._failed(cast(Request, _Req("POST", "net::ERR_CONNECTION_RESET")))
+    assert pages.read_failures(before) == [NETWORK_CHANGED] and pages.read_failures(time.time() + 1) == []
+    assert pages.dropped == []  # a send reset by the app is no machine's doing
+    unanswered = Read(None, None, "TypeError: Failed to fetch")
+    assert pages.error_of(unanswered, before) == f"TypeError: Failed to fetch ({NETWORK_CHANGED})"
+    assert pages.error_of(unanswered, time.time() + 1) == "TypeError: Failed to fetch"
+    assert pages.error_of(Read(503, None), before) == "HTTP 503"  # answered: the app's own failure
+    assert pages.error_of(Read(200, []), before) is None
