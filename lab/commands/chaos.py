@@ -75,11 +75,12 @@ def check_modes(cells: list[Cell], mode: str, model: bool = False) -> None:
 
 
 def check_not_probe_only(params: dict[str, object]) -> None:
-    """drop at=write waits for a write in a target's store's record: lab investigate's alone."""
+    """at=write (drop, write_refused) acts at a target's own write: lab investigate's alone."""
     if params.get("at") == "write":
         raise UsageError(
-            "fault drop at=write is lab investigate's: it follows a target's key in the store's record",
-            "in lab chaos use drop (at=send, the default: the reset at the send's first reply)",
+            "a fault at=write is lab investigate's: it acts at a write of a target's key (drop, write_refused)",
+            "in lab chaos use at=send, the default (drop: the reset at the send's first reply; "
+            "write_refused: every write of the send)",
         )
 
 

@@ -164,6 +164,7 @@ EVIDENCE: dict[str, Callable[[Trial], bool]] = {
     "fault": lambda t: t.fault != "none",
     "latency": lambda t: t.fault == "latency",
     "redis_unreachable": lambda t: t.fault in ("down", "drop"),
+    "write_refused": lambda t: t.fault == "write_refused",
     "drop": lambda t: t.fault == "drop",
     "redis_restart": lambda t: t.fault == "redis_restart",
     "browser_restart": lambda t: t.refresh == "browser_restart",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lab.diagnoses import Diagnosis, Evidence, Judged, few, ids, register
+from lab.diagnoses import Diagnosis, Evidence, Judged, explained, few, ids, register
 from lab.diagnoses.rewrite_window import rewritten_together
 
 
@@ -10,10 +10,16 @@ def _missing(j: Judged) -> list[int]:
     return [t for t in j.reply_missing if t not in j.cut]
 
 
-@register("replies_not_stored", after=("rewrite_window",))
+@register("replies_not_stored", after=("rewrite_window", "acked_write_refused"))
 def diagnose(ev: Evidence) -> Diagnosis | None:
-    # Replies two overlapping rewrites failed to push back are the rewrite's (rewrite_window).
-    hit = [j for j in ev.judged if _missing(j) and not set(j.lost_user) - j.cut and not rewritten_together(ev, j)]
+    # Replies two overlapping rewrites failed to push back are the rewrite's (rewrite_window); a
+    # reply whose write Redis refused, acknowledged all the same, is acked_write_refused's.
+    refused = explained(ev.found, "acked_write_refused")
+    hit = [
+        j
+        for j in ev.judged
+        if _missing(j) and not set(j.lost_user) - j.cut and not rewritten_together(ev, j) and j.id not in refused
+    ]
     if not hit:
         return None
     missing = sum(len(_missing(j)) for j in hit)

@@ -33,6 +33,7 @@ from lab.faults import (  # noqa: F401  (modules register themselves)
     model_error,
     model_cut,
     model_stall,
+    write_refused,
 )
 
 __all__ = ["REGISTRY", "Fault", "FaultNotConfirmed", "Targets", "ToxicFault", "check_mode", "make", "register"]

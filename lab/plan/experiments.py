@@ -176,6 +176,19 @@ TABLE: tuple[Row, ...] = (
         "did not wait for (a task, a promise, a thread) lands after it",
         needs="",
     ),
+    # Appended. `down` fails an app's reads too: its send then answers an error before any write,
+    # or hangs on a read (a Rust app's history read waited 30 s, 2026-12-05) -- the write's own
+    # error path is never reached. Redis refusing writes and serving reads reaches it; in
+    # investigate only the send's first write, so a question's write can fail while its reply's lands.
+    Row(
+        "write_refused",
+        (),
+        "settled",
+        "Redis refuses one send's write, unapplied, and serves reads (a failover's READONLY): acknowledged "
+        "but never stored -- the write's error swallowed, or lost in a task nobody awaits",
+        needs="",
+        probe=(("at", "write"),),
+    ),
 )
 
 

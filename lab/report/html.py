@@ -126,7 +126,7 @@ CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}
 h1{font-size:20px}h2{font-size:16px;margin-top:28px;border-bottom:1px solid #ddd}
 table{border-collapse:collapse}th,td{padding:4px 6px;text-align:left;vertical-align:middle}
-.suspects td{font-size:12px;border-bottom:1px solid #eee}.suspects tr.proven td:first-child{color:#c0392b;font-weight:bold}.suspects tr.cleared td:first-child{color:#27ae60}.suspects tr.untested td:first-child{color:#777}
+.suspects td{font-size:12px;border-bottom:1px solid #eee}.suspects tr.proven td:first-child{color:#c0392b;font-weight:bold}.suspects tr.one-of td:first-child{color:#d35400}.suspects tr.cleared td:first-child{color:#27ae60}.suspects tr.untested td:first-child{color:#777}
 .heatmap th.col{writing-mode:vertical-rl;transform:rotate(180deg);font-weight:normal;font-size:12px}
 .heatmap td.hm{width:64px;height:40px;text-align:center;border:1px solid #fff}
 .heatmap td.hm a{color:#111;text-decoration:none;display:block}.heatmap small{display:block;font-size:11px}

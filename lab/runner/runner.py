@@ -36,6 +36,7 @@ from lab.plan.schedule import Cell, TrialPlan, tagged
 from lab.common.signals import run_async
 from lab.stack import Stack
 from lab.stack.model_link import ModelLink
+from lab.stack.native_faults import serve_writes
 
 # Failing trials per cell that also keep a Playwright trace and a screenshot: a trace zip and a
 # screenshot cost the browser more than the rest of a failing trial's artifacts together, and
@@ -88,6 +89,8 @@ class Runner:
 
     async def _run(self, cells: list[tuple[Cell, list[TrialPlan]]]) -> list[CellOutcome]:
         self.targets.toxiproxy.reset()
+        if self.stack.mode != "external":  # the lab's own Redis: never refusing writes a killed run left it to
+            serve_writes(self.stack.cfg.redis_url)
         outcomes: list[CellOutcome] = []
         self.finished = outcomes  # filled as trials finish: what a Ctrl-C leaves to report
         try:

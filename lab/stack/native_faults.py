@@ -31,6 +31,7 @@ class _Restartable(Protocol):
 class ProcessFaults:
     """Mixed into NativeStack."""
 
+    cfg: LabConfig
     run_dir: Path
 
     # The Stack verbs the process faults use (lab.stack.Stack); ComposeStack has the same ones.
@@ -59,13 +60,15 @@ class ProcessFaults:
         return f"redis-server pid {pid} in state {st} (stopped)" if st in ("T", "t") else None
 
     def heal(self) -> None:
-        """After success, failure or Ctrl-C: Redis not left stopped (quiet if it is gone)."""
+        """After success, failure or Ctrl-C: Redis not left stopped, nor refusing writes (quiet if
+        it is gone)."""
         try:
             pid = self.service("redis").pid
             if procs.state(pid) in ("T", "t"):
                 self.resume_redis()
         except (LabError, ProcessLookupError):
             pass
+        serve_writes(self.cfg.redis_url)
 
     def restart_redis(self: _Restartable, *, durable: bool, timeout_s: float = 30.0) -> str:
         """SIGKILL redis-server (no shutdown save) and start it again on the same port."""
@@ -90,3 +93,20 @@ class ProcessFaults:
             procs.stop(self.service("backend"), self.run_dir)
             self._start_backend(timeout_s)
         return self.instance("backend")
+
+
+# lab.faults.write_refused's switch: Redis refuses writes while it asks for a replica it lacks.
+REFUSING = "min-replicas-to-write"
+
+
+def serve_writes(redis_url: str) -> None:
+    """Redis serving writes again, whatever a run killed mid-fault left set (quiet if Redis is gone:
+    a heal must not fail the run it ends)."""
+    import redis
+
+    try:
+        with redis.Redis.from_url(redis_url, socket_timeout=5) as r:
+            if r.config_get(REFUSING).get(REFUSING) not in (None, "0"):
+                r.config_set(REFUSING, 0)
+    except redis.RedisError:
+        pass

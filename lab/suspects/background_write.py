@@ -59,7 +59,7 @@ def _unwaited(m: Module, src: Source) -> list[tuple[ast.Call, str]]:
 
 @register(
     "background_write",
-    diagnoses=("acked_too_fast", "stored_after_answer", "replies_not_stored"),
+    diagnoses=("acked_too_fast", "stored_after_answer", "replies_not_stored", "acked_write_refused"),
     mechanism="the write handed to a thread, an executor or a task that the answer does not wait for",
 )
 def check(src: Source) -> list[Suspect]:

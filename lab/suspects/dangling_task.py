@@ -33,7 +33,7 @@ def _unkept(f: ast.AST) -> list[ast.stmt]:
 
 @register(
     "dangling_task",
-    diagnoses=("replies_not_stored", "acked_too_fast", "stored_after_answer"),
+    diagnoses=("replies_not_stored", "acked_too_fast", "stored_after_answer", "acked_write_refused"),
     mechanism="a write scheduled as a task nobody awaits",
 )
 def check(src: Source) -> list[Suspect]:

@@ -23,6 +23,7 @@ EXPERIMENT = {
     "duplicates_after_drop": "drop / settled",
     "saved_at_stream_end": "none / mid_stream, with [stream]",
     "acked_while_unreachable": "down / settled",
+    "acked_write_refused": "write_refused / settled",
     "history_capped": "the long conversation",
     "stale_reads": "latency / after_ack",
     "history_from_copy": "latency / after_ack, with [redis] key (Redis MONITOR)",

@@ -59,7 +59,7 @@ def _error_callbacks(m: Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
 
 @register(
     "swallowed_error",
-    diagnoses=("acked_while_unreachable",),
+    diagnoses=("acked_while_unreachable", "acked_write_refused"),
     mechanism="a failed store step logged and ignored, the request answered 2xx",
 )
 def check(src: Source) -> list[Suspect]:

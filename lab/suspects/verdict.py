@@ -1,5 +1,8 @@
 """Suspects judged by the experiments: each line is *proven* when the run drew one of its
-diagnoses, *not proven* when a diagnosis of it could have been drawn (trials held its
+diagnoses that no other kind of suspect line in the source also leaves, *one of* when the
+diagnosis drawn is left alike by lines of several kinds there (a write's error swallowed, or the
+write left to a task nobody awaits: acked_write_refused) -- one of them is the cause, the
+evidence does not say which --, *not proven* when a diagnosis of it could have been drawn (trials held its
 evidence) and was not -- with the 95 % upper bound of what those trials cannot rule out --, and
 *not exercised* when no trial could draw any of them. A suspect alone is never a finding."""
 
@@ -11,30 +14,40 @@ from typing import Any
 from lab.model.stats import wilson
 from lab.suspects import Scan, Suspect
 
-PROVEN, NOT_PROVEN, NOT_EXERCISED = "proven", "not proven", "not exercised"
+PROVEN, ONE_OF, NOT_PROVEN, NOT_EXERCISED = "proven", "one of", "not proven", "not exercised"
+STATUSES = (PROVEN, ONE_OF, NOT_PROVEN, NOT_EXERCISED)
 
 
 def judge(scan: Scan, drawn: Iterable[tuple[str, int, int]], chances: dict[str, int]) -> dict[str, Any]:
     """``drawn``: (code, k, n) of each diagnosis drawn; ``chances``: per diagnosis, the judged
     trials that held its evidence. Returns the results.json ``suspects`` section."""
     got = {code: (k, n) for code, k, n in drawn}
-    lines = [_line(s, got, chances) for s in scan.suspects]
+    kinds: dict[str, set[str]] = {}  # per diagnosis, the kinds of line in this source it points at
+    for s in scan.suspects:
+        for d in s.diagnoses:
+            kinds.setdefault(d, set()).add(s.check)
+    lines = [_line(s, got, chances, kinds) for s in scan.suspects]
     pointed = {d for s in scan.suspects for d in s.diagnoses}
     return {**scan.as_json(), "suspects": lines, "without_suspect": sorted(code for code in got if code not in pointed)}
 
 
-def _line(s: Suspect, got: dict[str, tuple[int, int]], chances: dict[str, int]) -> dict[str, Any]:
+def _line(
+    s: Suspect, got: dict[str, tuple[int, int]], chances: dict[str, int], kinds: dict[str, set[str]]
+) -> dict[str, Any]:
     out = s.as_json()
-    proof = [d for d in s.diagnoses if d in got]
+    proof = sorted((d for d in s.diagnoses if d in got), key=lambda d: len(kinds[d]))
     if proof:
-        k, n = got[proof[0]]
+        d = proof[0]
+        k, n = got[d]
+        others = sorted(kinds[d] - {s.check})
         return {
             **out,
-            "status": PROVEN,
-            "by": proof[0],
+            "status": ONE_OF if others else PROVEN,
+            "by": d,
             "k": k,
             "n": n,
-            "evidence": f"{proof[0]} drawn in {k}/{n} trials",
+            "evidence": f"{d} drawn in {k}/{n} trials"
+            + (f", which {' and '.join(others)} lines here leave alike: not told apart" if others else ""),
         }
     tried = [(chances[d], d) for d in s.diagnoses if chances.get(d, 0) > 0]
     if tried:
@@ -67,7 +80,7 @@ def lines_text(section: dict[str, Any], source: str) -> str:
         + f", {len(sus)} suspect lines):"
     )
     out = [head]
-    for status in (PROVEN, NOT_PROVEN, NOT_EXERCISED):
+    for status in STATUSES:
         mine = [x for x in sus if x["status"] == status]
         if not mine:
             continue
@@ -75,7 +88,7 @@ def lines_text(section: dict[str, Any], source: str) -> str:
         for x in mine:
             out.append(f"    {x['path']}:{x['line']}  {x['mechanism']} -- {x['evidence']}")
             out.append(f"        {x['code'][:100]}")
-    if not any(x["status"] == PROVEN for x in sus):
+    if not any(x["status"] in (PROVEN, ONE_OF) for x in sus):
         out.append("  proven: none (no diagnosis of this run points at a suspect line)")
     for code in section["without_suspect"]:
         out.append(
@@ -91,9 +104,8 @@ def lines_html(section: dict[str, Any]) -> str:
     """report.html's view: one row per suspect line, proven first, each with its evidence."""
     from html import escape
 
-    rank = {PROVEN: 0, NOT_PROVEN: 1, NOT_EXERCISED: 2}
-    rows = sorted(section["suspects"], key=lambda x: (rank[x["status"]], x["path"], x["line"]))
-    cls = {PROVEN: "proven", NOT_PROVEN: "cleared", NOT_EXERCISED: "untested"}
+    rows = sorted(section["suspects"], key=lambda x: (STATUSES.index(x["status"]), x["path"], x["line"]))
+    cls = {PROVEN: "proven", ONE_OF: "one-of", NOT_PROVEN: "cleared", NOT_EXERCISED: "untested"}
     body = "".join(
         f"<tr class='{cls[x['status']]}' data-suspect='{escape(x['check'])}' data-status='{escape(x['status'])}'>"
         f"<td>{escape(x['status'])}</td><td><code>{escape(x['path'])}:{x['line']}</code></td>"

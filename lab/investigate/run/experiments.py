@@ -57,6 +57,8 @@ class Experiment:
 
 
 MODEL_FAULTS = {"model_error", "model_cut", "model_stall"}  # the stand-in's: a spec with [model] only
+# Faults that restart or reconfigure Redis itself: never an app's own ([start] external).
+OWN_REDIS = {"redis_restart", "write_refused"}
 
 
 def optional_plan(turns: int) -> list[Experiment]:
@@ -99,7 +101,8 @@ def default_plan(turns: int, streams: bool = False, ids: bool = False, model: bo
 
 def for_spec(spec: "Spec", turns: int) -> list[Experiment]:
     """The default plan for what the spec has: a stream to cut, message ids, a model to fail."""
-    return default_plan(turns, spec.streams, uses_ids(spec), spec.model is not None)
+    plan = default_plan(turns, spec.streams, uses_ids(spec), spec.model is not None)
+    return [e for e in plan if applicable(spec, e)]
 
 
 def full_plan(spec: "Spec", turns: int) -> list[Experiment]:
@@ -133,10 +136,10 @@ def only_filter(spec: "Spec", text: str, where: str) -> Callable[[Experiment], b
             f"valid: faults {', '.join(sorted({e.fault for e in plan}))}; refresh points "
             f"{', '.join(sorted({e.refresh for e in plan}))}",
         )
-    if "redis_restart" in wanted and spec.start.external:
+    if own := sorted(wanted & OWN_REDIS) if spec.start.external else []:
         raise UsageError(
-            f"--only {text!r}: redis_restart needs the lab's own Redis; [start] external = true uses the app's",
-            "leave it out: an app's Redis is not the lab's to kill",
+            f"--only {text!r}: {'/'.join(own)} needs the lab's own Redis; [start] external = true uses the app's",
+            "leave it out: an app's Redis is not the lab's to kill or reconfigure",
         )
     if "mid_stream" in wanted and not spec.streams:
         raise UsageError(
@@ -154,9 +157,7 @@ def only_filter(spec: "Spec", text: str, where: str) -> Callable[[Experiment], b
 
 
 def applicable(spec: "Spec", e: Experiment) -> bool:
-    return not (e.fault in MODEL_FAULTS and spec.model is None) and not (
-        e.fault == "redis_restart" and spec.start.external
-    )
+    return not (e.fault in MODEL_FAULTS and spec.model is None) and not (e.fault in OWN_REDIS and spec.start.external)
 
 
 # An investigation's trial ids, in the lab's one scheme (lab.plan.ids): the group is the

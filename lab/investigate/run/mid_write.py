@@ -21,6 +21,8 @@ from typing import Protocol
 from playwright.async_api import BrowserContext, Page
 
 from lab.faults.drop import Drop
+from lab.faults import Targets
+from lab.faults.write_refused import WriteRefused
 from lab.investigate.evidence.answers import Answer, HistoryRead
 from lab.common.errors import NotReady
 from lab.common.wait import wait_until_async
@@ -274,3 +276,60 @@ async def _first_write(
     except NotReady:
         return None
     return None if at < 0 else at
+
+
+# ---- write_refused at=write (lab.faults.write_refused): the send's first refused write, then writes
+# served again -- a question's write fails while its reply's, made once the model has answered,
+# lands. Redis counts the refusal (INFO errorstats); the lab serves writes again the moment it sees
+# it (a poll of a few ms), so a write chained right behind the first (a pipeline's EXPIRE) may meet
+# the refusal too: the commands refused are in the trial's evidence.
+REFUSE_POLL_S = 0.002
+NOT_REFUSED = "write_refused at=write: no write of the send reached Redis while writes were refused: it tested nothing"
+
+
+async def send_write_refused(
+    prober: Prober, ctx: BrowserContext, page: Page, t: Trial, turn: int, nonce: str, streamed: bool, step: Lockstep
+) -> Send:
+    """The fault turn's send, its first write refused (``step``: its armed WriteRefused)."""
+    fault, targets = step.fault, step.targets
+    assert isinstance(fault, WriteRefused)
+    t_invoke = time.time()
+    task = asyncio.create_task(prober._send(page, t.trial_id, turn, nonce, streamed))
+    try:
+        at = await _first_refusal(fault, targets, task, prober.spec.chat.timeout_s)
+        await asyncio.to_thread(fault.refuse, targets, False)
+        send = await task
+    finally:
+        if not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+    if at is None:
+        t.unknown = t.unknown or NOT_REFUSED
+        return send
+    commands = await asyncio.to_thread(fault.refused_commands, targets)
+    t.fault_evidence = (t.fault_evidence or "") + (
+        f"; Redis refused {', '.join(f'{c} x{n}' for c, n in commands.items()) or 'a write'} "
+        f"{(at - t_invoke) * 1000:.0f} ms after the send left, and served writes again from then"
+    )
+    return send
+
+
+async def _first_refusal(
+    fault: WriteRefused, targets: Targets, task: "asyncio.Task[Send]", timeout_s: float
+) -> float | None:
+    """When Redis first refused a write of the send, looked for until LATE_S after its answer
+    (an app that writes after answering); None: none by then."""
+    deadline, answered_at = time.time() + timeout_s + LATE_S, None
+    while time.time() < deadline:
+        if await asyncio.to_thread(fault.refused, targets) > 0:
+            return time.time()
+        if task.done():
+            answered_at = answered_at or time.time()
+            if time.time() - answered_at > LATE_S:
+                return None
+        await asyncio.sleep(REFUSE_POLL_S)  # a poll of Redis's own count: no event to wait on
+    return None
+
+
+# The faults acting at the fault turn's write, by name: each its own send.
+AT_WRITE = {"drop": send_reset_at_write, "write_refused": send_write_refused}

@@ -17,6 +17,7 @@ import redis
 from lab.common.errors import LabError, UsageError
 from lab.common.http import http_get
 from lab.stack import procs
+from lab.stack.native_faults import serve_writes
 from lab.stack.compose.docker_cli import DockerCli
 from lab.stack.engine import DOCKER
 from lab.common.wait import wait_until
@@ -213,6 +214,7 @@ class Containers(DockerCli):
             self._wait_redis(30)
         if self._own_store_network and self._store_network() not in self.redis_networks():
             self.reconnect_redis()
+        serve_writes(self.cfg.redis_url)
         if not self._state("backend")["Running"]:
             self._container("backend").start()
             info = procs.read(self.run_dir, self._log_follower)

@@ -29,6 +29,7 @@ def test_every_fault_module_is_registered() -> None:
             "model_error",
             "model_cut",
             "model_stall",
+            "write_refused",
         ]
     )
 

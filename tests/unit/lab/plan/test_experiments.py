@@ -38,8 +38,13 @@ def test_investigates_experiment_numbers_stay_put() -> None:
         ("down", "settled"),
         ("none", "browser_restart"),
     ]
-    assert [(e.fault, e.refresh) for e in plan[-2:]] == [("latency", "in_flight"), ("latency", "after_ack")]
-    assert dict(plan[-1].params)["stream"] == "upstream"  # appended: the numbers before it stay put
+    assert [(e.fault, e.refresh) for e in plan[-3:]] == [
+        ("latency", "in_flight"),
+        ("latency", "after_ack"),
+        ("write_refused", "settled"),
+    ]
+    assert dict(plan[-2].params)["stream"] == "upstream"  # appended: the numbers before it stay put
+    assert dict(plan[-1].params) == {"at": "write"}  # investigate's: the send's first write only
     # A spec without a stream, ids or a model: those rows left out, the rest in the same order.
     plain = inv.default_plan(3)
     assert [e for e in plan if e in plain] == plain and len(plain) == len(plan) - 5

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from lab.suspects import Scan, Suspect
-from lab.suspects.verdict import NOT_EXERCISED, NOT_PROVEN, PROVEN, judge, lines_html, lines_text
+from lab.suspects.verdict import NOT_EXERCISED, NOT_PROVEN, ONE_OF, PROVEN, judge, lines_html, lines_text
 
 
 def _s(check: str, diagnoses: tuple[str, ...], line: int = 1) -> Suspect:
@@ -43,3 +43,30 @@ def test_the_views_never_show_a_suspect_as_a_finding() -> None:
     assert "proven: none" in text and "not proven (1)" in text and "not exercised (2)" in text
     html = lines_html(out)
     assert html.count("data-status='proven'") == 0 and html.count("data-status='not proven'") == 1
+
+
+def test_a_diagnosis_two_kinds_of_line_leave_alike_proves_neither_alone() -> None:
+    """acked_write_refused is left alike by a swallowed error and by a write left to a task: with
+    lines of both kinds in the source, each is "one of", never proven; a diagnosis only one kind
+    leaves (acked_while_unreachable) still proves its line."""
+    scan = Scan(
+        [
+            _s("swallowed_error", ("acked_while_unreachable", "acked_write_refused"), 4),
+            _s("dangling_task", ("stored_after_answer", "acked_write_refused"), 8),
+        ],
+        files=1,
+        skipped=0,
+    )
+    shared = {x["check"]: x for x in judge(scan, [("acked_write_refused", 4, 4)], {})["suspects"]}
+    assert {x["status"] for x in shared.values()} == {ONE_OF}
+    assert "dangling_task lines here leave alike" in shared["swallowed_error"]["evidence"]
+    text = lines_text(judge(scan, [("acked_write_refused", 4, 4)], {}), "app/")
+    assert "one of (2)" in text and "proven: none" not in text
+    both = {
+        x["check"]: x
+        for x in judge(scan, [("acked_write_refused", 4, 4), ("acked_while_unreachable", 3, 3)], {})["suspects"]
+    }
+    assert (both["swallowed_error"]["status"], both["swallowed_error"]["by"]) == (PROVEN, "acked_while_unreachable")
+    assert both["dangling_task"]["status"] == ONE_OF
+    html = lines_html(judge(scan, [("acked_write_refused", 4, 4)], {}))
+    assert html.count("data-status='one of'") == 2

@@ -1,0 +1,107 @@
+"""write_refused: Redis refuses writes, unapplied, and serves reads -- as a primary demoted in a
+failover answers READONLY. The lab asks its own Redis for a replica it does not have
+(``min-replicas-to-write 1``): every write command, in or out of MULTI, in or out of a script,
+is answered ``NOREPLICAS`` and changes nothing, while reads go on.
+
+Where ``down`` fails the app's reads first (its handler then answers an error before any write,
+or hangs on a read that never returns), this fault reaches the write's own error path: an app
+that answers success for a write Redis refused has swallowed the error -- logged it, or lost it
+in a task nobody awaits.
+
+``at = "send"`` (the default): every write of one send refused. ``at = "write"`` (lab
+investigate): only the send's first refused write -- the trial serves writes again the moment
+Redis has counted one refusal (``INFO errorstats``), so a question's write can fail while its
+reply's, made after the model has answered, lands (``refused``, ``refuse``). Either way the
+refusals are counted: a send none of whose writes was refused tested nothing (``refused``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+
+from lab.common.errors import UsageError
+from lab.faults.base import Fault, FaultNotConfirmed, Targets, register
+from lab.stack.native_faults import REFUSING
+
+AT = ("send", "write")
+SETTING = REFUSING  # the stacks' heal sets it back to 0 whatever a killed run left
+
+
+@register("write_refused")
+@dataclass
+class WriteRefused(Fault):
+    summary = "Redis refuses writes (NOREPLICAS), unapplied, and serves reads: one send, or its first write"
+    window = "send"
+    # The lab's own Redis only: a setting left on by a killed run must never refuse the writes of
+    # a Redis someone else uses (an external stack's, an app's own behind `lab proxy`).
+    modes = ("native", "compose")
+    instead = "down (the redis proxy refuses connections)"
+    at: str = "send"
+
+    @property
+    def solo(self) -> bool:  # type: ignore[override]
+        """Its trials one at a time: one trial's refusal is every trial's (one Redis)."""
+        return self.at == "write"
+
+    def check(self) -> None:
+        if self.at not in AT:
+            raise UsageError(
+                f"write_refused: at={self.at!r} is not one of {', '.join(AT)}",
+                "at=send (every write of one send) or at=write (its first write only: lab investigate)",
+            )
+
+    def _redis(self, t: Targets) -> Any:
+        r: Any = getattr(self, "_r", None)
+        if r is None:
+            r = self._r = redis.Redis.from_url(t.stack.cfg.redis_url, socket_timeout=5)
+        return r
+
+    def refused(self, t: Targets) -> int:
+        """Writes Redis has refused since the fault was applied."""
+        stats = self._redis(t).info("errorstats")
+        return int(stats.get("errorstat_NOREPLICAS", {}).get("count", 0)) - getattr(self, "_base", 0)
+
+    def refused_commands(self, t: Targets) -> dict[str, int]:
+        """The commands refused since the fault was applied, by name (``INFO commandstats``'s
+        rejected calls): which of the app's writes met the refusal."""
+        now = _rejected(self._redis(t))
+        base = getattr(self, "_rejected", {})
+        return {c: n - base.get(c, 0) for c, n in sorted(now.items()) if n > base.get(c, 0)}
+
+    def refuse(self, t: Targets, on: bool) -> None:
+        """Writes refused (True) or served again (False)."""
+        try:
+            self._redis(t).config_set(SETTING, 1 if on else 0)
+        except redis.RedisError as exc:  # CONFIG renamed or denied (a managed Redis): nothing to refuse with
+            raise FaultNotConfirmed(f"CONFIG SET {SETTING} refused by this Redis: {exc}") from None
+
+    def apply(self, t: Targets) -> None:
+        self._base = 0
+        self._base = self.refused(t)
+        self._rejected = _rejected(self._redis(t))
+        self.refuse(t, True)
+
+    def remove(self, t: Targets) -> None:
+        r = getattr(self, "_r", None)
+        if r is not None:
+            try:
+                self.refuse(t, False)
+            finally:
+                r.close()
+                del self._r
+
+    def confirm(self, t: Targets) -> str:
+        r = self._redis(t)
+        replicas = int(r.info("replication").get("connected_slaves", 0))
+        setting = r.config_get(SETTING).get(SETTING)
+        if replicas or setting != "1":
+            raise FaultNotConfirmed(f"{SETTING} is {setting} with {replicas} replicas: writes are not refused")
+        first = "the send's first write" if self.at == "write" else "every write of the send"
+        return f"{SETTING} 1 with no replica: {first} answered NOREPLICAS, unapplied; reads served"
+
+
+def _rejected(r: Any) -> dict[str, int]:
+    stats = r.info("commandstats")
+    return {k.removeprefix("cmdstat_").upper(): int(v.get("rejected_calls", 0)) for k, v in stats.items()}
