@@ -23,6 +23,10 @@
  *                       last event, and only if the client is still there ("don't keep a turn
  *                       nobody read to its end"): a refresh or a closed tab mid-reply loses the
  *                       message the user sent and saw answered.
+ *   spawn_message       the user's message is stored by a promise nobody awaits ("the first token
+ *                       must not wait on Redis"), its failure only logged; the reply is stored,
+ *                       awaited, after the last delta and before [DONE] -- a failed write of the
+ *                       message still ends in [DONE], and a refresh shows a reply to nothing.
  */
 "use strict";
 const crypto = require("crypto");
@@ -60,9 +64,13 @@ app.post("/chat", async (req, res) => {
   if (!text) return res.status(400).json({ error: "message is required" });
   const sid = session(req, res);
   const reply = `You wrote ${text.length} characters.`;
+  const atEnd = BUGS.has("save_if_delivered") || BUGS.has("spawn_message"); // the turn's rows after the deltas
+  if (BUGS.has("spawn_message")) {
+    store(sid, "user", text).catch((e) => console.error("saving the message failed:", e.message));
+  }
   try {
-    if (!BUGS.has("save_if_delivered")) await store(sid, "user", text);
-    if (!BUGS.has("save_after_end") && !BUGS.has("save_if_delivered")) await store(sid, "bot", reply);
+    if (!atEnd) await store(sid, "user", text);
+    if (!BUGS.has("save_after_end") && !atEnd) await store(sid, "bot", reply);
   } catch (e) {
     return res.status(503).json({ error: "storage unavailable" });
   }
@@ -76,10 +84,10 @@ app.post("/chat", async (req, res) => {
     res.write(`data: ${JSON.stringify({ delta: word + " " })}\n\n`);
     await new Promise((r) => setTimeout(r, 15));
   }
-  if (BUGS.has("save_if_delivered") && !left) {
+  if ((BUGS.has("save_if_delivered") && !left) || BUGS.has("spawn_message")) {
     try {
-      await store(sid, "user", text); // before the last event: the answer ends once it is stored
-      await store(sid, "bot", reply);
+      if (!BUGS.has("spawn_message")) await store(sid, "user", text); // before the last event
+      await store(sid, "bot", reply); // the answer ends once it is stored
     } catch (e) {
       return res.end(`data: ${JSON.stringify({ error: "storage unavailable" })}\n\n`);
     }

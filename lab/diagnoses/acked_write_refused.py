@@ -21,8 +21,12 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
         s = next((s for s in j.trial.sends if s.under_fault), None)
         if j.id in early or s is None or s.outcome != "ok":
             continue
-        if s.turn in j.lost_user or s.turn in j.reply_missing:
-            hit.append((j, s, "question" if s.turn in j.lost_user else "reply"))
+        question, reply = s.turn in j.lost_user, s.turn in j.turns(j.result.lost["assistant"])
+        if question or s.turn in j.reply_missing:
+            gone = (
+                "question and its reply" if question and reply else "question (its reply kept)" if question else "reply"
+            )
+            hit.append((j, s, gone))
     if not hit:
         return None
     j0, s0, what = hit[0]
@@ -31,7 +35,7 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
         "acknowledged though Redis refused its write, and never stored: the write's error does not reach "
         "the answer -- caught and dropped (logged or ignored), or left to a task nobody awaits",
         f"with Redis refusing a write of one send (reads served: {j0.trial.fault_evidence or 'write_refused'}), "
-        f"it answered {s0.status} in {s0.ms or 0:.0f} ms and the {what} is absent from the final history "
+        f"it answered {s0.status} in {s0.ms or 0:.0f} ms, the {what} absent from the final history "
         f"(trials {few([j.id for j, _, _ in hit])})",
         len(hit),
         len(pool),

@@ -51,17 +51,17 @@ EXPOSED_BY = {
 def test_correct_profile_no_anomaly_found(tmp_path: Path) -> None:
     code, out, results = investigate(tmp_path, "--trials", "2")
     assert code == 0, out
-    assert "No anomaly found in 22 judged trials" in out
-    assert re.search(r"acknowledged turns lost: 0/22 trials, rate < \d+%", out), out
+    assert "No anomaly found in 24 judged trials" in out
+    assert re.search(r"acknowledged turns lost: 0/24 trials, rate < \d+%", out), out
     assert results["diagnoses"] == [] and results["verdict"] == "no anomaly found"
     assert all(c["status"] == "valid" and c["trials"] == 2 for c in results["cells"]), results["cells"]
     # [source] services/chat: every defect module's line is a suspect, none proven; each one the
     # default plan can judge is cleared with its bound.
     lines = results["suspects"]["suspects"]
-    assert lines and not [x for x in lines if x["status"] == "proven"], lines
+    assert lines and not [x for x in lines if x["status"] in ("proven", "one of")], lines
     assert {x["check"] for x in lines if x["status"] == "not proven"} >= {"dangling_task", "session_cookie"}, lines
     assert "proven: none" in out
-    assert results["bounds"]["lost"] == {"k": 0, "n": 22, "upper95": pytest.approx(0.1487, abs=1e-3)}
+    assert results["bounds"]["lost"] == {"k": 0, "n": 24, "upper95": pytest.approx(0.138, abs=1e-3)}
     # The mid-stream experiment really cut the last reply of each trial.
     trials = json.loads(results_files(tmp_path)[-1].with_name("trials.json").read_text())
     # (judged ones: a cut after the reply ended is unknown, and replaced by another trial)
@@ -81,7 +81,7 @@ def test_correct_profile_no_anomaly_found(tmp_path: Path) -> None:
     report = Path(results_files(tmp_path)[-1]).parent / "report.html"
     assert "no anomaly found" in report.read_text()
     suite = ET.parse(report.with_name("junit.xml")).getroot()
-    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("11", "0", "0")  # one per experiment
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("12", "0", "0")  # one per experiment
 
 
 def results_files(tmp_path: Path) -> list[Path]:
@@ -114,13 +114,34 @@ def test_single_defect_is_diagnosed(tmp_path: Path, defect: str) -> None:
     assert any(EXPECTED[defect] in m for m in failed), failed
 
 
+def test_a_refused_write_answered_success_points_at_two_kinds_of_line(tmp_path: Path) -> None:
+    """Redis refuses the send's first write and serves reads: the service that logs the store's
+    error and answers 200 loses the message -- acked_write_refused. A swallowed error and a write
+    left to a task leave that alike: with lines of both kinds in services/chat, each is "one of",
+    neither proven (the correct profile answers an error there: test_correct_profile_no_anomaly_found)."""
+    code, out, results = investigate(
+        tmp_path, "--only", "write_refused", "--trials", "2", "--set", "start.env.CHAT_DEFECTS=swallowed_errors"
+    )
+    assert code == 1, out
+    (d,) = results["diagnoses"]
+    assert (d["code"], d["k"], d["n"]) == ("acked_write_refused", 2, 2), d
+    assert "Redis refused SADD" in d["evidence"] and "the question" in d["evidence"], d
+    lines = results["suspects"]["suspects"]
+    one_of = {x["check"]: x["path"] for x in lines if x["status"] == "one of"}
+    assert one_of == {
+        "swallowed_error": "services/chat/defects/swallowed_errors.py",
+        "dangling_task": "services/chat/defects/fire_and_forget.py",
+    }, lines
+    assert not [x for x in lines if x["status"] == "proven"] and "  one of (2):" in out, out
+
+
 def test_foreign_app_newest_first_strings_no_ids_no_health_no_anomaly(tmp_path: Path) -> None:
     """A correct app in another style (examples/foreign_app.py), driven through its own page by
     the spec's selectors: the spec copes, nothing is raised, and what the page showed after each
     refresh was read from its DOM (rows with the app's own role names)."""
     code, out, results = investigate(tmp_path, "--trials", "1", spec=FOREIGN)
     assert code == 0, out
-    assert results["diagnoses"] == [] and "No anomaly found in 9 judged trials" in out
+    assert results["diagnoses"] == [] and "No anomaly found in 10 judged trials" in out
     assert results["page"] == "app" and "driving the app's own page / by its selectors" in out
     trials = json.loads(results_files(tmp_path)[-1].with_name("trials.json").read_text())
     shown = trials[0]["page_after_refresh"]

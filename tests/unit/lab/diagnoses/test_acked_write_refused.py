@@ -20,7 +20,10 @@ def test_a_question_or_reply_lost_under_an_acknowledged_refusal_is_drawn() -> No
     reply = _refused("r0", ["u1", "a1", "u2", "u3", "a3"])  # the reply's
     (d,) = dg.diagnose([question, reply])
     assert (d.code, d.k, d.n, d.trials) == ("acked_write_refused", 2, 2, ["q0", "r0"])
-    assert "answered 200" in d.evidence and "the question is absent" in d.evidence
+    assert "answered 200" in d.evidence and "the question (its reply kept) absent" in d.evidence
+    both = _refused("b0", ["u1", "a1", "u3", "a3"])  # one MULTI for the turn, refused whole
+    (d,) = dg.diagnose([both])
+    assert "the question and its reply absent" in d.evidence
 
 
 def test_an_error_answered_or_a_write_that_landed_is_silence() -> None:
