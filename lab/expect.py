@@ -27,7 +27,11 @@ ALL: Literal["all"] = "all"
 # machine (two sends that did not overlap, pacing that did not hold) -- not that the lab or the
 # app broke: such a trial is replaced by a new one, as `lab lesson --check` does, up to
 # REPLACE_FACTOR x the trials planned for the cell in all.
-HONEST_UNKNOWN = ("concurrent sends not exercised", "the experiment's preconditions did not hold")
+HONEST_UNKNOWN = (
+    "concurrent sends not exercised",
+    "the experiment's preconditions did not hold",
+    "the browser dropped",  # a send or the history read, as the machine's network changed (lab.model.checker)
+)
 REPLACE_FACTOR = 2
 DRIVER_RETRY = "driver (retry)"  # lab.driver.conversation: the user's retry could not be made
 REPLACE_ROUNDS = 3

@@ -11,8 +11,10 @@ in a task nobody awaits.
 ``at = "send"`` (the default): every write of one send refused. ``at = "write"`` (lab
 investigate): only the send's first refused write -- the trial serves writes again the moment
 Redis has counted one refusal (``INFO errorstats``), so a question's write can fail while its
-reply's, made after the model has answered, lands (``refused``, ``refuse``). Either way the
-refusals are counted: a send none of whose writes was refused tested nothing (``refused``)."""
+reply's, made after the model has answered, lands (``refused``, ``refuse``). ``at = "answer"``
+(lab investigate): the first write once the send's answer has begun (its headers reached the
+browser; the trial switches the refusal on then) -- a reply stored as or after it streams. Either
+way the refusals are counted: a send none of whose writes was refused tested nothing."""
 
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ from lab.common.errors import UsageError
 from lab.faults.base import Fault, FaultNotConfirmed, Targets, register
 from lab.stack.native_faults import REFUSING
 
-AT = ("send", "write")
+AT = ("send", "write", "answer")
 SETTING = REFUSING  # the stacks' heal sets it back to 0 whatever a killed run left
 
 
@@ -39,17 +41,19 @@ class WriteRefused(Fault):
     modes = ("native", "compose")
     instead = "down (the redis proxy refuses connections)"
     at: str = "send"
+    refusing = False  # whether writes are refused now (not a parameter: unannotated)
 
     @property
     def solo(self) -> bool:  # type: ignore[override]
         """Its trials one at a time: one trial's refusal is every trial's (one Redis)."""
-        return self.at == "write"
+        return self.at != "send"
 
     def check(self) -> None:
         if self.at not in AT:
             raise UsageError(
                 f"write_refused: at={self.at!r} is not one of {', '.join(AT)}",
-                "at=send (every write of one send) or at=write (its first write only: lab investigate)",
+                "at=send (every write of one send), at=write (its first write) or at=answer (its first "
+                "write once the answer has begun): the last two lab investigate's",
             )
 
     def _redis(self, t: Targets) -> Any:
@@ -74,6 +78,7 @@ class WriteRefused(Fault):
         """Writes refused (True) or served again (False)."""
         try:
             self._redis(t).config_set(SETTING, 1 if on else 0)
+            self.refusing = on
         except redis.RedisError as exc:  # CONFIG renamed or denied (a managed Redis): nothing to refuse with
             raise FaultNotConfirmed(f"CONFIG SET {SETTING} refused by this Redis: {exc}") from None
 
@@ -81,7 +86,9 @@ class WriteRefused(Fault):
         self._base = 0
         self._base = self.refused(t)
         self._rejected = _rejected(self._redis(t))
-        self.refuse(t, True)
+        self.refusing = False
+        if self.at != "answer":  # at=answer: switched on by the trial, once the answer has begun
+            self.refuse(t, True)
 
     def remove(self, t: Targets) -> None:
         r = getattr(self, "_r", None)
@@ -96,10 +103,12 @@ class WriteRefused(Fault):
         r = self._redis(t)
         replicas = int(r.info("replication").get("connected_slaves", 0))
         setting = r.config_get(SETTING).get(SETTING)
-        if replicas or setting != "1":
-            raise FaultNotConfirmed(f"{SETTING} is {setting} with {replicas} replicas: writes are not refused")
-        first = "the send's first write" if self.at == "write" else "every write of the send"
-        return f"{SETTING} 1 with no replica: {first} answered NOREPLICAS, unapplied; reads served"
+        if replicas or setting != ("0" if self.at == "answer" else "1"):
+            raise FaultNotConfirmed(f"{SETTING} is {setting} with {replicas} replicas: writes are not refused as asked")
+        which = {"send": "every write of the send", "write": "the send's first write"}
+        if self.at == "answer":
+            return f"no replica: {SETTING} 1 once the answer has begun, its first write answered NOREPLICAS, unapplied; reads served"
+        return f"{SETTING} 1 with no replica: {which[self.at]} answered NOREPLICAS, unapplied; reads served"
 
 
 def _rejected(r: Any) -> dict[str, int]:

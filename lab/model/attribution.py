@@ -34,6 +34,15 @@ ALL_UNKNOWN = "no trial gave a verdict (all unknown)"
 # (it does not stream the model's answer: there is no stream to cut). A fact about the app, not
 # a gap in the run: listed, and no reason to call the run's verdict unknown.
 NOT_APPLICABLE = "not applicable"
+# A refusal no write of the send met (lab.investigate.run.mid_write: write_refused); at=answer, in
+# every trial of the cell, an app that stores everything before it answers: nothing to refuse after.
+NOT_REFUSED = "write_refused: no write of the send reached Redis while writes were refused: it tested nothing"
+# A send answered ok under write_refused whose stream's end the lab cannot read: not acknowledged.
+STREAM_END_UNKNOWN = (
+    "write_refused: a streamed answer with no end event named ([stream] end): an error the app sent "
+    "in the stream cannot be told from a reply"
+)
+NO_LATE_WRITE = "the app made no write once its answer had begun (it stores before it answers): nothing to refuse"
 
 
 @dataclass
@@ -123,6 +132,8 @@ def cell_stats(out: CellOutcome) -> CellStats:
         )
     elif not known and out.cell.fault == "model_cut" and never_streamed([t.trial for t in out.trials]):
         st.status, st.reason = "unexercised", f"{NOT_APPLICABLE}: {NOT_STREAMED}"
+    elif not known and dict(out.cell.fault_params).get("at") == "answer" and _none_late(out):
+        st.status, st.reason = "unexercised", f"{NOT_APPLICABLE}: {NO_LATE_WRITE} ({len(out.trials)} trials)"
     elif not known:
         st.status, st.reason = "unexercised", ALL_UNKNOWN
     elif not out.cell.defects and not out.cell.target and sends and acked / sends < MIN_ACK_RATIO:
@@ -131,6 +142,11 @@ def cell_stats(out: CellOutcome) -> CellStats:
             (f"correct profile acknowledged {acked}/{sends} sends, under {MIN_ACK_RATIO:.0%}"),
         )
     return st
+
+
+def _none_late(out: CellOutcome) -> bool:
+    """write_refused at=answer: every trial's send answered with no write refused after it began."""
+    return bool(out.trials) and all((t.trial.unknown or "").startswith(NOT_REFUSED) for t in out.trials)
 
 
 class VerdictCells(NamedTuple):

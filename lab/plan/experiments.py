@@ -189,6 +189,16 @@ TABLE: tuple[Row, ...] = (
         needs="",
         probe=(("at", "write"),),
     ),
+    # Appended: the mission's "errors swallowed after the reply was sent" -- a streamed reply
+    # stored as or after it streams, its write's error logged once the user has the reply.
+    Row(
+        "write_refused",
+        (("at", "answer"),),
+        "settled",
+        "Redis refuses the first write made once the answer has begun streaming (reads served): a reply "
+        "stored after the user has it, its write's error swallowed -- acknowledged, never stored",
+        needs="streams",
+    ),
 )
 
 

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 from lab.common.config import PORT_ENV
+from lab.model.attribution import NOT_APPLICABLE
 from lab.stack import procs
 from tests.cleanup import lab_down_after
 from tests.helpers import free_ports, run_lab
@@ -62,3 +63,10 @@ def investigate(tmp_path: Path, *args: str, spec: Path = EXAMPLE) -> tuple[int, 
 def assert_nothing_left(run_dir: Path, out: str) -> None:
     left = [p for p in procs.recorded(run_dir) if p.alive()] if run_dir.is_dir() else []
     assert not left, f"left running: {left}\n{out}"
+
+
+def applies_not(cell: dict) -> bool:  # type: ignore[type-arg]
+    """A results.json cell the app's own design left nothing to test (lab.model.attribution's
+    "not applicable": a model cut of an app that asks for whole answers, a write refused once the
+    answer began in an app that stores before it answers)."""
+    return cell["status"] == "unexercised" and cell["reason"].startswith(NOT_APPLICABLE)

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.investigating import ROOT, investigate
+from tests.e2e.investigating import ROOT, applies_not, investigate
 
 REST = ROOT / "examples" / "fastapi-rest.toml"
 WS = ROOT / "examples" / "fastapi-ws.toml"
@@ -219,9 +219,12 @@ def test_each_example_without_its_bug_has_no_anomaly(tmp_path: Path, spec: Path)
     assert exit_code == 0, out
     assert results["verdict"] == "no anomaly found" and results["diagnoses"] == [], out
     # Every trial was judged, and each really talked to the app the spec's way.
-    assert trials and all(c["status"] == "valid" for c in results["cells"]), results["cells"]
-    keys = {t["redis_final"]["key"] for t in trials if t.get("redis_final")}
-    assert len(keys) == len(trials), keys  # one conversation per trial, read from its own id
+    # Every experiment judged, but one the app's design leaves nothing to test (write_refused
+    # at=answer where the app stores before it streams: not applicable, said so).
+    assert trials and all(c["status"] == "valid" or applies_not(c) for c in results["cells"]), results["cells"]
+    judged = [t for t in trials if not t.get("unknown")]  # an unknown trial stops where it is
+    keys = {t["redis_final"]["key"] for t in judged if t.get("redis_final")}
+    assert len(keys) == len(judged), keys  # one conversation per trial, read from its own id
     if spec not in (
         REST,
         STREAM,

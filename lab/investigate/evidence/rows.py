@@ -98,6 +98,20 @@ def _pair(spec: History, i: int, it: Any) -> list[tuple[str, str, str]]:
     return rows[::-1] if spec.order == "newest_first" else rows
 
 
+def http_stream(spec: Spec, streamed: bool) -> bool:
+    """The answer streams over HTTP: asked for a stream, or every answer streams (request = {})."""
+    return spec.transport is None and spec.stream is not None and (streamed or not spec.stream.request)
+
+
+def end_read(spec: Spec, streamed: bool) -> str | None:
+    """The app's own end event the lab reads for a streamed answer ([stream] end, on the lab's page:
+    the app's own page and frames answer otherwise); None: no stream, or an end it cannot read."""
+    if not http_stream(spec, streamed) or spec.page is not None:
+        return None
+    assert spec.stream is not None
+    return spec.stream.end or None
+
+
 def answer(spec: Spec, raw: Answer, mid: str, text: str, turn: int, streamed: bool, cut: bool, t_invoke: float) -> Send:
     """A send's raw answer (status, body, timing) as the lab's Send: ok (2xx in the spec's form),
     fail (4xx), info (5xx, timeout, a 2xx outside the spec: it may have landed)."""
@@ -118,11 +132,7 @@ def answer(spec: Spec, raw: Answer, mid: str, text: str, turn: int, streamed: bo
         outcome = "fail"
     else:
         outcome = "info"  # 5xx: the write may or may not have been applied
-    # The lab's page reads a stream's events (asked for one, or every answer streams: request =
-    # {}); the app's own page and frames answer otherwise.
-    lab_page = spec.page is None and spec.transport is None
-    a_stream = spec.stream is not None and (streamed or not spec.stream.request)
-    marker = spec.stream.end if spec.stream and a_stream and not cut and lab_page else None
+    marker = None if cut else end_read(spec, streamed)
     if outcome == "ok" and marker and marker not in raw["body"]:
         # The app's own "complete" never came (an error event instead, a stream closed early):
         # not answered, as its page would say -- the turn may or may not be stored.

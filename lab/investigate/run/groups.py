@@ -22,6 +22,7 @@ from lab.investigate.run.blackbox import Prober
 from lab.investigate.run.client import BlackBoxClient
 from lab.investigate.run.experiments import Experiment, TrialId, prefix
 from lab.investigate.run.mid_write import ANSWERED_FIRST, NO_WRITE
+from lab.model.attribution import NOT_REFUSED
 from lab.investigate.target.link import paced
 from lab.model.context import never_streamed
 from lab.model.outcome import CellOutcome, TrialOutcome
@@ -91,6 +92,9 @@ class Member:
             or (self.exp.refresh == "in_flight" and all(o.trial.unknown == ANSWERED_FIRST for o in self.mine))
             # ... nor a drop at the write's reply where no send wrote the key (a write never made)
             or all(o.trial.unknown == NO_WRITE for o in self.mine)
+            # ... nor a refusal no write met: an app that stores everything before it answers
+            # (write_refused at=answer) has no write once the answer has begun
+            or all((o.trial.unknown or "").startswith(NOT_REFUSED) for o in self.mine)
             # ... nor requests the app never answered within the page's timeout (a Rust app's
             # history read after Redis came back: 9 trials x 36 s, every one unknown, 2026-12-05)
             or all((o.trial.unknown or "").startswith(APP_TIMED_OUT) for o in self.mine)

@@ -16,20 +16,21 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from typing import Protocol
 
-from playwright.async_api import BrowserContext, Page
+from playwright.async_api import BrowserContext, Page, Response
 
 from lab.faults.drop import Drop
-from lab.faults import Targets
 from lab.faults.write_refused import WriteRefused
 from lab.investigate.evidence.answers import Answer, HistoryRead
 from lab.common.errors import NotReady
 from lab.common.wait import wait_until_async
 from lab.investigate.browser.pages import Pages, Read
-from lab.investigate.evidence.rows import answer
+from lab.investigate.evidence.rows import answer, end_read, http_stream
 from lab.investigate.evidence.store import CHANGES, StoreMonitor
 from lab.investigate.spec.parse import Spec
+from lab.model.attribution import NOT_REFUSED, STREAM_END_UNKNOWN
 from lab.model.history import Send, Trial
 from lab.plan.lockstep import Lockstep
 
@@ -259,53 +260,82 @@ async def _first_write(
 ) -> float | None:
     """When the send first changed the key (Redis's clock), looked for until LATE_S after its
     answer; None: no change by then."""
-    answered_at: float | None = None
 
-    def changed() -> float | None:
-        nonlocal answered_at
-        if (at := first_change(store, key, t_invoke)) is not None:
+    async def changed() -> float | None:
+        return first_change(store, key, t_invoke)
+
+    return await _while_sending(changed, task, timeout_s, POLL_S)
+
+
+async def _while_sending(
+    found: Callable[[], Awaitable[float | None]], task: "asyncio.Task[Send]", timeout_s: float, interval_s: float
+) -> float | None:
+    """The moment ``found`` gives, polled (a record in memory, a count Redis keeps: no event to
+    wait on) until LATE_S after the send's answer -- an app that writes after answering; None:
+    none by then."""
+    deadline, answered_at = time.time() + timeout_s + LATE_S, None
+    while time.time() < deadline:
+        if (at := await found()) is not None:
             return at
         if task.done():
             answered_at = answered_at or time.time()
             if time.time() - answered_at > LATE_S:
-                return -1.0  # none: given up
-        return None
-
-    try:
-        at = await wait_until_async(changed, what="the send's first write", timeout_s=timeout_s, interval_s=POLL_S)
-    except NotReady:
-        return None
-    return None if at < 0 else at
+                return None
+        await asyncio.sleep(interval_s)
+    return None
 
 
-# ---- write_refused at=write (lab.faults.write_refused): the send's first refused write, then writes
-# served again -- a question's write fails while its reply's, made once the model has answered,
-# lands. Redis counts the refusal (INFO errorstats); the lab serves writes again the moment it sees
-# it (a poll of a few ms), so a write chained right behind the first (a pipeline's EXPIRE) may meet
-# the refusal too: the commands refused are in the trial's evidence.
+# ---- write_refused at=write / at=answer (lab.faults.write_refused): one refused write of the send,
+# then writes served again. at=write: its first write -- a question's write fails while its reply's,
+# made once the model has answered, lands. at=answer: the first write once the answer has begun
+# (its headers reached the browser) -- a reply stored during or after the stream, its error
+# swallowed after the reply was sent. Redis counts the refusal (INFO errorstats); the lab serves
+# writes again the moment it sees it (a poll of a few ms), so a write chained right behind (a
+# pipeline's EXPIRE) may meet it too: the commands refused are in the trial's evidence.
 REFUSE_POLL_S = 0.002
-NOT_REFUSED = "write_refused at=write: no write of the send reached Redis while writes were refused: it tested nothing"
 
 
 async def send_write_refused(
     prober: Prober, ctx: BrowserContext, page: Page, t: Trial, turn: int, nonce: str, streamed: bool, step: Lockstep
 ) -> Send:
-    """The fault turn's send, its first write refused (``step``: its armed WriteRefused)."""
+    """The fault turn's send, one of its writes refused (``step``: its armed WriteRefused)."""
     fault, targets = step.fault, step.targets
     assert isinstance(fault, WriteRefused)
+    began = asyncio.Event()  # at=answer: the answer's headers reached the browser
+
+    def answered(resp: Response) -> None:
+        if resp.request.method != "GET" and resp.request.resource_type in ("fetch", "xhr"):
+            began.set()
+
+    async def refused() -> float | None:
+        if fault.at == "answer" and not began.is_set():
+            return None
+        if not fault.refusing:
+            await asyncio.to_thread(fault.refuse, targets, True)
+        return time.time() if await asyncio.to_thread(fault.refused, targets) > 0 else None
+
+    page.on("response", answered)
     t_invoke = time.time()
+    # at=answer: where the app can stream, the lab's page asks it to (the reply written as it streams)
+    streamed = streamed or (fault.at == "answer" and prober.spec.stream is not None)
     task = asyncio.create_task(prober._send(page, t.trial_id, turn, nonce, streamed))
     try:
-        at = await _first_refusal(fault, targets, task, prober.spec.chat.timeout_s)
+        at = await _while_sending(refused, task, prober.spec.chat.timeout_s, REFUSE_POLL_S)
         await asyncio.to_thread(fault.refuse, targets, False)
         send = await task
     finally:
+        page.remove_listener("response", answered)
         if not task.done():
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
     if at is None:
-        t.unknown = t.unknown or NOT_REFUSED
+        t.unknown = t.unknown or NOT_REFUSED + (" after its answer began" if fault.at == "answer" else "")
         return send
+    if send.outcome == "ok" and http_stream(prober.spec, send.streamed) and not end_read(prober.spec, send.streamed):
+        # A stream whose end event the spec does not name: the app's in-band error (an error chunk,
+        # a marker in the text) reads as a reply. A correct Koa app written unseen ended its text
+        # stream "[[error:store_unavailable]]" so, 4 of 4 trials (2026-12-06): not acknowledged.
+        send.outcome, send.reason = "info", STREAM_END_UNKNOWN
     commands = await asyncio.to_thread(fault.refused_commands, targets)
     t.fault_evidence = (t.fault_evidence or "") + (
         f"; Redis refused {', '.join(f'{c} x{n}' for c, n in commands.items()) or 'a write'} "
@@ -314,22 +344,5 @@ async def send_write_refused(
     return send
 
 
-async def _first_refusal(
-    fault: WriteRefused, targets: Targets, task: "asyncio.Task[Send]", timeout_s: float
-) -> float | None:
-    """When Redis first refused a write of the send, looked for until LATE_S after its answer
-    (an app that writes after answering); None: none by then."""
-    deadline, answered_at = time.time() + timeout_s + LATE_S, None
-    while time.time() < deadline:
-        if await asyncio.to_thread(fault.refused, targets) > 0:
-            return time.time()
-        if task.done():
-            answered_at = answered_at or time.time()
-            if time.time() - answered_at > LATE_S:
-                return None
-        await asyncio.sleep(REFUSE_POLL_S)  # a poll of Redis's own count: no event to wait on
-    return None
-
-
 # The faults acting at the fault turn's write, by name: each its own send.
-AT_WRITE = {"drop": send_reset_at_write, "write_refused": send_write_refused}
+AT_WRITE = {"drop": send_reset_at_write, "write_refused": send_write_refused}  # at=write, at=answer

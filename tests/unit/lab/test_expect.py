@@ -40,6 +40,9 @@ def test_only_a_missed_precondition_is_replaced() -> None:
         o.trial.sends.append(s)
     assert honestly_unknown(retried[None]) and not honestly_unknown(retried[502])
     assert not honestly_unknown(_outcome("e", "valid"))
+    # The machine's network changed under the browser (a Docker bridge beside the run): replaced.
+    assert honestly_unknown(_outcome("n", "unknown", "the browser dropped the history read after the refresh (...)"))
+    assert honestly_unknown(_outcome("m", "unknown", "the browser dropped turn 2's request (...)"))
 
 
 def test_a_cell_still_unknown_after_replacing_says_so(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ import pytest
 import redis
 
 from lab.common.errors import UsageError
+from lab.commands.chaos import check_not_probe_only
 from lab.faults import Targets, make
 from lab.faults.write_refused import SETTING, WriteRefused
 
@@ -46,3 +47,24 @@ def test_bad_at_names_the_valid_ones() -> None:
     with pytest.raises(UsageError, match="at='later'"):
         make("write_refused", at="later")
     assert make("write_refused", at="write").solo and not make("write_refused").solo
+    with pytest.raises(UsageError, match="lab investigate.s"):
+        check_not_probe_only({"at": "answer"})
+
+
+def test_at_answer_serves_writes_until_the_trial_switches_the_refusal_on(
+    targets: Targets, via_proxy: Callable[..., "redis.Redis[bytes]"]
+) -> None:
+    """at=answer: applied and confirmed with writes still served; refused once the trial says
+    the answer has begun, counted from then."""
+    app = via_proxy()
+    fault = make("write_refused", at="answer")
+    assert isinstance(fault, WriteRefused) and fault.solo
+    with fault.on(targets) as evidence:
+        assert "once the answer has begun" in evidence
+        app.set("wr:a", "served")  # before the answer: the question's write lands
+        assert fault.refused(targets) == 0 and not fault.refusing
+        fault.refuse(targets, True)
+        with pytest.raises(redis.ResponseError, match="NOREPLICAS"):
+            app.set("wr:a", "refused")
+        assert fault.refused(targets) == 1 and fault.refused_commands(targets) == {"SET": 1}
+    assert app.get("wr:a") == b"served"

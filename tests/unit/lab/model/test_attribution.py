@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lab.model.attribution import CellStats, verdicts
+from lab.model.attribution import NO_LATE_WRITE, NOT_APPLICABLE, CellStats, verdicts
 from lab.report import decide, junit_xml, table
 from lab.plan.schedule import Cell, parse_profile
 
@@ -94,6 +94,18 @@ def test_junit_has_one_case_per_cell_and_fails_only_the_correct_profile() -> Non
     xml = junit_xml([stats("correct", 1), stats("fire_and_forget", 20)], decide([], [], False)).decode()
     assert xml.count("<testcase") == 2 and xml.count("<failure") == 1
     assert 'failures="1"' in xml and 'errors="0"' in xml
+
+
+def test_a_cell_not_applicable_to_the_app_is_skipped_not_an_error() -> None:
+    """An experiment the app's own design left nothing to test (write_refused at=answer on an app
+    that stores before it answers) is a skipped case with its reason, and no unexercised run."""
+    na = stats("correct", 0, n=0, fault="write_refused", refresh="settled", status="unexercised")
+    na.reason = f"{NOT_APPLICABLE}: {NO_LATE_WRITE} (2 trials)"
+    xml = junit_xml([stats("correct", 0), na], decide([], [], False)).decode()
+    assert xml.count("<skipped") == 1 and 'errors="0"' in xml and 'skipped="1"' in xml
+    broken = stats("correct", 0, status="unexercised")
+    broken.reason = "all trials unknown"
+    assert 'errors="1"' in junit_xml([broken], decide([], [], False)).decode()
 
 
 def test_table_shows_the_dominant_anomaly() -> None:

@@ -38,13 +38,15 @@ def test_investigates_experiment_numbers_stay_put() -> None:
         ("down", "settled"),
         ("none", "browser_restart"),
     ]
-    assert [(e.fault, e.refresh) for e in plan[-3:]] == [
+    assert [(e.fault, e.refresh) for e in plan[-4:]] == [
         ("latency", "in_flight"),
         ("latency", "after_ack"),
         ("write_refused", "settled"),
+        ("write_refused", "settled"),
     ]
-    assert dict(plan[-2].params)["stream"] == "upstream"  # appended: the numbers before it stay put
-    assert dict(plan[-1].params) == {"at": "write"}  # investigate's: the send's first write only
+    assert dict(plan[-3].params)["stream"] == "upstream"  # appended: the numbers before it stay put
+    # investigate's: the send's first write; the first once its answer has begun (a stream's)
+    assert [dict(e.params) for e in plan[-2:]] == [{"at": "write"}, {"at": "answer"}]
     # A spec without a stream, ids or a model: those rows left out, the rest in the same order.
     plain = inv.default_plan(3)
-    assert [e for e in plan if e in plain] == plain and len(plain) == len(plan) - 5
+    assert [e for e in plan if e in plain] == plain and len(plain) == len(plan) - 6

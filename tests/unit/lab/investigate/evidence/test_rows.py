@@ -128,3 +128,25 @@ def test_a_stream_answered_at_its_end_event_and_not_answered_without_it() -> Non
     assert _streamed("event: end", done, marked=10.5, asked=False).t_complete == 10.5
     plain = _streamed("event: end", '{"reply": "a"}', marked=None, asked=False, request={"stream": True})
     assert plain.outcome == "ok" and plain.t_complete == 10.9
+
+
+def test_which_answers_stream_over_http_and_whose_end_the_lab_reads() -> None:
+    """write_refused takes a streamed answer as acknowledged only where the lab reads its end event
+    (lab.investigate.run.mid_write): the lab's page with [stream] end. A plain stream ends as an
+    in-band error would -- its end is not read."""
+    import tomllib
+
+    from lab.investigate.evidence.rows import end_read, http_stream
+    from lab.investigate.spec import parse as sp
+
+    def spec(stream: dict) -> "sp.Spec":
+        data = tomllib.loads((ROOT / "examples" / "node-sse.toml").read_text()) | {"stream": stream}
+        return sp.parse(data, ROOT / "examples" / "node-sse.toml")
+
+    every = spec({"request": {}, "end": "data: [DONE]"})
+    assert http_stream(every, False) and end_read(every, False) == "data: [DONE]"
+    asked = spec({"request": {"stream": True}, "end": "event: end"})
+    assert not http_stream(asked, False) and end_read(asked, False) is None  # a JSON answer: no stream
+    assert end_read(asked, True) == "event: end"
+    plain = spec({"request": {}})
+    assert http_stream(plain, False) and end_read(plain, False) is None
