@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 # latencies, restarts -- with 2 workers the 2 cores were 43 % busy: 20 CPU-minutes in 23.5 minutes;
 # 3 workers took the same run to about 15 minutes); tests that share one run (a module's fixture,
 # the Docker engine) stay in one.
-JOBS ?= 3
+JOBS ?= 4
 XDIST := -n $(JOBS)
 MODE ?= native
 
