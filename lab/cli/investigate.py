@@ -17,7 +17,8 @@ evidence: replies never stored, acknowledged while Redis was down, acknowledged 
 injected latency allows, duplicates after a connection drop, errors whose write was applied,
 history reads failing (amnesia), stale reads, a TTL not renewed by writes or no TTL, a session
 cookie lost at a browser restart, a capped history, a streamed turn stored only when its stream
-completes, two tabs' turns overwriting each other (a lost update), a double click stored twice.
+completes, two tabs' turns overwriting each other (a lost update), a double click stored twice,
+a write Redis refused answered as a success (an error swallowed, or a write left to a task).
 
 An app that calls a model ([model] protocols = ["openai_chat"]) gets a stand-in model the lab
 serves behind its own Toxiproxy link (OPENAI_BASE_URL and its kin set on the app's process); every
@@ -46,7 +47,10 @@ down for one send/settled, none/browser_restart; with a [stream] section also no
 two tabs at once: a lost update); where the API takes a message id, none/double_submit (the
 last message sent twice at once); latency 300 ms/in_flight (reloaded inside the last send's
 writes); latency 300 ms on the commands' way in/after_ack (a write the answer did not wait for);
-with [model], the model failing or its stream cut; opt-in: redis_restart, model_stall.
+Redis refusing one send's first write while it serves reads (write_refused:at=write)/settled, and
+with a [stream] section the first write once the answer has begun (at=answer: a reply stored
+after the user has it; "n/a" for an app that stores before it answers); with [model], the model
+failing or its stream cut; opt-in: redis_restart, model_stall.
 
 examples:
   lab investigate --target examples/chat-service.toml

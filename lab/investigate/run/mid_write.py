@@ -1,6 +1,7 @@
 """The moments a black-box trial places by a send: after_ack (send_then_reload: the page reloads
-itself the moment the answer arrives), in_flight, the incident's own move, and drop at=write's
-reset (send_reset_at_write, at the end). For in_flight, the last message is sent and, while its
+itself the moment the answer arrives), in_flight, the incident's own move, drop at=write's
+reset (send_reset_at_write) and write_refused's one refused write (send_write_refused), at the
+end. For in_flight, the last message is sent and, while its
 request is still in flight, the page is reloaded the moment the store's record shows that
 send's first change to the conversation's key -- inside its write chain,
 before its answer. Acknowledged turns missing from the reloaded page then were missing from
