@@ -41,6 +41,9 @@ FASTAPI_BUGS (comma-separated; empty = correct), one at a time or together:
                       socket mid-stream (a refresh) makes the next send raise WebSocketDisconnect,
                       the handler returns, and the message the user saw acknowledged is never
                       stored -> saved_at_stream_end
+  save_after_done     the reply stored after its done frame went out, a failed store logged: the
+                      user has the whole reply, which Redis may never get (Redis refusing that
+                      write: the turn acknowledged, its reply gone) -> acked_write_refused
   memory_fallback     every row also kept in the process (a write-through copy, served first by
                       the history: "faster than Redis"), and a failed Redis write logged and
                       forgotten: the turn is answered 200 and shown from the process's copy while
@@ -75,7 +78,7 @@ if _missing:
 REDIS_URL, PORT = os.environ["REDIS_URL"], int(os.environ["PORT"])
 USER, PASSWORD = os.environ["CHAT_USER"].encode(), os.environ["CHAT_PASSWORD"].encode()
 
-KNOWN_BUGS = {"ttl_set_once", "save_at_stream_end", "memory_fallback"}
+KNOWN_BUGS = {"ttl_set_once", "save_at_stream_end", "save_after_done", "memory_fallback"}
 BUGS = {b.strip() for b in os.environ.get("FASTAPI_BUGS", "").split(",") if b.strip()}
 if BUGS - KNOWN_BUGS:
     raise SystemExit(f"FASTAPI_BUGS: unknown {sorted(BUGS - KNOWN_BUGS)}; known: {sorted(KNOWN_BUGS)}")
@@ -323,6 +326,14 @@ async def turn(send: Send, key: str, content: str, at_end: bool = False) -> None
     for piece in pieces(reply):
         await asyncio.sleep(PIECE_DELAY_S)
         await send({"type": "delta", "text": piece})
+    if "save_after_done" in BUGS:
+        # Bug: done first (the user has the reply), then the store; its error only logged.
+        await send({"type": "done", "reply": reply})
+        try:
+            await append(key, _row("assistant", reply))
+        except STORAGE_ERRORS as exc:
+            log.warning("storing the reply failed: %r", exc)
+        return
     try:
         await append(key, *([_row("user", content)] if at_end else []), _row("assistant", reply))
     except STORAGE_ERRORS:

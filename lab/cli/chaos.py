@@ -115,27 +115,52 @@ def _add_chaos(sub: Any) -> None:
     ch.set_defaults(func=run_chaos, long_running=True)
 
 
+REPLAY_HELP = """\
+Re-run one trial N times and say how often its failure comes back ("reproduced k/N"). The
+replay line a run prints is the whole command; copy it. One command for both kinds of trial:
+
+  the built-in service's (lab chaos, lab soak, lab window): its cell and seed
+    lab replay --profile incident --fault latency:latency_ms=300 --refresh after_ack --seed 123
+  an app's (lab investigate): its spec, the run's seed and the trial's id
+    lab replay --target my-app.toml --seed 42 --trial e3-down-settled-01
+
+Exit status: 0 reproduced at least once, 1 never (or, for an app's trial, no diagnosis drawn
+again), 2 bad input.
+"""
+
+
 def _add_replay(sub: Any) -> None:
     from lab.plan.schedule import REFRESH_POINTS  # the valid names, in the help
 
-    rp = sub.add_parser("replay", help="re-run one trial N times: reproduced k/N")
-    add_mode(rp)
-    add_model(rp)
-    rp.add_argument("--profile", required=True, help="correct, incident, incident-<defect> or a,b")
-    rp.add_argument("--fault", required=True, help="e.g. none, latency:latency_ms=300")
-    rp.add_argument("--refresh", required=True, help=f"the refresh point or send pattern: {', '.join(REFRESH_POINTS)}")
-    rp.add_argument("--turns", type=opt_int("--turns", 1, 100), default=5)
-    rp.add_argument("--seed", type=opt_int("--seed", 0, 2**31 - 1), required=True)
-    rp.add_argument("--fault-turn", type=opt_int("--fault-turn", 1, 99), default=None)
-    rp.add_argument("--runs", type=opt_int("--runs", 1, 1000), default=5)
-    rp.add_argument(
+    rp = sub.add_parser(
+        "replay",
+        help="re-run one trial N times: reproduced k/N",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=REPLAY_HELP,
+    )
+    cell = rp.add_argument_group("a trial of the built-in service (lab chaos's replay lines)")
+    add_mode(cell)
+    add_model(cell)
+    cell.add_argument("--profile", help="correct, incident, incident-<defect> or a,b")
+    cell.add_argument("--fault", help="e.g. none, latency:latency_ms=300")
+    cell.add_argument("--refresh", help=f"the refresh point or send pattern: {', '.join(REFRESH_POINTS)}")
+    cell.add_argument("--fault-turn", type=opt_int("--fault-turn", 1, 99), default=None)
+    cell.add_argument(
         "--knob",
         action="append",
         default=[],
         metavar="NAME=MS",
         help="a window sweep's variable, as lab window's replay lines give it (refresh_delay_ms, tab_gap_ms)",
     )
-    rp.add_argument("--reports", default="reports", metavar="DIR")
+    app = rp.add_argument_group("a trial of an app (lab investigate's replay lines)")
+    app.add_argument("--target", metavar="FILE", help="the app's spec (TOML), as the run used it")
+    app.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="sets", help="as the run had")
+    app.add_argument("--trial", metavar="TRIAL_ID", help="the trial to replay, e.g. e3-down-settled-01")
+    both = rp.add_argument_group("either")
+    both.add_argument("--turns", type=opt_int("--turns", 1, 100), default=None, help="as the run had (5; an app's: 3)")
+    both.add_argument("--seed", type=opt_int("--seed", 0, 2**31 - 1), required=True, help="as the replay line gives it")
+    both.add_argument("--runs", type=opt_int("--runs", 1, 1000), default=5, help="how many times (default: 5)")
+    both.add_argument("--reports", default="reports", metavar="DIR")
     rp.set_defaults(func=run_replay, long_running=True)
 
 
@@ -220,6 +245,10 @@ def run_replay(args: argparse.Namespace) -> int:
 
     from lab.stack.model_link import beside
 
+    if _replay_kind(args) == "app":
+        from lab.cli.investigate import replay_trial
+
+        return replay_trial(args.target, args.sets, args.turns or 3, args.seed, args.trial, args.runs, args.reports)
     check_replay(args.profile, args.fault, args.refresh, args.mode, args.model)  # bad input: exit 2 first
     knobs = tuple(parse_knob(k) for k in args.knob)
     with for_mode(args.mode, model=args.model) as stack, beside(stack.cfg, stack.run_dir, args.model) as model:
@@ -228,7 +257,7 @@ def run_replay(args: argparse.Namespace) -> int:
             args.profile,
             args.fault,
             args.refresh,
-            args.turns,
+            args.turns or 5,
             args.seed,
             args.fault_turn,
             args.runs,
@@ -236,6 +265,33 @@ def run_replay(args: argparse.Namespace) -> int:
             knobs=knobs,
             model=model,
         )
+
+
+def _replay_kind(args: argparse.Namespace) -> str:
+    """Which trial the options name -- the built-in service's cell or an app's trial -- whole, or
+    a UsageError saying which options each kind needs."""
+    from lab.common.errors import UsageError
+
+    cell = {"--profile": args.profile, "--fault": args.fault, "--refresh": args.refresh}
+    app = {"--target": args.target, "--trial": args.trial}
+    kind = "app" if args.target is not None or args.trial is not None else "cell"
+    missing = [k for k, v in (app if kind == "app" else cell).items() if v is None]
+    foreign: list[str] = []
+    if kind == "app":  # the cell's options, which an app's trial does not take
+        foreign = [k for k, v in cell.items() if v is not None]
+        foreign += [
+            k for k, v in {"--fault-turn": args.fault_turn, "--knob": args.knob, "--model": args.model}.items() if v
+        ]
+        foreign += ["--mode"] if args.mode != "native" else []
+    if missing or foreign:
+        raise UsageError(
+            f"lab replay: missing {', '.join(missing)}"
+            if missing
+            else f"lab replay: {', '.join(foreign)} with --target",
+            "a built-in service's trial takes --profile, --fault, --refresh and --seed (lab chaos's replay "
+            "line); an app's takes --target, --trial and --seed (lab investigate's replay line)",
+        )
+    return kind
 
 
 def run_soak(args: argparse.Namespace) -> int:

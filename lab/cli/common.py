@@ -33,7 +33,7 @@ def opt_int(flag: str, lo: int, hi: int) -> Callable[[str], int | None]:
     return conv
 
 
-def add_mode(p: argparse.ArgumentParser) -> None:
+def add_mode(p: argparse._ActionsContainer) -> None:
     p.add_argument("--mode", type=mode, default="native", help=MODE_HELP)
 
 
@@ -45,7 +45,7 @@ MODEL_HELP = (
 )
 
 
-def add_model(p: argparse.ArgumentParser) -> None:
+def add_model(p: argparse._ActionsContainer) -> None:
     p.add_argument("--model", action="store_true", help=MODEL_HELP)
 
 

@@ -325,7 +325,7 @@ def test_a_turn_written_after_the_answer_is_seen_in_the_store(tmp_path: Path, bu
     d = found["stored_after_answer"]
     judged = [t for t in trials if not t["unknown"]]
     assert d["k"] == d["n"] == len(judged) >= 5, (d, len(judged))
-    assert "after its answer (MONITOR" in d["evidence"] and d["replay"] and "--replay" in d["replay"]["command"], d
+    assert "after its answer (MONITOR" in d["evidence"] and d["replay"] and "--trial" in d["replay"]["command"], d
     assert all(t["store"] and t["store_note"] is None for t in judged), [t["store_note"] for t in judged]
     delays = [t["refresh_delay_ms"] for t in judged]
     # Each reload left the page well within one injected latency of the answer (the window tested).
@@ -379,7 +379,7 @@ def test_a_history_served_reversed_is_a_fixed_reversal_not_a_race(tmp_path: Path
     assert d["k"] == d["n"] == len(judged) >= 30, (d, len(judged))
     assert "spec's [history] order first" in d["cause"], d
     assert "every row was RPUSHed, so the list lies oldest first" in d["evidence"], d  # the store's record
-    assert "replay trial " in out and "--replay" in out, out
+    assert "replay trial " in out and "--trial" in out, out
 
 
 def test_a_history_read_from_another_key_is_another_identity_and_nothing_else(tmp_path: Path) -> None:
@@ -405,7 +405,7 @@ def test_a_history_read_from_another_key_is_another_identity_and_nothing_else(tm
     # The diagnosis's replay line, run as printed (two runs): the trial's experiment again, with
     # its seed, and the same diagnosis reproduced in each.
     argv = shlex.split(d["replay"]["command"])
-    assert argv[1:2] == ["investigate"] and d["replay"]["trial"] in argv, argv
+    assert argv[1:2] == ["replay"] and d["replay"]["trial"] in argv, argv
     env, _ = investigate_env(tmp_path / "replay")
     with lab_down_after(env):
         p = run_lab(env, *argv[1:], "--runs", "2", "--reports", str(tmp_path / "replay" / "reports"), timeout=300)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 from dataclasses import dataclass
 from urllib.parse import unquote_plus
@@ -251,6 +251,24 @@ async def watch(page: Page, spec: Spec) -> None:
     elif spec.stream is not None and page not in _POSTS:
         _POSTS[page] = posts = Posts()
         await posts.attach(page)
+
+
+def answer_begun(page: Page, spec: Spec) -> Callable[[], bool]:
+    """From now on, whether the next send's answer has begun (write_refused at=answer's moment):
+    its POST's headers reached the browser (a streamed HTTP answer), or, on frames, the app's
+    first frame of its answer -- its ack, a fragment or its end (a Socket.IO ping is none).
+    ``page`` is watched (``watch``) from its creation."""
+    if spec.transport is not None:
+        log, t = app_frames.log_of(page), spec.transport
+        assert log is not None
+        i0, kinds = len(log.frames), {t.ack, t.chunk, t.end} - {None}
+        return lambda: any(
+            d == "received" and app_frames.frame_kind(spec, p) in kinds for _, d, p, _ in log.frames[i0:]
+        )
+    posts = _POSTS.get(page)
+    assert posts is not None, "a page of a streaming app is watched from its creation"
+    n0 = len(posts.requests)
+    return lambda: any(id(r) in posts.answered for r in posts.requests[n0:])
 
 
 async def missed(page: Page, spec: Spec, text: str, earlier: Sequence[str], settle_s: float = SETTLE_S) -> str | None:

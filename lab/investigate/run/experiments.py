@@ -157,20 +157,14 @@ def only_filter(spec: "Spec", text: str, where: str) -> Callable[[Experiment], b
 
 
 def applicable(spec: "Spec", e: Experiment) -> bool:
-    # write_refused at=answer waits for the answer's HTTP headers: frames over a socket have none.
-    at_answer = e.fault == "write_refused" and dict(e.params).get("at") == "answer"
-    return (
-        not (e.fault in MODEL_FAULTS and spec.model is None)
-        and not (e.fault in OWN_REDIS and spec.start.external)
-        and not (at_answer and spec.transport is not None)
-    )
+    return not (e.fault in MODEL_FAULTS and spec.model is None) and not (e.fault in OWN_REDIS and spec.start.external)
 
 
 # An investigation's trial ids, in the lab's one scheme (lab.plan.ids): the group is the
 # experiment, ``e<N>-<fault>-<refresh>-``: its number in the full plan (full_plan), its fault and
 # refresh point (for a reader); k the trial's number in it. The trial's seed is the scheme's, of
 # the run's seed, N and k: the id printed in a replay line and the run's seed rebuild the trial
-# (`lab investigate --seed S --replay ID`).
+# (`lab replay --target FILE --seed S --trial ID`).
 @dataclass(frozen=True)
 class TrialId:
     no: int  # the experiment's number in the full plan
@@ -187,7 +181,7 @@ class TrialId:
             return cls(int(head[1:]), k)
         except ValueError:
             raise UsageError(
-                f"--replay {text!r} is not a trial id of lab investigate",
+                f"--trial {text!r} is not a trial id of lab investigate",
                 "copy it from results.json (e.g. e3-down-settled-01) or the replay line of a run",
             ) from None
 

@@ -221,7 +221,7 @@ class Investigation:
         return shlex.join(
             [
                 script(),
-                "investigate",
+                "replay",
                 "--target",
                 str(self.spec.file),
                 *sets,
@@ -229,7 +229,7 @@ class Investigation:
                 str(self.turns),
                 "--seed",
                 str(self.seed),
-                "--replay",
+                "--trial",
                 trial_id,
                 "--runs",
                 str(runs),
@@ -268,7 +268,7 @@ def run(
         no = TrialId.parse(replay).no
         if not 0 <= no < len(everything):
             raise UsageError(
-                f"--replay {replay!r}: no experiment e{no} with --turns {turns}",
+                f"--trial {replay!r}: no experiment e{no} with --turns {turns}",
                 f"experiments are e0..e{len(everything) - 1}; use the replay line as printed",
             )
         plan, trials = [everything[no]], runs

@@ -1,10 +1,9 @@
 """The moments a black-box trial places by a send: after_ack (send_then_reload: the page reloads
 itself the moment the answer arrives), in_flight, the incident's own move, drop at=write's
 reset (send_reset_at_write) and write_refused's one refused write (send_write_refused), at the
-end. For in_flight, the last message is sent and, while its
-request is still in flight, the page is reloaded the moment the store's record shows that
-send's first change to the conversation's key -- inside its write chain,
-before its answer. Acknowledged turns missing from the reloaded page then were missing from
+end. For in_flight, the last message is sent and, while its request is still in flight, the
+page is reloaded the moment the store's record shows that send's first change to the
+conversation's key -- inside its write chain, before its answer. Acknowledged turns missing from the reloaded page then were missing from
 what the app served while it wrote (a rewrite window: DEL, then the rows pushed back one at a
 time), and a handler the reload cancels (the browser aborts the request) can leave them lost.
 
@@ -20,13 +19,14 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
-from playwright.async_api import BrowserContext, Page, Response
+from playwright.async_api import BrowserContext, Page
 
 from lab.faults.drop import Drop
 from lab.faults.write_refused import WriteRefused
 from lab.investigate.evidence.answers import Answer, HistoryRead
 from lab.common.errors import NotReady
 from lab.common.wait import wait_until_async
+from lab.investigate.browser import cut
 from lab.investigate.browser.pages import Pages, Read
 from lab.investigate.evidence.rows import answer, end_read, http_stream
 from lab.investigate.evidence.store import CHANGES, StoreMonitor
@@ -289,7 +289,7 @@ async def _while_sending(
 # ---- write_refused at=write / at=answer (lab.faults.write_refused): one refused write of the send,
 # then writes served again. at=write: its first write -- a question's write fails while its reply's,
 # made once the model has answered, lands. at=answer: the first write once the answer has begun
-# (its headers reached the browser) -- a reply stored during or after the stream, its error
+# (its headers, or its first frame, reached the browser) -- a reply stored during or after the stream, its error
 # swallowed after the reply was sent. Redis counts the refusal (INFO errorstats); the lab serves
 # writes again the moment it sees it (a poll of a few ms), so a write chained right behind (a
 # pipeline's EXPIRE) may meet it too: the commands refused are in the trial's evidence.
@@ -302,20 +302,15 @@ async def send_write_refused(
     """The fault turn's send, one of its writes refused (``step``: its armed WriteRefused)."""
     fault, targets = step.fault, step.targets
     assert isinstance(fault, WriteRefused)
-    began = asyncio.Event()  # at=answer: the answer's headers reached the browser
-
-    def answered(resp: Response) -> None:
-        if resp.request.method != "GET" and resp.request.resource_type in ("fetch", "xhr"):
-            began.set()
+    begun = cut.answer_begun(page, prober.spec) if fault.at == "answer" else None
 
     async def refused() -> float | None:
-        if fault.at == "answer" and not began.is_set():
+        if begun is not None and not begun():
             return None
         if not fault.refusing:
             await asyncio.to_thread(fault.refuse, targets, True)
         return time.time() if await asyncio.to_thread(fault.refused, targets) > 0 else None
 
-    page.on("response", answered)
     t_invoke = time.time()
     # at=answer: where the app can stream, the lab's page asks it to (the reply written as it streams)
     streamed = streamed or (fault.at == "answer" and prober.spec.stream is not None)
@@ -325,7 +320,6 @@ async def send_write_refused(
         await asyncio.to_thread(fault.refuse, targets, False)
         send = await task
     finally:
-        page.remove_listener("response", answered)
         if not task.done():
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)

@@ -1,6 +1,6 @@
 """The end of an investigation: judge every trial once, diagnose, write the run's files
-(results.json, trials.json, junit.xml, report.html) and say what was found -- or, for a
---replay, how often each diagnosis was drawn again."""
+(results.json, trials.json, junit.xml, report.html) and say what was found -- or, for
+a replay (lab replay --target), how often each diagnosis was drawn again."""
 
 from __future__ import annotations
 
@@ -193,7 +193,7 @@ def display(done: list[TrialOutcome]) -> dict[str, Any]:
 
 
 def _replayed(inv: "Investigation", found: list[dg.Diagnosis], runs: int, out_dir: Path) -> int:
-    """`--replay`: how many of the runs each diagnosis was drawn from."""
+    """A replay (`lab replay --target`): how many of the runs each diagnosis was drawn from."""
     if not found:
         inv.say(
             f"{inv.replay_of}, seed {inv.seed}: reproduced 0/{runs} (no diagnosis drawn); "

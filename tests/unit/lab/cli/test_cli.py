@@ -57,6 +57,22 @@ def lab(*args: str, tmp: Path) -> subprocess.CompletedProcess[str]:
             ),
             "valid names: refresh_delay_ms, tab_gap_ms",
         ),
+        (("replay", "--seed", "1"), "lab replay: missing --profile, --fault, --refresh"),
+        (("replay", "--target", "examples/foreign-app.toml", "--seed", "1"), "lab replay: missing --trial"),
+        (
+            ("replay", "--target", "examples/foreign-app.toml", "--trial", "e1-x-settled-00", "--profile", "correct")
+            + ("--mode", "compose", "--seed", "1"),
+            "lab replay: --profile, --mode with --target",
+        ),
+        (
+            ("replay", "--target", "examples/foreign-app.toml", "--trial", "x1-none-settled-00", "--seed", "1"),
+            "--trial 'x1-none-settled-00' is not a trial id of lab investigate",
+        ),
+        (
+            ("replay", "--target", "examples/foreign-app.toml", "--trial", "e99-none-settled-00", "--seed", "1"),
+            "--trial 'e99-none-settled-00': no experiment e99 with --turns 3",
+        ),
+        (("replay", "--target", "no/such.toml", "--trial", "e1-none-settled-00", "--seed", "1"), "cannot read target"),
         (("window", "--profile", "fire_and_forget", "--vary", "moon"), "unknown sweep variable 'moon'"),
         (("window", "--profile", "nope", "--vary", "turns"), "unknown defect(s) nope"),
         (("window", "--profile", "correct", "--vary", "turns"), "a window is the defect's"),

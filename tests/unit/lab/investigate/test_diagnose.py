@@ -789,8 +789,13 @@ def test_order_pairs_skip_turns_in_flight_together() -> None:
 
 
 def test_each_diagnosis_carries_its_own_replay_in_json() -> None:
-    d = dg.Diagnosis("x", "c", "e", 1, 2, ["e1-none-settled-00"], replay="lab investigate ... --replay e1")
-    assert d.as_json()["replay"] == {"trial": "e1-none-settled-00", "command": "lab investigate ... --replay e1"}
+    d = dg.Diagnosis(
+        "x", "c", "e", 1, 2, ["e1-none-settled-00"], replay="lab replay --target x.toml --seed 1 --trial e1"
+    )
+    assert d.as_json()["replay"] == {
+        "trial": "e1-none-settled-00",
+        "command": "lab replay --target x.toml --seed 1 --trial e1",
+    }
     assert dg.Diagnosis("y", "c", "e", 0, 1).as_json()["replay"] is None
 
 

@@ -3,9 +3,14 @@ too late into the reply to be told from its end."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from lab.investigate.browser.cut import Span, judge, stored_before
 from lab.model.history import Row, Send, Trial
 
+ROOT = Path(__file__).resolve().parents[5]
 EARLIER = [Span(10.0, 10.2), Span(20.0, 20.25)]  # replies streamed whole in 200 and 250 ms
 
 
@@ -157,3 +162,45 @@ def test_a_span_starts_at_the_first_fragment_not_at_headers_sent_before_the_mode
     posts.answered[id(other)] = 11.0
     posts._end(other, True)  # type: ignore[arg-type]
     assert asyncio.run(posts.span("no body", deadline=0.0)) == Span(11.0, posts.ended[id(other)][0], None)
+
+
+class _Page:
+    """A page as the watchers key it (weakly): nothing more is read of it here."""
+
+
+def test_an_answer_begins_at_its_first_frame_of_the_apps_kinds_not_at_a_ping(monkeypatch: pytest.MonkeyPatch) -> None:
+    """write_refused at=answer on frames: a Socket.IO ping, the message the page sent and frames
+    from before the send do not begin the answer; the app's ack (or first fragment) does."""
+    from lab.investigate.browser import app_frames
+    from lab.investigate.browser.cut import answer_begun
+    from lab.investigate.spec import parse as sp
+
+    spec = sp.load(ROOT / "examples" / "node-socketio.toml")
+    assert spec.transport is not None and spec.transport.ack == "ack"
+    page, log = _Page(), app_frames.FrameLog()
+    monkeypatch.setitem(app_frames._LOGS, page, log)
+    log._add("received", '42["done",{"reply":"Echo: before"}]', 1)  # the turn before's end
+    begun = answer_begun(page, spec)  # type: ignore[arg-type]
+    assert not begun()
+    log._add("sent", '42["chat",{"text":"hello"}]', 1)  # the message itself
+    log._add("received", "2", 1)  # Engine.IO's ping
+    assert not begun()
+    log._add("received", '42["ack",{"conversation_id":"ab"}]', 1)
+    assert begun()
+
+
+def test_a_streamed_http_answer_begins_at_its_posts_headers(monkeypatch: pytest.MonkeyPatch) -> None:
+    from lab.investigate.browser import cut
+    from lab.investigate.spec import parse as sp
+
+    spec = sp.load(ROOT / "examples" / "node-sse.toml")
+    page, posts, earlier = _Page(), cut.Posts(), _Request("{}")
+    posts.requests.append(earlier)  # type: ignore[arg-type]
+    posts.answered[id(earlier)] = 1.0  # an earlier send's answer: not this one's
+    monkeypatch.setitem(cut._POSTS, page, posts)
+    begun = cut.answer_begun(page, spec)  # type: ignore[arg-type]
+    send = _Request('{"message": "hi"}')
+    posts.requests.append(send)  # type: ignore[arg-type]
+    assert not begun()
+    posts._answer(type("R", (), {"request": send})())  # type: ignore[arg-type]
+    assert begun()
