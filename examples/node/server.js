@@ -49,6 +49,9 @@
  *                is lost in the end, but between the DEL and the last RPUSH the earlier,
  *                acknowledged turns are missing from Redis: a refresh then shows a partial
  *                history, a crash then loses them -> rewrite_window
+ *   floating_reply  "done" emitted with the reply, then the reply's store started and never
+ *                awaited, its rejection caught by a .catch that logs it: the user has the whole
+ *                reply, which Redis may never get -> acked_write_refused (write_refused at=answer)
  *
  * NODE_REWRITE_PIPELINE=1 (with rewrite_history): the DEL, the RPUSHes and the EXPIRE sent as one
  * ioredis pipeline (no MULTI) -- Redis runs a pipeline that arrives in one read back to back, so
@@ -62,7 +65,7 @@ const express = require('express');
 const { Server } = require('socket.io');
 const Redis = require('ioredis');
 
-const KNOWN_BUGS = new Set(['read_modify_write', 'resend_unfulfilled', 'rewrite_history']);
+const KNOWN_BUGS = new Set(['read_modify_write', 'resend_unfulfilled', 'rewrite_history', 'floating_reply']);
 const REWRITE_PIPELINE = process.env.NODE_REWRITE_PIPELINE === '1';
 const BUGS = new Set((process.env.NODE_BUGS || '').split(',').map((b) => b.trim()).filter(Boolean));
 const unknown = [...BUGS].filter((b) => !KNOWN_BUGS.has(b));
@@ -184,6 +187,11 @@ async function handleChat(socket, payload) {
   for (const piece of fourPieces(reply)) {
     await sleep(TOKEN_MS);
     socket.emit('token', { text: piece });
+  }
+  if (BUGS.has('floating_reply')) {
+    socket.emit('done', { reply });
+    appendRow(id, { role: 'assistant', content: reply }, turn).catch((err) => console.error(`chat ${id}: ${err.message}`));
+    return;
   }
   try {
     await appendRow(id, { role: 'assistant', content: reply }, turn);

@@ -285,9 +285,9 @@ def _replay_kind(args: argparse.Namespace) -> str:
         foreign += ["--mode"] if args.mode != "native" else []
     if missing or foreign:
         raise UsageError(
-            f"lab replay: missing {', '.join(missing)}"
+            f"missing {', '.join(missing)}"
             if missing
-            else f"lab replay: {', '.join(foreign)} with --target",
+            else f"{', '.join(foreign)} with --target",
             "a built-in service's trial takes --profile, --fault, --refresh and --seed (lab chaos's replay "
             "line); an app's takes --target, --trial and --seed (lab investigate's replay line)",
         )

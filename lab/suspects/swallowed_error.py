@@ -14,10 +14,21 @@ def _raises(body: list[ast.stmt]) -> bool:
     return any(isinstance(n, ast.Raise) for s in body for n in ast.walk(s))
 
 
+def _tuples(m: Module) -> dict[str, set[str]]:
+    """The module's own names for a tuple of exceptions (``STORAGE_ERRORS = (redis.RedisError,
+    OSError)``, caught as ``except STORAGE_ERRORS``): each name's members, by their last part."""
+    out = {}
+    for s in m.tree.body:
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
+            if isinstance(s.value, ast.Tuple) and all(isinstance(e, ast.Name | ast.Attribute) for e in s.value.elts):
+                out[s.targets[0].id] = {ast.unparse(e).split(".")[-1] for e in s.value.elts}
+    return out
+
+
 def _handlers(m: Module, src: Source) -> list[ast.ExceptHandler]:
     """``except`` blocks around a write that neither raise nor hand the error on (to a call that
     takes the exception) nor return."""
-    out = []
+    out, tuples = [], _tuples(m)
     for t in ast.walk(m.tree):
         if not isinstance(t, ast.Try):
             continue
@@ -27,6 +38,7 @@ def _handlers(m: Module, src: Source) -> list[ast.ExceptHandler]:
             names = {
                 x.split(".")[-1] for x in (ast.unparse(h.type).strip("()").split(", ") if h.type else ["BaseException"])
             }
+            names |= {e for n in names for e in tuples.get(n, ())}
             handed_on = h.name is not None and any(
                 isinstance(a, ast.Name) and a.id == h.name
                 for s in h.body

@@ -345,3 +345,29 @@ def test_a_sync_view_that_runs_each_call_on_a_new_loop_shares_no_client_safely(t
         (tmp_path / "app.py").write_text(textwrap.dedent(code))
         got = suspects.scan([tmp_path / "app.py"], root=tmp_path, use_ruff=False).suspects
         assert [s.check for s in got] == want, (code, got)
+
+
+def test_an_error_caught_by_the_modules_own_tuple_of_exceptions_is_swallowed_or_not_as_its_members(
+    tmp_path: Path,
+) -> None:
+    """``except STORAGE_ERRORS`` where the module names the tuple (redis.RedisError, OSError): its
+    members decide, as if written out; a tuple of other errors is not the store's."""
+    code = """
+        import logging
+        import redis
+        log = logging.getLogger()
+        STORAGE_ERRORS = (redis.RedisError, OSError)
+        PARSE_ERRORS = (ValueError, KeyError)
+        def save(r, k, v):
+            try:
+                r.rpush(k, v)
+            except STORAGE_ERRORS as exc:
+                log.warning("ignored %s", exc)
+        def parse(r, k, v):
+            try:
+                r.rpush(k, v)
+            except PARSE_ERRORS as exc:
+                log.warning("ignored %s", exc)
+        """
+    found = _scan(tmp_path, code)
+    assert [(s.check, s.line) for s in found] == [("swallowed_error", 10)], found
