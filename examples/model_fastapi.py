@@ -20,6 +20,13 @@ MODEL_FASTAPI_BUGS=keep_cut_reply: a broken stream's exception is swallowed and 
 is stored and answered as the reply -- the same record a whole reply gets. After a refresh the
 history shows half an answer as the answer -> cut_reply_stored_whole.
 
+MODEL_FASTAPI_BUGS=log_store_error: a failed store of the reply is logged and the stream ends as a
+whole answer: the user has a reply Redis refused -> acked_write_refused (write_refused at=answer;
+the body is the model's reply to the letter, so the lab can read it as answered).
+
+MODEL_FASTAPI_STORE_ERRORS=text (correct, another style): a failed store of the reply ends the
+stream with a line of its own ("[not saved: ...]") instead of aborting it; nothing is drawn.
+
 MODEL_FASTAPI_BUGS=store_after_model: the message and its reply stored together once the model's
 stream has ended; a model error (a 429) answers 502 and the message is never stored ->
 lost_after_model_error.
@@ -31,22 +38,25 @@ import asyncio
 import json
 import os
 import secrets
+import sys
 import time
 from collections.abc import AsyncIterator
 
 import httpx
 import openai
 import redis.asyncio as aioredis
+from redis.exceptions import RedisError
 from fastapi import FastAPI, Header, HTTPException, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
 BUGS = {b.strip() for b in os.environ.get("MODEL_FASTAPI_BUGS", "").split(",") if b.strip()}
-KNOWN_BUGS = {"keep_cut_reply", "store_after_model"}
+KNOWN_BUGS = {"keep_cut_reply", "store_after_model", "log_store_error"}
 if BUGS - KNOWN_BUGS:
     raise SystemExit(f"MODEL_FASTAPI_BUGS: unknown {sorted(BUGS - KNOWN_BUGS)}; known: {sorted(KNOWN_BUGS)}")
 TTL_S = int(os.environ.get("MODEL_FASTAPI_TTL_S", "7200"))
 MODEL = os.environ.get("MODEL_FASTAPI_MODEL", "gpt-4.1-mini")
 END, FAILED = object(), object()  # the queue's last item: the reply is whole / the model broke off
+ERRORS_IN_TEXT = os.environ.get("MODEL_FASTAPI_STORE_ERRORS", "abort") == "text"
 
 store = aioredis.from_url(os.environ["REDIS_URL"], socket_timeout=5)
 client = openai.AsyncOpenAI(timeout=30, max_retries=0)  # the user retries a failed answer
@@ -111,7 +121,15 @@ async def _answer(conv: str, prompt: str, past: list[dict], out: asyncio.Queue) 
         await out.put(FAILED)
         return
     reply = _msg("assistant", "".join(parts))
-    await _append(conv, *([user, reply] if "store_after_model" in BUGS else [reply]))
+    try:
+        await _append(conv, *([user, reply] if "store_after_model" in BUGS else [reply]))
+    except RedisError as exc:
+        if "log_store_error" in BUGS:  # the bug: logged, and the answer ends as if it were kept
+            print(f"model-fastapi: storing the reply failed: {exc!r}", file=sys.stderr, flush=True)
+        elif ERRORS_IN_TEXT:  # the page is told in the text: the headers went out long ago
+            await out.put(f"\n[not saved: {type(exc).__name__}]")
+        else:
+            raise  # the task fails: ended() aborts the page's stream
     await out.put(END)
 
 

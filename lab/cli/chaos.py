@@ -285,9 +285,7 @@ def _replay_kind(args: argparse.Namespace) -> str:
         foreign += ["--mode"] if args.mode != "native" else []
     if missing or foreign:
         raise UsageError(
-            f"missing {', '.join(missing)}"
-            if missing
-            else f"{', '.join(foreign)} with --target",
+            f"missing {', '.join(missing)}" if missing else f"{', '.join(foreign)} with --target",
             "a built-in service's trial takes --profile, --fault, --refresh and --seed (lab chaos's replay "
             "line); an app's takes --target, --trial and --seed (lab investigate's replay line)",
         )

@@ -40,6 +40,13 @@ def served(t: Trial, call: dict[str, Any]) -> Send | None:
     return next((s for s in t.sends if s.text and s.text in last), None)
 
 
+def said_as_is(body: str, calls: list[dict[str, Any]]) -> bool:
+    """A streamed body that is a call's whole reply to the letter (spaces at its ends aside): the
+    app added nothing of its own to what the model said -- no error of its own in the text."""
+    text = body.strip()
+    return bool(text) and any(c.get("outcome") == "whole" and (c.get("reply") or "").strip() == text for c in calls)
+
+
 def calls_since(t: Trial) -> float:
     """Where the trial's calls begin in the stand-in's record (it holds the whole run's): its
     first send, less a second of clock grain."""

@@ -9,6 +9,7 @@ armed under a one-shot fault; the trial's reads, TTL observations and key dump) 
 
 from __future__ import annotations
 
+import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -132,6 +133,11 @@ class Trial:
         (session_cookie's evidence; a read then answered 401/404 or from another, empty key is its
         doing, not the read path's)."""
         return self.refresh == "browser_restart" and self.cookie_persistent is False
+
+    def mark(self, kind: str, at: float | None = None, **what: Any) -> None:
+        """An event of the trial's own timeline (a refresh; ``phase``: where its wall time went,
+        summed by lab bench), at ``at`` or now."""
+        self.events.append({"t": at or time.time(), "kind": kind, **what})
 
     def history_read(self, status: int | None, before_sends: bool) -> None:
         """A history GET's status, as history_reads_failing counts it. A 4xx before the

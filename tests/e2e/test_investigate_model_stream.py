@@ -45,3 +45,28 @@ def test_a_correct_app_marks_a_cut_reply_and_keeps_the_message_under_a_429(tmp_p
     # The correct app stored the cut start marked, in another shape than its whole replies.
     cut = [sh for t in trials if t["fault"] == "model_cut" for r in t["store"] for _, sh in r.get("shapes", [])]
     assert any('"interrupted": true' in sh for sh in cut), cut
+
+
+def test_a_reply_whose_refused_store_is_only_logged_is_read_from_the_models_words(tmp_path: Path) -> None:
+    """A plain text stream names no end event, so an error the app writes into the text reads
+    like a reply. Where the stream is the stand-in model's reply to the letter, the app added
+    nothing: log_store_error (the reply's refused store logged, the stream ended as whole) ->
+    acked_write_refused in every at=answer trial and nothing else; the correct app in another
+    style, which ends the stream with "[not saved: ...]", -> nothing drawn, those sends not
+    taken as acknowledged."""
+    only = ("--only", "write_refused", "--turns", "3", "--trials", "3")
+    bug = ("--set", "start.env.MODEL_FASTAPI_BUGS=log_store_error")
+    code, out, results = investigate(tmp_path / "bug", *only, *bug, spec=MODEL_APP)
+    assert code == 1, out
+    found = {d["code"]: d for d in results["diagnoses"]}
+    assert set(found) == {"acked_write_refused"} and found["acked_write_refused"]["k"] >= 3, out
+    assert "the reply absent from the final history" in found["acked_write_refused"]["evidence"], found
+    code, out, results = investigate(
+        tmp_path / "text", *only, "--set", "start.env.MODEL_FASTAPI_STORE_ERRORS=text", spec=MODEL_APP
+    )
+    assert code == 0 and results["diagnoses"] == [], out
+    trials = json.loads(sorted((tmp_path / "text" / "reports").glob("*/trials.json"))[-1].read_text())
+    at_answer = [t for t in trials if t["fault_params"].get("at") == "answer" and not t["unknown"]]
+    unread = [s for t in at_answer for s in t["sends"] if s["reason"].startswith("write_refused: a streamed answer")]
+    assert at_answer and len(unread) == len(at_answer), at_answer  # "[not saved: ...]": not taken as a reply
+    assert all(s["outcome"] == "info" for s in unread), unread

@@ -255,8 +255,10 @@ async def watch(page: Page, spec: Spec) -> None:
 
 def answer_begun(page: Page, spec: Spec) -> Callable[[], bool]:
     """From now on, whether the next send's answer has begun (write_refused at=answer's moment):
-    its POST's headers reached the browser (a streamed HTTP answer), or, on frames, the app's
-    first frame of its answer -- its ack, a fragment or its end (a Socket.IO ping is none).
+    the first bytes of its POST's body reached the browser (a streamed HTTP answer), or, on
+    frames, the app's first frame of its answer -- its ack, a fragment or its end (a Socket.IO
+    ping is none). Not the headers: an app may send them before it stores the question (the
+    openai example's StreamingResponse: its question's SET was refused in 1 of 3 trials).
     ``page`` is watched (``watch``) from its creation."""
     if spec.transport is not None:
         log, t = app_frames.log_of(page), spec.transport
@@ -267,8 +269,8 @@ def answer_begun(page: Page, spec: Spec) -> Callable[[], bool]:
         )
     posts = _POSTS.get(page)
     assert posts is not None, "a page of a streaming app is watched from its creation"
-    n0 = len(posts.requests)
-    return lambda: any(id(r) in posts.answered for r in posts.requests[n0:])
+    n0 = len(posts.bodies)
+    return lambda: any(rid in posts.first_data for rid, _ in posts.bodies[n0:])
 
 
 async def missed(page: Page, spec: Spec, text: str, earlier: Sequence[str], settle_s: float = SETTLE_S) -> str | None:

@@ -16,7 +16,7 @@ from lab.investigate.evidence.answers import HistoryRead
 from lab.investigate.browser.pages import Pages, Read
 from lab.model.history import Row, Trial
 from lab.stack.model_link import ModelLink, wait_ended
-from lab.model.context import calls_since
+from lab.model.context import calls_since, said_as_is
 
 QUIET_S = 0.5  # the history must stay the same this long to count as settled
 POLL_S = 0.05
@@ -34,6 +34,15 @@ async def model_ended(model: ModelLink | None, t: Trial) -> None:
     still, _ = await wait_ended(model, [s.text for s in t.sends], calls_since(t), MODEL_END_DEADLINE_S)
     if still:
         t.unknown = t.unknown or model_unended(still)
+
+
+async def the_models_words(model: ModelLink | None, text: str, body: str) -> bool:
+    """Whether a streamed body is, to the letter, the stand-in model's whole reply to the send
+    carrying ``text`` (its call begun within the last minute, ended within 5 s)."""
+    if model is None:
+        return False
+    _, calls = await wait_ended(model, [text], time.time() - 60.0, 5.0)
+    return said_as_is(body, calls)
 
 
 def model_unended(n: int) -> str:

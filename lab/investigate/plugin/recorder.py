@@ -132,7 +132,7 @@ class Recorder:
             t.history_read(r.status, before_sends=first_send is None or at < first_send)
         refresh = next((n for n in self._navigations if first_send is not None and n > first_send), None)
         if refresh is not None:
-            t.events.append({"t": refresh, "kind": "refresh"})
+            t.mark("refresh", refresh)
             shown = next((r for at, r in self._reads if at >= refresh), None)
             t.page_after_refresh = self._rows(shown) if shown is not None else None
             t.refresh_reached = shown is not None

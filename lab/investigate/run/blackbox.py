@@ -12,11 +12,12 @@ import asyncio
 import random
 import time
 from collections.abc import Callable
+from typing import Any
 from dataclasses import dataclass, field
 
 from playwright.async_api import Browser, BrowserContext, Page
 
-from lab.investigate.evidence.answers import HistoryRead
+from lab.investigate.evidence.answers import Answer, HistoryRead
 from lab.faults import base as faults
 from lab.model.history import Send, Trial, TtlObs
 from lab.investigate.browser import app_frames, app_page, cut, settle
@@ -95,16 +96,16 @@ class Prober:
         t.fault_turn = min(2, exp.turns) if one_shot else None
         nonce = f"{random.Random(t.seed).randrange(16**6):06x}"
         t0 = time.monotonic()
-        _phase(t, "start")
+        t.mark("phase", phase="start")
         await self.pages.ready(slot)
         ctx, page = slot.ctx, slot.page
         in_window = False
         broken = False
         try:
-            _phase(t, "context")
+            t.mark("phase", phase="context")
             loaded = await self.pages.load(ctx, page)
             self._as_rows(loaded, t)
-            _phase(t, "open")
+            t.mark("phase", phase="open")
             if windowed:
                 assert step is not None
                 in_window = True
@@ -138,7 +139,7 @@ class Prober:
                 await step.heal()
             mark_dropped(t.sends, self.pages.dropped)  # the events have long arrived by now
             slot.broken = slot.broken or broken
-            _phase(t, "close")
+            t.mark("phase", phase="close")
             t.seconds = round(time.monotonic() - t0, 3)
         return t
 
@@ -194,9 +195,9 @@ class Prober:
             t.concurrent = concurrency.at_browser(sent)
             gap = concurrency.window_problem(t.concurrent, exp.gap_ms)
             t.unknown = t.unknown or gap
-        _phase(t, "send")
+        t.mark("phase", phase="send")
         await self._observe_ttl(ctx, t, turn, step)
-        _phase(t, "ttl")
+        t.mark("phase", phase="ttl")
         return True
 
     async def _after(self, ctx: BrowserContext, page: Page, t: Trial, done: Callable[[], None]) -> None:
@@ -211,30 +212,30 @@ class Prober:
             final = asyncio.ensure_future(settle.final_read(self.pages, ctx, t, self._as_rows, reloaded))
         try:
             if t.refresh in ("settled", *CONCURRENT_POINTS):
-                _refresh_mark(t)
+                t.mark("refresh")
                 self._page_after(await self._reload(page, t), t)
             elif t.refresh == "browser_restart":
-                _refresh_mark(t)
+                t.mark("refresh")
                 self._page_after(self._as_rows(await self.pages.browser_restart(ctx), t), t)
         except BaseException:
             if final is not None:
                 final.cancel()
             raise
         reloaded.set()
-        _phase(t, "refresh")
+        t.mark("phase", phase="refresh")
         done()
         if final is None:
             await settle.model_ended(self.model, t)
         t.final_rows = await (final or settle.final_read(self.pages, ctx, t, self._as_rows))
         replies_from(t.final_rows or [], t.sends)  # before the store's record places the replies' writes
-        _phase(t, "settle")
+        t.mark("phase", phase="settle")
         if self.model is not None:
             # Every call has ended (model_ended); read before the store's record, which finds their
             # replies in the app's writes.
             t.model_calls = await asyncio.to_thread(self.model.calls, [s.text for s in t.sends], context.calls_since(t))
             t.unknown = t.unknown or context.fault_missed(t)
         await self._redis_final(ctx, t)
-        _phase(t, "key")
+        t.mark("phase", phase="key")
         # A trial with no acknowledged send is the checker's to call unknown (lab.model.checker).
         if t.refresh == "mid_stream" and any(s.outcome == "ok" for s in t.sends):
             t.unknown = cut.not_cut(t, self.spec.page is None) or t.unknown
@@ -273,7 +274,11 @@ class Prober:
         finally:
             await tab.close()
 
-    async def _send(
+    async def _send(self, page: Page, *args: Any, **kw: Any) -> Send:
+        """The send (``_send_raw``'s arguments), as the lab judges it."""
+        return (await self._send_raw(page, *args, **kw))[0]
+
+    async def _send_raw(
         self,
         page: Page,
         trial_id: str,
@@ -283,7 +288,8 @@ class Prober:
         cut: bool = False,
         tab: str = "",
         in_page: bool = False,
-    ) -> Send:
+    ) -> tuple[Send, Answer]:
+        """The send, and its answer as the page had it (a stream's body in the app's own format)."""
         text, mid = self._message(trial_id, turn, nonce, tab)
         t_invoke = time.time()
         if self.spec.page is not None:
@@ -293,7 +299,7 @@ class Prober:
             raw = await page.evaluate(
                 "([t, i, s, m]) => labSend(t, i, s, m)", [text, mid, streamed, "cut" if cut else "read"]
             )
-        return answer(self.spec, raw, mid or f"t{turn}{tab}", text, turn, streamed, cut, t_invoke)
+        return answer(self.spec, raw, mid or f"t{turn}{tab}", text, turn, streamed, cut, t_invoke), raw
 
     def _message(self, trial_id: str, turn: int, nonce: str, tab: str = "") -> tuple[str, str | None]:
         """A send's text and id (None: the API takes none, or the app's page sends it)."""
@@ -329,7 +335,7 @@ class Prober:
         at_the_cut = self.spec.page is not None and self.spec.transport is None
         key = await self.pages.session_key(ctx) if at_the_cut else None
         before_cut = self.keys.read(key)[2] if key is not None else None
-        _refresh_mark(t)
+        t.mark("refresh")
         self._page_after(await self._reload(page, t), t)
         last = t.sends[-1] if t.sends else None
         if last is None or not last.cut:
@@ -339,12 +345,3 @@ class Prober:
 
     def close(self) -> None:
         self.keys.close()
-
-
-def _phase(t: Trial, name: str) -> None:
-    """Where a trial's wall time goes: a phase ends here (lab bench sums them: bench_like.marked_phases)."""
-    t.events.append({"t": time.time(), "kind": "phase", "phase": name})
-
-
-def _refresh_mark(t: Trial, at: float | None = None) -> None:
-    t.events.append({"t": at or time.time(), "kind": "refresh"})

@@ -134,8 +134,12 @@ async def run_group(
     for m, out in zip(members, outs):
         m.out = out
     async with AsyncExitStack() as stack:
-        for m in members:  # mid_stream: the stand-in streams this experiment's replies slowly enough to be cut
-            model = run.model if m.exp.refresh == "mid_stream" else None
+        # The stand-in streams this experiment's replies slowly enough to be cut (mid_stream), or
+        # for Redis to refuse the write after a reply has begun before the app makes it
+        # (write_refused at=answer: streamed whole at once, 2 of 10 were stored before, 2026-12-06).
+        for m in members:
+            at_answer = m.exp.fault == "write_refused" and dict(m.exp.params).get("at") == "answer"
+            model = run.model if m.exp.refresh == "mid_stream" or at_answer else None
             await stack.enter_async_context(paced(model, f"chaoslab probe {m.prefix}"))
         with runner.attached(RunContext(prober.browser, prober.pages.pool)):
             await runner.group(

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 from playwright.async_api import BrowserContext, Page
 
@@ -26,7 +26,7 @@ from lab.faults.write_refused import WriteRefused
 from lab.investigate.evidence.answers import Answer, HistoryRead
 from lab.common.errors import NotReady
 from lab.common.wait import wait_until_async
-from lab.investigate.browser import cut
+from lab.investigate.browser import cut, settle
 from lab.investigate.browser.pages import Pages, Read
 from lab.investigate.evidence.rows import answer, end_read, http_stream
 from lab.investigate.evidence.store import CHANGES, StoreMonitor
@@ -34,6 +34,7 @@ from lab.investigate.spec.parse import Spec
 from lab.model.attribution import NOT_REFUSED, STREAM_END_UNKNOWN
 from lab.model.history import Send, Trial
 from lab.plan.lockstep import Lockstep
+from lab.stack.model_link import ModelLink
 
 
 class Prober(Protocol):
@@ -42,9 +43,13 @@ class Prober(Protocol):
     spec: Spec
     pages: Pages
     store: StoreMonitor | None
+    model: ModelLink | None
 
     def _message(self, trial_id: str, turn: int, nonce: str, tab: str = "") -> tuple[str, str | None]: ...
     async def _send(self, page: Page, trial_id: str, turn: int, nonce: str, streamed: bool = False) -> Send: ...
+    async def _send_raw(
+        self, page: Page, trial_id: str, turn: int, nonce: str, streamed: bool = False
+    ) -> tuple[Send, Answer]: ...
     def _page_after(self, read: Read, t: Trial) -> Read: ...
     async def _reload(self, page: Page, t: Trial) -> Read: ...
     def _as_rows(self, raw: HistoryRead, t: Trial) -> Read: ...
@@ -102,7 +107,7 @@ async def send_mid_write(
         t.unknown = t.unknown or why
         return await task  # nothing reloaded: the send as it ended
     reload_at = time.time()
-    t.events.append({"t": reload_at, "kind": "refresh"})  # (as the prober marks a refresh)
+    t.mark("refresh", reload_at)
     prober._page_after(await prober._reload(page, t), t)
     send = await _ended(task, prober, mid or f"t{turn}", text, turn, t_invoke, reload_at, streamed)
     if send.status is not None and send.t_invoke + (send.ms or 0.0) / 1000 <= reload_at:
@@ -187,7 +192,7 @@ async def send_then_reload(
             f"the reload left {t.refresh_delay_ms} ms after the answer, not within the injected "
             f"{t.latency_floor_ms} ms: a write made after the answer may have landed first (stale reads not tested)"
         )
-    t.events.append({"t": max(answered, reload_at or time.time()), "kind": "refresh"})  # (as the prober marks one)
+    t.mark("refresh", max(answered, reload_at or time.time()))
     prober._page_after(prober._as_rows(loaded, t), t)
     return send
 
@@ -269,7 +274,7 @@ async def _first_write(
 
 
 async def _while_sending(
-    found: Callable[[], Awaitable[float | None]], task: "asyncio.Task[Send]", timeout_s: float, interval_s: float
+    found: Callable[[], Awaitable[float | None]], task: "asyncio.Task[Any]", timeout_s: float, interval_s: float
 ) -> float | None:
     """The moment ``found`` gives, polled (a record in memory, a count Redis keeps: no event to
     wait on) until LATE_S after the send's answer -- an app that writes after answering; None:
@@ -314,11 +319,11 @@ async def send_write_refused(
     t_invoke = time.time()
     # at=answer: where the app can stream, the lab's page asks it to (the reply written as it streams)
     streamed = streamed or (fault.at == "answer" and prober.spec.stream is not None)
-    task = asyncio.create_task(prober._send(page, t.trial_id, turn, nonce, streamed))
+    task = asyncio.create_task(prober._send_raw(page, t.trial_id, turn, nonce, streamed))
     try:
         at = await _while_sending(refused, task, prober.spec.chat.timeout_s, REFUSE_POLL_S)
         await asyncio.to_thread(fault.refuse, targets, False)
-        send = await task
+        send, raw = await task
     finally:
         if not task.done():
             task.cancel()
@@ -327,10 +332,11 @@ async def send_write_refused(
         t.unknown = t.unknown or NOT_REFUSED + (" after its answer began" if fault.at == "answer" else "")
         return send
     if send.outcome == "ok" and http_stream(prober.spec, send.streamed) and not end_read(prober.spec, send.streamed):
-        # A stream whose end event the spec does not name: the app's in-band error (an error chunk,
-        # a marker in the text) reads as a reply. A correct Koa app written unseen ended its text
-        # stream "[[error:store_unavailable]]" so, 4 of 4 trials (2026-12-06): not acknowledged.
-        send.outcome, send.reason = "info", STREAM_END_UNKNOWN
+        # No end event named: an in-band error reads as a reply (a correct Koa app written unseen ended
+        # its text stream "[[error:store_unavailable]]", 4 of 4 trials, 2026-12-06) -- unless the body
+        # is the stand-in model's whole reply to the letter: then the app added nothing of its own.
+        if not await settle.the_models_words(prober.model, send.text, raw["body"]):
+            send.outcome, send.reason = "info", STREAM_END_UNKNOWN
     commands = await asyncio.to_thread(fault.refused_commands, targets)
     t.fault_evidence = (t.fault_evidence or "") + (
         f"; Redis refused {', '.join(f'{c} x{n}' for c, n in commands.items()) or 'a write'} "

@@ -109,3 +109,13 @@ def test_the_calls_of_a_trial_begin_a_second_before_its_first_send() -> None:
     late = _sends(2)
     late[0].t_invoke, late[1].t_invoke = 100.0, 101.0
     assert calls_since(Trial("c", sends=late)) == 99.0
+
+
+def test_a_stream_is_the_models_words_only_if_it_is_a_whole_reply_to_the_letter() -> None:
+    from lab.model.context import said_as_is
+
+    calls = [{"outcome": "whole", "reply": "Paris is the capital."}, {"outcome": "cut", "reply": "Rome"}]
+    assert said_as_is("Paris is the capital.\n", calls)  # spaces at its ends aside
+    assert not said_as_is("Paris is the capital.\n[not saved: ResponseError]", calls)  # the app's own words
+    assert not said_as_is("Rome", calls)  # a cut call's part is no whole reply
+    assert not said_as_is("", [{"outcome": "whole", "reply": ""}])  # nothing said is no evidence

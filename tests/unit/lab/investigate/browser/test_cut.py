@@ -189,18 +189,22 @@ def test_an_answer_begins_at_its_first_frame_of_the_apps_kinds_not_at_a_ping(mon
     assert begun()
 
 
-def test_a_streamed_http_answer_begins_at_its_posts_headers(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_streamed_http_answer_begins_at_its_bodys_first_bytes_not_its_headers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from lab.investigate.browser import cut
     from lab.investigate.spec import parse as sp
 
     spec = sp.load(ROOT / "examples" / "node-sse.toml")
-    page, posts, earlier = _Page(), cut.Posts(), _Request("{}")
-    posts.requests.append(earlier)  # type: ignore[arg-type]
-    posts.answered[id(earlier)] = 1.0  # an earlier send's answer: not this one's
+    page, posts = _Page(), cut.Posts()
+    posts._sent({"requestId": "1", "request": {"method": "POST", "postData": "{}"}})
+    posts._data({"requestId": "1"})  # an earlier send's answer: not this one's
     monkeypatch.setitem(cut._POSTS, page, posts)
     begun = cut.answer_begun(page, spec)  # type: ignore[arg-type]
     send = _Request('{"message": "hi"}')
     posts.requests.append(send)  # type: ignore[arg-type]
-    assert not begun()
+    posts._sent({"requestId": "2", "request": {"method": "POST", "postData": '{"message": "hi"}'}})
     posts._answer(type("R", (), {"request": send})())  # type: ignore[arg-type]
+    assert not begun()  # its headers only
+    posts._data({"requestId": "2"})
     assert begun()
