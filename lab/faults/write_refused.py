@@ -12,9 +12,10 @@ in a task nobody awaits.
 investigate): only the send's first refused write -- the trial serves writes again the moment
 Redis has counted one refusal (``INFO errorstats``), so a question's write can fail while its
 reply's, made after the model has answered, lands (``refused``, ``refuse``). ``at = "answer"``
-(lab investigate): the first write once the send's answer has begun (its headers reached the
-browser, or the app's first frame of it; the trial switches the refusal on then) -- a reply stored as or after it streams. Either
-way the refusals are counted: a send none of whose writes was refused tested nothing."""
+(lab investigate): the first write once the send's answer has begun (its body's first bytes,
+or the reply's first frame, reached the browser; the trial switches the refusal on then) -- a
+reply stored as or after it streams. Either way the refusals are counted: a send none of whose
+writes was refused tested nothing."""
 
 from __future__ import annotations
 

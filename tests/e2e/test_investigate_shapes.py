@@ -92,7 +92,7 @@ BUGS = {
     # Its correct version answers 503 at that write (test_each_example_without_its_bug_has_no_anomaly).
     "sse-spawn_message": (SSE, "spawn_message", "acked_write_refused", "write_refused", 5),
     # The reply stored after the done frame, its error logged: Redis refusing the first write once
-    # the answer began (the ack frame) takes the reply's, and the turn ends in done all the same.
+    # the reply began (its first delta frame) takes the reply's, and the turn ends in done all the same.
     # Its correct version sends an error frame at that write (after the deltas).
     "ws-save_after_done": (WS, "save_after_done", "acked_write_refused", "write_refused", 5),
 }

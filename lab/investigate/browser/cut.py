@@ -256,14 +256,14 @@ async def watch(page: Page, spec: Spec) -> None:
 def answer_begun(page: Page, spec: Spec) -> Callable[[], bool]:
     """From now on, whether the next send's answer has begun (write_refused at=answer's moment):
     the first bytes of its POST's body reached the browser (a streamed HTTP answer), or, on
-    frames, the app's first frame of its answer -- its ack, a fragment or its end (a Socket.IO
-    ping is none). Not the headers: an app may send them before it stores the question (the
-    openai example's StreamingResponse: its question's SET was refused in 1 of 3 trials).
+    frames, the reply's first frame -- a fragment or its end (a Socket.IO ping is none). Not the
+    headers, nor an ack frame: an app may send them before it stores the question (the openai
+    example's StreamingResponse: its question's SET was refused in 1 of 3 trials).
     ``page`` is watched (``watch``) from its creation."""
     if spec.transport is not None:
         log, t = app_frames.log_of(page), spec.transport
         assert log is not None
-        i0, kinds = len(log.frames), {t.ack, t.chunk, t.end} - {None}
+        i0, kinds = len(log.frames), {t.chunk, t.end}
         return lambda: any(
             d == "received" and app_frames.frame_kind(spec, p) in kinds for _, d, p, _ in log.frames[i0:]
         )

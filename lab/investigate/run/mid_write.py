@@ -294,7 +294,7 @@ async def _while_sending(
 # ---- write_refused at=write / at=answer (lab.faults.write_refused): one refused write of the send,
 # then writes served again. at=write: its first write -- a question's write fails while its reply's,
 # made once the model has answered, lands. at=answer: the first write once the answer has begun
-# (its headers, or its first frame, reached the browser) -- a reply stored during or after the stream, its error
+# (its body's first bytes, or the reply's first frame, reached the browser) -- a reply stored during or after the stream, its error
 # swallowed after the reply was sent. Redis counts the refusal (INFO errorstats); the lab serves
 # writes again the moment it sees it (a poll of a few ms), so a write chained right behind (a
 # pipeline's EXPIRE) may meet it too: the commands refused are in the trial's evidence.

@@ -169,8 +169,9 @@ class _Page:
 
 
 def test_an_answer_begins_at_its_first_frame_of_the_apps_kinds_not_at_a_ping(monkeypatch: pytest.MonkeyPatch) -> None:
-    """write_refused at=answer on frames: a Socket.IO ping, the message the page sent and frames
-    from before the send do not begin the answer; the app's ack (or first fragment) does."""
+    """write_refused at=answer on frames: a Socket.IO ping, the message the page sent, the app's
+    ack (which may come before the question is stored) and frames from before the send do not
+    begin the reply; its first fragment does."""
     from lab.investigate.browser import app_frames
     from lab.investigate.browser.cut import answer_begun
     from lab.investigate.spec import parse as sp
@@ -186,6 +187,8 @@ def test_an_answer_begins_at_its_first_frame_of_the_apps_kinds_not_at_a_ping(mon
     log._add("received", "2", 1)  # Engine.IO's ping
     assert not begun()
     log._add("received", '42["ack",{"conversation_id":"ab"}]', 1)
+    assert not begun()
+    log._add("received", '42["token",{"text":"Echo"}]', 1)
     assert begun()
 
 
