@@ -32,6 +32,9 @@ every login's body and token -- a debug setting left on, against which the lab's
   GET  / and GET /c/{id} -> 200 the chat page, text/html, no auth (not in OpenAPI). Its DOM and its
       use of the API: the comment at the top of examples/fastapi_page.html
 
+FASTAPI_STORE_ERRORS=close (correct, another style): a failed store on the socket closes it with
+code 1011 instead of sending an error frame -- the page sees the reply end without its done frame.
+
 FASTAPI_BUGS (comma-separated; empty = correct), one at a time or together:
   ttl_set_once        every EXPIRE with NX: the TTL is set by the conversation's first write and
                       never renewed, so an active conversation expires 7 days after it began
@@ -90,6 +93,20 @@ API_KEY = os.environ.get("CHAT_API_KEY", "")  # optional: header X-Api-Key authe
 TTL_S = 7 * 24 * 3600
 PIECES = 6  # the stand-in for an LLM's tokens, each after a model's pause
 PIECE_DELAY_S = int(os.environ.get("FASTAPI_PIECE_DELAY_MS", "40")) / 1000
+CLOSE_ON_STORE_ERROR = os.environ.get("FASTAPI_STORE_ERRORS", "frame") == "close"
+
+
+class StoreFailed(Exception):
+    """A store on the socket failed, and the socket is to be closed (FASTAPI_STORE_ERRORS=close)."""
+
+
+async def store_failed(send: Send) -> None:
+    """A failed store told the page: an error frame, or (close) the socket closed by the handler."""
+    if CLOSE_ON_STORE_ERROR:
+        raise StoreFailed
+    await send({"type": "error", "detail": "storage unavailable"})
+
+
 STORAGE_ERRORS = (redis.RedisError, OSError)
 COOKIE = "chat_token"  # the login's cookie: the same token as its answer's, for the page
 PAGE = (Path(__file__).parent / "fastapi_page.html").read_text(encoding="utf-8")  # read once
@@ -319,7 +336,7 @@ async def turn(send: Send, key: str, content: str, at_end: bool = False) -> None
         if not at_end:
             await append(key, _row("user", content))
     except STORAGE_ERRORS:
-        await send({"type": "error", "detail": "storage unavailable"})
+        await store_failed(send)
         return
     await send({"type": "ack"})
     reply = "Echo: " + content
@@ -337,7 +354,7 @@ async def turn(send: Send, key: str, content: str, at_end: bool = False) -> None
     try:
         await append(key, *([_row("user", content)] if at_end else []), _row("assistant", reply))
     except STORAGE_ERRORS:
-        await send({"type": "error", "detail": "storage unavailable"})
+        await store_failed(send)
         return
     await send({"type": "done", "reply": reply})
 
@@ -403,7 +420,11 @@ async def conversation_stream(ws: WebSocket, conv_id: str, token: Annotated[str,
                 # is ever written.
                 await turn(ws.send_json, key, content, at_end=True)
             else:
-                await turn_in_task(listener, key, content)
+                try:
+                    await turn_in_task(listener, key, content)
+                except StoreFailed:
+                    await ws.close(code=1011, reason="storage unavailable")
+                    return
             if listener.gone:
                 return
 

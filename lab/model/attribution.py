@@ -42,6 +42,8 @@ STREAM_END_UNKNOWN = (
     "write_refused: a streamed answer with no end event named ([stream] end): an error the app sent "
     "in the stream cannot be told from a reply"
 )
+# A send over frames under write_refused whose reply began and never reached its end frame.
+REPLY_UNENDED = "write_refused: the reply began and never reached its end frame"
 NO_LATE_WRITE = "the app made no write once its answer had begun (it stores before it answers): nothing to refuse"
 
 

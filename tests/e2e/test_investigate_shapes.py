@@ -388,3 +388,20 @@ def test_a_cut_that_came_after_the_reply_ended_is_unknown_never_a_pass(tmp_path:
     # reply to aim at) or the page's own (the whole reply in its first chunk).
     why = [t["unknown"] for t in trials if t["unknown"]]
     assert all("mid-stream window was not tested" in w or "nothing was cut mid-stream" in w for w in why), why
+
+
+def test_a_socket_closed_at_a_refused_store_is_no_answer(tmp_path: Path) -> None:
+    """The FastAPI WebSocket app in another correct style: a failed store closes the socket (1011)
+    instead of sending an error frame. The reply had begun (its deltas), so the send counts as
+    acknowledged for its question; under write_refused at=answer the reply never reached its done
+    frame, which is the app's way of saying it failed -- nothing drawn (it was acked_write_refused
+    4/4 before the lab read it so, 2026-12-06)."""
+    code, out, results = investigate(
+        tmp_path, "--only", "write_refused", "--trials", "2", "--set", "start.env.FASTAPI_STORE_ERRORS=close", spec=WS
+    )
+    assert code == 0 and results["diagnoses"] == [], out
+    trials = json.loads(next((tmp_path / "reports").glob("*/trials.json")).read_text())
+    late = [t for t in trials if t["fault_params"].get("at") == "answer" and not t["unknown"]]
+    reasons = [s["reason"] for t in late for s in t["sends"] if s["outcome"] == "info"]
+    assert late and len(reasons) == len(late), late
+    assert all(r.startswith("write_refused: the reply began and never reached its end frame") for r in reasons), reasons

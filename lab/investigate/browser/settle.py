@@ -12,9 +12,12 @@ from dataclasses import dataclass, field
 from playwright.async_api import BrowserContext
 
 from lab.common.wait import quiet_poll_s
-from lab.investigate.evidence.answers import HistoryRead
+from lab.investigate.evidence.answers import Answer, HistoryRead
+from lab.investigate.evidence.rows import end_read, http_stream
+from lab.investigate.spec.parse import Spec
+from lab.model.attribution import REPLY_UNENDED, STREAM_END_UNKNOWN
 from lab.investigate.browser.pages import Pages, Read
-from lab.model.history import Row, Trial
+from lab.model.history import Row, Send, Trial
 from lab.stack.model_link import ModelLink, wait_ended
 from lab.model.context import calls_since, said_as_is
 
@@ -34,6 +37,21 @@ async def model_ended(model: ModelLink | None, t: Trial) -> None:
     still, _ = await wait_ended(model, [s.text for s in t.sends], calls_since(t), MODEL_END_DEADLINE_S)
     if still:
         t.unknown = t.unknown or model_unended(still)
+
+
+async def not_answered(model: ModelLink | None, spec: Spec, send: Send, raw: Answer) -> str | None:
+    """Why a send whose answer began is not taken as answered where the lab refused one of its
+    writes (None: it is). Frames acknowledge at the reply's first frame: one that never reached
+    its end (the app closed its socket at the refused write) told the failure its own way. A
+    stream whose end event the spec does not name may carry the app's error in its text (a
+    correct Koa app written unseen ended it "[[error:store_unavailable]]", 4 of 4 trials,
+    2026-12-06) -- unless it is the stand-in model's whole reply to the letter."""
+    if send.outcome != "ok":
+        return None
+    if spec.transport is not None:
+        return f"{REPLY_UNENDED} ({raw['error']})" if raw.get("error") else None
+    unread = http_stream(spec, send.streamed) and not end_read(spec, send.streamed)
+    return STREAM_END_UNKNOWN if unread and not await the_models_words(model, send.text, raw["body"]) else None
 
 
 async def the_models_words(model: ModelLink | None, text: str, body: str) -> bool:

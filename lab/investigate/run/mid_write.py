@@ -28,10 +28,10 @@ from lab.common.errors import NotReady
 from lab.common.wait import wait_until_async
 from lab.investigate.browser import cut, settle
 from lab.investigate.browser.pages import Pages, Read
-from lab.investigate.evidence.rows import answer, end_read, http_stream
+from lab.investigate.evidence.rows import answer
 from lab.investigate.evidence.store import CHANGES, StoreMonitor
 from lab.investigate.spec.parse import Spec
-from lab.model.attribution import NOT_REFUSED, STREAM_END_UNKNOWN
+from lab.model.attribution import NOT_REFUSED
 from lab.model.history import Send, Trial
 from lab.plan.lockstep import Lockstep
 from lab.stack.model_link import ModelLink
@@ -331,12 +331,8 @@ async def send_write_refused(
     if at is None:
         t.unknown = t.unknown or NOT_REFUSED + (" after its answer began" if fault.at == "answer" else "")
         return send
-    if send.outcome == "ok" and http_stream(prober.spec, send.streamed) and not end_read(prober.spec, send.streamed):
-        # No end event named: an in-band error reads as a reply (a correct Koa app written unseen ended
-        # its text stream "[[error:store_unavailable]]", 4 of 4 trials, 2026-12-06) -- unless the body
-        # is the stand-in model's whole reply to the letter: then the app added nothing of its own.
-        if not await settle.the_models_words(prober.model, send.text, raw["body"]):
-            send.outcome, send.reason = "info", STREAM_END_UNKNOWN
+    if why := await settle.not_answered(prober.model, prober.spec, send, raw):
+        send.outcome, send.reason = "info", why
     commands = await asyncio.to_thread(fault.refused_commands, targets)
     t.fault_evidence = (t.fault_evidence or "") + (
         f"; Redis refused {', '.join(f'{c} x{n}' for c, n in commands.items()) or 'a write'} "

@@ -165,3 +165,46 @@ def test_reads_that_keep_going_back_never_settle_and_are_flapping() -> None:
     steady.read(_rows(2), 0.1)
     steady.never(once)
     assert once.flapping is None and once.unknown and once.unknown.startswith("the history never settled")
+
+
+class _Said(ModelLink):
+    """The stand-in's record with one finished call, whole."""
+
+    def __init__(self, reply: str) -> None:
+        self.reply = reply
+
+    def _record(self, texts: list[str], since: float, match: str = "") -> dict[str, list[dict[str, Any]]]:
+        return {
+            "calls": [{"outcome": "whole", "reply": self.reply, "messages": [{"role": "user", "content": texts[0]}]}],
+            "open": [],
+        }
+
+
+def test_a_refused_write_leaves_an_answer_unread_unless_it_is_whole_its_own_way(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """write_refused: frames that never reached their end frame, and a plain stream that is not the
+    stand-in model's reply to the letter, are not answers; a plain stream that is, is."""
+    from pathlib import Path
+
+    from lab.investigate.spec import parse as sp
+
+    root = Path(__file__).resolve().parents[5]
+    monkeypatch.setenv("CHAT_USER", "ada")
+    monkeypatch.setenv("CHAT_PASSWORD", "not-a-secret")
+    ws, plain = sp.load(root / "examples" / "fastapi-ws.toml"), sp.load(root / "examples" / "model-fastapi.toml")
+
+    def ok(streamed: bool) -> Send:
+        s = Send(id="s", text="probe turn 2", turn=2, streamed=streamed)
+        s.complete("ok", 200, "HTTP 200", 1.0)
+        return s
+
+    closed: Any = {"error": "the page's socket closed before the reply ended", "body": "Echo"}
+    why = asyncio.run(settle.not_answered(None, ws, ok(True), closed))
+    assert why is not None and why.startswith("write_refused: the reply began and never reached its end frame")
+    assert asyncio.run(settle.not_answered(None, ws, ok(True), {"error": None, "body": "Echo"})) is None
+    body: Any = {"error": None, "body": "Paris is the capital."}
+    assert asyncio.run(settle.not_answered(None, plain, ok(True), body)) is not None  # no stand-in: unread
+    assert asyncio.run(settle.not_answered(_Said("Paris is the capital."), plain, ok(True), body)) is None
+    assert asyncio.run(settle.not_answered(_Said("Paris."), plain, ok(True), body)) is not None
+    assert asyncio.run(settle.not_answered(None, plain, ok(False), {"error": None, "body": "{}"})) is None  # no stream
