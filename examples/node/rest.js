@@ -14,6 +14,10 @@
  *   Storage: List conversation:{id}:messages (JSON rows), its TTL an hour renewed with each turn;
  *     conversation:{id}:meta (the create call's record, the same TTL).
  *
+ * NODE_REST_STORE_ERRORS=warn (correct, another style): a failed save still answers 200 with the
+ * reply, and says so beside it -- {"message": {...}, "warning": "not saved: storage unavailable"}
+ * -- as an app that lets the user keep reading does; its page shows the warning.
+ *
  * NODE_REST_BUGS=unawaited (a bug): the answer goes out before the MULTI has settled -- the
  * promise is left running ("the write is fast anyway"), so a refresh right after the answer can
  * come before the turn is in Redis, and a failed write goes unnoticed.
@@ -24,6 +28,7 @@ const express = require("express");
 const Redis = require("ioredis");
 
 const BUGS = new Set((process.env.NODE_REST_BUGS || "").split(",").filter(Boolean));
+const WARN_ON_STORE_ERROR = process.env.NODE_REST_STORE_ERRORS === "warn";
 const TTL_S = 3600;
 // autoResendUnfulfilledCommands off: ioredis' default re-sends, after a reconnect, a MULTI whose
 // reply the broken connection lost -- Redis had run it, and the turn would be stored twice.
@@ -71,6 +76,9 @@ app.post("/api/conversations/:id/messages", async (req, res) => {
     try {
       await saved;
     } catch (e) {
+      if (WARN_ON_STORE_ERROR) {
+        return res.json({ message: { role: "assistant", content: reply }, warning: "not saved: storage unavailable" });
+      }
       return res.status(503).json({ error: "storage unavailable" });
     }
   }

@@ -405,3 +405,23 @@ def test_a_socket_closed_at_a_refused_store_is_no_answer(tmp_path: Path) -> None
     reasons = [s["reason"] for t in late for s in t["sends"] if s["outcome"] == "info"]
     assert late and len(reasons) == len(late), late
     assert all(r.startswith("write_refused: the reply began and never reached its end frame") for r in reasons), reasons
+
+
+def test_an_answer_that_says_it_was_not_saved_is_no_claim(tmp_path: Path) -> None:
+    """The Express REST app in another correct style: a failed save answers 200 with the reply and
+    a "warning" beside it. Under write_refused the send is not taken as answered -- nothing drawn
+    (it was acked_write_refused 4/4 before the lab read the body so, 2026-12-06)."""
+    code, out, results = investigate(
+        tmp_path,
+        "--only",
+        "write_refused",
+        "--trials",
+        "2",
+        "--set",
+        "start.env.NODE_REST_STORE_ERRORS=warn",
+        spec=NODE_REST,
+    )
+    assert code == 0 and results["diagnoses"] == [], out
+    trials = json.loads(next((tmp_path / "reports").glob("*/trials.json")).read_text())
+    said = [s["reason"] for t in trials if not t["unknown"] for s in t["sends"] if s["outcome"] == "info"]
+    assert said and all(r == "write_refused: the answer itself says something failed ($.warning)" for r in said), said

@@ -13,9 +13,9 @@ from playwright.async_api import BrowserContext
 
 from lab.common.wait import quiet_poll_s
 from lab.investigate.evidence.answers import Answer, HistoryRead
-from lab.investigate.evidence.rows import end_read, http_stream
+from lab.investigate.evidence.rows import end_read, http_stream, says_failure
 from lab.investigate.spec.parse import Spec
-from lab.model.attribution import REPLY_UNENDED, STREAM_END_UNKNOWN
+from lab.model.attribution import ANSWER_SAYS_FAILED, REPLY_UNENDED, STREAM_END_UNKNOWN
 from lab.investigate.browser.pages import Pages, Read
 from lab.model.history import Row, Send, Trial
 from lab.stack.model_link import ModelLink, wait_ended
@@ -42,7 +42,8 @@ async def model_ended(model: ModelLink | None, t: Trial) -> None:
 async def not_answered(model: ModelLink | None, spec: Spec, send: Send, raw: Answer) -> str | None:
     """Why a send whose answer began is not taken as answered where the lab refused one of its
     writes (None: it is). Frames acknowledge at the reply's first frame: one that never reached
-    its end (the app closed its socket at the refused write) told the failure its own way. A
+    its end (the app closed its socket at the refused write) told the failure its own way, as
+    does a whole answer whose JSON says it (a warning, "saved": false: rows.says_failure). A
     stream whose end event the spec does not name may carry the app's error in its text (a
     correct Koa app written unseen ended it "[[error:store_unavailable]]", 4 of 4 trials,
     2026-12-06) -- unless it is the stand-in model's whole reply to the letter."""
@@ -50,7 +51,9 @@ async def not_answered(model: ModelLink | None, spec: Spec, send: Send, raw: Ans
         return None
     if spec.transport is not None:
         return f"{REPLY_UNENDED} ({raw['error']})" if raw.get("error") else None
-    unread = http_stream(spec, send.streamed) and not end_read(spec, send.streamed)
+    if not http_stream(spec, send.streamed):  # a whole answer: it may say the failure in its JSON
+        return f"{ANSWER_SAYS_FAILED} ({field})" if (field := says_failure(raw["body"])) else None
+    unread = not end_read(spec, send.streamed)
     return STREAM_END_UNKNOWN if unread and not await the_models_words(model, send.text, raw["body"]) else None
 
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from typing import Any
 
@@ -110,6 +111,33 @@ def end_read(spec: Spec, streamed: bool) -> str | None:
         return None
     assert spec.stream is not None
     return spec.stream.end or None
+
+
+# A 2xx body's own word that something failed: a field named so, not empty, or false where a
+# field says it worked -- an app that answers the reply with a warning has told its user.
+_FAILED_KEY = re.compile(r"error|warn|fail", re.I)
+_WORKED_KEY = re.compile(r"^(ok|success|succeeded|saved|stored|persisted|committed)$", re.I)
+
+
+def says_failure(body: str) -> str | None:
+    """Where a JSON body itself says something failed -- a non-empty error or warning field, or
+    false at ok / saved / stored -- that field's path; None: nothing of the kind (or no JSON)."""
+    try:
+        nodes: list[tuple[str, Any]] = [("$", json.loads(body))]
+    except ValueError:
+        return None
+    while nodes:
+        path, node = nodes.pop()
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else []
+        for k, v in items:
+            here = f"{path}.{k}" if isinstance(node, dict) else f"{path}[{k}]"
+            if isinstance(k, str) and (
+                (_FAILED_KEY.search(k) and v not in (None, "", [], {}, False, 0))
+                or (_WORKED_KEY.match(k) and v is False)
+            ):
+                return here
+            nodes.append((here, v))
+    return None
 
 
 def answer(spec: Spec, raw: Answer, mid: str, text: str, turn: int, streamed: bool, cut: bool, t_invoke: float) -> Send:

@@ -150,3 +150,14 @@ def test_which_answers_stream_over_http_and_whose_end_the_lab_reads() -> None:
     assert end_read(asked, True) == "event: end"
     plain = spec({"request": {}})
     assert http_stream(plain, False) and end_read(plain, False) is None
+
+
+def test_a_json_answer_that_says_something_failed_names_the_field() -> None:
+    from lab.investigate.evidence.rows import says_failure
+
+    assert says_failure('{"message": {"content": "hi"}, "warning": "not saved"}') == "$.warning"
+    assert says_failure('{"reply": "hi", "saved": false}') == "$.saved"
+    assert says_failure('{"data": [{"ok": true}, {"errors": ["store down"]}]}') == "$.data[1].errors"
+    # Nothing said: empty or null error fields, a reply that talks of errors, an ok, no JSON.
+    assert says_failure('{"reply": "an error in your code", "error": null, "errors": [], "ok": true}') is None
+    assert says_failure("plain text, error and all") is None
