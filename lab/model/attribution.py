@@ -44,8 +44,9 @@ STREAM_END_UNKNOWN = (
 )
 # A send over frames under write_refused whose reply began and never reached its end frame.
 REPLY_UNENDED = "write_refused: the reply began and never reached its end frame"
-# ... and a 2xx whose JSON says something failed (a warning field, "saved": false): the app told it.
-ANSWER_SAYS_FAILED = "write_refused: the answer itself says something failed"
+# A 2xx to a faulted send whose JSON says something failed (a warning field, "saved": false): the
+# app told its user -- not an acknowledgement (lab.investigate.evidence.rows.says_failure).
+ANSWER_SAYS_FAILED = "the answer itself says something failed"
 NO_LATE_WRITE = "the app made no write once its answer had begun (it stores before it answers): nothing to refuse"
 
 

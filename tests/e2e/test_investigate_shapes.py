@@ -424,4 +424,4 @@ def test_an_answer_that_says_it_was_not_saved_is_no_claim(tmp_path: Path) -> Non
     assert code == 0 and results["diagnoses"] == [], out
     trials = json.loads(next((tmp_path / "reports").glob("*/trials.json")).read_text())
     said = [s["reason"] for t in trials if not t["unknown"] for s in t["sends"] if s["outcome"] == "info"]
-    assert said and all(r == "write_refused: the answer itself says something failed ($.warning)" for r in said), said
+    assert said and all(r == "the answer itself says something failed ($.warning)" for r in said), said

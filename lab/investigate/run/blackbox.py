@@ -21,7 +21,8 @@ from lab.investigate.evidence.answers import Answer, HistoryRead
 from lab.faults import base as faults
 from lab.model.history import Send, Trial, TtlObs
 from lab.investigate.browser import app_frames, app_page, cut, settle
-from lab.investigate.evidence.rows import answer, replies_from
+from lab.investigate.evidence.rows import answer, replies_from, says_failure
+from lab.model.attribution import ANSWER_SAYS_FAILED
 from lab.investigate.spec.parse import Spec
 from lab.plan.lockstep import Lockstep
 from lab.model import concurrency, context
@@ -173,11 +174,13 @@ class Prober:
             elif armed and step is not None and getattr(step.fault, "at", None) in ("write", "answer"):  # its moment
                 moment = mid_write.AT_WRITE[step.fault.name]
                 sent = [await moment(self, ctx, page, t, turn, nonce, streamed, step)]
-            elif exp.refresh == "after_ack" and turn == exp.turns:
-                # Reloaded the moment its answer arrives: the TTL read below comes after that.
+            elif exp.refresh == "after_ack" and turn == exp.turns:  # reloaded the moment its answer arrives
                 sent = [await mid_write.send_then_reload(self, page, t, turn, nonce, streamed, exp.delay_ms)]
             else:
-                sent = [await self._send(page, t.trial_id, turn, nonce, streamed, cut)]
+                send, raw = await self._send_raw(page, t.trial_id, turn, nonce, streamed, cut)
+                if armed and send.outcome == "ok" and not streamed and (said := says_failure(raw["body"])):
+                    send.outcome, send.reason = "info", f"{ANSWER_SAYS_FAILED} ({said})"  # the app told its user
+                sent = [send]
         finally:
             if armed:
                 assert step is not None
