@@ -96,6 +96,10 @@ BUGS = {
     # Its correct version sends an error frame at that write (after the deltas).
     "ws-save_after_done": (WS, "save_after_done", "acked_write_refused", "write_refused", 5),
 }
+# The same bug's other evidence, where the machine's timing shows it: save_after_done's reply is
+# written after its done frame, and reached Redis after the browser read that frame in 1 of 10
+# trials of a run (stored_after_answer, 2026-12-06) -- true of the bug, not another cause.
+ALSO = {"ws-save_after_done": {"stored_after_answer"}}
 
 
 @pytest.mark.parametrize("case", list(BUGS))
@@ -110,7 +114,7 @@ def test_each_example_bug_is_diagnosed_and_nothing_else(tmp_path: Path, case: st
     )
     assert exit_code == 1, out
     found = {d["code"]: d for d in results["diagnoses"]}
-    assert set(found) == {code}, out
+    assert code in found and set(found) <= {code} | ALSO.get(case, set()), out
     d = found[code]
     # The deterministic rules in every judged trial (at least 5); the races (BUGS) at their rate.
     assert d["n"] >= 5 and d["k"] >= at_least, d
