@@ -311,6 +311,28 @@ def test_ttl_not_judged_when_a_turn_is_as_short_as_the_reads_are_slow() -> None:
     assert dg.diagnose([renewed]) == []
 
 
+def test_ttl_not_judged_where_the_records_writes_were_as_close_as_the_reads_are_slow() -> None:
+    """A CI run (2026-12-06): reads 309 ms apart, one of them a 134 ms round trip (tolerance 74
+    ms), so the elapsed time passed for telling -- but the app's writes before each read were
+    126 ms apart, and a renewal at each write (b = 3599759) fit as well as none (3599635). With
+    the store's record the pair is too close to tell; without it, the old reading stands."""
+    ttl = [TtlObs(1, 10.0, 3_599_944, 2, 3.3), TtlObs(2, 10.3095, 3_599_705, 5, 134.0)]
+
+    def write(at: float, cmd: str, *args: str) -> dict[str, object]:
+        return {"t": at, "write": True, "conn": "app", "cmd": cmd, "args": ["k", *args], "key": "k"} | {
+            "user": [],
+            "reply": [],
+            "value": "",
+        }
+
+    store = [write(9.9422, "LPUSH", "a"), write(9.9422, "EXPIRE", "3600")]
+    store += [write(10.0686, "LPUSH", "q"), write(10.0686, "EXPIRE", "3600")]
+    told = _trial("t0", FULL, fault="model_error", ttl=ttl, store=store)
+    assert dg.diagnose([told]) == []
+    untold = _trial("t1", FULL, fault="model_error", ttl=list(ttl))
+    assert [d.code for d in dg.diagnose([untold])] == ["ttl_not_renewed"]
+
+
 def _streamed(turns: int = 3, cut_ok: bool = True) -> list[Send]:
     sends = [_send(t, ms=300.0) for t in range(1, turns + 1)]
     for s in sends:
