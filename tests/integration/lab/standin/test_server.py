@@ -209,6 +209,13 @@ def test_the_record_read_for_one_trial_holds_only_its_calls(port: int) -> None:
     for trial in ("c001-000", "c001-001"):
         msgs = [{"role": "user", "content": f"What is my name? (chaoslab probe {trial})"}]
         assert _post(port, "/v1/chat/completions", {"model": "m", "messages": msgs})[0] == 200
+    # The stand-in records a call once its handler returns, a moment after the client has read
+    # the answer: on a loaded CI run the read came first (2026-12-06). Both calls, then the match.
+    wait_until(
+        lambda: len(_get(port, f"/_lab/calls?since={since}")["calls"]) == 2 or None,
+        what="the stand-in's record of both calls",
+        timeout_s=5,
+    )
     mine = _get(port, f"/_lab/calls?since={since}&match=chaoslab+probe+c001-001%29")
     assert [c["messages"][-1]["text"] for c in mine["calls"]] == ["What is my name? (chaoslab probe c001-001)"]
     assert len(_get(port, f"/_lab/calls?since={since}")["calls"]) == 2  # no match: every call
