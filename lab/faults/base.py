@@ -58,6 +58,9 @@ class Fault:
     window: ClassVar[str] = "trial"
     # Armed by one trial's own moment (drop at=write): its trials run one at a time.
     solo: ClassVar[bool] = False
+    # Its moment is inside a reply (write_refused at=answer): the stand-in model streams the
+    # replies of its trials slowly, so that the moment comes before the app's write.
+    inside_reply: ClassVar[bool] = False
     # A one-send fault is armed before a turn in [earliest_turn, turns - 1].
     earliest_turn: ClassVar[int] = 1
     # The stack modes the fault can act on, and what to use instead on the others.

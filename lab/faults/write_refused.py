@@ -49,6 +49,10 @@ class WriteRefused(Fault):
         """Its trials one at a time: one trial's refusal is every trial's (one Redis)."""
         return self.at != "send"
 
+    @property
+    def inside_reply(self) -> bool:  # type: ignore[override]
+        return self.at == "answer"
+
     def check(self) -> None:
         if self.at not in AT:
             raise UsageError(

@@ -25,6 +25,10 @@ QUIET_S = 0.5  # the history must stay the same this long to count as settled
 POLL_S = 0.05
 QUIESCENCE_DEADLINE_S = 15.0
 MODEL_END_DEADLINE_S = 15.0  # a paced reply streams in about a second; a stuck one is unknown
+# A faulted send's body is read against the stand-in's record: its call begun at most this long
+# before (the send's own timeout is shorter), and ended within a few seconds of its answer.
+CALL_LOOKBACK_S = 60.0
+CALL_END_WAIT_S = 5.0
 
 
 async def model_ended(model: ModelLink | None, t: Trial) -> None:
@@ -40,8 +44,8 @@ async def model_ended(model: ModelLink | None, t: Trial) -> None:
 
 
 async def not_answered(model: ModelLink | None, spec: Spec, send: Send, raw: Answer) -> str | None:
-    """Why a send whose answer began is not taken as answered where the lab refused one of its
-    writes (None: it is). Frames acknowledge at the reply's first frame: one that never reached
+    """Why a send answered under a fault armed for it (a one-send fault: its store down, a write
+    refused) is not taken as answered (None: it is). Frames acknowledge at the reply's first frame: one that never reached
     its end (the app closed its socket at the refused write) told the failure its own way, as
     does a whole answer whose JSON says it (a warning, "saved": false: rows.says_failure). A
     stream whose end event the spec does not name may carry the app's error in its text (a
@@ -59,10 +63,10 @@ async def not_answered(model: ModelLink | None, spec: Spec, send: Send, raw: Ans
 
 async def the_models_words(model: ModelLink | None, text: str, body: str) -> bool:
     """Whether a streamed body is, to the letter, the stand-in model's whole reply to the send
-    carrying ``text`` (its call begun within the last minute, ended within 5 s)."""
+    carrying ``text`` (its call begun within CALL_LOOKBACK_S, ended within CALL_END_WAIT_S)."""
     if model is None:
         return False
-    _, calls = await wait_ended(model, [text], time.time() - 60.0, 5.0)
+    _, calls = await wait_ended(model, [text], time.time() - CALL_LOOKBACK_S, CALL_END_WAIT_S)
     return said_as_is(body, calls)
 
 

@@ -12,7 +12,6 @@ import asyncio
 import random
 import time
 from collections.abc import Callable
-from typing import Any
 from dataclasses import dataclass, field
 
 from playwright.async_api import Browser, BrowserContext, Page
@@ -21,13 +20,12 @@ from lab.investigate.evidence.answers import Answer, HistoryRead
 from lab.faults import base as faults
 from lab.model.history import Send, Trial, TtlObs
 from lab.investigate.browser import app_frames, app_page, cut, settle
-from lab.investigate.evidence.rows import answer, replies_from, says_failure
-from lab.model.attribution import ANSWER_SAYS_FAILED
+from lab.investigate.evidence.rows import answer, replies_from
 from lab.investigate.spec.parse import Spec
 from lab.plan.lockstep import Lockstep
 from lab.model import concurrency, context
 from lab.investigate.run import mid_write
-from lab.investigate.run.experiments import TWO_TAB_ROUNDS, Experiment
+from lab.investigate.run.experiments import TWO_TAB_ROUNDS, Experiment, probe_message
 from lab.investigate.evidence.keys import KeyReader, read_final
 from lab.investigate.evidence.store import StoreMonitor
 from lab.stack.model_link import ModelLink
@@ -178,8 +176,8 @@ class Prober:
                 sent = [await mid_write.send_then_reload(self, page, t, turn, nonce, streamed, exp.delay_ms)]
             else:
                 send, raw = await self._send_raw(page, t.trial_id, turn, nonce, streamed, cut)
-                if armed and send.outcome == "ok" and not streamed and (said := says_failure(raw["body"])):
-                    send.outcome, send.reason = "info", f"{ANSWER_SAYS_FAILED} ({said})"  # the app told its user
+                if armed and (why := await settle.not_answered(self.model, self.spec, send, raw)):
+                    send.outcome, send.reason = "info", why  # the app told its user its own way
                 sent = [send]
         finally:
             if armed:
@@ -277,9 +275,18 @@ class Prober:
         finally:
             await tab.close()
 
-    async def _send(self, page: Page, *args: Any, **kw: Any) -> Send:
-        """The send (``_send_raw``'s arguments), as the lab judges it."""
-        return (await self._send_raw(page, *args, **kw))[0]
+    async def _send(
+        self,
+        page: Page,
+        trial_id: str,
+        turn: int,
+        nonce: str,
+        streamed: bool = False,
+        tab: str = "",
+        in_page: bool = False,
+    ) -> Send:
+        """The send, as the lab judges it (``_send_raw`` uncut)."""
+        return (await self._send_raw(page, trial_id, turn, nonce, streamed, tab=tab, in_page=in_page))[0]
 
     async def _send_raw(
         self,
@@ -293,7 +300,7 @@ class Prober:
         in_page: bool = False,
     ) -> tuple[Send, Answer]:
         """The send, and its answer as the page had it (a stream's body in the app's own format)."""
-        text, mid = self._message(trial_id, turn, nonce, tab)
+        text, mid = probe_message(self.spec, trial_id, turn, nonce, tab)
         t_invoke = time.time()
         if self.spec.page is not None:
             driver = app_frames if self.spec.transport is not None else app_page
@@ -303,13 +310,6 @@ class Prober:
                 "([t, i, s, m]) => labSend(t, i, s, m)", [text, mid, streamed, "cut" if cut else "read"]
             )
         return answer(self.spec, raw, mid or f"t{turn}{tab}", text, turn, streamed, cut, t_invoke), raw
-
-    def _message(self, trial_id: str, turn: int, nonce: str, tab: str = "") -> tuple[str, str | None]:
-        """A send's text and id (None: the API takes none, or the app's page sends it)."""
-        # Unique per message: where rows carry no ids the lab matches them by text (a tab's too).
-        text = f"chaoslab probe {trial_id} turn {turn}{tab} {nonce}"
-        mid = f"{trial_id}-t{turn}{tab}-{nonce}" if self.spec.chat.id_field and self.spec.page is None else None
-        return text, mid
 
     async def _observe_ttl(self, ctx: BrowserContext, t: Trial, turn: int, step: Lockstep | None) -> None:
         """The key's PTTL once the turn's writes have settled (lab.investigate.evidence.keys: the

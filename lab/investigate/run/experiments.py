@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from lab.common.errors import UsageError
 from lab.faults import Fault, make
+from lab.faults.standin_plan import PROBES
 from lab.plan import ids
 from lab.plan.experiments import investigate_rows
 from lab.plan.schedule import Cell
@@ -26,6 +27,14 @@ if TYPE_CHECKING:
 # until the other has finished -- measured on examples/foreign_app.py: the second request's
 # first read came 0.4 s late, after the other's write. The second round meets a warm pool.
 TWO_TAB_ROUNDS = {"two_tabs": 2, "double_submit": 1}
+
+
+def probe_message(spec: Spec, trial_id: str, turn: int, nonce: str, tab: str = "") -> tuple[str, str | None]:
+    """A send's text and id (None: the API takes none, or the app's page sends it)."""
+    # Unique per message: where rows carry no ids the lab matches them by text (a tab's too).
+    text = f"{PROBES} {trial_id} turn {turn}{tab} {nonce}"
+    mid = f"{trial_id}-t{turn}{tab}-{nonce}" if spec.chat.id_field and spec.page is None else None
+    return text, mid
 
 
 @dataclass(frozen=True)

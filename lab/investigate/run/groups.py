@@ -23,6 +23,7 @@ from lab.investigate.run.client import BlackBoxClient
 from lab.investigate.run.experiments import Experiment, TrialId, prefix
 from lab.investigate.run.mid_write import ANSWERED_FIRST, NO_WRITE
 from lab.model.attribution import NOT_REFUSED
+from lab.faults.standin_plan import PROBES
 from lab.investigate.target.link import paced
 from lab.model.context import never_streamed
 from lab.model.outcome import CellOutcome, TrialOutcome
@@ -135,12 +136,11 @@ async def run_group(
         m.out = out
     async with AsyncExitStack() as stack:
         # The stand-in streams this experiment's replies slowly enough to be cut (mid_stream), or
-        # for Redis to refuse the write after a reply has begun before the app makes it
-        # (write_refused at=answer: streamed whole at once, 2 of 10 were stored before, 2026-12-06).
+        # for a fault whose moment is inside the reply to come before the app's write (write_refused
+        # at=answer: streamed whole at once, 2 of 10 were stored before, 2026-12-06).
         for m in members:
-            at_answer = m.exp.fault == "write_refused" and dict(m.exp.params).get("at") == "answer"
-            model = run.model if m.exp.refresh == "mid_stream" or at_answer else None
-            await stack.enter_async_context(paced(model, f"chaoslab probe {m.prefix}"))
+            model = run.model if m.exp.refresh == "mid_stream" or m.exp.built.inside_reply else None
+            await stack.enter_async_context(paced(model, f"{PROBES} {m.prefix}"))
         with runner.attached(RunContext(prober.browser, prober.pages.pool)):
             await runner.group(
                 first.built, lambda: take(run, client, members, t0), outs, width or run.concurrency * len(members)

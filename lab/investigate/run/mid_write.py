@@ -30,6 +30,7 @@ from lab.investigate.browser import cut, settle
 from lab.investigate.browser.pages import Pages, Read
 from lab.investigate.evidence.rows import answer
 from lab.investigate.evidence.store import CHANGES, StoreMonitor
+from lab.investigate.run.experiments import probe_message
 from lab.investigate.spec.parse import Spec
 from lab.model.attribution import NOT_REFUSED
 from lab.model.history import Send, Trial
@@ -45,7 +46,6 @@ class Prober(Protocol):
     store: StoreMonitor | None
     model: ModelLink | None
 
-    def _message(self, trial_id: str, turn: int, nonce: str, tab: str = "") -> tuple[str, str | None]: ...
     async def _send(self, page: Page, trial_id: str, turn: int, nonce: str, streamed: bool = False) -> Send: ...
     async def _send_raw(
         self, page: Page, trial_id: str, turn: int, nonce: str, streamed: bool = False
@@ -91,7 +91,7 @@ async def send_mid_write(
     ``t.page_after_refresh`` (the reloaded page's read) and the refresh mark; the trial unknown
     where the window was missed."""
     key = await prober.pages.session_key(ctx)
-    text, mid = prober._message(t.trial_id, turn, nonce)
+    text, mid = probe_message(prober.spec, t.trial_id, turn, nonce)
     t_invoke = time.time()
     task = asyncio.create_task(prober._send(page, t.trial_id, turn, nonce, streamed))
     blind = not_testable(prober.store, key)
@@ -178,7 +178,7 @@ async def send_then_reload(
 ) -> Send:
     """after_ack's last send: the page reloads itself as the answer arrives (or ``delay_ms``
     after: lab window). The refresh is marked at the reload's history request."""
-    text, mid = prober._message(t.trial_id, turn, nonce)
+    text, mid = probe_message(prober.spec, t.trial_id, turn, nonce)
     t_invoke = time.time()
     raw, loaded = await prober.pages.send_then_reload(page, text, mid, streamed, delay_ms)
     send = answer(prober.spec, raw, mid or f"t{turn}", text, turn, streamed, False, t_invoke)

@@ -47,6 +47,9 @@ def test_bad_at_names_the_valid_ones() -> None:
     with pytest.raises(UsageError, match="at='later'"):
         make("write_refused", at="later")
     assert make("write_refused", at="write").solo and not make("write_refused").solo
+    # Only at=answer's moment is inside the reply: the stand-in paces those replies alone.
+    assert make("write_refused", at="answer").inside_reply
+    assert not make("write_refused", at="write").inside_reply and not make("drop").inside_reply
     with pytest.raises(UsageError, match="lab investigate.s"):
         check_not_probe_only({"at": "answer"})
 
