@@ -37,16 +37,19 @@ NOT_APPLICABLE = "not applicable"
 # A refusal no write of the send met (lab.investigate.run.mid_write: write_refused); at=answer, in
 # every trial of the cell, an app that stores everything before it answers: nothing to refuse after.
 NOT_REFUSED = "write_refused: no write of the send reached Redis while writes were refused: it tested nothing"
-# A send answered ok under write_refused whose stream's end the lab cannot read: not acknowledged.
+# A send answered ok under a one-send fault whose stream's end the lab cannot read: not acknowledged.
 STREAM_END_UNKNOWN = (
-    "write_refused: a streamed answer with no end event named ([stream] end): an error the app sent "
+    "a faulted send: a streamed answer with no end event named ([stream] end): an error the app sent "
     "in the stream cannot be told from a reply"
 )
-# A send over frames under write_refused whose reply began and never reached its end frame.
-REPLY_UNENDED = "write_refused: the reply began and never reached its end frame"
+# A send over frames under a one-send fault whose reply began and never reached its end frame.
+REPLY_UNENDED = "a faulted send: the reply began and never reached its end frame"
 # A 2xx to a faulted send whose JSON says something failed (a warning field, "saved": false): the
 # app told its user -- not an acknowledgement (lab.investigate.evidence.rows.says_failure).
 ANSWER_SAYS_FAILED = "the answer itself says something failed"
+# A faulted send's reply ([chat] reply_path, or frames) that carries none of the stand-in's reply
+# to it: the app answered in words of its own -- an apology, an error said in prose (settle.not_answered).
+ANSWER_NOT_THE_MODELS = "the answer does not carry the model's reply: the app answered in words of its own"
 NO_LATE_WRITE = "the app made no write once its answer had begun (it stores before it answers): nothing to refuse"
 
 

@@ -8,6 +8,7 @@ user or system message of the call carries its user text."""
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +46,18 @@ def said_as_is(body: str, calls: list[dict[str, Any]]) -> bool:
     app added nothing of its own to what the model said -- no error of its own in the text."""
     text = body.strip()
     return bool(text) and any(c.get("outcome") == "whole" and (c.get("reply") or "").strip() == text for c in calls)
+
+
+def carries_a_reply(text: str, calls: list[dict[str, Any]]) -> bool:
+    """An answer's reply text that holds a call's whole reply (entities and runs of spaces aside:
+    an app may render it as HTML, trim it, or wrap it in words of its own)."""
+    return any(
+        r and r in _plain(text) for r in (_plain(c.get("reply") or "") for c in calls if c.get("outcome") == "whole")
+    )
+
+
+def _plain(text: str) -> str:
+    return " ".join(html.unescape(text).split())
 
 
 def calls_since(t: Trial) -> float:

@@ -67,6 +67,6 @@ def test_a_reply_whose_refused_store_is_only_logged_is_read_from_the_models_word
     assert code == 0 and results["diagnoses"] == [], out
     trials = json.loads(sorted((tmp_path / "text" / "reports").glob("*/trials.json"))[-1].read_text())
     at_answer = [t for t in trials if t["fault_params"].get("at") == "answer" and not t["unknown"]]
-    unread = [s for t in at_answer for s in t["sends"] if s["reason"].startswith("write_refused: a streamed answer")]
+    unread = [s for t in at_answer for s in t["sends"] if s["reason"].startswith("a faulted send: a streamed answer")]
     assert at_answer and len(unread) == len(at_answer), at_answer  # "[not saved: ...]": not taken as a reply
     assert all(s["outcome"] == "info" for s in unread), unread

@@ -410,7 +410,9 @@ def test_a_socket_closed_at_a_refused_store_is_no_answer(tmp_path: Path) -> None
     late = [t for t in trials if t["fault_params"].get("at") == "answer" and not t["unknown"]]
     reasons = [s["reason"] for t in late for s in t["sends"] if s["outcome"] == "info"]
     assert late and len(reasons) == len(late), late
-    assert all(r.startswith("write_refused: the reply began and never reached its end frame") for r in reasons), reasons
+    assert all(r.startswith("a faulted send: the reply began and never reached its end frame") for r in reasons), (
+        reasons
+    )
 
 
 def test_an_answer_that_says_it_was_not_saved_is_no_claim(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from playwright.async_api import BrowserContext
 
@@ -15,11 +16,11 @@ from lab.common.wait import quiet_poll_s
 from lab.investigate.evidence.answers import Answer, HistoryRead
 from lab.investigate.evidence.rows import end_read, http_stream, says_failure
 from lab.investigate.spec.parse import Spec
-from lab.model.attribution import ANSWER_SAYS_FAILED, REPLY_UNENDED, STREAM_END_UNKNOWN
+from lab.model.attribution import ANSWER_NOT_THE_MODELS, ANSWER_SAYS_FAILED, REPLY_UNENDED, STREAM_END_UNKNOWN
 from lab.investigate.browser.pages import Pages, Read
 from lab.model.history import Row, Send, Trial
 from lab.stack.model_link import ModelLink, wait_ended
-from lab.model.context import calls_since, said_as_is
+from lab.model.context import calls_since, carries_a_reply, said_as_is
 
 QUIET_S = 0.5  # the history must stay the same this long to count as settled
 POLL_S = 0.05
@@ -45,29 +46,31 @@ async def model_ended(model: ModelLink | None, t: Trial) -> None:
 
 async def not_answered(model: ModelLink | None, spec: Spec, send: Send, raw: Answer) -> str | None:
     """Why a send answered under a fault armed for it (a one-send fault: its store down, a write
-    refused) is not taken as answered (None: it is). Frames acknowledge at the reply's first frame: one that never reached
-    its end (the app closed its socket at the refused write) told the failure its own way, as
-    does a whole answer whose JSON says it (a warning, "saved": false: rows.says_failure). A
-    stream whose end event the spec does not name may carry the app's error in its text (a
-    correct Koa app written unseen ended it "[[error:store_unavailable]]", 4 of 4 trials,
-    2026-12-06) -- unless it is the stand-in model's whole reply to the letter."""
+    refused) is not taken as answered (None: it is). Frames acknowledge at the reply's first
+    frame: one that never reached its end (the app closed its socket at the refused write) told
+    the failure its own way, as does a whole answer whose JSON says it (a warning, "saved":
+    false: rows.says_failure) or, with the stand-in model, a reply ([chat] reply_path) that
+    carries none of the model's (a correct Flask app written unseen answered 200 with an apology
+    in the reply's place, 2026-12-06). A stream whose end event the spec does not name may carry
+    the app's error in its text (a correct Koa app written unseen ended it
+    "[[error:store_unavailable]]", 4 of 4 trials, 2026-12-06) -- unless it is the stand-in
+    model's whole reply to the letter."""
     if send.outcome != "ok":
         return None
-    if spec.transport is not None:
-        return f"{REPLY_UNENDED} ({raw['error']})" if raw.get("error") else None
-    if not http_stream(spec, send.streamed):  # a whole answer: it may say the failure in its JSON
-        return f"{ANSWER_SAYS_FAILED} ({field})" if (field := says_failure(raw["body"])) else None
-    unread = not end_read(spec, send.streamed)
-    return STREAM_END_UNKNOWN if unread and not await the_models_words(model, send.text, raw["body"]) else None
+    if spec.transport is not None and raw.get("error"):
+        return f"{REPLY_UNENDED} ({raw['error']})"
+    if spec.transport is None and not http_stream(spec, send.streamed) and (field := says_failure(raw["body"])):
+        return f"{ANSWER_SAYS_FAILED} ({field})"  # a whole answer that says it in its JSON
+    if model and send.reply is not None and not carries_a_reply(send.reply, await _calls(model, send)):
+        return ANSWER_NOT_THE_MODELS
+    unread = not end_read(spec, send.streamed) and http_stream(spec, send.streamed)
+    return STREAM_END_UNKNOWN if unread and not (model and said_as_is(raw["body"], await _calls(model, send))) else None
 
 
-async def the_models_words(model: ModelLink | None, text: str, body: str) -> bool:
-    """Whether a streamed body is, to the letter, the stand-in model's whole reply to the send
-    carrying ``text`` (its call begun within CALL_LOOKBACK_S, ended within CALL_END_WAIT_S)."""
-    if model is None:
-        return False
-    _, calls = await wait_ended(model, [text], time.time() - CALL_LOOKBACK_S, CALL_END_WAIT_S)
-    return said_as_is(body, calls)
+async def _calls(model: ModelLink, send: Send) -> list[dict[str, Any]]:
+    """The stand-in's finished calls carrying the send's text (begun within CALL_LOOKBACK_S,
+    waited for CALL_END_WAIT_S at most)."""
+    return (await wait_ended(model, [send.text], time.time() - CALL_LOOKBACK_S, CALL_END_WAIT_S))[1]
 
 
 def model_unended(n: int) -> str:

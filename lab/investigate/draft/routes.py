@@ -46,7 +46,16 @@ CREATE_PATHS = ("/api/conversations", "/conversations", "/api/chats", "/chats", 
 CREATED_CHAT = ("/messages", "/chat", "")  # below <collection>/{session}: the send's route
 
 SCRIPTS_MAX = 5  # same-origin <script src> files read besides the page itself
-_CALL = re.compile(r"\b(fetch|axios\.(get|post)|new\s+EventSource)\s*\(")
+# fetch, an HTTP client's get/post (axios, an instance of it, ky, $), EventSource.
+_CALL = re.compile(r"(?<![\w$.])(fetch|(?:[A-Za-z_$][\w$]*\.)+(get|post)|new\s+EventSource)\s*\(")
+# A function's head, its name and parameters: function f(a, b) {, f = (a, b) =>, f(a, b) { ...
+_HEAD = re.compile(
+    r"(?:\bfunction\s+([A-Za-z_$][\w$]*)\s*|\b([A-Za-z_$][\w$]*)\s*[=:]\s*(?:async\s+)?(?:function\b\s*)?"
+    r"|^[ \t]*(?:async\s+)?([A-Za-z_$][\w$]*)\s*)\(([^()]*)\)\s*(?:=>|\{)",
+    re.M,
+)
+_NOT_NAMES = {"if", "for", "while", "switch", "catch", "function", "return"}
+_METHOD = re.compile(r"(?i)get|post|put|patch|delete")
 _SRC = re.compile(r"<script[^>]*\bsrc\s*=\s*[\"']([^\"']+)[\"']", re.I)
 _STRING = re.compile(r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|`(?:[^`\\]|\\.)*`", re.S)
 _FIELDS = re.compile(r"JSON\.stringify\(\s*\{([^{}]*)\}")
@@ -202,21 +211,82 @@ def _url(expr: str) -> str | None:
 
 
 def calls_in(script: str) -> Routes:
-    """The routes a page's script calls (pure: the script's text)."""
+    """The routes a page's script calls (pure: the script's text), directly or through a helper
+    of its own that takes the URL as a parameter (``api("POST", "/api/x/" + id, {prompt})``)."""
     found = Routes(mints=bool(_MINTS.search(script)))
     for m in _CALL.finditer(script):
         arg, rest = _argument(script, m.end())
         url = _url(_defined(script, arg.strip()))
         if url is None:
+            if (w := _wrapper(script, m.start(), arg.strip())) is not None:
+                _through(script, w, rest, found)
             continue
         post = m.group(2) == "post" or re.search(r"method\s*:\s*[\"'`]POST", rest, re.I)
-        query = _QUERY_ID.search(url)
         body = m.group(2) == "post" or bool(re.search(r"\bbody\s*[:,}]", rest))
-        path = url.split("?")[0]
-        found.calls.append(Call("POST" if post else "GET", path, query and query.group(1), body or not post))
-        for body in _FIELDS.findall(rest):
-            found.fields += [k for k in _KEY.findall(body) if k not in found.fields]
+        _add(found, "POST" if post else "GET", url, body or not post, _FIELDS.findall(rest))
     return found
+
+
+def _add(found: Routes, method: str, url: str, body: bool, sent: list[str]) -> None:
+    query = _QUERY_ID.search(url)
+    found.calls.append(Call(method, url.split("?")[0], query and query.group(1), body))
+    for fields in sent:
+        found.fields += [k for k in _KEY.findall(fields) if k not in found.fields]
+
+
+@dataclass(frozen=True)
+class _Wrapper:
+    """A function of the page's own whose fetch takes its URL from a parameter."""
+
+    name: str
+    url: int  # that parameter's place
+    method: int | None  # the place of a parameter named method (None: none)
+    fetch_rest: str  # the fetch call's other arguments, as written in it
+
+
+def _wrapper(script: str, at: int, arg: str) -> _Wrapper | None:
+    """The function a fetch at ``at`` whose URL is the bare name ``arg`` stands in, where ``arg``
+    is its parameter (the nearest such head before it)."""
+    if not re.fullmatch(r"[A-Za-z_$][\w$]*", arg):
+        return None
+    for h in reversed(list(_HEAD.finditer(script, 0, at))):
+        params = [p.split("=")[0].strip().lstrip(".") for p in h.group(4).split(",")]
+        name = h.group(1) or h.group(2) or h.group(3)
+        if arg in params and name not in _NOT_NAMES:
+            method = next((i for i, p in enumerate(params) if re.fullmatch(r"(?i)method|verb", p)), None)
+            return _Wrapper(name, params.index(arg), method, _argument(script, script.index("(", at) + 1)[1])
+    return None
+
+
+def _through(script: str, w: _Wrapper, rest: str, found: Routes) -> None:
+    """Each call of the helper ``w`` as the call it makes: its URL argument, its method (a method
+    argument, else the fetch's own, else POST where it is given a payload), its payload's fields."""
+    for m in re.finditer(rf"(?<![\w$.]){re.escape(w.name)}\s*\(", script):
+        args, end = _args(script, m.end())
+        if re.match(r"\s*(?:\{|=>)", script[end:]) or len(args) <= w.url:
+            continue  # the helper's own head, or a call without the URL
+        if (url := _url(_defined(script, args[w.url]))) is None:
+            continue
+        said = [a[1:-1].upper() for i, a in enumerate(args) if i != w.url and _STRING.fullmatch(a)]
+        verb = next((v for v in said if _METHOD.fullmatch(v)), None)
+        payload = [a for i, a in enumerate(args) if i not in (w.url, w.method) and not _STRING.fullmatch(a)]
+        if verb is None:
+            own = re.search(r"method\s*:\s*[\"'`](\w+)", w.fetch_rest or rest)
+            verb = own.group(1).upper() if own else "POST" if payload else "GET"
+        if verb in ("GET", "POST"):
+            _add(found, verb, url, verb == "GET" or bool(payload), [a[1:-1] for a in payload if a.startswith("{")])
+
+
+def _args(text: str, start: int) -> tuple[list[str], int]:
+    """A call's arguments, from just after its ``(``, and where its ``)`` ends."""
+    out, last = [], start
+    for i, ch in _top(text, start):
+        if ch == "," or ch in ")]}":
+            out.append(text[last:i].strip())
+            last = i + 1
+            if ch != ",":
+                return [a for a in out if a], i + 1
+    return [a for a in out if a], len(text)
 
 
 def read(c: Client) -> Routes:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from lab.investigate.browser import settle
+from lab.model.attribution import ANSWER_NOT_THE_MODELS
 from lab.model.history import Row, Send, Trial
 from lab.stack.model_link import ModelLink
 
@@ -201,10 +202,35 @@ def test_a_refused_write_leaves_an_answer_unread_unless_it_is_whole_its_own_way(
 
     closed: Any = {"error": "the page's socket closed before the reply ended", "body": "Echo"}
     why = asyncio.run(settle.not_answered(None, ws, ok(True), closed))
-    assert why is not None and why.startswith("write_refused: the reply began and never reached its end frame")
+    assert why is not None and why.startswith("a faulted send: the reply began and never reached its end frame")
     assert asyncio.run(settle.not_answered(None, ws, ok(True), {"error": None, "body": "Echo"})) is None
     body: Any = {"error": None, "body": "Paris is the capital."}
     assert asyncio.run(settle.not_answered(None, plain, ok(True), body)) is not None  # no stand-in: unread
     assert asyncio.run(settle.not_answered(_Said("Paris is the capital."), plain, ok(True), body)) is None
     assert asyncio.run(settle.not_answered(_Said("Paris."), plain, ok(True), body)) is not None
     assert asyncio.run(settle.not_answered(None, plain, ok(False), {"error": None, "body": "{}"})) is None  # no stream
+
+
+def test_a_faulted_send_whose_reply_is_not_the_models_is_not_an_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the stand-in, a whole answer's reply ([chat] reply_path) that carries none of the
+    model's words is the app's own (an apology in the reply's place): not an answer. One that
+    carries them -- trimmed, HTML-escaped, wrapped -- is; without the stand-in nothing is read."""
+    from pathlib import Path
+
+    from lab.investigate.spec import parse as sp
+
+    spec = sp.load(Path(__file__).resolve().parents[5] / "examples" / "model-flask.toml")
+    said = 'Turn 2 as I see it. You first said "hello..."; just now you said "probe turn..."'
+
+    def ok(reply: str | None) -> Send:
+        s = Send(id="s", text="probe turn 2", turn=2, reply=reply)
+        s.complete("ok", 200, "HTTP 200", 1.0)
+        return s
+
+    body: Any = {"error": None, "body": "{}"}
+    sorry = ok("Sorry -- I couldn't save our conversation just now. Please try again.")
+    assert asyncio.run(settle.not_answered(_Said(said), spec, sorry, body)) == ANSWER_NOT_THE_MODELS
+    for kept in (said, f"  {said}\n", said.replace('"', "&quot;"), f"<p>{said}</p>"):
+        assert asyncio.run(settle.not_answered(_Said(said), spec, ok(kept), body)) is None, kept
+    assert asyncio.run(settle.not_answered(None, spec, sorry, body)) is None  # no stand-in: nothing to hold it to
+    assert asyncio.run(settle.not_answered(_Said(said), spec, ok(None), body)) is None  # no reply path: not read

@@ -56,3 +56,36 @@ def test_a_url_built_in_a_helper_or_carrying_the_id_in_its_query() -> None:
     assert got.mints and got.queried() == [("/api/chat", "s")] and got.queried("GET") == [("/api/history", "s")]
     assert got.created()[0] == ("/api/sessions", "/api/chat?s={session}")
     assert got.chats()[0] == "/api/chat" and got.chats()[-1] == "/api/sessions"
+
+
+def test_a_helper_of_the_page_s_own_that_takes_the_url_gives_each_of_its_calls() -> None:
+    """An app's page that wraps fetch (``api(method, path, payload)``, ``getJSON(url)``): each
+    call of the helper is the call it makes, its method given, the fetch's own, or POST where
+    it carries a payload (a Flask app written unseen: no route found before, 2026-12-06)."""
+    script = """
+      function api(method, path, payload) {
+        var opts = { method: method, headers: {} };
+        if (payload !== undefined) { opts.body = JSON.stringify(payload); }
+        return fetch(path, opts).then(function (res) { return res.json(); });
+      }
+      const getJSON = async (url) => (await fetch(url)).json();
+      const send = (u, data) => fetch(u, { method: "POST", body: JSON.stringify(data) });
+      api("POST", "/api/conversations").then(function (d) { id = d.conversation_id; });
+      api("GET", "/api/conversations/" + encodeURIComponent(id) + "/turns");
+      api("POST", `/api/conversations/${id}/turns`, { prompt: text });
+      getJSON("/api/notes?c=" + id);
+      send("/api/feedback", {stars: n});
+      http.post("/api/rate", {score: 1});
+      params.get("q"); map.get(key);                         // not routes
+    """
+    got = calls_in(script)
+    assert got.calls == [
+        Call("POST", "/api/conversations", body=False),
+        Call("GET", "/api/conversations/{session}/turns"),
+        Call("POST", "/api/conversations/{session}/turns"),
+        Call("GET", "/api/notes", query="c"),
+        Call("POST", "/api/feedback"),
+        Call("POST", "/api/rate"),
+    ]
+    assert got.fields[:2] == ["prompt", "stars"]
+    assert got.created() == [("/api/conversations", "/api/conversations/{session}/turns")]
