@@ -45,7 +45,7 @@ def probe(
     if d.get("session", "create") or d.get("chat", "path"):
         sid = _create(c, d)
     else:
-        sid = session.created(c, d, page) or session.page_made(c, d, page)
+        sid = session.created(c, d, page) or session.header_created(c, d, page) or session.page_made(c, d, page)
     text = f"chaoslab init probe {secrets.token_hex(4)}"
     sent = _send(c, d, text, sid, page)
     if sent is None:

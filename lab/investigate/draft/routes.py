@@ -72,6 +72,7 @@ class Call:
     path: str  # /api/threads/{session}/turns; no query
     query: str | None = None  # the query parameter carrying the id (/api/chat?s=...: "s")
     body: bool = True  # a POST that sends a body (none: a create call's shape)
+    header: str | None = None  # the request header carrying the id (X-Chat-Token: token)
 
 
 @dataclass
@@ -88,6 +89,10 @@ class Routes:
     def queried(self, method: str = "POST") -> list[tuple[str, str]]:
         """(path, parameter) of the page's calls carrying the id in their query."""
         return _unique((c.path, c.query) for c in self.calls if c.method == method and c.query)
+
+    def headered(self) -> list[tuple[str, str]]:
+        """(path, header) of the page's POSTs with a body carrying the id in a header of its own."""
+        return _unique((c.path, c.header) for c in self.calls if c.method == "POST" and c.body and c.header)
 
     def gets(self, placeholders: int) -> list[str]:
         return _unique(c.path for c in self.calls if c.method == "GET" and c.path.count(ID) == placeholders)
@@ -223,13 +228,26 @@ def calls_in(script: str) -> Routes:
             continue
         post = m.group(2) == "post" or re.search(r"method\s*:\s*[\"'`]POST", rest, re.I)
         body = m.group(2) == "post" or bool(re.search(r"\bbody\s*[:,}]", rest))
-        _add(found, "POST" if post else "GET", url, body or not post, _FIELDS.findall(rest))
+        _add(found, "POST" if post else "GET", url, body or not post, _FIELDS.findall(rest), _header(rest))
     return found
 
 
-def _add(found: Routes, method: str, url: str, body: bool, sent: list[str]) -> None:
+def _header(rest: str) -> str | None:
+    """A request header the call sets from a name, not a literal (``"X-Chat-Token": token``):
+    the conversation's id, where it is no header every request has."""
+    m = re.search(r"\bheaders\s*:\s*\{([^{}]*)\}", rest)
+    for name, value in re.findall(r"[\"']?([A-Za-z][\w-]*)[\"']?\s*:\s*([^,}]+)", m.group(1) if m else ""):
+        if name.lower() not in _COMMON_HEADERS and not _STRING.fullmatch(value.strip()):
+            return str(name)
+    return None
+
+
+_COMMON_HEADERS = {"content-type", "accept", "authorization", "cache-control", "x-requested-with", "x-csrf-token"}
+
+
+def _add(found: Routes, method: str, url: str, body: bool, sent: list[str], header: str | None = None) -> None:
     query = _QUERY_ID.search(url)
-    found.calls.append(Call(method, url.split("?")[0], query and query.group(1), body))
+    found.calls.append(Call(method, url.split("?")[0], query and query.group(1), body, header))
     for fields in sent:
         found.fields += [k for k in _KEY.findall(fields) if k not in found.fields]
 

@@ -62,6 +62,32 @@ def created(c: Client, d: Draft, page: Routes) -> str | None:
     return None
 
 
+def header_created(c: Client, d: Draft, page: Routes) -> str | None:
+    """A create call whose id the page then sends in a header of its own (POST /api/session
+    answering {"token"}, then X-Chat-Token on every call): a message taken with it there. The
+    header stays set on the probe's client for the rest of it, as the page keeps sending it."""
+    for made in page.posts(0, body=False):
+        status, _, doc = c.call("POST", made, {})
+        found = made_id(doc) if 200 <= status < 300 else None
+        for chat, header in page.headered() if found is not None else []:
+            assert found is not None
+            c.headers[header] = found[1]
+            if _took(c, chat, page):
+                why = f"POST {made} answered {found[0]} ({found[1][:12]}...), and POST {chat} took a message with it in {header}"
+                for key, value in {
+                    "in": "header",
+                    "name": header,
+                    "from": "create",
+                    "create": made,
+                    "id": found[0],
+                }.items():
+                    d.put("session", key, value, why)
+                d.put("chat", "path", chat, why)
+                return found[1]
+            del c.headers[header]
+    return None
+
+
 def made_id(doc: Any) -> tuple[str, str] | None:
     """A create call's answer's id: a field of its own, the object's id, else its one word that
     is not a time or a URL ({"room": "5f8c...", "idle_ttl": 2700}) -- confirmed only by a message

@@ -400,3 +400,61 @@ def test_a_create_call_whose_id_the_page_sends_in_the_query(monkeypatch: Any) ->
     assert d.get("chat", "path") == "/api/chat" and d.get("chat", "message_field") == "text"
     assert d.get("history", "path") == "/api/history" and d.get("history", "order") == "newest_first", d.why
     assert d.get("chat", "reply_path") is None and set(d.unknown) <= {"redis.key"}, d.unknown
+
+
+class HeaderApp:
+    """A create call answering {"token"} (its page POSTs no body); the token then goes in a header
+    of the app's own (X-Chat-Token) on the chat (POST /api/ask {"question"}) and the read (GET
+    /api/transcript); a call without it is refused (401). A Go app written unseen, 2026-12-06:
+    lab init drafted /api/session as the chat route before."""
+
+    body = ""
+    chunked = False
+
+    SCRIPT = """
+    const res = await fetch("/api/session", { method: "POST" });
+    const r = await fetch("/api/transcript", { headers: { "X-Chat-Token": token } });
+    await fetch("/api/ask", { method: "POST",
+      headers: { "Content-Type": "application/json", "X-Chat-Token": token }, body: JSON.stringify({ question: q }) });
+    """
+
+    def __init__(self) -> None:
+        self.headers: dict[str, str] = {}
+        self.convs: dict[str, list[dict[str, str]]] = {}
+
+    def text(self, path: str) -> tuple[int, str, str]:
+        return (200, "text/html", f"<script>{self.SCRIPT}</script>") if path == "/" else (404, "", "")
+
+    def call(self, method: str, path: str, body: Any = None) -> tuple[int, str, Any]:
+        token = self.headers.get("X-Chat-Token", "")
+        if method == "POST" and path == "/api/session":  # takes any body: it is no chat route
+            self.convs[made := uuid.uuid4().hex] = []
+            return 200, "application/json", {"token": made}
+        if token not in self.convs:
+            return 401, "application/json", {"error": "missing or unknown X-Chat-Token"}
+        if method == "POST" and path == "/api/ask" and isinstance(body, dict) and body.get("question"):
+            self.convs[token] += [
+                {"speaker": "user", "words": body["question"]},
+                {"speaker": "assistant", "words": "ok"},
+            ]
+            return 200, "application/json", {"answer": "ok"}
+        if method == "GET" and path == "/api/transcript":
+            return 200, "application/json", {"entries": self.convs[token][::-1]}
+        return 404, "application/json", {"error": "not found"}
+
+    def cookies(self) -> dict[str, str]:
+        return {}
+
+
+def test_a_create_call_whose_id_the_page_sends_in_a_header_of_its_own(monkeypatch: Any) -> None:
+    from lab.investigate.draft import probe as mod
+
+    app = HeaderApp()
+    monkeypatch.setattr(mod, "Client", lambda base: app)
+    d = Draft()
+    probe("http://127.0.0.1:1", d, lambda name: None, lambda text: [])
+    assert d.sections["session"] == {
+        "in": "header", "name": "X-Chat-Token", "from": "create", "create": "/api/session", "id": "$.token",
+    }, d.why  # fmt: skip
+    assert d.get("chat", "path") == "/api/ask" and d.get("chat", "message_field") == "question", d.why
+    assert d.get("history", "path") == "/api/transcript" and d.get("history", "order") == "newest_first", d.why

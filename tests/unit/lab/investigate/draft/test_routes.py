@@ -87,5 +87,17 @@ def test_a_helper_of_the_page_s_own_that_takes_the_url_gives_each_of_its_calls()
         Call("POST", "/api/feedback"),
         Call("POST", "/api/rate"),
     ]
-    assert got.fields[:2] == ["prompt", "stars"]
+    assert got.fields[:2] == ["prompt", "stars"] and got.headered() == []
     assert got.created() == [("/api/conversations", "/api/conversations/{session}/turns")]
+
+
+def test_a_header_set_from_a_name_carries_the_id_one_set_from_a_literal_does_not() -> None:
+    script = """
+      fetch("/api/ask", { method: "POST", headers: { "Content-Type": "application/json", "X-Chat-Token": token },
+        body: JSON.stringify({ question: q }) });
+      fetch("/api/log", { headers: { Accept: "application/json", "X-Client": "web" } });
+      fetch("/api/me", { headers: { Authorization: "Bearer " + jwt } });
+    """
+    got = calls_in(script)
+    assert got.headered() == [("/api/ask", "X-Chat-Token")]
+    assert [c.header for c in got.calls] == ["X-Chat-Token", None, None]
