@@ -61,8 +61,14 @@ def _init(
         ("node examples/node/rest.js", (), {"session": "create", "chat": "path"}),
         # Go: the create call's id inside an object ($.thread.id), the history the thread itself.
         ("examples/go/chatd", (), {"session": "create", "history": "items"}),
+        # Routes called through the page's own fetch helper (api(method, path, payload)); a model SDK.
+        (
+            "{python} -m gunicorn --chdir examples --workers 2 --threads 4 --bind 127.0.0.1:{port} streams_app:app",
+            ("--env", "ANTHROPIC_BASE_URL=x"),
+            {"session": "create", "chat": "reply_path", "model": "protocols"},
+        ),
     ],
-    ids=["foreign", "chat-service", "node-sse", "node-rest", "go"],
+    ids=["foreign", "chat-service", "node-sse", "node-rest", "go", "flask-streams"],
 )
 def test_init_drafts_a_spec_that_passes_the_contract_check(
     tmp_path: Path, start: str, extra: tuple[str, ...], expect: dict[str, str]
