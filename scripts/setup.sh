@@ -5,7 +5,7 @@
 #   scripts/setup.sh system      Debian redis-server, chromium, chromium-headless-shell (lab setup system)
 #   scripts/setup.sh toxiproxy   Toxiproxy server + CLI v2.12.0 via `go install` (lab setup toxiproxy)
 #   scripts/setup.sh node        the Node examples' packages (npm ci in examples/node, node-ai, compose-app/app)
-#   scripts/setup.sh go          the Go example (go build in examples/go)
+#   scripts/setup.sh go          the Go examples (go build in examples/go, examples/go-sse)
 #   scripts/setup.sh docker      a Docker engine for the compose tests
 #   scripts/setup.sh all         all of them
 set -euo pipefail
@@ -116,19 +116,22 @@ step_node() {
   done
 }
 
-# The Go example (net/http, go-redis): built once from its go.sum, the binary beside its source.
+# The Go examples (net/http, go-redis): each built once from its go.sum, the binary beside its source.
 step_go() {
-  local dir="$ROOT/examples/go" want
+  local dir want
   local go=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
-  want=$(cat "$dir/go.mod" "$dir/go.sum" "$dir"/*.go | sha256sum | cut -d' ' -f1)
-  if [ -x "$dir/chatd" ] && [ -f "$dir/.lab-built" ] && [ "$(cat "$dir/.lab-built")" = "$want" ]; then
-    say "go: examples/go up to date"; return
-  fi
-  [ -x "$go" ] || die "no go on PATH: install Go >= 1.22 (apt-get install golang-go), then make setup"
-  say "go: building examples/go (go build)"
-  (cd "$dir" && "$go" build -o chatd .) \
-    || die "go build failed in examples/go: is the Go module proxy reachable? (go env GOPROXY)"
-  echo "$want" >"$dir/.lab-built"
+  for dir in "$ROOT/examples/go" "$ROOT/examples/go-sse"; do
+    want=$(find "$dir" -maxdepth 1 \( -name '*.go' -o -name '*.html' -o -name 'go.mod' -o -name 'go.sum' \) \
+      | sort | xargs cat | sha256sum | cut -d' ' -f1)
+    if [ -x "$dir/chatd" ] && [ -f "$dir/.lab-built" ] && [ "$(cat "$dir/.lab-built")" = "$want" ]; then
+      say "go: ${dir#"$ROOT"/} up to date"; continue
+    fi
+    [ -x "$go" ] || die "no go on PATH: install Go >= 1.22 (apt-get install golang-go), then make setup"
+    say "go: building ${dir#"$ROOT"/} (go build)"
+    (cd "$dir" && "$go" build -o chatd .) \
+      || die "go build failed in ${dir#"$ROOT"/}: is the Go module proxy reachable? (go env GOPROXY)"
+    echo "$want" >"$dir/.lab-built"
+  done
 }
 
 case "${1:-all}" in

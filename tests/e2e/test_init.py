@@ -67,8 +67,10 @@ def _init(
             ("--env", "ANTHROPIC_BASE_URL=x"),
             {"session": "create", "chat": "reply_path", "model": "protocols"},
         ),
+        # A create call whose token the page sends back in a header of its own (X-Chat-Token).
+        ("examples/go-sse/chatd", ("--env", "OPENAI_BASE_URL=x"), {"session": "name", "stream": "end"}),
     ],
-    ids=["foreign", "chat-service", "node-sse", "node-rest", "go", "flask-streams"],
+    ids=["foreign", "chat-service", "node-sse", "node-rest", "go", "flask-streams", "go-sse"],
 )
 def test_init_drafts_a_spec_that_passes_the_contract_check(
     tmp_path: Path, start: str, extra: tuple[str, ...], expect: dict[str, str]
