@@ -19,6 +19,7 @@ from typing import Any
 from lab.model.checker import Result, check_safe
 from lab.model.history import Send, Trial
 from lab.model.stats import wilson
+from lab.diagnoses import _ttl
 
 
 @dataclass
@@ -146,13 +147,16 @@ EVIDENCE: dict[str, Callable[[Trial], bool]] = {
     "page": lambda t: t.page_after_refresh is not None,
     "ttl": lambda t: any(o.settled and o.pttl_ms >= 0 for o in t.ttl),
     # The conversation is meant to expire: the spec says so ([redis] expires = true), or the key
-    # had a TTL at some read (an app that keeps conversations on purpose never sets one).
+    # had a TTL at some read, or the store's record shows the app setting one (an app that keeps
+    # conversations on purpose never sets one; one whose later plain SET clears it was read -1
+    # after every turn: an Express app written unseen, 2026-12-06).
     "expiry": lambda t: (
         (t.redis_final or {}).get("expires") is not False
         and (
             (t.redis_final or {}).get("expires") is True
             or any(o.pttl_ms >= 0 for o in t.ttl)
             or (t.redis_final or {}).get("pttl_ms", -1) >= 0
+            or ((set_ttl := _ttl.ttl_renewals(t)) is not None and set_ttl[1] > 0)
         )
     ),
     "key": lambda t: t.redis_final is not None,

@@ -117,3 +117,29 @@ def _gap_ms(writes: list[float], ta: float, tb: float) -> float | None:
     """The app's last write before ``tb`` less its last before ``ta`` (None: the record has none)."""
     before_a, before_b = [w for w in writes if w < ta], [w for w in writes if w < tb]
     return (before_b[-1] - before_a[-1]) * 1000 if before_a and before_b else None
+
+
+# What sets a TTL: the EXPIRE family, and a whole-value write carrying one (SET ... EX 60).
+EXPIRES = ("EXPIRE", "PEXPIRE", "EXPIREAT", "PEXPIREAT", "GETEX")
+TTL_OPTIONS = ("EX", "PX", "EXAT", "PXAT")
+CARRY_TTL = ("RENAME", "RENAMENX", "RESTORE", "COPY", "MOVE")
+
+
+def ttl_renewals(t: Trial) -> tuple[int, int, int] | None:
+    """By the record: (the app's writes of the key, the TTLs it set, those set after the first
+    -- renewals). ``EXPIRE ... NX`` after the first sets nothing (the key has a TTL by then): it
+    is no renewal. None: no record, or no write in it."""
+    app = [r for r in t.store or [] if r["conn"] != "lab"]
+    writes = [r for r in app if r["write"]]
+    if not writes or any(r["cmd"] in CARRY_TTL for r in app):
+        return None  # a key renamed or restored onto this one brings a TTL set on another key
+    ttl = [
+        r
+        for r in app
+        if r["cmd"] in (*EXPIRES, "SETEX", "PSETEX")
+        or (r["cmd"] == "SET" and any(a.upper() in TTL_OPTIONS for a in r["args"]))
+    ]
+    sets = [
+        r for i, r in enumerate(ttl) if i == 0 or not (r["cmd"] in EXPIRES and "NX" in [a.upper() for a in r["args"]])
+    ]
+    return len(writes), len(sets), max(0, len(sets) - 1)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from lab.diagnoses import Diagnosis, Evidence, Judged, few, ids, register
 from lab.model import context
-from lab.model.store import CLOCK_GRAIN_S, held_at
+from lab.model.store import CLOCK_GRAIN_S, sends_held_at
 
 
 @register("model_told_less", needs=("model", "store"))
@@ -27,8 +27,11 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
                 continue
             send = next(s for s in j.trial.sends if s.id == x.send)
             # Held before the send left: no read the app made for it can have come before the write.
-            held = held_at(j.trial, send.t_invoke - CLOCK_GRAIN_S)
-            lacking = [turn for turn in x.missing if held is not None and turn in held]
+            # By send: two tabs' sends share a turn, and one of them held is not the other (a
+            # lost update overwrote it: a storage loss, drawn as such -- an Express app written
+            # unseen, 4/16 trials drawn model_told_less before, 2026-12-06).
+            held = sends_held_at(j.trial, send.t_invoke - CLOCK_GRAIN_S)
+            lacking = [turn for turn, sid in zip(x.missing, x.missing_sends) if held is not None and sid in held]
             if lacking:
                 hit.append((j, x, lacking))
                 break

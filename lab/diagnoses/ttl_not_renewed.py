@@ -5,7 +5,7 @@ from __future__ import annotations
 from lab.diagnoses import Diagnosis, Evidence, register
 from lab.model.history import Trial
 from lab.diagnoses._ttl import pairs
-from lab.model.store import ttl_renewals
+from lab.diagnoses._ttl import ttl_renewals
 
 
 @register("ttl_not_renewed", needs=("ttl",))

@@ -23,6 +23,7 @@ class Told:
     send: str  # the send it served
     expected: list[int] = field(default_factory=list)  # turns acknowledged before that send left
     missing: list[int] = field(default_factory=list)
+    missing_sends: list[str] = field(default_factory=list)  # their ids: two tabs' sends share a turn
     repeated: list[int] = field(default_factory=list)  # given more than once
     out_of_order: bool = False
 
@@ -99,6 +100,7 @@ def judge(t: Trial) -> list[Told]:
             at = [j for j, text in enumerate(texts[:last]) if s.text in text]
             if not at:
                 told.missing.append(s.turn)
+                told.missing_sends.append(s.id)
             elif len(at) > 1:
                 told.repeated.append(s.turn)
             if at:

@@ -233,26 +233,43 @@ def held_at(t: Trial, at: float) -> set[int] | None:
     write of it on (first_writes). None: the record cannot say -- there is none, or before
     ``at`` came a command that takes part of a value out (a trim, a pop, a rename: which rows is
     not in the record). A script's own commands follow it as lua lines; its line is nothing."""
+    got = _held(t, at)
+    return None if got is None else got[0]
+
+
+def sends_held_at(t: Trial, at: float) -> set[str] | None:
+    """held_at by send: the ids of the sends whose own user text the key held at ``at``, their
+    turn's reply with it (two tabs' sends share a turn: one tab's turn held is not the other's)."""
+    got = _held(t, at)
+    return None if got is None else got[1]
+
+
+def _held(t: Trial, at: float) -> tuple[set[int], set[str]] | None:
     if t.store is None:
         return None
     users: set[int] = set()
+    ids: set[str] = set()
     replies: set[int] = set()
     for r in t.store:
         if r["t"] >= at:
             break
         if r["conn"] == "lab" or not changes(r) or r["cmd"] in ("EVAL", "EVALSHA"):
             continue
+        # A record without the sends' ids (written before they were kept): every send of its turns.
+        carried = set(r["ids"]) if "ids" in r else {s.id for s in t.sends if s.turn in r["user"]}
         if r["cmd"] in ADDS:
             users |= set(r["user"])
+            ids |= carried
             replies |= set(r["reply"])
         elif r["cmd"] in REPLACES:
-            users, replies = set(r["user"]), set(r["reply"])
+            users, ids, replies = set(r["user"]), carried, set(r["reply"])
         elif r["cmd"] in REMOVES:
-            users, replies = set(), set()
+            users, ids, replies = set(), set(), set()
         elif r["cmd"] in TAKES_OUT:
             return None
     placed = {turn for turn, (_, reply) in first_writes(t).items() if reply is not None and reply < at}
-    return users & replies & placed
+    turns = users & replies & placed
+    return turns, {s.id for s in t.sends if s.id in ids and s.turn in turns}
 
 
 def read_began(t: Trial) -> float | None:
@@ -321,29 +338,3 @@ def list_side(trials: list[Trial]) -> str | None:
     if kinds and kinds <= {"RPUSH", "RPUSHX"}:
         return "tail"
     return None
-
-
-# What sets a TTL: the EXPIRE family, and a whole-value write carrying one (SET ... EX 60).
-EXPIRES = ("EXPIRE", "PEXPIRE", "EXPIREAT", "PEXPIREAT", "GETEX")
-TTL_OPTIONS = ("EX", "PX", "EXAT", "PXAT")
-CARRY_TTL = ("RENAME", "RENAMENX", "RESTORE", "COPY", "MOVE")
-
-
-def ttl_renewals(t: Trial) -> tuple[int, int, int] | None:
-    """By the record: (the app's writes of the key, the TTLs it set, those set after the first
-    -- renewals). ``EXPIRE ... NX`` after the first sets nothing (the key has a TTL by then): it
-    is no renewal. None: no record, or no write in it."""
-    app = [r for r in t.store or [] if r["conn"] != "lab"]
-    writes = [r for r in app if r["write"]]
-    if not writes or any(r["cmd"] in CARRY_TTL for r in app):
-        return None  # a key renamed or restored onto this one brings a TTL set on another key
-    ttl = [
-        r
-        for r in app
-        if r["cmd"] in (*EXPIRES, "SETEX", "PSETEX")
-        or (r["cmd"] == "SET" and any(a.upper() in TTL_OPTIONS for a in r["args"]))
-    ]
-    sets = [
-        r for i, r in enumerate(ttl) if i == 0 or not (r["cmd"] in EXPIRES and "NX" in [a.upper() for a in r["args"]])
-    ]
-    return len(writes), len(sets), max(0, len(sets) - 1)

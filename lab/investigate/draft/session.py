@@ -90,13 +90,20 @@ def header_created(c: Client, d: Draft, page: Routes) -> str | None:
 
 def made_id(doc: Any) -> tuple[str, str] | None:
     """A create call's answer's id: a field of its own, the object's id, else its one word that
-    is not a time or a URL ({"room": "5f8c...", "idle_ttl": 2700}) -- confirmed only by a message
-    then taken below it."""
+    is not a time or a URL ({"room": "5f8c...", "idle_ttl": 2700}), or the same inside its one
+    object ({"room": {"slug": ...}}: an Express app written unseen, 2026-12-06) -- confirmed only
+    by a message then taken below it."""
     found = answer_id(doc) or (("$.id", doc["id"]) if isinstance(doc, dict) and an_id(doc.get("id")) else None)
     if found is not None or not isinstance(doc, dict):
         return found
     words = [(k, v) for k, v in doc.items() if an_id(v) and not re.match(r"\d{4}-\d\d-\d\d|https?:", v)]
-    return (f"$.{words[0][0]}", words[0][1]) if len(words) == 1 else None
+    if len(words) == 1:
+        return f"$.{words[0][0]}", words[0][1]
+    # One object and nothing else to say ({"room": {"slug": ...}}): the same rules inside it.
+    inner = [(k, v) for k, v in doc.items() if isinstance(v, dict)]
+    if not words and len(inner) == 1 and (got := made_id(inner[0][1])) is not None:
+        return f"$.{inner[0][0]}{got[0][1:]}", got[1]
+    return None
 
 
 def page_made(c: Client, d: Draft, page: Routes) -> str | None:

@@ -65,3 +65,33 @@ def test_without_a_record_of_calls_it_is_not_judged_and_says_why() -> None:
     t.model_calls = None
     _, not_judged = dg.run([t])
     assert not_judged["model_told_less"] == "needs model + store in one trial"
+
+
+def test_one_tab_s_turn_overwritten_by_the_other_s_is_a_storage_loss_not_a_lagging_copy() -> None:
+    """Two tabs send turn 2 at once; the second tab's whole-document SET overwrites the first's
+    (a lost update). The call for turn 3 lacks the overwritten send: Redis no longer held it, so
+    this is not drawn -- though Redis held turn 2 (the other tab's). An Express app written
+    unseen was drawn model_told_less 4/16 before, 2026-12-06."""
+    ss = sends("tabs", 3, faulted=None)
+    b = Send("t2b", "chaoslab probe tabs turn 2b cd34", 2, reply="reply 2b", t_invoke=ss[1].t_invoke)
+    b.complete("ok", 200, "", ss[1].t_invoke + 0.5)
+    both = [ss[0], ss[1], b, ss[2]]
+    doc: dict[str, Any] = {"cmd": "SET", "user": [1, 2], "reply": [1, 2]}
+    store = [
+        write(1, ids=["t1"]),
+        write(2, **doc, ids=["t1", "t2"]),
+        {**write(2, **doc, ids=["t1", "t2b"]), "t": T0 + 2.45},  # the other tab's copy, without t2
+    ]
+
+    def told(given: list[Send], question: Send) -> dict[str, Any]:
+        msgs = [SYSTEM] + [{"role": "user", "text": s.text} for s in given]
+        return {"t_start": question.t_invoke + 0.1, "messages": [*msgs, {"role": "user", "text": question.text}]}
+
+    calls = [told([], ss[0]), told([ss[0]], ss[1]), told([ss[0]], b), told([ss[0], b], ss[2])]
+    kept = [r for r in rows(both, [1, 2, 3]) if r.text != ss[1].text]
+    t = Trial("tabs", sends=both, final_rows=kept, turns=3, store=store, history_reads=[200], model_calls=calls)
+    assert "model_told_less" not in codes([t, _trial("whole", {})])
+    # The same call lacking the tab whose send Redis did hold is drawn.
+    calls[3] = told([ss[0], ss[1]], ss[2])
+    lagged = Trial("lag", sends=both, final_rows=kept, turns=3, store=store, history_reads=[200], model_calls=calls)
+    assert "model_told_less" in codes([lagged, _trial("whole", {})])

@@ -4,7 +4,7 @@ none from evidence that something else explains (reads that raced a write, a fai
 from __future__ import annotations
 
 from lab import diagnoses as dg
-from lab.model.store import ttl_renewals
+from lab.diagnoses._ttl import ttl_renewals
 from lab.model.checker import check
 from lab.model.history import Row, Send, Trial, TtlObs
 
@@ -582,6 +582,17 @@ def test_no_ttl_only_where_conversations_are_meant_to_expire() -> None:
     assert (d.code, d.k, d.n) == ("no_ttl", 2, 3) and "set a TTL on the key in trial w0" in d.evidence
     on_purpose = [_trial(t.trial_id, FULL, redis_final=dict(t.redis_final or {}, expires=False)) for t in kept]
     assert dg.diagnose(on_purpose) == [] and dg.run(on_purpose)[1]["no_ttl"].startswith("needs")
+
+
+def test_no_ttl_where_the_record_shows_the_app_setting_a_ttl_its_later_set_cleared() -> None:
+    """The room's key created with a TTL (SET, then EXPIRE), then every turn a plain SET of the
+    whole document, which clears it: read -1 after every turn, yet the app meant it to expire."""
+    cleared = [_cmd(0.5, "SET"), _cmd(0.51, "EXPIRE", "259200"), _cmd(1.0, "SET"), _cmd(2.0, "SET"), _cmd(3.0, "SET")]
+    final = {"key": "room:s", "pttl_ms": -1, "stored_turns": [1, 2, 3]}
+    (d,) = dg.diagnose([_trial("c0", FULL, redis_final=final, store=cleared)])
+    assert d.code == "no_ttl" and "set a TTL on the key in trial c0" in d.evidence
+    never = [x for x in cleared if x["cmd"] != "EXPIRE"]  # an app that never sets one: kept on purpose, maybe
+    assert dg.diagnose([_trial("n0", FULL, redis_final=final, store=never)]) == []
 
 
 def test_each_diagnosis_is_a_registered_module_with_known_evidence() -> None:
