@@ -70,3 +70,17 @@ def applies_not(cell: dict) -> bool:  # type: ignore[type-arg]
     "not applicable": a model cut of an app that asks for whole answers, a write refused once the
     answer began in an app that stores before it answers)."""
     return cell["status"] == "unexercised" and cell["reason"].startswith(NOT_APPLICABLE)
+
+
+def assert_refused_and_silent(tmp_path: Path, spec: Path, bug: str) -> None:
+    """``write_refused`` (both moments, 2 trials each) on an app with ``bug`` (NAME=VALUE of its
+    environment): acked_write_refused in every trial (beside it at most stored_after_answer, the
+    same late write seen from the answer); the app without it: nothing drawn."""
+    only = ("--only", "write_refused", "--turns", "3", "--trials", "2")
+    code, out, results = investigate(tmp_path / "bug", *only, "--set", f"start.env.{bug}", spec=spec)
+    assert code == 1, out
+    found = {d["code"]: d for d in results["diagnoses"]}
+    assert "acked_write_refused" in found and set(found) <= {"acked_write_refused", "stored_after_answer"}, out
+    assert found["acked_write_refused"]["k"] == found["acked_write_refused"]["n"] >= 4, found  # both moments
+    code, out, results = investigate(tmp_path / "ok", *only, spec=spec)
+    assert code == 0 and results["diagnoses"] == [], out

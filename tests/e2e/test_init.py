@@ -69,8 +69,10 @@ def _init(
         ),
         # A create call whose token the page sends back in a header of its own (X-Chat-Token).
         ("examples/go-sse/chatd", ("--env", "OPENAI_BASE_URL=x"), {"session": "name", "stream": "end"}),
+        # A plain WebSocket: [transport] from the page's script and the frames that answered.
+        ("node examples/node/live.js", ("--env", "OPENAI_BASE_URL=x"), {"transport": "chunk", "session": "value"}),
     ],
-    ids=["foreign", "chat-service", "node-sse", "node-rest", "go", "flask-streams", "go-sse"],
+    ids=["foreign", "chat-service", "node-sse", "node-rest", "go", "flask-streams", "go-sse", "node-live"],
 )
 def test_init_drafts_a_spec_that_passes_the_contract_check(
     tmp_path: Path, start: str, extra: tuple[str, ...], expect: dict[str, str]

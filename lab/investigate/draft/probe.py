@@ -14,7 +14,7 @@ from lab.common import redact
 from lab.investigate.draft import openapi as draft_openapi
 from lab.investigate.draft.client import Client
 from lab.investigate.draft.infer import Draft, HistoryShape, end_event, history_shape, key_pattern, lists, reply_path
-from lab.investigate.draft import routes, session
+from lab.investigate.draft import frames, routes, session
 from lab.investigate.draft.routes import Routes
 from lab.investigate.draft.session import at
 
@@ -49,14 +49,30 @@ def probe(
     text = f"chaoslab init probe {secrets.token_hex(4)}"
     sent = _send(c, d, text, sid, page)
     if sent is None:
-        _unsent(c, d, page)
-        return
-    reply, answer = sent
-    _read(c, d, text, reply, sid, page)
-    if sid is None and "history.path" in d.unknown and not c.cookies():
-        sid = session.answered_id(c, d, text, reply, answer, page)
-    sid = sid or session.cookie(c, d)
-    _asked_to_stream(c, d, sid)
+        socks = frames.sockets_in("\n".join(page.texts))
+        over = frames.draft(d, base_url, socks, page.mints) if socks else None
+        if over is None:
+            _unsent(c, d, page)
+            return
+        sid, text, reply = over  # the chat went over the page's socket, under the id in its URL
+        d.unknown.pop("chat.path", None)
+        if "session.in" not in d.why and frames.ID in d.get("transport", "path"):
+            value = "{uuid}" if page.mints else "{random}"
+            for key, v in (("in", "path"), ("from", "fixed"), ("value", value)):
+                d.put("session", key, v, "the page puts an id of its own in the socket's URL")
+        _read(c, d, text, reply, sid, page)
+    else:
+        reply, answer = sent
+        _read(c, d, text, reply, sid, page)
+        if sid is None and "history.path" in d.unknown and not c.cookies():
+            sid = session.answered_id(c, d, text, reply, answer, page)
+        sid = sid or session.cookie(c, d)
+        _asked_to_stream(c, d, sid)
+    _key(d, text, sid, keys, pttl)
+
+
+def _key(d: Draft, text: str, sid: str | None, keys: Callable[[str], list[str]], pttl: Callable[[str], int]) -> None:
+    """[redis] key: the key holding the message sent, named after the session."""
     holding = keys(text)
     pattern = key_pattern(holding, sid) if sid else None
     if pattern:

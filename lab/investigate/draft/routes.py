@@ -80,6 +80,7 @@ class Routes:
     calls: list[Call] = field(default_factory=list)
     fields: list[str] = field(default_factory=list)  # the sent bodies' fields, in the page's order
     mints: bool = False  # the page makes ids itself (crypto.randomUUID() ...)
+    texts: list[str] = field(default_factory=list)  # the page and its scripts, as read
 
     def posts(self, placeholders: int, body: bool = True) -> list[str]:
         return _unique(
@@ -317,7 +318,7 @@ def read(c: Client) -> Routes:
         url = urljoin(c.base + "/", src)
         if urlsplit(url).netloc == urlsplit(c.base).netloc:
             texts.append(c.text(urlsplit(url).path)[2])
-    routes = Routes()
+    routes = Routes(texts=texts)
     for text in texts:
         got = calls_in(text)
         routes.calls += got.calls

@@ -1,0 +1,194 @@
+"""Where `lab init` drafts [transport] for a page that chats over a plain WebSocket: the socket's
+URL and the message frame as the page's script writes them (``new WebSocket(...)``,
+``ws.send(JSON.stringify({kind: "say", body: text}))``) and the frame kinds it handles
+(``f.kind === "piece"``, ``case "done":``); then one real message sent on that socket, and the
+frames that answer it read: the field that tells them apart, the reply's fragment and its text,
+the frame that ends the reply (and the whole reply in it), an acknowledgement before the first
+fragment, and the error frame the script handles that did not come. Read, never run; a socket
+whose frames cannot be told apart is left to the user (COULD NOT INFER), never guessed."""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import time
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from lab.investigate.draft.infer import Draft
+from lab.investigate.draft.routes import ID, _argument, _defined, _literal, _parts, _STRING
+
+_SOCKET = re.compile(r"\bnew\s+WebSocket\s*\(")
+_SEND = re.compile(r"\.send\s*\(\s*JSON\.stringify\s*\(\s*\{([^{}]*)\}")
+_PAIR = re.compile(r"[\"']?([A-Za-z_$][\w$]*)[\"']?\s*:\s*([^,]+)")
+_COMPARED = re.compile(r"\b[A-Za-z_$][\w$]*\.([A-Za-z_$][\w$]*)\s*===?\s*[\"']([\w.:-]+)[\"']")
+_SWITCH = re.compile(r"switch\s*\(\s*[A-Za-z_$][\w$]*\.([A-Za-z_$][\w$]*)\s*\)\s*\{(.*?)\n\s*\}", re.S)
+_CASE = re.compile(r"case\s+[\"']([\w.:-]+)[\"']\s*:")
+_ERRORISH = re.compile(r"(?i)err|fail|fault|oops|problem")
+_ID_NAMES = re.compile(r"(?i)^(id|sid|session\w*|visitor\w*|conversation\w*|thread\w*|room\w*|token|user_?id)$")
+QUIET_S = 3.0  # no frame this long after the last: the answer is over
+ANSWER_S = 20.0  # at most this long for the whole answer
+CONNECT_S = 5.0
+
+
+@dataclass
+class Socket:
+    """A plain WebSocket the page opens, as its script writes it."""
+
+    path: str  # /live?visitor={session}
+    message: dict[str, str] = field(default_factory=dict)  # the sent frame's literal fields
+    text_field: str | None = None  # the sent frame's field carrying the user's text
+    kinds: Counter[tuple[str, str]] = field(default_factory=Counter)  # (field, value) the script tests
+
+
+def sockets_in(script: str) -> list[Socket]:
+    """The WebSockets a page's script opens, their message frame and the kinds it handles (pure)."""
+    out = []
+    for m in _SOCKET.finditer(script):
+        arg, _ = _argument(script, m.end())
+        url = "".join(_literal(p) for p in _parts(_defined(script, arg.strip())))
+        # The scheme and host dropped, or a base the script names (`${base}/ws`, wsUrl + "/chat").
+        path = re.sub(r"^[^/]*//[^/]*", "", url) if "//" in url else re.sub(r"^\{session\}(?=/)", "", url)
+        if path.startswith("/") and not path.startswith("/" + ID):
+            out.append(Socket(re.sub(r"(\{session\})+", ID, path)))
+    if not out:
+        return []
+    sent = _SEND.search(script)
+    for name, value in _PAIR.findall(sent.group(1) if sent else ""):
+        if _STRING.fullmatch(value.strip()):
+            out[0].message[name] = value.strip()[1:-1]
+        elif out[0].text_field is None and not _ID_NAMES.match(name):
+            out[0].text_field = name
+    out[0].kinds.update(_COMPARED.findall(script))
+    for name, body in _SWITCH.findall(script):
+        out[0].kinds.update((name, v) for v in _CASE.findall(body))
+    return out
+
+
+@dataclass
+class Reading:
+    """What the frames that answered one message say, for the spec's [transport]."""
+
+    type_field: str
+    chunk: str
+    chunk_text: str
+    end: str
+    ack: str | None = None
+    end_text: str | None = None
+    error: str | None = None
+    reply: str = ""
+
+
+def read_frames(sock: Socket, after: list[dict[str, Any]]) -> Reading | None:
+    """The frames received after the message, read (pure); None: they cannot be told apart."""
+    compared = Counter(f for f, _ in sock.kinds.elements())
+    keys = [k for k in (after[0] if after else {}) if all(isinstance(f.get(k), str) for f in after)]
+    typed = sorted(keys, key=lambda k: (-compared[k], len({f[k] for f in after}) == 1))
+    if not typed:
+        return None
+    tf = typed[0]
+    kinds = [f[tf] for f in after]
+    end = kinds[-1]
+    texts = {
+        k: [f for f in after if f[tf] == k]
+        for k in dict.fromkeys(kinds)
+        if k != end and any(_text_key(f, tf) for f in after if f[tf] == k)
+    }
+    if not texts:
+        return None
+    chunk = max(texts, key=lambda k: len(texts[k]))
+    text_key = _text_key(texts[chunk][0], tf)
+    assert text_key is not None
+    reply = "".join(str(f.get(text_key, "")) for f in texts[chunk])
+    first = kinds.index(chunk)
+    ack = next((k for k in kinds[:first] if kinds.count(k) == 1 and k != end), None)
+    whole = next(
+        (k for k, v in after[-1].items() if k != tf and isinstance(v, str) and v.strip() == reply.strip()), None
+    )
+    seen = set(kinds)
+    error = next((v for f, v in sock.kinds if f == tf and v not in seen and _ERRORISH.search(v)), None)
+    return Reading(tf, chunk, f"$.{text_key}", end, ack, whole and f"$.{whole}", error, reply)
+
+
+def _text_key(frame: dict[str, Any], type_field: str) -> str | None:
+    """The field of a frame that carries text (not its kind, not an id or a number)."""
+    return next(
+        (k for k, v in frame.items() if k != type_field and isinstance(v, str) and not _ID_NAMES.match(k)), None
+    )
+
+
+def converse(base_url: str, sock: Socket, sid: str, text: str) -> list[dict[str, Any]] | None:
+    """One message on the socket, and the JSON frames that answered it until it went quiet
+    (None: no socket, or no frame came). Bounded by CONNECT_S, QUIET_S and ANSWER_S."""
+    from websockets.exceptions import WebSocketException
+    from websockets.sync.client import connect
+
+    url = "ws" + base_url.removeprefix("http") + sock.path.replace(ID, sid)
+    field_ = sock.text_field or "text"
+    frames: list[dict[str, Any]] = []
+    try:
+        with connect(url, open_timeout=CONNECT_S, close_timeout=1) as ws:
+            _drain(ws, 0.5)  # a greeting on connect is no answer
+            ws.send(json.dumps({**sock.message, field_: text}))
+            first = _drain(ws, ANSWER_S, QUIET_S, frames)
+    except (OSError, TimeoutError, WebSocketException):
+        return None
+    return frames if first else None
+
+
+def _drain(ws: Any, total_s: float, quiet_s: float | None = None, into: list[dict[str, Any]] | None = None) -> bool:
+    """Read frames for ``total_s`` (after the first, until ``quiet_s`` passes with none);
+    whether any came."""
+    deadline, got = time.monotonic() + total_s, False
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            raw = ws.recv(timeout=min(left, quiet_s) if got and quiet_s else left)
+        except TimeoutError:
+            break
+        got = True
+        try:
+            doc = json.loads(raw)
+        except (TypeError, ValueError):
+            continue
+        if into is not None and isinstance(doc, dict):
+            into.append(doc)
+    return got
+
+
+def draft(d: Draft, base_url: str, socks: list[Socket], mints: bool) -> tuple[str, str, str] | None:
+    """[transport] and [chat] message_field from one message on the page's socket: (the id it
+    went under, the message's text, the reply) where the frames could be read; None: no socket
+    answered, or its frames could not be told apart (said in the draft)."""
+    for sock in socks:
+        sid = str(uuid.uuid4()) if mints or ID in sock.path else secrets.token_hex(16)
+        text = f"chaoslab init probe {secrets.token_hex(4)}"
+        frames = converse(base_url, sock, sid, text)
+        if frames is None:
+            continue
+        got = read_frames(sock, frames)
+        if got is None:
+            kinds = sorted({str(v) for f in frames for v in f.values() if isinstance(v, str)})[:6]
+            d.missing(
+                "transport",
+                "chunk",
+                f"the reply's fragment frame: frames came back ({', '.join(kinds)}) but none reads as one",
+            )
+            return None
+        why = f"the page opens a WebSocket at {sock.path}; a message on it was answered by {len(frames)} frames"
+        spec: dict[str, Any] = {"kind": "websocket", "path": sock.path, "message": sock.message}
+        spec["type_field"] = got.type_field
+        spec |= {"ack": got.ack, "chunk": got.chunk, "chunk_text": got.chunk_text, "end": got.end}
+        spec |= {"end_text": got.end_text, "error": got.error}
+        for key, value in spec.items():
+            if value not in (None, {}):
+                d.put("transport", key, value, why)
+        d.put("chat", "message_field", sock.text_field or "text", "the page's message frame carries the text there")
+        if got.error is None:
+            d.notes.append(
+                "[transport] error: the page handles no error frame the lab could name; add it if the app sends one"
+            )
+        return sid, text, got.reply
+    return None
