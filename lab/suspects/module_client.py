@@ -27,6 +27,12 @@ def _factories(src: Source) -> set[str]:
 
 
 def _makes_client(node: ast.AST, m: Module, factories: set[str]) -> bool:
+    # Either branch of a conditional (``Redis.from_url(...) if SHARED else None``), any side of
+    # an ``or`` (``cached or Redis(...)``): a Flask app written unseen made its client so.
+    if isinstance(node, ast.IfExp):
+        return _makes_client(node.body, m, factories) or _makes_client(node.orelse, m, factories)
+    if isinstance(node, ast.BoolOp):
+        return any(_makes_client(v, m, factories) for v in node.values)
     if not isinstance(node, ast.Call):
         return False
     t = _facts.tail(node)

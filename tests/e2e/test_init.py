@@ -71,8 +71,25 @@ def _init(
         ("examples/go-sse/chatd", ("--env", "OPENAI_BASE_URL=x"), {"session": "name", "stream": "end"}),
         # A plain WebSocket: [transport] from the page's script and the frames that answered.
         ("node examples/node/live.js", ("--env", "OPENAI_BASE_URL=x"), {"transport": "chunk", "session": "value"}),
+        # A history of [role, text] arrays: their places are the fields ("0", "1"); no Redis key
+        # named after the session (it is inside Flask's signed cookie): [redis] left out.
+        (
+            "{python} -m gunicorn --chdir examples --workers 1 --threads 8 --bind 127.0.0.1:{port} flask_async_app:app",
+            ("--env", "OPENAI_BASE_URL=x"),
+            {"history": "role_field", "http": "cookie", "redis": "none"},
+        ),
     ],
-    ids=["foreign", "chat-service", "node-sse", "node-rest", "go", "flask-streams", "go-sse", "node-live"],
+    ids=[
+        "foreign",
+        "chat-service",
+        "node-sse",
+        "node-rest",
+        "go",
+        "flask-streams",
+        "go-sse",
+        "node-live",
+        "flask-async",
+    ],
 )
 def test_init_drafts_a_spec_that_passes_the_contract_check(
     tmp_path: Path, start: str, extra: tuple[str, ...], expect: dict[str, str]
@@ -81,8 +98,11 @@ def test_init_drafts_a_spec_that_passes_the_contract_check(
     assert code == 0, out
     assert "contract ok" in out and "passes the contract check" in out, out
     spec = tomllib.loads(text)
-    assert "{session}" in spec["redis"]["key"], text
-    assert all(k in spec[section] for section, k in expect.items()), text
+    if expect.get("redis") == "none":  # no key named after the session: left out, and said so
+        assert "redis" not in spec and "[redis] key: not inferred" in out, text
+    else:
+        assert "{session}" in spec["redis"]["key"], text
+    assert all(k in spec[section] for section, k in expect.items() if section != "redis"), text
     assert "COULD NOT INFER" not in text
 
 

@@ -9,6 +9,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from lab.investigate.evidence.rows import as_fields
+
 REPLY_NAMES = ("reply", "answer", "response", "completion", "output", "content", "message", "text")
 ROLE_NAMES = ("role", "author", "sender", "from", "type")
 CONTENT_NAMES = ("content", "text", "message", "body")
@@ -98,7 +100,8 @@ def history_shape(doc: Any, sent: str, reply: str | None) -> HistoryShape | None
     """The history's shape, from a read made after one send of ``sent`` (answered ``reply``):
     the list holding that text, its items' fields (or "role<sep>text" strings), the roles of
     the message and its reply, and their order."""
-    for path, items in lists(doc):
+    for path, found in lists(doc):
+        items = [as_fields(x) for x in found]
         for i, it in enumerate(items):
             shape = _item_shape(it, sent, items)
             if shape is None:

@@ -23,6 +23,14 @@ def json_path(doc: Any, path: str) -> Any:
     return node
 
 
+def as_fields(item: Any) -> Any:
+    """An item that is a list of plain values ([role, text], a Gradio-style [question, reply]) as
+    an object whose fields are its places ("0", "1"); anything else as it is."""
+    if isinstance(item, list) and item and all(isinstance(v, (str, int, float, type(None))) for v in item):
+        return {str(i): v for i, v in enumerate(item)}
+    return item
+
+
 def parse_history(spec: History, body: str) -> list[tuple[str, str]]:
     """The history response -> (role, content) rows, oldest first. ValueError says what was
     expected when the body is not of the spec's form."""
@@ -64,8 +72,8 @@ def _items(spec: History, body: str) -> list[tuple[str, str, str]]:
     if not isinstance(items, list):
         raise ValueError(f"{spec.items} is a {type(items).__name__}, expected a list")
     rows: list[tuple[str, str, str]] = []
-    for i, it in enumerate(items):
-        mid = ""
+    for i, listed in enumerate(items):
+        mid, it = "", as_fields(listed)  # [role, text] items: fields "0" and "1"
         if spec.format == "pairs":
             rows += _pair(spec, i, it)
             continue

@@ -287,6 +287,15 @@ def test_a_kept_and_awaited_task_is_not_a_suspect(tmp_path: Path) -> None:
             assert by <= ({"ruff RUF006", "lab"} if use_ruff else {"lab"}), by
 
 
+def test_a_module_client_made_under_a_condition_or_a_fallback_is_a_suspect(tmp_path: Path) -> None:
+    """``Redis.from_url(...) if SHARED else None`` (a Flask app written unseen made its shared
+    client so, 2026-12-06: no suspect line before), ``cached or Redis(...)``."""
+    for made in ("aredis.Redis.from_url(URL) if SHARED else None", "cached or aredis.Redis(host='x')"):
+        code = f"import redis.asyncio as aredis\nclient = {made}\n"
+        assert [s.check for s in _scan(tmp_path, code)] == ["module_client"], made
+    assert _scan(tmp_path, "import redis.asyncio as aredis\nclient = None if SHARED else 0\n") == []
+
+
 def test_a_module_client_without_per_request_loops_is_not_a_suspect(tmp_path: Path) -> None:
     """One long-lived loop (no Flask async views): a shared redis.asyncio client is fine."""
     (tmp_path / "app.py").write_text(textwrap.dedent(CASES["module_client"][0]))

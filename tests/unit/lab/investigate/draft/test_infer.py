@@ -40,6 +40,16 @@ def test_history_shape_of_objects_oldest_first() -> None:
     assert history_shape(doc, SENT, "hi") == HistoryShape("$", "objects")
 
 
+def test_history_shape_of_arrays_their_places_its_fields() -> None:
+    """[role, text] arrays (a Flask app written unseen, 2026-12-06), and Gradio-style [question,
+    reply] pairs: read as objects whose fields are the places."""
+    doc = {"log": [["user", SENT], ["assistant", "hi"]]}
+    got = history_shape(doc, SENT, "hi")
+    assert got == HistoryShape("$.log", "objects", role_field="0", content_field="1"), got
+    pairs = history_shape([[SENT, "Hello! How can I help?"]], SENT, "Hello! How can I help?")
+    assert pairs is not None and (pairs.format, pairs.content_field, pairs.reply_field) == ("pairs", "0", "1"), pairs
+
+
 def test_history_shape_of_newest_first_strings_under_a_field() -> None:
     doc = {"messages": ["bot:hi there", f"user:{SENT}"]}
     got = history_shape(doc, SENT, "hi there")

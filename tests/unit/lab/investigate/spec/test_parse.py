@@ -135,6 +135,18 @@ def test_history_strings_newest_first_under_a_path() -> None:
     assert rows.parse_history(h, body) == [("user", " hello: me"), ("assistant", "hi there")]
 
 
+def test_history_of_role_and_text_arrays_read_by_their_places() -> None:
+    h = _hist(items="$.log", role_field="0", content_field="1")
+    body = '{"log": [["user", "hello"], ["assistant", "hi there"]]}'
+    assert rows.parse_history(h, body) == [("user", "hello"), ("assistant", "hi there")]
+    gradio = _hist(format="pairs", content_field="0", reply_field="1", user_role="user", assistant_role="assistant")
+    assert rows.parse_history(gradio, '[["hello", "hi there"], ["again", null]]') == [
+        ("user", "hello"),
+        ("assistant", "hi there"),
+        ("user", "again"),
+    ]
+
+
 def test_history_of_pairs_a_turn_per_item_its_reply_after_its_question() -> None:
     """{"prompt", "reply"} per turn, the reply null until stored; newest first reverses the turns,
     never a turn's own two rows. An id names the question's row, and the reply's its own."""
