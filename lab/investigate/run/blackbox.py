@@ -13,6 +13,7 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypedDict, Unpack
 
 from playwright.async_api import Browser, BrowserContext, Page
 
@@ -32,6 +33,15 @@ from lab.stack.model_link import ModelLink
 from lab.investigate.browser.pages import Pages, Read, mark_dropped
 from lab.driver.slots import Slot
 from lab.plan.schedule import CONCURRENT_POINTS
+
+
+class SendOptions(TypedDict, total=False):
+    """A send's options (Prober._send_raw's)."""
+
+    streamed: bool
+    cut: bool
+    tab: str
+    in_page: bool
 
 
 @dataclass
@@ -155,8 +165,7 @@ class Prober:
                 await step.heal()
                 return False
             t.fault_evidence = step.evidence
-        # The app's own page streams if the app does; the lab's page asks for a stream only
-        # where it cuts one.
+        # The app's own page streams if the app does; the lab's page asks only where it cuts one.
         streamed = (
             exp.refresh == "mid_stream"
             or self.spec.transport is not None  # frames: every reply streams
@@ -275,18 +284,9 @@ class Prober:
         finally:
             await tab.close()
 
-    async def _send(
-        self,
-        page: Page,
-        trial_id: str,
-        turn: int,
-        nonce: str,
-        streamed: bool = False,
-        tab: str = "",
-        in_page: bool = False,
-    ) -> Send:
-        """The send, as the lab judges it (``_send_raw`` uncut)."""
-        return (await self._send_raw(page, trial_id, turn, nonce, streamed, tab=tab, in_page=in_page))[0]
+    async def _send(self, page: Page, trial_id: str, turn: int, nonce: str, **kw: Unpack[SendOptions]) -> Send:
+        """The send, as the lab judges it."""
+        return (await self._send_raw(page, trial_id, turn, nonce, **kw))[0]
 
     async def _send_raw(
         self,

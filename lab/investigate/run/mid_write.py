@@ -46,7 +46,7 @@ class Prober(Protocol):
     store: StoreMonitor | None
     model: ModelLink | None
 
-    async def _send(self, page: Page, trial_id: str, turn: int, nonce: str, streamed: bool = False) -> Send: ...
+    async def _send(self, page: Page, trial_id: str, turn: int, nonce: str, *, streamed: bool = False) -> Send: ...
     async def _send_raw(
         self, page: Page, trial_id: str, turn: int, nonce: str, streamed: bool = False
     ) -> tuple[Send, Answer]: ...
@@ -93,7 +93,7 @@ async def send_mid_write(
     key = await prober.pages.session_key(ctx)
     text, mid = probe_message(prober.spec, t.trial_id, turn, nonce)
     t_invoke = time.time()
-    task = asyncio.create_task(prober._send(page, t.trial_id, turn, nonce, streamed))
+    task = asyncio.create_task(prober._send(page, t.trial_id, turn, nonce, streamed=streamed))
     blind = not_testable(prober.store, key)
     if blind is None:
         assert prober.store is not None and key is not None
@@ -227,12 +227,12 @@ async def send_reset_at_write(
         t.errors.append(f"drop at=write: {blind.split(': ', 1)[1]}; the reset raised as the send left instead")
         fault.trigger(step.targets, 1.0)
         try:
-            return await prober._send(page, t.trial_id, turn, nonce, streamed)
+            return await prober._send(page, t.trial_id, turn, nonce, streamed=streamed)
         finally:
             fault.trigger(step.targets, 0.0)
     assert prober.store is not None and key is not None
     t_invoke = time.time()
-    task = asyncio.create_task(prober._send(page, t.trial_id, turn, nonce, streamed))
+    task = asyncio.create_task(prober._send(page, t.trial_id, turn, nonce, streamed=streamed))
     try:
         at = await _first_write(prober.store, key, task, t_invoke, prober.spec.chat.timeout_s)
         if at is None:
