@@ -57,9 +57,21 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
         "limit, a server error, a stall past the app's timeout) the message the user sent is never "
         "written, and a refresh shows it gone -- store it before calling the model",
         f"in trial {j0.id} the model's call for turn {s0.turn} was {how}, the "
-        f"app answered {s0.status or s0.reason}, and no command wrote the message to Redis (MONITOR), while "
+        f"app answered {_answered(s0)}, and no command wrote the message to Redis (MONITOR), while "
         f"every other turn was stored; in {len(hit)}/{len(pool)} trials with a model failure ({few(ids(j for j, _ in hit))})",
         len(hit),
         len(pool),
         [j.id for j, _ in hit],
+    )
+
+
+def _answered(s: Send) -> str:
+    """How the app answered the send: its status, and where a 2xx was no answer (a stream that
+    ended with the app's error event instead of its end), why not."""
+    if s.status is None:
+        return s.reason
+    return (
+        f"{s.status}"
+        if s.outcome == "ok" or not s.reason or s.reason == f"HTTP {s.status}"
+        else f"{s.status} ({s.reason[:80]})"
     )

@@ -78,6 +78,15 @@ def _init(
             ("--env", "OPENAI_BASE_URL=x"),
             {"history": "role_field", "http": "cookie", "redis": "none"},
         ),
+        # The id in a streamed answer's first event, sent back in the query of a URL the page builds
+        # with a conditional; the order told by two messages (no reply text to place).
+        (
+            "{python} -m gunicorn --chdir examples --workers 2 --threads 4 --bind 127.0.0.1:{port} sse_app:app",
+            ("--env", "OPENAI_BASE_URL=x"),
+            {"session": "name", "stream": "end", "history": "order"},
+        ),
+        # A cookie set only by the app's page (GET /), a WebSocket the handshake's cookie opens.
+        ("examples/go-ws/chatd", ("--env", "OPENAI_BASE_URL=x"), {"transport": "end_text", "http": "cookie"}),
     ],
     ids=[
         "foreign",
@@ -89,6 +98,8 @@ def _init(
         "go-sse",
         "node-live",
         "flask-async",
+        "flask-sse",
+        "go-ws",
     ],
 )
 def test_init_drafts_a_spec_that_passes_the_contract_check(

@@ -35,9 +35,13 @@ function keep(id) {  // the first id the app gives is the conversation's; later 
   if (id === undefined || id === null || id === "" || CFG.session.source !== "answer") return;
   if (!localStorage.getItem(CFG.session_key)) localStorage.setItem(CFG.session_key, String(id));
 }
-function keepFrom(body) {
+function keepFrom(body) {  // a whole JSON answer, else a stream's first event (SSE data:, NDJSON) holding it
   if (CFG.session.source !== "answer") return;
-  try { keep(pick(JSON.parse(body), CFG.session.id_path)); } catch (e) {}  // a stream's body: not JSON
+  for (const part of [body, ...String(body).split("\\n").map(l => l.replace(/^data:\\s*/, ""))]) {
+    let id;
+    try { id = pick(JSON.parse(part), CFG.session.id_path); } catch (e) { continue; }
+    if (id !== undefined && id !== null && id !== "") { keep(id); return; }
+  }
 }
 // from = create: the page creates its conversation on open, as an app's page does; a failed
 // create is that answer (the send or read that needed it fails with it).

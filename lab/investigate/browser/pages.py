@@ -156,6 +156,11 @@ class Pages:
         if self.spec.page is not None:
             url = self.spec.url(at or self._conversation_url(ctx, page) or self.spec.page.path)
             return await app_page.load(page, self.spec, lambda: steady(lambda: page.goto(url)))
+        cookie = self.spec.http.cookie
+        if cookie and not any(c.get("name") == cookie for c in await ctx.cookies(self.spec.url("/"))):
+            # A user arrives at the app's page first: an app that sets its session cookie only
+            # there (a Go app written unseen, 2026-12-06) refuses a socket or a send without it.
+            await ctx.request.get(self.spec.url("/"), fail_on_status_code=False)
         await steady(lambda: page.goto(self.spec.url(PAGE_PATH)))
         # A user types once the page shows its history. Sending earlier races the page's own
         # GET of the history: both go out without a cookie, each may start a session, and the

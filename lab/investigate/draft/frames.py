@@ -3,8 +3,9 @@ URL and the message frame as the page's script writes them (``new WebSocket(...)
 ``ws.send(JSON.stringify({kind: "say", body: text}))``) and the frame kinds it handles
 (``f.kind === "piece"``, ``case "done":``); then one real message sent on that socket, and the
 frames that answer it read: the field that tells them apart, the reply's fragment and its text,
-the frame that ends the reply (and the whole reply in it), an acknowledgement before the first
-fragment, and the error frame the script handles that did not come. Read, never run; a socket
+the frame that ends the reply (and the whole reply in it), and the error frame the script handles
+that did not come; a frame before the first fragment is named in a note, never drafted as the
+app's acknowledgement (it may say "received", not "stored"). Read, never run; a socket
 whose frames cannot be told apart is left to the user (COULD NOT INFER), never guessed."""
 
 from __future__ import annotations
@@ -120,9 +121,12 @@ def _text_key(frame: dict[str, Any], type_field: str) -> str | None:
     )
 
 
-def converse(base_url: str, sock: Socket, sid: str, text: str) -> list[dict[str, Any]] | None:
+def converse(
+    base_url: str, sock: Socket, sid: str, text: str, headers: dict[str, str] | None = None
+) -> list[dict[str, Any]] | None:
     """One message on the socket, and the JSON frames that answered it until it went quiet
-    (None: no socket, or no frame came). Bounded by CONNECT_S, QUIET_S and ANSWER_S."""
+    (None: no socket, or no frame came). ``headers``: the page's cookies (and a login's token),
+    as the browser sends them with the handshake. Bounded by CONNECT_S, QUIET_S and ANSWER_S."""
     from websockets.exceptions import WebSocketException
     from websockets.sync.client import connect
 
@@ -130,7 +134,7 @@ def converse(base_url: str, sock: Socket, sid: str, text: str) -> list[dict[str,
     field_ = sock.text_field or "text"
     frames: list[dict[str, Any]] = []
     try:
-        with connect(url, open_timeout=CONNECT_S, close_timeout=1) as ws:
+        with connect(url, additional_headers=headers or {}, open_timeout=CONNECT_S, close_timeout=1) as ws:
             _drain(ws, 0.5)  # a greeting on connect is no answer
             ws.send(json.dumps({**sock.message, field_: text}))
             first = _drain(ws, ANSWER_S, QUIET_S, frames)
@@ -158,14 +162,17 @@ def _drain(ws: Any, total_s: float, quiet_s: float | None = None, into: list[dic
     return got
 
 
-def draft(d: Draft, base_url: str, socks: list[Socket], mints: bool) -> tuple[str, str, str] | None:
-    """[transport] and [chat] message_field from one message on the page's socket: (the id it
-    went under, the message's text, the reply) where the frames could be read; None: no socket
-    answered, or its frames could not be told apart (said in the draft)."""
+def draft(
+    d: Draft, base_url: str, socks: list[Socket], mints: bool, headers: dict[str, str] | None = None
+) -> tuple[str | None, str, str] | None:
+    """[transport] and [chat] message_field from one message on the page's socket: (the id its
+    URL carried, None where it carries none -- a cookie's conversation --, the message's text,
+    the reply) where the frames could be read; None: no socket answered, or its frames could not
+    be told apart (said in the draft)."""
     for sock in socks:
-        sid = str(uuid.uuid4()) if mints or ID in sock.path else secrets.token_hex(16)
+        sid = str(uuid.uuid4()) if mints else secrets.token_hex(16)
         text = f"chaoslab init probe {secrets.token_hex(4)}"
-        frames = converse(base_url, sock, sid, text)
+        frames = converse(base_url, sock, sid, text, headers)
         if frames is None:
             continue
         got = read_frames(sock, frames)
@@ -180,15 +187,23 @@ def draft(d: Draft, base_url: str, socks: list[Socket], mints: bool) -> tuple[st
         why = f"the page opens a WebSocket at {sock.path}; a message on it was answered by {len(frames)} frames"
         spec: dict[str, Any] = {"kind": "websocket", "path": sock.path, "message": sock.message}
         spec["type_field"] = got.type_field
-        spec |= {"ack": got.ack, "chunk": got.chunk, "chunk_text": got.chunk_text, "end": got.end}
+        spec |= {"chunk": got.chunk, "chunk_text": got.chunk_text, "end": got.end}
         spec |= {"end_text": got.end_text, "error": got.error}
         for key, value in spec.items():
             if value not in (None, {}):
                 d.put("transport", key, value, why)
         d.put("chat", "message_field", sock.text_field or "text", "the page's message frame carries the text there")
+        if got.ack is not None:
+            # Seen is not meant: a frame before the reply may say "received", not "stored" (a Go
+            # app written unseen sends "got" at once and stores at the end: drafted as its ack,
+            # acked_too_fast 16/16 on the correct app, 2026-12-06). The user says which.
+            d.notes.append(
+                f"[transport] ack: a {got.ack!r} frame came before the reply; if it is the app's word that the "
+                f"message is stored, add ack = {got.ack!r} (a send then counts as acknowledged when it comes)"
+            )
         if got.error is None:
             d.notes.append(
                 "[transport] error: the page handles no error frame the lab could name; add it if the app sends one"
             )
-        return sid, text, got.reply
+        return (sid if ID in sock.path else None), text, got.reply
     return None

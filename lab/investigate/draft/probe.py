@@ -13,7 +13,16 @@ from typing import Any
 from lab.common import redact
 from lab.investigate.draft import openapi as draft_openapi
 from lab.investigate.draft.client import Client
-from lab.investigate.draft.infer import Draft, HistoryShape, end_event, history_shape, key_pattern, lists, reply_path
+from lab.investigate.draft.infer import (
+    Draft,
+    HistoryShape,
+    answer_id,
+    end_event,
+    history_shape,
+    key_pattern,
+    lists,
+    reply_path,
+)
 from lab.investigate.draft import frames, routes, session
 from lab.investigate.draft.routes import Routes
 from lab.investigate.draft.session import at
@@ -50,17 +59,18 @@ def probe(
     sent = _send(c, d, text, sid, page)
     if sent is None:
         socks = frames.sockets_in("\n".join(page.texts))
-        over = frames.draft(d, base_url, socks, page.mints) if socks else None
+        over = frames.draft(d, base_url, socks, page.mints, _handshake(c)) if socks else None
         if over is None:
             _unsent(c, d, page)
             return
         sid, text, reply = over  # the chat went over the page's socket, under the id in its URL
         d.unknown.pop("chat.path", None)
-        if "session.in" not in d.why and frames.ID in d.get("transport", "path"):
+        if sid is not None and "session.in" not in d.why:
             value = "{uuid}" if page.mints else "{random}"
             for key, v in (("in", "path"), ("from", "fixed"), ("value", value)):
                 d.put("session", key, v, "the page puts an id of its own in the socket's URL")
         _read(c, d, text, reply, sid, page)
+        sid = sid or session.cookie(c, d)
     else:
         reply, answer = sent
         _read(c, d, text, reply, sid, page)
@@ -69,6 +79,25 @@ def probe(
         sid = sid or session.cookie(c, d)
         _asked_to_stream(c, d, sid)
     _key(d, text, sid, keys, pttl)
+
+
+def _stream_doc(body: str) -> Any:
+    """A streamed answer's first event whose JSON names the conversation (an SSE `event: meta`
+    with {"conversation": id}, as a Flask app written unseen gives it, 2026-12-06); None: none."""
+    for line in body.splitlines():
+        try:
+            doc = json.loads(line.removeprefix("data:"))
+        except ValueError:
+            continue
+        if answer_id(doc) is not None:
+            return doc
+    return None
+
+
+def _handshake(c: Client) -> dict[str, str]:
+    """What a browser's WebSocket handshake carries: the app's cookies, a login's token."""
+    jar = "; ".join(f"{k}={v}" for k, v in c.cookies().items())
+    return {**c.headers, **({"Cookie": jar} if jar else {})}
 
 
 def _key(d: Draft, text: str, sid: str | None, keys: Callable[[str], list[str]], pttl: Callable[[str], int]) -> None:
@@ -155,6 +184,7 @@ def _send(c: Client, d: Draft, text: str, sid: str | None, page: Routes) -> tupl
                 if streamed := _stream_type(ctype, c.chunked):
                     d.put("stream", "request", {}, f"the answer streamed ({streamed})")
                     _end_event(d, c.body)
+                    doc = _stream_doc(c.body) if doc is None else doc
                 found = reply_path(doc, text)
                 if found:
                     d.put("chat", "reply_path", found[0], f"the answer's field holding the reply ({found[1][:40]!r})")

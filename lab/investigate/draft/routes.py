@@ -40,8 +40,7 @@ CONVERSATION_PATHS = (
     "/history/{session}",
     "/api/chat/{session}",
 )
-# A conversation made by a create call, where no OpenAPI document names it: POST <collection>
-# answers its id, and its messages live under <collection>/{session}.
+# A create call no OpenAPI names: POST <collection> answers its id, its messages below it.
 CREATE_PATHS = ("/api/conversations", "/conversations", "/api/chats", "/chats", "/api/threads", "/threads")
 CREATED_CHAT = ("/messages", "/chat", "")  # below <collection>/{session}: the send's route
 
@@ -109,7 +108,6 @@ class Routes:
             (m, f"{chat}?{name}={ID}") for m in made for chat, name in self.queried()
         ]
 
-    # The candidates, the page's first.
     def chats(self) -> list[str]:
         # A POST the page sends no body with is a create call's shape: tried after the names.
         return _unique([*self.posts(0), *CHAT_PATHS, *self.posts(0, body=False)])
@@ -222,15 +220,23 @@ def calls_in(script: str) -> Routes:
     found = Routes(mints=bool(_MINTS.search(script)))
     for m in _CALL.finditer(script):
         arg, rest = _argument(script, m.end())
-        url = _url(_defined(script, arg.strip()))
-        if url is None:
-            if (w := _wrapper(script, m.start(), arg.strip())) is not None:
-                _through(script, w, rest, found)
-            continue
+        # A conditional URL (id ? "/talk?c=" + id : "/talk"): each branch a call of its own.
+        urls = [u for b in _branches(_defined(script, arg.strip())) if (u := _url(b)) is not None]
+        if not urls and (w := _wrapper(script, m.start(), arg.strip())) is not None:
+            _through(script, w, rest, found)
         post = m.group(2) == "post" or re.search(r"method\s*:\s*[\"'`]POST", rest, re.I)
         body = m.group(2) == "post" or bool(re.search(r"\bbody\s*[:,}]", rest))
-        _add(found, "POST" if post else "GET", url, body or not post, _FIELDS.findall(rest), _header(rest))
+        for url in urls:
+            _add(found, "POST" if post else "GET", url, body or not post, _FIELDS.findall(rest), _header(rest))
     return found
+
+
+def _branches(expr: str) -> list[str]:
+    """A conditional expression's two branches (its condition dropped); else the expression."""
+    marks = [(i, ch) for i, ch in _top(expr) if ch in "?:"]
+    if len(marks) == 2 and marks[0][1] == "?" and marks[1][1] == ":":
+        return [expr[marks[0][0] + 1 : marks[1][0]].strip(), expr[marks[1][0] + 1 :].strip()]
+    return [expr]
 
 
 def _header(rest: str) -> str | None:

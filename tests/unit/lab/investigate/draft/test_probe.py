@@ -57,3 +57,11 @@ def test_values_not_set_are_named_and_nothing_is_sent() -> None:
     assert not _login(c, d, {}.get)  # type: ignore[arg-type]
     assert c.sent == [] and redact.known() == frozenset()
     assert "set LAB_LOGIN_USERNAME and LAB_LOGIN_PASSWORD" in d.unknown["auth.body"]
+
+
+def test_a_streamed_answer_s_first_event_naming_the_conversation_is_its_answer() -> None:
+    from lab.investigate.draft.probe import _stream_doc
+
+    body = 'event: meta\ndata: {"conversation": "ab12cd34"}\n\ndata: {"delta": "Hi"}\n\nevent: done\ndata: {}\n\n'
+    assert _stream_doc(body) == {"conversation": "ab12cd34"}
+    assert _stream_doc('data: {"delta": "Hi"}\n\nevent: done\ndata: {}\n\n') is None

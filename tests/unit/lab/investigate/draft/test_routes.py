@@ -101,3 +101,14 @@ def test_a_header_set_from_a_name_carries_the_id_one_set_from_a_literal_does_not
     got = calls_in(script)
     assert got.headered() == [("/api/ask", "X-Chat-Token")]
     assert [c.header for c in got.calls] == ["X-Chat-Token", None, None]
+
+
+def test_a_url_chosen_by_a_conditional_gives_both_branches() -> None:
+    """``const url = id ? "/talk?c=" + id : "/talk"`` (a Flask app written unseen, 2026-12-06)."""
+    script = """
+      const url = id ? "/talk?c=" + encodeURIComponent(id) : "/talk";
+      const res = await fetch(url, { method: "POST", body: JSON.stringify({ input: text }) });
+    """
+    got = calls_in(script)
+    assert got.calls == [Call("POST", "/talk", query="c"), Call("POST", "/talk")]
+    assert got.queried() == [("/talk", "c")] and got.fields == ["input"]
