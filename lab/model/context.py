@@ -46,15 +46,17 @@ def said_as_is(body: str, calls: list[dict[str, Any]]) -> bool:
     """A streamed body that is a call's whole reply to the letter (spaces at its ends aside): the
     app added nothing of its own to what the model said -- no error of its own in the text."""
     text = body.strip()
-    return bool(text) and any(c.get("outcome") == "whole" and (c.get("reply") or "").strip() == text for c in calls)
+    return bool(text) and any(r.strip() == text for r in _whole_replies(calls))
 
 
 def carries_a_reply(text: str, calls: list[dict[str, Any]]) -> bool:
     """An answer's reply text that holds a call's whole reply (entities and runs of spaces aside:
     an app may render it as HTML, trim it, or wrap it in words of its own)."""
-    return any(
-        r and r in _plain(text) for r in (_plain(c.get("reply") or "") for c in calls if c.get("outcome") == "whole")
-    )
+    return any(r and r in _plain(text) for r in map(_plain, _whole_replies(calls)))
+
+
+def _whole_replies(calls: list[dict[str, Any]]) -> list[str]:
+    return [c.get("reply") or "" for c in calls if c.get("outcome") == "whole"]
 
 
 def _plain(text: str) -> str:

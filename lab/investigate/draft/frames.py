@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lab.investigate.draft.infer import Draft
-from lab.investigate.draft.routes import ID, _argument, _defined, _literal, _parts, _STRING
+from lab.investigate.draft.routes import ID, first_argument, defined_as, literal_text, plus_parts, STRING
 
 _SOCKET = re.compile(r"\bnew\s+WebSocket\s*\(")
 _SEND = re.compile(r"\.send\s*\(\s*JSON\.stringify\s*\(\s*\{([^{}]*)\}")
@@ -49,8 +49,8 @@ def sockets_in(script: str) -> list[Socket]:
     """The WebSockets a page's script opens, their message frame and the kinds it handles (pure)."""
     out = []
     for m in _SOCKET.finditer(script):
-        arg, _ = _argument(script, m.end())
-        url = "".join(_literal(p) for p in _parts(_defined(script, arg.strip())))
+        arg, _ = first_argument(script, m.end())
+        url = "".join(literal_text(p) for p in plus_parts(defined_as(script, arg.strip())))
         # The scheme and host dropped, or a base the script names (`${base}/ws`, wsUrl + "/chat").
         path = re.sub(r"^[^/]*//[^/]*", "", url) if "//" in url else re.sub(r"^\{session\}(?=/)", "", url)
         if path.startswith("/") and not path.startswith("/" + ID):
@@ -59,7 +59,7 @@ def sockets_in(script: str) -> list[Socket]:
         return []
     sent = _SEND.search(script)
     for name, value in _PAIR.findall(sent.group(1) if sent else ""):
-        if _STRING.fullmatch(value.strip()):
+        if STRING.fullmatch(value.strip()):
             out[0].message[name] = value.strip()[1:-1]
         elif out[0].text_field is None and not _ID_NAMES.match(name):
             out[0].text_field = name

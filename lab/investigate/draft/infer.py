@@ -96,6 +96,20 @@ def lists(doc: Any) -> list[tuple[str, list[Any]]]:
     return out
 
 
+def order_of_two(d: Draft, doc: Any, items: str, first: str, second: str) -> bool:
+    """The history's order from a read listing two messages sent one after the other (where no
+    reply's text places the message): which of them ``items`` lists first. False: not told
+    (either not shown)."""
+    found = next((v for k, v in lists(doc) if k == items), [])
+    where = [next((i for i, it in enumerate(found) if x in str(it)), None) for x in (first, second)]
+    if where[0] is None or where[1] is None:
+        return False
+    before = where[1] < where[0]
+    order = "newest_first" if before else "oldest_first"
+    d.put("history", "order", order, f"a second message listed {'before' if before else 'after'} the first")
+    return True
+
+
 def history_shape(doc: Any, sent: str, reply: str | None) -> HistoryShape | None:
     """The history's shape, from a read made after one send of ``sent`` (answered ``reply``):
     the list holding that text, its items' fields (or "role<sep>text" strings), the roles of

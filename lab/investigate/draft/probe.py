@@ -21,6 +21,7 @@ from lab.investigate.draft.infer import (
     history_shape,
     key_pattern,
     lists,
+    order_of_two,
     reply_path,
 )
 from lab.investigate.draft import frames, routes, session
@@ -257,15 +258,8 @@ def _order_of_two(c: Client, d: Draft, first: str, path: str, sid: str, shape: H
     second = f"chaoslab init probe {secrets.token_hex(4)}"
     c.call("POST", at(d, str(d.get("chat", "path")), sid), {d.get("chat", "message_field"): second})
     _, _, doc = c.call("GET", at(d, path, sid))
-    items = next((v for k, v in lists(doc) if k == shape.items), [])
-    where = [next((i for i, it in enumerate(items) if x in str(it)), None) for x in (first, second)]
-    if where[0] is None or where[1] is None:
+    if not order_of_two(d, doc, shape.items, first, second):
         d.missing("history", "order", "oldest_first or newest_first: a second message did not show to tell")
-        return
-    order = "newest_first" if where[1] < where[0] else "oldest_first"
-    d.put(
-        "history", "order", order, f"a second message listed {'before' if where[1] < where[0] else 'after'} the first"
-    )
 
 
 def _unsent(c: Client, d: Draft, page: Routes) -> None:

@@ -56,7 +56,7 @@ _HEAD = re.compile(
 _NOT_NAMES = {"if", "for", "while", "switch", "catch", "function", "return"}
 _METHOD = re.compile(r"(?i)get|post|put|patch|delete")
 _SRC = re.compile(r"<script[^>]*\bsrc\s*=\s*[\"']([^\"']+)[\"']", re.I)
-_STRING = re.compile(r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|`(?:[^`\\]|\\.)*`", re.S)
+STRING = re.compile(r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|`(?:[^`\\]|\\.)*`", re.S)
 _FIELDS = re.compile(r"JSON\.stringify\(\s*\{([^{}]*)\}")
 _QUERY_ID = re.compile(r"[?&]([A-Za-z_][A-Za-z0-9_]*)=\{session\}")
 _MINTS = re.compile(r"\b(randomUUID|uuidv4|uuid\.v4|v4 as uuid|nanoid)\b")
@@ -136,7 +136,7 @@ def _top(text: str, start: int = 0) -> Iterator[tuple[int, str]]:
     closing bracket that closes nothing opened here is yielded last (the call's own ``)``)."""
     depth, i = 0, start
     while i < len(text):
-        m = _STRING.match(text, i)
+        m = STRING.match(text, i)
         if m:
             i = m.end()
             continue
@@ -152,7 +152,7 @@ def _top(text: str, start: int = 0) -> Iterator[tuple[int, str]]:
         i += 1
 
 
-def _argument(text: str, start: int) -> tuple[str, str]:
+def first_argument(text: str, start: int) -> tuple[str, str]:
     """The call's first argument and the rest of its argument list, from just after ``(``."""
     first = None
     for i, ch in _top(text, start):
@@ -163,20 +163,20 @@ def _argument(text: str, start: int) -> tuple[str, str]:
     return text[start:], ""
 
 
-def _parts(expr: str) -> list[str]:
+def plus_parts(expr: str) -> list[str]:
     """``expr`` split at its top-level ``+`` (strings and brackets kept whole)."""
     bounds = [-1, *(i for i, ch in _top(expr) if ch == "+"), len(expr)]
     return [expr[a + 1 : b].strip() for a, b in zip(bounds, bounds[1:])]
 
 
-def _literal(part: str) -> str:
+def literal_text(part: str) -> str:
     """A string's text (a template's ${...} the id); anything that is not a string, the id."""
-    if not _STRING.fullmatch(part):
+    if not STRING.fullmatch(part):
         return ID
     return re.sub(r"\$\{[^}]*\}", ID, part[1:-1]) if part[0] == "`" else part[1:-1]
 
 
-def _defined(script: str, expr: str) -> str:
+def defined_as(script: str, expr: str) -> str:
     """A name (``url``, ``url()``, ``api.history(id)``'s last name) the script defines as a
     string expression -- ``const url = () => "..." + id``, ``function url(){ return ...; }``,
     ``let url = ...`` -- as that expression; anything else as it is."""
@@ -205,7 +205,7 @@ def _ends_line(script: str, i: int) -> bool:
 def _url(expr: str) -> str | None:
     """A URL expression as a path and query: literals kept, anything else the id; None: not a
     path."""
-    out = "".join(_literal(p) for p in _parts(expr.strip()))
+    out = "".join(literal_text(p) for p in plus_parts(expr.strip()))
     if out.startswith(("http://", "https://")):
         split = urlsplit(out)
         out = split.path + (f"?{split.query}" if split.query else "")
@@ -219,9 +219,9 @@ def calls_in(script: str) -> Routes:
     of its own that takes the URL as a parameter (``api("POST", "/api/x/" + id, {prompt})``)."""
     found = Routes(mints=bool(_MINTS.search(script)))
     for m in _CALL.finditer(script):
-        arg, rest = _argument(script, m.end())
+        arg, rest = first_argument(script, m.end())
         # A conditional URL (id ? "/talk?c=" + id : "/talk"): each branch a call of its own.
-        urls = [u for b in _branches(_defined(script, arg.strip())) if (u := _url(b)) is not None]
+        urls = [u for b in _branches(defined_as(script, arg.strip())) if (u := _url(b)) is not None]
         if not urls and (w := _wrapper(script, m.start(), arg.strip())) is not None:
             _through(script, w, rest, found)
         post = m.group(2) == "post" or re.search(r"method\s*:\s*[\"'`]POST", rest, re.I)
@@ -244,7 +244,7 @@ def _header(rest: str) -> str | None:
     the conversation's id, where it is no header every request has."""
     m = re.search(r"\bheaders\s*:\s*\{([^{}]*)\}", rest)
     for name, value in re.findall(r"[\"']?([A-Za-z][\w-]*)[\"']?\s*:\s*([^,}]+)", m.group(1) if m else ""):
-        if name.lower() not in _COMMON_HEADERS and not _STRING.fullmatch(value.strip()):
+        if name.lower() not in _COMMON_HEADERS and not STRING.fullmatch(value.strip()):
             return str(name)
     return None
 
@@ -279,7 +279,7 @@ def _wrapper(script: str, at: int, arg: str) -> _Wrapper | None:
         name = h.group(1) or h.group(2) or h.group(3)
         if arg in params and name not in _NOT_NAMES:
             method = next((i for i, p in enumerate(params) if re.fullmatch(r"(?i)method|verb", p)), None)
-            return _Wrapper(name, params.index(arg), method, _argument(script, script.index("(", at) + 1)[1])
+            return _Wrapper(name, params.index(arg), method, first_argument(script, script.index("(", at) + 1)[1])
     return None
 
 
@@ -290,11 +290,11 @@ def _through(script: str, w: _Wrapper, rest: str, found: Routes) -> None:
         args, end = _args(script, m.end())
         if re.match(r"\s*(?:\{|=>)", script[end:]) or len(args) <= w.url:
             continue  # the helper's own head, or a call without the URL
-        if (url := _url(_defined(script, args[w.url]))) is None:
+        if (url := _url(defined_as(script, args[w.url]))) is None:
             continue
-        said = [a[1:-1].upper() for i, a in enumerate(args) if i != w.url and _STRING.fullmatch(a)]
+        said = [a[1:-1].upper() for i, a in enumerate(args) if i != w.url and STRING.fullmatch(a)]
         verb = next((v for v in said if _METHOD.fullmatch(v)), None)
-        payload = [a for i, a in enumerate(args) if i not in (w.url, w.method) and not _STRING.fullmatch(a)]
+        payload = [a for i, a in enumerate(args) if i not in (w.url, w.method) and not STRING.fullmatch(a)]
         if verb is None:
             own = re.search(r"method\s*:\s*[\"'`](\w+)", w.fetch_rest or rest)
             verb = own.group(1).upper() if own else "POST" if payload else "GET"

@@ -13,7 +13,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from lab.investigate.draft.client import Client
-from lab.investigate.draft.infer import Draft, an_id, answer_id, history_shape, lists, pick_cookie
+from lab.investigate.draft.infer import Draft, an_id, answer_id, history_shape, order_of_two, pick_cookie
 from lab.investigate.draft.routes import ID, QUERY_NAMES, Routes
 from lab.investigate.spec.schema import MINTED
 
@@ -161,7 +161,7 @@ def answered_id(c: Client, d: Draft, text: str, reply: str, answer: Any, page: R
             c.call("POST", chat, body)
             if (both := history_shape(doc := c.call("GET", url)[2], again, None)) is not None:
                 if not reply:  # a streamed answer gave no reply to place: the two messages tell the order
-                    _order(d, doc, both.items, text, again)
+                    order_of_two(d, doc, both.items, text, again)
                 if body_field:
                     d.put("session", "field", body_field, f"a second message with {body_field} in its body joined it")
                 return sid
@@ -173,19 +173,6 @@ def answered_id(c: Client, d: Draft, text: str, reply: str, answer: Any, page: R
         )
         return sid
     return None
-
-
-def _order(d: Draft, doc: Any, items: str, first: str, second: str) -> None:
-    found = next((v for k, v in lists(doc) if k == items), [])
-    at = [next((i for i, it in enumerate(found) if x in str(it)), None) for x in (first, second)]
-    if at[0] is not None and at[1] is not None:
-        order = "newest_first" if at[1] < at[0] else "oldest_first"
-        d.put(
-            "history",
-            "order",
-            order,
-            f"a second message listed {'before' if order == 'newest_first' else 'after'} the first",
-        )
 
 
 def cookie(c: Client, d: Draft) -> str | None:
