@@ -3,7 +3,8 @@ anthropic SDK, a Redis Stream a conversation) telling a failed store in words: w
 refusing one send's writes it answers 200 with an apology where the model's reply goes. That
 answer carries none of the stand-in model's reply to the send, so it is no acknowledgement:
 nothing drawn (acked_write_refused 4/4 before, 2026-12-06). The same app storing in a thread
-whose error is only printed: acked_write_refused in every trial."""
+whose error is only printed: acked_write_refused in every trial (beside it, at times,
+stored_after_answer: the same thread storing a turn after its answer, 1/3 in a CI run)."""
 
 from __future__ import annotations
 
@@ -31,5 +32,6 @@ def test_a_store_left_to_a_thread_is_acknowledged_though_refused(tmp_path: Path)
     code, out, results = investigate(tmp_path, *ONLY, "--set", "start.env.APP_BUGS=thread_save", spec=STREAMS_APP)
     assert code == 1, out
     found = {d["code"]: d for d in results["diagnoses"]}
-    assert set(found) == {"acked_write_refused"}, out
+    # The thread's store may also land after the answer of a turn before: stored_after_answer, the same bug.
+    assert "acked_write_refused" in found and set(found) <= {"acked_write_refused", "stored_after_answer"}, out
     assert found["acked_write_refused"]["k"] == found["acked_write_refused"]["n"] >= 3, found
