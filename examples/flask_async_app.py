@@ -7,7 +7,9 @@ the history is `{"log": [["user", "..."], ["assistant", "..."]]}`, pairs as 2-el
 APP_BUGS=global_client: one module-level client shared by every request's loop ("attached to a
 different loop", "Event loop is closed": half the requests answer 500) -> errors_without_fault,
 history_reads_failing, the client's line proven. APP_BUGS=swallow: a failed store logged, the
-answer 200 -> acked_write_refused.
+answer 200 -> acked_write_refused. APP_BUGS=expire_nx: EXPIRE ... NX, set once at the key's
+creation, never renewed -> ttl_not_renewed (the key found by what it holds: its name has the id,
+the cookie has it signed).
 """
 
 import json
@@ -77,7 +79,8 @@ async def store_turns(r, cid: str, user_msg: str, answer: str) -> None:
         pipe.rpush(
             key, json.dumps({"role": "user", "content": user_msg}), json.dumps({"role": "assistant", "content": answer})
         )
-        pipe.expire(key, HISTORY_TTL)
+        # BUG expire_nx: NX "so the TTL is not reset by every turn" -- it is then never renewed.
+        pipe.expire(key, HISTORY_TTL, nx="expire_nx" in BUGS)
         await pipe.execute()
 
 

@@ -134,6 +134,11 @@ class Trial:
         doing, not the read path's)."""
         return self.refresh == "browser_restart" and self.cookie_persistent is False
 
+    @property
+    def texts(self) -> list[str]:
+        """The trial's messages, in the order sent (each holds the trial's nonce: its own)."""
+        return [s.text for s in self.sends]
+
     def mark(self, kind: str, at: float | None = None, **what: Any) -> None:
         """An event of the trial's own timeline (a refresh; ``phase``: where its wall time went,
         summed by lab bench), at ``at`` or now."""

@@ -346,9 +346,9 @@ def test_a_python_image_and_a_redis_with_a_password_and_a_db_number(tmp_path: Pa
         tmp_path, engine, spec, "--trials", "5", "--only", "down", "--set", "start.env.CHAT_BUGS=background_save"
     )
     found = {d["code"]: d for d in results.get("diagnoses", [])}
-    assert "acked_while_unreachable" in found and set(found) <= {"acked_while_unreachable", "stored_after_answer"}, (
-        p.stdout
-    )
+    out = p.stdout + p.stderr
+    assert p.returncode == 1 and results, f"exit {p.returncode}\n{out}"
+    assert "acked_while_unreachable" in found and set(found) <= {"acked_while_unreachable", "stored_after_answer"}, out
     judged = sum(c["trials"] - c["unknown"] for c in results["cells"])
     assert judged >= 2 and found["acked_while_unreachable"]["k"] == judged, results["cells"]
 

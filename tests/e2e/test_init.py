@@ -72,11 +72,12 @@ def _init(
         # A plain WebSocket: [transport] from the page's script and the frames that answered.
         ("node examples/node/live.js", ("--env", "OPENAI_BASE_URL=x"), {"transport": "chunk", "session": "value"}),
         # A history of [role, text] arrays: their places are the fields ("0", "1"); no Redis key
-        # named after the session (it is inside Flask's signed cookie): [redis] left out.
+        # named after the session as the lab sees it (the id is inside Flask's signed cookie): the
+        # one key holding two messages, its id as `*`.
         (
             "{python} -m gunicorn --chdir examples --workers 1 --threads 8 --bind 127.0.0.1:{port} flask_async_app:app",
             ("--env", "OPENAI_BASE_URL=x"),
-            {"history": "role_field", "http": "cookie", "redis": "none"},
+            {"history": "role_field", "http": "cookie", "redis": "c:*"},
         ),
         # The id in a streamed answer's first event, sent back in the query of a URL the page builds
         # with a conditional; the order told by two messages (no reply text to place).
@@ -109,8 +110,8 @@ def test_init_drafts_a_spec_that_passes_the_contract_check(
     assert code == 0, out
     assert "contract ok" in out and "passes the contract check" in out, out
     spec = tomllib.loads(text)
-    if expect.get("redis") == "none":  # no key named after the session: left out, and said so
-        assert "redis" not in spec and "[redis] key: not inferred" in out, text
+    if "redis" in expect:  # no key named after the session: the one holding both messages, found
+        assert spec["redis"]["key"] == expect["redis"] and "[redis] key: not inferred" not in out, text
     else:
         assert "{session}" in spec["redis"]["key"], text
     assert all(k in spec[section] for section, k in expect.items() if section != "redis"), text

@@ -32,3 +32,16 @@ def test_a_client_shared_across_event_loops_fails_by_itself_and_its_line_is_prov
 def test_the_correct_app_shows_only_its_session_cookie(tmp_path: Path) -> None:
     code, out, results = investigate(tmp_path, *ONLY, spec=FLASK_ASYNC)
     assert [d["code"] for d in results["diagnoses"]] == ["session_cookie"], out
+
+
+def test_a_ttl_set_with_nx_is_never_renewed_on_the_key_found_by_what_it_holds(tmp_path: Path) -> None:
+    """EXPIRE ... NX on every turn sets the TTL once: ttl_not_renewed, read on the key found by the
+    trial's messages (`c:*`: the id in its name is inside the signed cookie), its line proven."""
+    args = ("--only", "none", "--turns", "3", "--trials", "2", "--set", "start.env.APP_BUGS=expire_nx")
+    code, out, results = investigate(tmp_path, *args, spec=FLASK_ASYNC)
+    found = {d["code"]: d for d in results["diagnoses"]}
+    assert code == 1 and "ttl_not_renewed" in found and set(found) <= {"ttl_not_renewed", "session_cookie"}, out
+    judged = found["ttl_not_renewed"]
+    assert judged["k"] == judged["n"] >= 4, judged
+    proven = [x for x in results["suspects"]["suspects"] if x["status"] == "proven"]
+    assert [x["check"] for x in proven] == ["ttl_conditional"], proven  # its EXPIRE ... NX line

@@ -5,7 +5,7 @@ browser restart, and the session cookie -- what a trial reads raw, for the probe
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import cast
@@ -25,6 +25,8 @@ from lab.model.history import Row, Send
 from lab.investigate.evidence.rows import parse_rows
 from lab.investigate.spec.parse import Spec
 
+KeyFinder = Callable[[str, Sequence[str]], "str | None"]  # (the spec's key, texts) -> the key holding them
+
 
 @dataclass
 class Read:
@@ -40,8 +42,11 @@ class Read:
 
 
 class Pages:
-    def __init__(self, spec: Spec, browser: Browser) -> None:
+    def __init__(self, spec: Spec, browser: Browser, find: KeyFinder | None = None) -> None:
         self.spec, self.browser = spec, browser
+        # A key found by what it holds ([redis] key with `*`): found once a session, then kept --
+        # a key later gone (expired, deleted) is evidence, not a reason to look again.
+        self._find, self._found = find, dict[str, str]()
         self.identity = Identity(spec)
         # Browser contexts reused trial after trial, in the pool the chaos runner's slots are in: a
         # new context and page cost Chromium a renderer process each (measured: 1.8 s of a 4.5 s
@@ -221,12 +226,19 @@ class Pages:
         c = await self.identity.cookie(ctx) if self.spec.session.is_cookie else None
         return None if c is None else c.get("expires", -1) != -1
 
-    async def session_key(self, ctx: BrowserContext) -> str | None:
-        """The conversation's Redis key for this context's session ([redis] key), if known."""
+    async def session_key(self, ctx: BrowserContext, texts: Sequence[str] = ()) -> str | None:
+        """The conversation's Redis key for this context's session ([redis] key), if known;
+        ``texts``: the session's messages, by which a key of the `*` form is found."""
         sid = await self.identity.session_id(ctx)
-        if not self.spec.redis.key or sid is None:
+        template = self.spec.redis.key
+        if not template or sid is None:
             return None
-        return self.spec.redis.key.replace("{session}", sid)
+        if "{session}" in template:
+            return template.replace("{session}", sid)
+        if sid not in self._found and self._find is not None and texts:
+            if (key := self._find(template, texts)) is not None:
+                self._found[sid] = key
+        return self._found.get(sid)
 
     def rows(self, raw: HistoryRead) -> Read:
         """A raw history read as rows of the spec's form (an error where it is not)."""

@@ -264,6 +264,20 @@ def key_pattern(keys: list[str], session: str) -> str | None:
     return named[0].replace(session, "{session}")
 
 
+# A part of a key's name that reads as an id: a number (a counter), 8+ characters of an id's
+# alphabet with a digit (a uuid, a hex digest), or 16+ mixing cases (a token_urlsafe).
+ID_PART = re.compile(r"\d+|(?=[^:/]*\d)[\w.=-]{8,}|(?=[^:/]*[a-z])(?=[^:/]*[A-Z])[\w-]{16,}")
+
+
+def key_glob(key: str) -> str | None:
+    """A conversation's key whose name holds an id the lab does not see (one inside a signed
+    cookie, a hash of the session, a login's user id) as the spec's `*` form: each part between
+    separators that reads as an id is `*` (None: no part does)."""
+    parts = re.split(r"([:/])", key)
+    out = ["*" if ID_PART.fullmatch(p) else p for p in parts]
+    return "".join(out) if "*" in out else None
+
+
 def pick_cookie(names: list[str]) -> str | None:
     """The session cookie among those the app set: the one named like a session, else the only one."""
     liked = [n for n in names if any(w in n.lower() for w in ("sid", "session", "conv", "chat"))]

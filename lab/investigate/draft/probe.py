@@ -19,6 +19,7 @@ from lab.investigate.draft.infer import (
     answer_id,
     end_event,
     history_shape,
+    key_glob,
     key_pattern,
     lists,
     order_of_two,
@@ -79,7 +80,7 @@ def probe(
             sid = session.answered_id(c, d, text, reply, answer, page)
         sid = sid or session.cookie(c, d)
         _asked_to_stream(c, d, sid)
-    _key(d, text, sid, keys, pttl)
+    _key(d, text, sid, keys, pttl, again=(lambda: _second(c, d, sid)) if sent is not None else (lambda: None))
 
 
 def _stream_doc(body: str) -> Any:
@@ -101,28 +102,61 @@ def _handshake(c: Client) -> dict[str, str]:
     return {**c.headers, **({"Cookie": jar} if jar else {})}
 
 
-def _key(d: Draft, text: str, sid: str | None, keys: Callable[[str], list[str]], pttl: Callable[[str], int]) -> None:
-    """[redis] key: the key holding the message sent, named after the session."""
+def _key(
+    d: Draft,
+    text: str,
+    sid: str | None,
+    keys: Callable[[str], list[str]],
+    pttl: Callable[[str], int],
+    again: Callable[[], str | None] = lambda: None,
+) -> None:
+    """[redis] key: the key holding the message sent, named after the session -- else, where one
+    key holds a second message too and its name has an id, that key's shape (`*`: found by what
+    it holds). ``again``: send a second message, its text (None: it could not be sent)."""
     holding = keys(text)
     pattern = key_pattern(holding, sid) if sid else None
-    if pattern:
+    if pattern and sid:
         d.put("redis", "key", pattern, "the key holding the message sent, named after the session")
-        if sid and pttl(pattern.replace("{session}", sid)) == -1:
-            # A run sees a TTL the app sets; one it never sets may be on purpose or forgotten.
-            d.notes.append(
-                "[redis] expires: the conversation's key has no TTL -- if conversations are meant to expire, "
-                "add expires = true (a key with none is then a defect: no_ttl); expires = false says they are kept"
-            )
-    else:  # optional: without it the lab reads no TTL and no raw values (fewer diagnoses)
+        key: str | None = pattern.replace("{session}", sid)
+    else:
+        key = _found_key(d, holding, keys, again) if holding else None
+    if key is not None and pttl(key) == -1:
+        # A run sees a TTL the app sets; one it never sets may be on purpose or forgotten.
+        d.notes.append(
+            "[redis] expires: the conversation's key has no TTL -- if conversations are meant to expire, "
+            "add expires = true (a key with none is then a defect: no_ttl); expires = false says they are kept"
+        )
+    if key is None:  # optional: without it the lab reads no TTL and no raw values (fewer diagnoses)
         d.notes.append(
             "[redis] key: not inferred -- "
             + (
-                f"the keys holding the message ({', '.join(holding[:3])}) are not named after the session"
+                f"the keys holding the message ({', '.join(holding[:3])}) are not named after the session, "
+                "and no one of them holds a second message under a name with an id"
                 if holding
                 else "no key in the lab's Redis holds the message sent"
             )
             + "; without it, the TTL rules and history_hides_stored are not judged"
         )
+
+
+def _found_key(
+    d: Draft, holding: list[str], keys: Callable[[str], list[str]], again: Callable[[], str | None]
+) -> str | None:
+    """The one key holding a second message too, drafted with its id parts as `*`; None where
+    none or several do (a key a message, an index beside them) or its name has no id."""
+    second = again()
+    both = [k for k in keys(second) if k in holding] if second else []
+    glob = key_glob(both[0]) if len(both) == 1 else None
+    if glob is None:
+        return None
+    d.put(
+        "redis",
+        "key",
+        glob,
+        f"the one key holding both messages sent ({both[0]}), its id not the session's as the lab sees it: "
+        "`*`, a trial's key is the one of this shape holding its messages",
+    )
+    return both[0]
 
 
 def _ready(c: Client, d: Draft) -> None:
@@ -251,14 +285,22 @@ def _read(c: Client, d: Draft, text: str, reply: str, sid: str | None, page: Rou
     d.missing("history", "path", f"the history route: none of GET {', '.join(paths)} showed the message sent")
 
 
+def _second(c: Client, d: Draft, sid: str | None) -> str | None:
+    """A second message on the drafted chat route: its text (None: the app did not take it)."""
+    second = f"chaoslab init probe {secrets.token_hex(4)}"
+    status, _, _ = c.call(
+        "POST", at(d, str(d.get("chat", "path")), sid or ""), {d.get("chat", "message_field"): second}
+    )
+    return second if 200 <= status < 300 else None
+
+
 def _order_of_two(c: Client, d: Draft, first: str, path: str, sid: str, shape: HistoryShape) -> None:
     """The history's order where the reply's text is not known to place it (a streamed answer,
     the app's own format): a second message, then which of the two the read lists first. Not
     told (the second not taken, not shown): the order is asked, never defaulted."""
-    second = f"chaoslab init probe {secrets.token_hex(4)}"
-    c.call("POST", at(d, str(d.get("chat", "path")), sid), {d.get("chat", "message_field"): second})
+    second = _second(c, d, sid)
     _, _, doc = c.call("GET", at(d, path, sid))
-    if not order_of_two(d, doc, shape.items, first, second):
+    if second is None or not order_of_two(d, doc, shape.items, first, second):
         d.missing("history", "order", "oldest_first or newest_first: a second message did not show to tell")
 
 

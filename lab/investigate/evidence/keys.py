@@ -9,14 +9,16 @@ still in flight makes the read unsettled, and an unsettled read is never such ev
 from __future__ import annotations
 
 import asyncio
+import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from itertools import islice
 from typing import Any, TypeVar
 
 import redis
 
 from lab.common.wait import quiet_poll_s
-from lab.investigate.evidence.store import StoreMonitor, fill
+from lab.investigate.evidence.store import StoreMonitor, fill, key_shape
 from lab.investigate.spec.schema import RedisKey
 from lab.model.history import Trial, TtlObs
 from lab.model.store import carries
@@ -45,6 +47,9 @@ def settle_deadline_s(step_delay_ms: float) -> float:
 
 
 T = TypeVar("T")
+# A key found by what it holds (KeyReader.find) is looked for among this many keys of its shape:
+# the lab's Redis holds the run's conversations only, a few hundred.
+MOST_KEYS = 5000
 CLIENT_NAME = "chaoslab-reader"  # lab.investigate.evidence.store.LAB_CLIENT_PREFIX
 
 
@@ -99,6 +104,26 @@ class KeyReader:
             return pttl, kind, [v if isinstance(v, bytes) else str(v).encode() for v in got]
 
         return self._call(read)
+
+    def find(self, template: str, texts: Sequence[str]) -> str | None:
+        """The conversation's key where its name holds no id the lab sees ([redis] key with `*`:
+        an id inside a signed cookie, a hash of the session, a login's user id): the one key of
+        the template's shape whose values hold the most of ``texts`` (the trial's own messages,
+        which no other conversation holds). None: no key holds any, or two hold as many -- the
+        conversation is not one key (a key a message), or is written twice, and no key is read."""
+        shape = key_shape(template)
+        glob = re.sub(r"([?\[\]\\])", r"\\\1", template)  # Redis's glob: `*` alone is a wildcard
+
+        def find(r: redis.Redis) -> list[bytes]:
+            return [k for k in islice(r.scan_iter(match=glob, count=500), MOST_KEYS) if shape.fullmatch(k)]
+
+        held = {}
+        for k in self._call(find):
+            values = self.read(k.decode(errors="replace"))[2]
+            held[k.decode(errors="replace")] = sum(any(carries(v, text) for v in values) for text in texts)
+        best = max(held.values(), default=0)
+        top = [k for k, n in held.items() if n == best]
+        return top[0] if best > 0 and len(top) == 1 else None
 
     def exists(self, key: str) -> bool:
         return bool(self._call(lambda r: r.exists(key)))

@@ -176,10 +176,11 @@ class StoreMonitor(Monitor):
 
 
 def key_shape(template: str) -> re.Pattern[bytes]:
-    """The spec's key pattern ("chat:{session}") as a match for any conversation's key."""
-    head, _, tail = template.partition("{session}")
+    """The spec's key pattern ("chat:{session}", or "chat:*:log" where the key is found by what
+    it holds) as a match for any conversation's key."""
+    parts = template.split("{session}") if "{session}" in template else template.split("*")
     # An id holds no separator: "chat:abc:meta" is a sibling of "chat:abc", not another conversation.
-    return re.compile(re.escape(head.encode()) + rb"[^:/\s]+" + re.escape(tail.encode()))
+    return re.compile(rb"[^:/\s]+".join(re.escape(p.encode()) for p in parts))
 
 
 # Commands that name a second key they change: the destination (RENAME tmp conv:1 swaps a list

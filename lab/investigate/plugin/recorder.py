@@ -325,8 +325,10 @@ class Recorder:
             return
         keys = KeyReader(self.redis_url)
         try:
-            key = self.spec.redis.key.replace("{session}", sid)
-            read_final(keys, t, key, self.store, self._t0, self.spec.redis, dump=True)
+            template = self.spec.redis.key
+            key = template.replace("{session}", sid) if "{session}" in template else keys.find(template, t.texts)
+            if key is not None:
+                read_final(keys, t, key, self.store, self._t0, self.spec.redis, dump=True)
         finally:
             keys.close()
 

@@ -61,7 +61,7 @@ class Prober:
     def __post_init__(self) -> None:
         self.keys = KeyReader(self.redis_url)
         self._final_values: list[bytes] = []  # the last _redis_final's raw values
-        self.pages = Pages(self.spec, self.browser)
+        self.pages = Pages(self.spec, self.browser, find=self.keys.find)
 
     async def close_pool(self) -> None:
         await self.pages.close()
@@ -314,14 +314,14 @@ class Prober:
     async def _observe_ttl(self, ctx: BrowserContext, t: Trial, turn: int, step: Lockstep | None) -> None:
         """The key's PTTL once the turn's writes have settled (lab.investigate.evidence.keys: the
         quiet window outlasts one step of the app's writes under the trial's fault)."""
-        if (key := await self.pages.session_key(ctx)) is not None:
+        if (key := await self.pages.session_key(ctx, t.texts)) is not None:
             # A one-send fault is healed before this (drop at=write's hold: 1.3 s of a 2.4 s trial).
             delay_ms = step.fault.step_delay_ms() if step and step.fault.window == "trial" else 0.0
             t.ttl.append(await self.keys.settled_ttl(key, turn, delay_ms, self.store))
 
     async def _redis_final(self, ctx: BrowserContext, t: Trial) -> None:
         """The key after the history settled: its dump, and the trial's last (settled) TTL read."""
-        if (key := await self.pages.session_key(ctx)) is None:
+        if (key := await self.pages.session_key(ctx, t.texts)) is None:
             return
         since = t.events[0]["t"] if t.events else time.time()
         pttl, self._final_values, t0, t1 = read_final(self.keys, t, key, self.store, since, self.spec.redis)
@@ -336,7 +336,7 @@ class Prober:
         # Only where this reload is the cut: the app's own page over HTTP (over its own socket the
         # page closed it at the first fragment: app_frames.cut_hook; a key read now comes later).
         at_the_cut = self.spec.page is not None and self.spec.transport is None
-        key = await self.pages.session_key(ctx) if at_the_cut else None
+        key = await self.pages.session_key(ctx, t.texts) if at_the_cut else None
         before_cut = self.keys.read(key)[2] if key is not None else None
         t.mark("refresh")
         self._page_after(await self._reload(page, t), t)

@@ -90,7 +90,7 @@ async def send_mid_write(
     follow, while it is in flight (half the injected latency after it left). Sets
     ``t.page_after_refresh`` (the reloaded page's read) and the refresh mark; the trial unknown
     where the window was missed."""
-    key = await prober.pages.session_key(ctx)
+    key = await prober.pages.session_key(ctx, t.texts)
     text, mid = probe_message(prober.spec, t.trial_id, turn, nonce)
     t_invoke = time.time()
     task = asyncio.create_task(prober._send(page, t.trial_id, turn, nonce, streamed=streamed))
@@ -221,7 +221,7 @@ async def send_reset_at_write(
     """The fault turn's send, its first write's reply reset (``step``: its armed Drop)."""
     fault = step.fault
     assert isinstance(fault, Drop)
-    key = await prober.pages.session_key(ctx)
+    key = await prober.pages.session_key(ctx, t.texts)
     blind = not_testable(prober.store, key)
     if blind is not None:
         t.errors.append(f"drop at=write: {blind.split(': ', 1)[1]}; the reset raised as the send left instead")

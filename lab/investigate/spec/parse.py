@@ -26,7 +26,9 @@ PLACEHOLDERS = ("redis_host", "redis_port", "redis_url", "port", "python", "spec
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 # redis.key: {session} once (one conversation, one key). Other braces are the key's own: a Redis
 # Cluster hash tag around the id is common (thr:{{session}}:log is the key thr:{ID}:log).
-KEY_PATTERN = re.compile(r"^(?:(?!\{session\})\S)*\{session\}(?:(?!\{session\})\S)*$")
+# Or, where the key's name holds no id the lab sees (one inside a signed cookie, a hash of it, a
+# login's user id), `*` for each id: the key of that shape holding the trial's messages.
+KEY_PATTERN = re.compile(r"^(?:(?:(?!\{session\})\S)*\{session\}(?:(?!\{session\})\S)*|(?!.*\{session\})\S*\*\S*)$")
 
 
 def _check_placeholders(field_name: str, text: str) -> None:
@@ -86,7 +88,7 @@ def parse(data: dict[str, Any], path: Path) -> Spec:
         "key",
         pattern=KEY_PATTERN,
         expected="a key pattern containing {session} once, e.g. chat:{session} (braces of a hash tag "
-        "around it are the key's own: chat:{{session}})",
+        "around it are the key's own: chat:{{session}}), or `*` for an id the lab cannot see, e.g. chat:*",
     )
     url_env = text(
         r,

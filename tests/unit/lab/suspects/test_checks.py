@@ -296,6 +296,15 @@ def test_a_module_client_made_under_a_condition_or_a_fallback_is_a_suspect(tmp_p
     assert _scan(tmp_path, "import redis.asyncio as aredis\nclient = None if SHARED else 0\n") == []
 
 
+def test_an_expire_nx_is_a_ttl_set_once(tmp_path: Path) -> None:
+    """EXPIRE ... NX on every turn (a Flask app's "not reset by every turn", 2026-12-06): Redis
+    itself sets the TTL only once. nx=False, or no NX, is a renewal."""
+    body = "def append(r, k, v):\n    p = r.pipeline()\n    p.rpush(k, v)\n    p.expire(k, 60, {})\n    p.execute()\n"
+    for nx in ("nx=True", "nx=ONCE", '"NX"'):
+        assert [s.check for s in _scan(tmp_path, body.format(nx))] == ["ttl_conditional"], nx
+    assert _scan(tmp_path, body.format("nx=False")) == [] and _scan(tmp_path, body.format("xx=False")) == []
+
+
 def test_a_module_client_without_per_request_loops_is_not_a_suspect(tmp_path: Path) -> None:
     """One long-lived loop (no Flask async views): a shared redis.asyncio client is fine."""
     (tmp_path / "app.py").write_text(textwrap.dedent(CASES["module_client"][0]))

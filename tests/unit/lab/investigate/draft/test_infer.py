@@ -17,6 +17,7 @@ from lab.investigate.draft.infer import (
     answer_id,
     end_event,
     history_shape,
+    key_glob,
     key_pattern,
     pick_cookie,
     reply_path,
@@ -117,6 +118,13 @@ def test_key_pattern_is_the_one_key_named_after_the_session() -> None:
     assert key_pattern(["chat:abc123", "other"], "abc123") == "chat:{session}"
     assert key_pattern(["chat:abc123", "chat:abc123:ids"], "abc123") is None  # two: not decided
     assert key_pattern(["chat:zzz"], "abc123") is None
+
+
+def test_key_glob_stars_the_parts_that_read_as_ids() -> None:
+    assert key_glob("c:3f2a9c0e1b4d4e7f8a9b0c1d2e3f4a5b") == "c:*"  # a uuid's hex
+    assert key_glob("u:ada:thread:42:log") == "u:ada:thread:*:log"  # a counter
+    assert key_glob("history/Zx_aQ-bcDEfgHIjkLM") == "history/*"  # a token_urlsafe
+    assert key_glob("conversation_history:main") is None  # words, no id
 
 
 def test_pick_cookie_named_like_a_session_or_the_only_one() -> None:

@@ -47,6 +47,19 @@ def test_a_hash_tag_around_the_session_is_the_keys_own() -> None:
     assert not key_shape(key).fullmatch(b"parley:v1:thr:{a_b-c}:meta")
 
 
+def test_a_star_stands_for_an_id_the_lab_cannot_see() -> None:
+    """`*` where the key's name holds an id the lab does not see (one inside Flask's signed
+    cookie): parsed as it is, and its shape is one id between the separators."""
+    from lab.investigate.evidence.store import key_shape
+
+    data = _data()
+    data["redis"]["key"] = "c:*"
+    key = sp.parse(data, EXAMPLE).redis.key
+    assert key == "c:*"
+    assert key_shape(key).fullmatch(b"c:3f2a9c0e") and not key_shape(key).fullmatch(b"c:3f2a:meta")
+    assert key_shape("u:*:thread:*").fullmatch(b"u:42:thread:ab12")
+
+
 def test_no_stream_section_no_mid_stream_experiment() -> None:
     from lab.investigate.run.experiments import default_plan
 
