@@ -261,7 +261,12 @@ def key_pattern(keys: list[str], session: str) -> str | None:
     named = [k for k in keys if session and session in k]
     if len(named) != 1:
         return None
-    return named[0].replace(session, "{session}")
+    # The id as a whole part of the name where it is one (conversation 1 of user ada1:
+    # u:ada1:conv:1), else wherever it stands once (thr:{ID}:log).
+    parts = re.split(r"([:/])", named[0])
+    if parts.count(session) == 1:
+        return "".join("{session}" if p == session else p for p in parts)
+    return named[0].replace(session, "{session}") if named[0].count(session) == 1 else None
 
 
 # A part of a key's name that reads as an id: a number (a counter), 8+ characters of an id's

@@ -118,6 +118,8 @@ def test_key_pattern_is_the_one_key_named_after_the_session() -> None:
     assert key_pattern(["chat:abc123", "other"], "abc123") == "chat:{session}"
     assert key_pattern(["chat:abc123", "chat:abc123:ids"], "abc123") is None  # two: not decided
     assert key_pattern(["chat:zzz"], "abc123") is None
+    assert key_pattern(["u:ada1:conv:1"], "1") == "u:ada1:conv:{session}"  # the id's whole part
+    assert key_pattern(["thr:{ab12}:log"], "ab12") == "thr:{{session}}:log"
 
 
 def test_key_glob_stars_the_parts_that_read_as_ids() -> None:
