@@ -88,6 +88,8 @@ def _init(
         ),
         # A cookie set only by the app's page (GET /), a WebSocket the handshake's cookie opens.
         ("examples/go-ws/chatd", ("--env", "OPENAI_BASE_URL=x"), {"transport": "end_text", "http": "cookie"}),
+        # A message posted as a form (q=...): refused as JSON, taken as a form.
+        ("{python} examples/aiohttp_app.py", (), {"chat": "body", "history": "order"}),
     ],
     ids=[
         "foreign",
@@ -101,6 +103,7 @@ def _init(
         "flask-async",
         "flask-sse",
         "go-ws",
+        "aiohttp-form",
     ],
 )
 def test_init_drafts_a_spec_that_passes_the_contract_check(

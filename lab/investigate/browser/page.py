@@ -56,14 +56,17 @@ function netTimes(path, t0, start, end) {
   const sent = e.requestStart > 0 ? e.requestStart : e.startTime;
   return {start: (performance.timeOrigin + sent) / 1000, end: (performance.timeOrigin + e.responseEnd) / 1000};
 }
-async function call(method, path, body, mode) {
+async function call(method, path, body, mode, form) {
   const t0 = performance.now(), start = now();
   const ctl = new AbortController();
   const timer = setTimeout(() => ctl.abort(), CFG.timeout_ms);
   path = target(path);
   try {
     const init = {method, credentials: "same-origin", headers: sessionHeaders(), signal: ctl.signal};
-    if (body !== undefined) { init.headers["Content-Type"] = "application/json"; init.body = JSON.stringify(body); }
+    if (body !== undefined && form) {  // [chat] body = "form": as an HTML form posts it
+      init.headers["Content-Type"] = "application/x-www-form-urlencoded";
+      init.body = new URLSearchParams(Object.entries(body).map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v)])).toString();
+    } else if (body !== undefined) { init.headers["Content-Type"] = "application/json"; init.body = JSON.stringify(body); }
     const resp = await fetch(path, init);
     const out = {status: resp.status, type: resp.headers.get("content-type") || "", body: "",
                  ms: 0, error: null, cut: null};
@@ -107,7 +110,7 @@ window.labSend = async (text, id, streamed, mode) => {
   body[CFG.message_field] = text;
   if (CFG.id_field && id) body[CFG.id_field] = id;
   if (CFG.session.field) body[CFG.session.field] = sid();
-  const out = await call("POST", CFG.chat_path, body, mode || "read");
+  const out = await call("POST", CFG.chat_path, body, mode || "read", CFG.chat_body === "form");
   if (out.status >= 200 && out.status < 300) keepFrom(out.body);
   return out;
 };
@@ -146,6 +149,7 @@ def html(spec: Spec, token: str | None = None) -> str:
     t = spec.transport
     cfg = {
         "message_field": spec.chat.message_field,
+        "chat_body": spec.chat.body,
         "id_field": spec.chat.id_field,
         "chat_path": spec.chat.path,
         "history_path": spec.history.path,

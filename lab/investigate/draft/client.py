@@ -1,10 +1,11 @@
-"""lab init's HTTP to the app: a browser's cookie jar, JSON in and out, never raising."""
+"""lab init's HTTP to the app: a browser's cookie jar, JSON (or a form) in and JSON out, never raising."""
 
 from __future__ import annotations
 
 import http.cookiejar
 import json
 import urllib.error
+import urllib.parse
 import urllib.request
 from typing import Any
 
@@ -21,6 +22,7 @@ class Client:
         self.headers: dict[str, str] = {}
         self.body = ""  # the last answer's body as text (a stream's, whose events the draft reads)
         self.chunked = False  # the last answer came in chunks, with no length (a stream, if its type says so)
+        self.form = False  # bodies sent as an HTML form posts them (the chat route took only that)
 
     def call(self, method: str, path: str, body: Any = None) -> tuple[int, str, Any]:
         """(status, content type, JSON or None); status 0 when nothing answered."""
@@ -39,10 +41,16 @@ class Client:
 
     def _raw(self, method: str, path: str, body: Any) -> tuple[int, str, bytes]:
         self.chunked = False
-        data = None if body is None else json.dumps(body).encode()
+        if body is not None and self.form and isinstance(body, dict):
+            data: bytes | None = urllib.parse.urlencode(
+                {k: v if isinstance(v, str) else json.dumps(v) for k, v in body.items()}
+            ).encode()
+            ctype = "application/x-www-form-urlencoded"
+        else:
+            data, ctype = (None if body is None else json.dumps(body).encode()), "application/json"
         req = urllib.request.Request(self.base + path, data=data, method=method, headers=dict(self.headers))
         if data is not None:
-            req.add_header("Content-Type", "application/json")
+            req.add_header("Content-Type", ctype)
         try:
             with self.opener.open(req, timeout=TIMEOUT_S) as resp:
                 self.chunked = "chunked" in resp.headers.get("transfer-encoding", "").lower()

@@ -221,16 +221,19 @@ def answer_id(answer: Any) -> tuple[str, str] | None:
         return None
     for name in (*ID_NAMES, *OBJECT_NAMES):
         if an_id(answer.get(name)):
-            return f"$.{name}", answer[name]
+            return f"$.{name}", str(answer[name])
     for name in OBJECT_NAMES:
         inner = answer.get(name)
         if isinstance(inner, dict) and an_id(inner.get("id")):
-            return f"$.{name}.id", inner["id"]
+            return f"$.{name}.id", str(inner["id"])
     return None
 
 
 def an_id(v: Any) -> bool:
-    """An id's text: one word (a reply in a field named "chat" is not one)."""
+    """An id: one word (a reply in a field named "chat" is not one), or a whole number (an
+    INCR counter's, a database row's: {"id": 1})."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v >= 0
     return isinstance(v, str) and 0 < len(v) <= 128 and not any(c.isspace() for c in v)
 
 

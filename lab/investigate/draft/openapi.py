@@ -83,13 +83,17 @@ def _create(api: Doc, d: Draft) -> None:
     for path, op in api.ops("post"):
         if _PARAM.search(path) or api.body(op).get("required") or "login" in path:
             continue
-        ident = next((k for k in _props(api.answer(op)) if k.lower() in ("id", "conversation_id", "uuid")), None)
+        answer = _props(api.answer(op))
+        ident = next((k for k in answer if k.lower() in ("id", "conversation_id", "uuid")), None)
         below = [p for p in api.paths if p.startswith(path.rstrip("/") + "/{")]
-        if ident and below:
+        # An answer the document does not describe (a view returning a dict) may hold the id:
+        # the probe's create call reads it.
+        if below and (ident or not answer) and not api.body(op):
             d.put("session", "in", "path", f"OpenAPI: {below[0]} continues POST {path}")
-            d.put("session", "from", "create", f"POST {path} answers {ident!r}")
+            d.put("session", "from", "create", f"POST {path} " + (f"answers {ident!r}" if ident else "takes no body"))
             d.put("session", "create", path, "OpenAPI")
-            d.put("session", "id", f"$.{ident}", "OpenAPI: the create call's answer")
+            if ident:
+                d.put("session", "id", f"$.{ident}", "OpenAPI: the create call's answer")
             return
 
 

@@ -16,11 +16,10 @@ from lab.investigate.draft.client import Client
 from lab.investigate.draft.infer import (
     Draft,
     HistoryShape,
+    an_id,
     answer_id,
     end_event,
     history_shape,
-    key_glob,
-    key_pattern,
     lists,
     order_of_two,
     reply_path,
@@ -80,7 +79,7 @@ def probe(
             sid = session.answered_id(c, d, text, reply, answer, page)
         sid = sid or session.cookie(c, d)
         _asked_to_stream(c, d, sid)
-    _key(d, text, sid, keys, pttl, again=(lambda: _second(c, d, sid)) if sent is not None else (lambda: None))
+    session.key(d, text, sid, keys, pttl, again=(lambda: _second(c, d, sid)) if sent is not None else (lambda: None))
 
 
 def _stream_doc(body: str) -> Any:
@@ -100,63 +99,6 @@ def _handshake(c: Client) -> dict[str, str]:
     """What a browser's WebSocket handshake carries: the app's cookies, a login's token."""
     jar = "; ".join(f"{k}={v}" for k, v in c.cookies().items())
     return {**c.headers, **({"Cookie": jar} if jar else {})}
-
-
-def _key(
-    d: Draft,
-    text: str,
-    sid: str | None,
-    keys: Callable[[str], list[str]],
-    pttl: Callable[[str], int],
-    again: Callable[[], str | None] = lambda: None,
-) -> None:
-    """[redis] key: the key holding the message sent, named after the session -- else, where one
-    key holds a second message too and its name has an id, that key's shape (`*`: found by what
-    it holds). ``again``: send a second message, its text (None: it could not be sent)."""
-    holding = keys(text)
-    pattern = key_pattern(holding, sid) if sid else None
-    if pattern and sid:
-        d.put("redis", "key", pattern, "the key holding the message sent, named after the session")
-        key: str | None = pattern.replace("{session}", sid)
-    else:
-        key = _found_key(d, holding, keys, again) if holding else None
-    if key is not None and pttl(key) == -1:
-        # A run sees a TTL the app sets; one it never sets may be on purpose or forgotten.
-        d.notes.append(
-            "[redis] expires: the conversation's key has no TTL -- if conversations are meant to expire, "
-            "add expires = true (a key with none is then a defect: no_ttl); expires = false says they are kept"
-        )
-    if key is None:  # optional: without it the lab reads no TTL and no raw values (fewer diagnoses)
-        d.notes.append(
-            "[redis] key: not inferred -- "
-            + (
-                f"the keys holding the message ({', '.join(holding[:3])}) are not named after the session, "
-                "and no one of them holds a second message under a name with an id"
-                if holding
-                else "no key in the lab's Redis holds the message sent"
-            )
-            + "; without it, the TTL rules and history_hides_stored are not judged"
-        )
-
-
-def _found_key(
-    d: Draft, holding: list[str], keys: Callable[[str], list[str]], again: Callable[[], str | None]
-) -> str | None:
-    """The one key holding a second message too, drafted with its id parts as `*`; None where
-    none or several do (a key a message, an index beside them) or its name has no id."""
-    second = again()
-    both = [k for k in keys(second) if k in holding] if second else []
-    glob = key_glob(both[0]) if len(both) == 1 else None
-    if glob is None:
-        return None
-    d.put(
-        "redis",
-        "key",
-        glob,
-        f"the one key holding both messages sent ({both[0]}), its id not the session's as the lab sees it: "
-        "`*`, a trial's key is the one of this shape holding its messages",
-    )
-    return both[0]
 
 
 def _ready(c: Client, d: Draft) -> None:
@@ -183,6 +125,11 @@ def _login(c: Client, d: Draft, login_env: Callable[[str], str | None]) -> bool:
     if not 200 <= status < 300:
         d.missing("auth", "body", f"a login that works: POST {path} answered {status} with the values given")
         return False
+    if not token and isinstance(doc, dict):  # an answer OpenAPI did not describe: its token's field
+        name = next((k for k, v in doc.items() if "token" in k.lower() and isinstance(v, str) and v), None)
+        if name is not None:
+            token = f"$.{name}"
+            d.put("auth", "token", token, f"the login answered {name!r}")
     if token and isinstance(doc, dict) and isinstance(doc.get(token[2:]), str):
         redact.add(doc[token[2:]])
         c.headers["Authorization"] = "Bearer " + doc[token[2:]]
@@ -194,11 +141,14 @@ def _create(c: Client, d: Draft) -> str | None:
     if not path:
         return None
     status, _, doc = c.call("POST", path)
-    ident = doc.get(id_path[2:]) if isinstance(doc, dict) else None
-    if not 200 <= status < 300 or not isinstance(ident, str):
+    if not id_path and (found := session.made_id(doc)) is not None:  # an answer OpenAPI did not describe
+        id_path = found[0]
+        d.put("session", "id", id_path, f"POST {path} answered {{{id_path[2:]!r}: {found[1]!r}}}")
+    ident = doc.get(id_path[2:]) if isinstance(doc, dict) and id_path else None
+    if not 200 <= status < 300 or not an_id(ident):
         d.missing("session", "create", f"a create call that answers an id: POST {path} answered {status}")
         return None
-    return ident
+    return str(ident)
 
 
 def _send(c: Client, d: Draft, text: str, sid: str | None, page: Routes) -> tuple[str, Any] | None:
@@ -209,6 +159,8 @@ def _send(c: Client, d: Draft, text: str, sid: str | None, page: Routes) -> tupl
     for path in paths:
         for field in fields:
             status, ctype, doc = c.call("POST", at(d, path, sid), {field: text})
+            if status in (400, 415, 422) and not c.form:
+                status, ctype, doc = _as_form(c, d, path, sid, field, text) or (status, ctype, doc)
             if status in (0, 404, 405):
                 break  # no such route: the next path
             if status >= 500:
@@ -230,6 +182,19 @@ def _send(c: Client, d: Draft, text: str, sid: str | None, page: Routes) -> tupl
         )
     elif "transport.kind" not in d.why:
         d.missing("chat", "path", f"the chat route: none of POST {', '.join(paths)} took a message")
+    return None
+
+
+def _as_form(c: Client, d: Draft, path: str, sid: str | None, field: str, text: str) -> tuple[int, str, Any] | None:
+    """The message as an HTML form posts it, where the route refused it as JSON (aiohttp's
+    request.post(), Flask's request.form: a JSON body reads as no field). Taken: the client
+    sends forms from now on, and the draft says so; else None and JSON it stays."""
+    c.form = True
+    got = c.call("POST", at(d, path, sid), {field: text})
+    if 200 <= got[0] < 300:
+        d.put("chat", "body", "form", f"POST {path} refused the message as JSON ({field!r}) and took it as a form")
+        return got
+    c.form = False
     return None
 
 

@@ -57,7 +57,7 @@ _NOT_NAMES = {"if", "for", "while", "switch", "catch", "function", "return"}
 _METHOD = re.compile(r"(?i)get|post|put|patch|delete")
 _SRC = re.compile(r"<script[^>]*\bsrc\s*=\s*[\"']([^\"']+)[\"']", re.I)
 STRING = re.compile(r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|`(?:[^`\\]|\\.)*`", re.S)
-_FIELDS = re.compile(r"JSON\.stringify\(\s*\{([^{}]*)\}")
+_FIELDS = re.compile(r"(?:JSON\.stringify|new URLSearchParams)\(\s*\{([^{}]*)\}")
 _QUERY_ID = re.compile(r"[?&]([A-Za-z_][A-Za-z0-9_]*)=\{session\}")
 _MINTS = re.compile(r"\b(randomUUID|uuidv4|uuid\.v4|v4 as uuid|nanoid)\b")
 _KEY = re.compile(r"(?:^|,)\s*[\"']?([A-Za-z_][A-Za-z0-9_]*)[\"']?\s*(?=[:,]|$)")

@@ -9,11 +9,21 @@ from __future__ import annotations
 import re
 import secrets
 import uuid
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote, urlencode
 
 from lab.investigate.draft.client import Client
-from lab.investigate.draft.infer import Draft, an_id, answer_id, history_shape, order_of_two, pick_cookie
+from lab.investigate.draft.infer import (
+    Draft,
+    an_id,
+    answer_id,
+    history_shape,
+    key_glob,
+    key_pattern,
+    order_of_two,
+    pick_cookie,
+)
 from lab.investigate.draft.routes import ID, QUERY_NAMES, Routes
 from lab.investigate.spec.schema import MINTED
 
@@ -93,10 +103,15 @@ def made_id(doc: Any) -> tuple[str, str] | None:
     is not a time or a URL ({"room": "5f8c...", "idle_ttl": 2700}), or the same inside its one
     object ({"room": {"slug": ...}}: an Express app written unseen, 2026-12-06) -- confirmed only
     by a message then taken below it."""
-    found = answer_id(doc) or (("$.id", doc["id"]) if isinstance(doc, dict) and an_id(doc.get("id")) else None)
+    found = answer_id(doc) or (("$.id", str(doc["id"])) if isinstance(doc, dict) and an_id(doc.get("id")) else None)
     if found is not None or not isinstance(doc, dict):
         return found
-    words = [(k, v) for k, v in doc.items() if an_id(v) and not re.match(r"\d{4}-\d\d-\d\d|https?:", v)]
+    # A word, not a number beside it (a TTL's seconds, a count): an id of numbers is named id.
+    words = [
+        (k, v)
+        for k, v in doc.items()
+        if isinstance(v, str) and an_id(v) and not re.match(r"\d{4}-\d\d-\d\d|https?:", v)
+    ]
     if len(words) == 1:
         return f"$.{words[0][0]}", words[0][1]
     # One object and nothing else to say ({"room": {"slug": ...}}): the same rules inside it.
@@ -186,3 +201,60 @@ def cookie(c: Client, d: Draft) -> str | None:
         return None
     d.put("http", "cookie", name, f"the app set it ({', '.join(sorted(jar))})")
     return jar[name]
+
+
+def key(
+    d: Draft,
+    text: str,
+    sid: str | None,
+    keys: Callable[[str], list[str]],
+    pttl: Callable[[str], int],
+    again: Callable[[], str | None] = lambda: None,
+) -> None:
+    """[redis] key: the key holding the message sent, named after the session -- else, where one
+    key holds a second message too and its name has an id, that key's shape (`*`: found by what
+    it holds). ``again``: send a second message, its text (None: it could not be sent)."""
+    holding = keys(text)
+    pattern = key_pattern(holding, sid) if sid else None
+    if pattern and sid:
+        d.put("redis", "key", pattern, "the key holding the message sent, named after the session")
+        key: str | None = pattern.replace("{session}", sid)
+    else:
+        key = found_key(d, holding, keys, again) if holding else None
+    if key is not None and pttl(key) == -1:
+        # A run sees a TTL the app sets; one it never sets may be on purpose or forgotten.
+        d.notes.append(
+            "[redis] expires: the conversation's key has no TTL -- if conversations are meant to expire, "
+            "add expires = true (a key with none is then a defect: no_ttl); expires = false says they are kept"
+        )
+    if key is None:  # optional: without it the lab reads no TTL and no raw values (fewer diagnoses)
+        d.notes.append(
+            "[redis] key: not inferred -- "
+            + (
+                f"the keys holding the message ({', '.join(holding[:3])}) are not named after the session, "
+                "and no one of them holds a second message under a name with an id"
+                if holding
+                else "no key in the lab's Redis holds the message sent"
+            )
+            + "; without it, the TTL rules and history_hides_stored are not judged"
+        )
+
+
+def found_key(
+    d: Draft, holding: list[str], keys: Callable[[str], list[str]], again: Callable[[], str | None]
+) -> str | None:
+    """The one key holding a second message too, drafted with its id parts as `*`; None where
+    none or several do (a key a message, an index beside them) or its name has no id."""
+    second = again()
+    both = [k for k in keys(second) if k in holding] if second else []
+    glob = key_glob(both[0]) if len(both) == 1 else None
+    if glob is None:
+        return None
+    d.put(
+        "redis",
+        "key",
+        glob,
+        f"the one key holding both messages sent ({both[0]}), its id not the session's as the lab sees it: "
+        "`*`, a trial's key is the one of this shape holding its messages",
+    )
+    return both[0]

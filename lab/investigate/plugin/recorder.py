@@ -180,10 +180,13 @@ class Recorder:
         return sends
 
     def _send(self, req: Request, resp: Response | None) -> Send:
+        field = self.spec.chat.message_field
         try:
-            body = json.loads(req.post_data or "{}")
-            text = str(body.get(self.spec.chat.message_field, ""))
-        except ValueError:
+            if self.spec.chat.body == "form":
+                text = parse_qs(req.post_data or "").get(field, [""])[0]
+            else:
+                text = str(json.loads(req.post_data or "{}").get(field, ""))
+        except (ValueError, AttributeError):
             text = req.post_data or ""
         timing = req.timing
         start = timing["startTime"] / 1000 if timing.get("startTime", -1) > 0 else time.time()

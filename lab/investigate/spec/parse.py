@@ -207,10 +207,11 @@ def _chat(c: dict[str, Any], transport_path: str | None = None) -> Chat:
             pattern=URL_PATH,
             expected="a path starting with /",
         ),
-        text(c, "chat", "message_field", default="message", expected="a JSON field name"),
+        text(c, "chat", "message_field", default="message", expected="a field name"),
         text(c, "chat", "id_field", expected="a JSON field name (omit it if the API has no message id)"),
         text(c, "chat", "reply_path", pattern=JSON_PATH, expected="a JSON path like $.reply"),
         number(c, "chat", "timeout_s", 30, 1, 300),
+        text(c, "chat", "body", default="json", pattern=re.compile(r"^(json|form)$"), expected="json or form"),
     )
 
 

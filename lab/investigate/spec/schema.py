@@ -41,6 +41,9 @@ class Chat:
     id_field: str | None
     reply_path: str | None
     timeout_s: float
+    # How the message is sent: "json" (a JSON object), or "form" (urlencoded, as an HTML form or
+    # `new URLSearchParams({...})` posts it: aiohttp's request.post(), Flask's request.form).
+    body: str = "json"
 
 
 @dataclass(frozen=True)

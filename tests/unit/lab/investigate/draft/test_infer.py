@@ -210,3 +210,35 @@ def test_a_rendered_draft_parses_and_marks_what_is_missing(monkeypatch: pytest.M
     d.missing("redis", "key", "the key")
     assert "# key = ?   # COULD NOT INFER: the key" in render("x", d, [])
     assert tomllib.loads(render("x", d, []))["redis"] == {}
+
+
+def test_an_openapi_create_call_whose_answer_is_not_described_is_drafted_for_the_probe() -> None:
+    """A FastAPI view returning a dict has no response schema: the create call is drafted from
+    its shape (a POST with no body continued by routes with a parameter), its id left to the
+    probe's real call; its chat then follows in the path."""
+    doc = {
+        "paths": {
+            "/api/conversations": {"post": {"responses": {"200": {}}}},
+            "/api/conversations/{cid}/messages": {
+                "post": {
+                    "parameters": [{"name": "cid", "in": "path", "schema": {"type": "integer"}}],
+                    "requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/M"}}}},
+                    "responses": {"200": {}},
+                },
+                "get": {"responses": {"200": {}}},
+            },
+        },
+        "components": {"schemas": {"M": {"properties": {"text": {"type": "string"}}}}},
+    }
+    d = Draft()
+    from_openapi(doc, d)
+    assert d.get("session", "create") == "/api/conversations" and d.get("session", "id") is None
+    assert d.get("chat", "path") == "/api/conversations/{session}/messages" and d.get("chat", "message_field") == "text"
+
+
+def test_a_number_is_an_id_where_it_is_named_one_never_a_word_beside_it() -> None:
+    from lab.investigate.draft.session import made_id
+
+    assert made_id({"id": 7}) == ("$.id", "7") and answer_id({"thread_id": 3}) == ("$.thread_id", "3")
+    assert made_id({"room": "5f8c2a", "idle_ttl": 2700}) == ("$.room", "5f8c2a")  # a TTL's seconds: no id
+    assert answer_id({"conversation_id": True}) is None

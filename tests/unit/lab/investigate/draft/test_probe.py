@@ -18,6 +18,8 @@ ENV = {"LAB_LOGIN_USERNAME": "ada-lovelace", "LAB_LOGIN_PASSWORD": "pw-012345678
 class FakeClient:
     """The app's login: 200 with a token, or the status given."""
 
+    form = False  # bodies as JSON (Client.form)
+
     def __init__(self, status: int = 200) -> None:
         self.status, self.headers, self.sent = status, {}, []  # type: ignore[var-annotated]
 
@@ -71,7 +73,7 @@ def test_a_key_not_named_after_the_session_is_drafted_from_two_messages() -> Non
     """The id in Flask's signed cookie (sid "eyJj..." is not in the key c:3f2a...): the one key
     holding a second message too, its id as `*`. A key a message (msg:{uuid} beside an index)
     holds only one of them: not drafted, and the note says why."""
-    from lab.investigate.draft.probe import _key
+    from lab.investigate.draft.session import key as _key
 
     held = {"first": ["c:3f2a9c0e", "recent:all"], "second": ["c:3f2a9c0e"]}
     d = _draft()
@@ -82,3 +84,47 @@ def test_a_key_not_named_after_the_session_is_drafted_from_two_messages() -> Non
     d = _draft()
     _key(d, "first", "sid123", one_each.__getitem__, lambda k: -1, again=lambda: "second")
     assert d.get("redis", "key") is None and "no one of them holds a second message" in d.notes[0]
+
+
+class FormApp:
+    """A chat route that reads a form (aiohttp's request.post()): a JSON body reads as no field."""
+
+    def __init__(self) -> None:
+        self.form, self.headers, self.chunked, self.body = False, {}, False, ""
+
+    def call(self, method: str, path: str, body: Any = None) -> tuple[int, str, Any]:
+        if path != "/send":
+            return 404, "text/plain", None
+        if not self.form:
+            return 400, "application/json", {"ok": False, "error": "empty message"}
+        return 200, "application/json", {"ok": True, "bot": "You said something about probe."}
+
+
+def test_a_route_that_refuses_json_and_takes_a_form_is_drafted_so() -> None:
+    from lab.investigate.draft.probe import _send
+    from lab.investigate.draft.routes import calls_in
+
+    c, d = FormApp(), Draft()
+    page = calls_in("fetch('/send', {method: 'POST', body: new URLSearchParams({q: text})});")
+    got = _send(c, d, "chaoslab init probe 1a2b", None, page)  # type: ignore[arg-type]
+    assert got is not None and c.form
+    assert (d.get("chat", "body"), d.get("chat", "path"), d.get("chat", "message_field")) == ("form", "/send", "q")
+
+
+def test_a_create_call_and_a_login_whose_answers_openapi_does_not_describe() -> None:
+    """FastAPI views returning dicts (no response_model): the create call's {"id": 1} (an INCR
+    counter's) and the login's access_token, read from the answers themselves."""
+    from lab.investigate.draft.probe import _create
+
+    class App(FakeClient):
+        def call(self, method: str, path: str, body: Any = None) -> tuple[int, str, Any]:
+            self.sent.append((method, path, body))
+            return 200, "application/json", {"id": 1} if path == "/api/conversations" else {"access_token": "t-9f8e"}
+
+    c, d = App(), Draft()
+    d.put("auth", "login", "/auth/login", "")
+    d.put("auth", "body", {"username": "{env:LAB_LOGIN_USERNAME}", "password": "{env:LAB_LOGIN_PASSWORD}"}, "")
+    assert _login(c, d, ENV.get)  # type: ignore[arg-type]
+    assert d.get("auth", "token") == "$.access_token" and c.headers["Authorization"] == "Bearer t-9f8e"
+    d.put("session", "create", "/api/conversations", "")
+    assert _create(c, d) == "1" and d.get("session", "id") == "$.id"  # type: ignore[arg-type]

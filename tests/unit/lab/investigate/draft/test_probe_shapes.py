@@ -21,6 +21,7 @@ class App:
 
     body = ""  # the last answer's body, as Client keeps it
     chunked = False  # and whether it came in chunks
+    form = False  # bodies as JSON (Client.form)
 
     def __init__(
         self, takes: str = "body", streams: str = "", fails: bool = False, by_path: bool = False, param: str = ""
@@ -154,6 +155,7 @@ class RestApp:
 
     body = ""  # the last answer's body, as Client keeps it
     chunked = False  # and whether it came in chunks
+    form = False  # bodies as JSON (Client.form)
 
     def __init__(self) -> None:
         self.convs: dict[str, list[dict[str, str]]] = {}
@@ -209,6 +211,7 @@ class RoomsApp:
 
     body = ""  # the last answer's body, as Client keeps it
     chunked = False  # and whether it came in chunks
+    form = False  # bodies as JSON (Client.form)
 
     SCRIPT = """
     async function open() { const r = await fetch("/api/rooms", { method: "POST" }); room = (await r.json()).room; }
@@ -272,6 +275,7 @@ class MintingApp:
 
     body = ""  # the last answer's body, as Client keeps it
     chunked = False  # and whether it came in chunks
+    form = False  # bodies as JSON (Client.form)
 
     SCRIPT = """
       let cid = localStorage.getItem(KEY);
@@ -344,6 +348,7 @@ class QueryApp:
 
     body = ""  # the last answer's body, as Client keeps it
     chunked = False  # and whether it came in chunks
+    form = False  # bodies as JSON (Client.form)
 
     SCRIPT = """
     async function newConv() { const res = await fetch("/api/sessions", { method: "POST" }); }
@@ -410,6 +415,7 @@ class HeaderApp:
 
     body = ""
     chunked = False
+    form = False  # bodies as JSON (Client.form)
 
     SCRIPT = """
     const res = await fetch("/api/session", { method: "POST" });

@@ -112,3 +112,9 @@ def test_a_url_chosen_by_a_conditional_gives_both_branches() -> None:
     got = calls_in(script)
     assert got.calls == [Call("POST", "/talk", query="c"), Call("POST", "/talk")]
     assert got.queried() == [("/talk", "c")] and got.fields == ["input"]
+
+
+def test_a_form_s_fields_are_read_as_a_json_body_s() -> None:
+    """`body: new URLSearchParams({q: text})` (an aiohttp app written unseen, 2026-12-06)."""
+    got = calls_in("fetch('/send', {method: 'POST', body: new URLSearchParams({q: text})});")
+    assert got.calls == [Call("POST", "/send")] and got.fields == ["q"]

@@ -93,6 +93,7 @@ def test_set_overrides_fields_and_reads_toml_values() -> None:
         (("redis", "key"), "chat: {session}", "redis.key = 'chat: {session}'"),
         (("stream", "request"), "stream", "stream.request = 'stream'"),
         (("redis", "expires"), "yes", "redis.expires = 'yes'"),
+        (("chat", "body"), "xml", "json or form"),
     ],
     ids=lambda v: str(v),
 )
