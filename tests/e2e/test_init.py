@@ -90,6 +90,12 @@ def _init(
         ("examples/go-ws/chatd", ("--env", "OPENAI_BASE_URL=x"), {"transport": "end_text", "http": "cookie"}),
         # A message posted as a form (q=...): refused as JSON, taken as a form.
         ("{python} examples/aiohttp_app.py", (), {"chat": "body", "history": "order"}),
+        # Django's CSRF check (the csrftoken cookie echoed in X-CSRFToken), its id in a signed cookie.
+        (
+            "{python} -m gunicorn --chdir examples/django_chat chatproj.wsgi -w 2 -b 127.0.0.1:{port}",
+            (),
+            {"http": "csrf_cookie", "redis": "chat:conv:*:msgs"},
+        ),
     ],
     ids=[
         "foreign",
@@ -104,6 +110,7 @@ def _init(
         "flask-sse",
         "go-ws",
         "aiohttp-form",
+        "django",
     ],
 )
 def test_init_drafts_a_spec_that_passes_the_contract_check(

@@ -63,6 +63,10 @@ async function call(method, path, body, mode, form) {
   path = target(path);
   try {
     const init = {method, credentials: "same-origin", headers: sessionHeaders(), signal: ctl.signal};
+    if (method !== "GET" && CFG.csrf_cookie) {  // [http] csrf_cookie: echoed as the app's page does
+      const c = document.cookie.split("; ").find(x => x.startsWith(CFG.csrf_cookie + "="));
+      if (c) init.headers[CFG.csrf_header] = decodeURIComponent(c.slice(CFG.csrf_cookie.length + 1));
+    }
     if (body !== undefined && form) {  // [chat] body = "form": as an HTML form posts it
       init.headers["Content-Type"] = "application/x-www-form-urlencoded";
       init.body = new URLSearchParams(Object.entries(body).map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v)])).toString();
@@ -150,6 +154,8 @@ def html(spec: Spec, token: str | None = None) -> str:
     cfg = {
         "message_field": spec.chat.message_field,
         "chat_body": spec.chat.body,
+        "csrf_cookie": spec.http.csrf_cookie,
+        "csrf_header": spec.http.csrf_header,
         "id_field": spec.chat.id_field,
         "chat_path": spec.chat.path,
         "history_path": spec.history.path,

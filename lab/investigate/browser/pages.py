@@ -161,11 +161,12 @@ class Pages:
         if self.spec.page is not None:
             url = self.spec.url(at or self._conversation_url(ctx, page) or self.spec.page.path)
             return await app_page.load(page, self.spec, lambda: steady(lambda: page.goto(url)))
-        cookie = self.spec.http.cookie
+        wanted = {n for n in (self.spec.http.cookie, self.spec.http.csrf_cookie) if n}
         # Any path: a cookie scoped to /api is not one "/" would be sent, yet the app set it.
-        if cookie and not any(c.get("name") == cookie for c in await ctx.cookies()):
-            # A user arrives at the app's page first: an app that sets its session cookie only
-            # there (a Go app written unseen, 2026-12-06) refuses a socket or a send without it.
+        if wanted - {c.get("name") for c in await ctx.cookies()}:
+            # A user arrives at the app's page first: an app that sets its session cookie (or
+            # its CSRF token's) only there (a Go app written unseen, 2026-12-06; Django's
+            # csrftoken) refuses a socket or a send without it.
             await ctx.request.get(self.spec.url("/"), fail_on_status_code=False)
         await steady(lambda: page.goto(self.spec.url(PAGE_PATH)))
         # A user types once the page shows its history. Sending earlier races the page's own

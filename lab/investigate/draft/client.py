@@ -23,6 +23,7 @@ class Client:
         self.body = ""  # the last answer's body as text (a stream's, whose events the draft reads)
         self.chunked = False  # the last answer came in chunks, with no length (a stream, if its type says so)
         self.form = False  # bodies sent as an HTML form posts them (the chat route took only that)
+        self.csrf: tuple[str, str] | None = None  # (cookie, header): its token echoed on every POST
 
     def call(self, method: str, path: str, body: Any = None) -> tuple[int, str, Any]:
         """(status, content type, JSON or None); status 0 when nothing answered."""
@@ -48,7 +49,10 @@ class Client:
             ctype = "application/x-www-form-urlencoded"
         else:
             data, ctype = (None if body is None else json.dumps(body).encode()), "application/json"
-        req = urllib.request.Request(self.base + path, data=data, method=method, headers=dict(self.headers))
+        headers = dict(self.headers)
+        if self.csrf is not None and method != "GET" and self.csrf[0] in self.cookies():
+            headers[self.csrf[1]] = urllib.parse.unquote(self.cookies()[self.csrf[0]])
+        req = urllib.request.Request(self.base + path, data=data, method=method, headers=headers)
         if data is not None:
             req.add_header("Content-Type", ctype)
         try:

@@ -159,6 +159,8 @@ def _send(c: Client, d: Draft, text: str, sid: str | None, page: Routes) -> tupl
     for path in paths:
         for field in fields:
             status, ctype, doc = c.call("POST", at(d, path, sid), {field: text})
+            if status == 403 and c.csrf is None:
+                status, ctype, doc = _with_csrf(c, d, path, sid, field, text) or (status, ctype, doc)
             if status in (400, 415, 422) and not c.form:
                 status, ctype, doc = _as_form(c, d, path, sid, field, text) or (status, ctype, doc)
             if status in (0, 404, 405):
@@ -195,6 +197,27 @@ def _as_form(c: Client, d: Draft, path: str, sid: str | None, field: str, text: 
         d.put("chat", "body", "form", f"POST {path} refused the message as JSON ({field!r}) and took it as a form")
         return got
     c.form = False
+    return None
+
+
+# A CSRF cookie's conventional header: Django's, then Laravel's and Angular's, then Rails-like.
+CSRF_HEADERS = {"csrftoken": "X-CSRFToken", "XSRF-TOKEN": "X-XSRF-TOKEN"}
+
+
+def _with_csrf(c: Client, d: Draft, path: str, sid: str | None, field: str, text: str) -> tuple[int, str, Any] | None:
+    """A POST refused 403 where the app set a CSRF token's cookie (on its page, read first): the
+    message again with the token echoed in a header, as the app's page does. Taken: drafted
+    ([http] csrf_cookie, csrf_header) and sent on every POST from now on; else None."""
+    names = [n for n in c.cookies() if "csrf" in n.lower() or "xsrf" in n.lower()]
+    for name in names:
+        for header in dict.fromkeys([CSRF_HEADERS.get(name, "X-CSRF-Token"), *CSRF_HEADERS.values(), "X-CSRF-Token"]):
+            c.csrf = (name, header)
+            got = c.call("POST", at(d, path, sid), {field: text})
+            if got[0] != 403:
+                d.put("http", "csrf_cookie", name, f"POST {path} answered 403 without its token, {got[0]} with it")
+                d.put("http", "csrf_header", header, f"the header that carried {name!r}")
+                return got
+    c.csrf = None
     return None
 
 

@@ -193,7 +193,17 @@ def _http(h: dict[str, Any]) -> Http:
     cookie = text(
         h, "http", "cookie", pattern=re.compile(r"^[!#-+\-.0-9A-Z^-z|~]+$"), expected="the session cookie's name"
     )
-    return Http(str(base).replace("{port}", str(port)), port, ready_path, cookie)
+    name = re.compile(r"^[!#-+\-.0-9A-Z^-z|~]+$")
+    csrf_cookie = text(h, "http", "csrf_cookie", pattern=name, expected="the CSRF token's cookie name, e.g. csrftoken")
+    csrf_header = text(
+        h,
+        "http",
+        "csrf_header",
+        default="X-CSRFToken",
+        pattern=name,
+        expected="the header it goes in, e.g. X-CSRFToken",
+    )
+    return Http(str(base).replace("{port}", str(port)), port, ready_path, cookie, csrf_cookie, csrf_header)
 
 
 def _chat(c: dict[str, Any], transport_path: str | None = None) -> Chat:

@@ -32,6 +32,10 @@ class Http:
     port: int
     ready_path: str | None
     cookie: str | None  # the session cookie ([session] with carrier cookie says the same)
+    # A CSRF token the app's page echoes from a cookie into a header on every POST, as Django
+    # (csrftoken -> X-CSRFToken), Laravel and Angular (XSRF-TOKEN -> X-XSRF-TOKEN) pages do.
+    csrf_cookie: str | None = None
+    csrf_header: str = "X-CSRFToken"
 
 
 @dataclass(frozen=True)

@@ -128,3 +128,34 @@ def test_a_create_call_and_a_login_whose_answers_openapi_does_not_describe() -> 
     assert d.get("auth", "token") == "$.access_token" and c.headers["Authorization"] == "Bearer t-9f8e"
     d.put("session", "create", "/api/conversations", "")
     assert _create(c, d) == "1" and d.get("session", "id") == "$.id"  # type: ignore[arg-type]
+
+
+class CsrfApp:
+    """Django's CSRF check: a POST without the csrftoken cookie's value in X-CSRFToken is 403."""
+
+    form, csrf, chunked, body = False, None, False, ""
+
+    def __init__(self) -> None:
+        self.headers: dict[str, str] = {}
+        self.seen: list[str | None] = []
+
+    def cookies(self) -> dict[str, str]:
+        return {"csrftoken": "tok%2F9", "sessionid": "s1"}
+
+    def call(self, method: str, path: str, body: Any = None) -> tuple[int, str, Any]:
+        if path != "/chat/api/send/":
+            return 404, "text/html", None
+        token = "tok/9" if self.csrf == ("csrftoken", "X-CSRFToken") else None  # as Client would send it
+        self.seen.append(token)
+        return (200, "application/json", {"answer": "Hm."}) if token else (403, "text/html", None)
+
+
+def test_a_post_refused_for_its_csrf_token_is_sent_again_with_it() -> None:
+    from lab.investigate.draft.probe import _send
+    from lab.investigate.draft.routes import calls_in
+
+    c, d = CsrfApp(), Draft()
+    page = calls_in("fetch('/chat/api/send/', {method: 'POST', body: JSON.stringify({message: m})});")
+    assert _send(c, d, "chaoslab init probe 1a2b", None, page) is not None  # type: ignore[arg-type]
+    assert (d.get("http", "csrf_cookie"), d.get("http", "csrf_header")) == ("csrftoken", "X-CSRFToken")
+    assert c.seen == [None, "tok/9"]  # refused without it, taken with it

@@ -94,6 +94,7 @@ def test_set_overrides_fields_and_reads_toml_values() -> None:
         (("stream", "request"), "stream", "stream.request = 'stream'"),
         (("redis", "expires"), "yes", "redis.expires = 'yes'"),
         (("chat", "body"), "xml", "json or form"),
+        (("http", "csrf_cookie"), "csrf token", "the CSRF token's cookie name"),
     ],
     ids=lambda v: str(v),
 )
