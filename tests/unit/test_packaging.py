@@ -42,8 +42,20 @@ def third_party(*dirs: str) -> set[str]:
                 for n in names:
                     top = n.split(".")[0]
                     if top not in sys.stdlib_module_names and top not in ("lab", "services", "tests"):
-                        found |= {norm(x) for x in dists.get(top, [top])}
+                        if not _local(f, top, ROOT / d):  # a project's own package (Django's chat/)
+                            found |= {norm(x) for x in dists.get(top, [top])}
     return found
+
+
+def _local(f: Path, top: str, root: Path) -> bool:
+    """``top`` is a project's own: a package or module in a folder above ``f`` (inside ``root``)
+    that is no package itself -- the project's root, on its sys.path (Django's chat/ beside its
+    manage.py), not a module of a package named like a distribution (lab/stack/toxiproxy.py)."""
+    return any(
+        ((p / top).is_dir() or (p / f"{top}.py").is_file()) and not (p / "__init__.py").is_file()
+        for p in f.parents
+        if p.is_relative_to(root)
+    )
 
 
 def runtime() -> set[str]:
