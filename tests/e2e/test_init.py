@@ -90,6 +90,8 @@ def _init(
         ("examples/go-ws/chatd", ("--env", "OPENAI_BASE_URL=x"), {"transport": "end_text", "http": "cookie"}),
         # A message posted as a form (q=...): refused as JSON, taken as a form.
         ("{python} examples/aiohttp_app.py", (), {"chat": "body", "history": "order"}),
+        # Socket.IO: the event the page emits, the events that answered a message emitted so.
+        ("node examples/node/sio_page.js", (), {"transport": "end_text", "session": "field"}),
         # Django's CSRF check (the csrftoken cookie echoed in X-CSRFToken), its id in a signed cookie.
         (
             "{python} -m gunicorn --chdir examples/django_chat chatproj.wsgi -w 2 -b 127.0.0.1:{port}",
@@ -110,6 +112,7 @@ def _init(
         "flask-sse",
         "go-ws",
         "aiohttp-form",
+        "node-sio-page",
         "django",
     ],
 )

@@ -29,7 +29,14 @@ _COMPARED = re.compile(r"\b[A-Za-z_$][\w$]*\.([A-Za-z_$][\w$]*)\s*===?\s*[\"']([
 _SWITCH = re.compile(r"switch\s*\(\s*[A-Za-z_$][\w$]*\.([A-Za-z_$][\w$]*)\s*\)\s*\{(.*?)\n\s*\}", re.S)
 _CASE = re.compile(r"case\s+[\"']([\w.:-]+)[\"']\s*:")
 _ERRORISH = re.compile(r"(?i)err|fail|fault|oops|problem")
-_ID_NAMES = re.compile(r"(?i)^(id|sid|session\w*|visitor\w*|conversation\w*|thread\w*|room\w*|token|user_?id)$")
+_ID_NAMES = re.compile(
+    r"(?i)^(id|sid|cid|conv|session\w*|visitor\w*|conversation\w*|thread\w*|room\w*|chat_?id|token|user_?id)$"
+)
+_EMIT = re.compile(r"\.emit\s*\(\s*[\"']([\w.:-]+)[\"']\s*,\s*\{([^{}]*)\}")
+_ON = re.compile(r"\.on\s*\(\s*[\"']([\w.:-]+)[\"']")
+_IO = re.compile(r"\bio\s*\(")
+# Socket.IO's own events, never the app's reply.
+SIO_OWN = {"connect", "disconnect", "connect_error", "reconnect", "reconnect_attempt", "error", "ping"}
 QUIET_S = 3.0  # no frame this long after the last: the answer is over
 ANSWER_S = 20.0  # at most this long for the whole answer
 CONNECT_S = 5.0
@@ -67,6 +74,38 @@ def sockets_in(script: str) -> list[Socket]:
     for name, body in _SWITCH.findall(script):
         out[0].kinds.update((name, v) for v in _CASE.findall(body))
     return out
+
+
+@dataclass
+class Emitted:
+    """A Socket.IO message as the page's script emits it: its event, the payload's literal fields,
+    the field carrying the user's text and the one carrying the conversation's id."""
+
+    event: str
+    message: dict[str, str] = field(default_factory=dict)
+    text_field: str | None = None
+    id_field: str | None = None
+    kinds: Counter[tuple[str, str]] = field(default_factory=Counter)  # ("event", name) it listens to
+
+
+def socketio_in(script: str) -> Emitted | None:
+    """The page's Socket.IO message (``socket.emit("say", {conv: id, content: text})``) and the
+    events it listens to (``socket.on("delta", ...)``) -- pure; None: no io() and emit."""
+    if not _IO.search(script):
+        return None
+    for event, body in _EMIT.findall(script):
+        got = Emitted(event)
+        for name, value in _PAIR.findall(body):
+            if STRING.fullmatch(value.strip()):
+                got.message[name] = value.strip()[1:-1]
+            elif _ID_NAMES.match(name) or _ID_NAMES.match(value.strip().split(".")[-1]):
+                got.id_field = got.id_field or name
+            elif got.text_field is None:
+                got.text_field = name
+        if got.text_field is not None:
+            got.kinds.update(("event", n) for n in _ON.findall(script) if n not in SIO_OWN)
+            return got
+    return None
 
 
 @dataclass
@@ -207,3 +246,74 @@ def draft(
             )
         return (sid if ID in sock.path else None), text, got.reply
     return None
+
+
+def sio_converse(
+    base_url: str, emitted: Emitted, sid: str, text: str, headers: dict[str, str] | None = None
+) -> list[dict[str, Any]] | None:
+    """One message emitted over Socket.IO (Engine.IO 4 on its WebSocket transport, the default
+    /socket.io/ path), and the events that answered it as frames ({"event": name, **payload});
+    None: no connection, or no event came. Bounded like ``converse``."""
+    from websockets.exceptions import WebSocketException
+    from websockets.sync.client import connect
+
+    url = "ws" + base_url.removeprefix("http") + "/socket.io/?EIO=4&transport=websocket"
+    payload = {**emitted.message, (emitted.text_field or "text"): text}
+    if emitted.id_field:
+        payload[emitted.id_field] = sid
+    frames: list[dict[str, Any]] = []
+    try:
+        with connect(url, additional_headers=headers or {}, open_timeout=CONNECT_S, close_timeout=1) as ws:
+            ws.recv(timeout=CONNECT_S)  # the Engine.IO open packet
+            ws.send("40")  # the default namespace
+            ws.recv(timeout=CONNECT_S)  # its connect packet
+            ws.send("42" + json.dumps([emitted.event, payload]))
+            deadline, quiet = time.monotonic() + ANSWER_S, ANSWER_S
+            while (left := deadline - time.monotonic()) > 0:
+                raw = ws.recv(timeout=min(left, quiet))
+                if raw == "2":  # the server's ping
+                    ws.send("3")
+                elif isinstance(raw, str) and raw.startswith("42"):
+                    name, *args = json.loads(raw[2:])
+                    arg = args[0] if args else None
+                    frames.append({"event": name, **(arg if isinstance(arg, dict) else {"data": arg})})
+                    quiet = QUIET_S
+    except (OSError, TimeoutError, ValueError, WebSocketException):
+        pass
+    return frames or None
+
+
+def draft_socketio(
+    d: Draft, base_url: str, script: str, headers: dict[str, str] | None = None
+) -> tuple[str, str, str] | None:
+    """[transport] (kind socketio) and [chat] message_field from one message emitted as the
+    page's script emits it: (the id sent in its payload, the text, the reply); None where the
+    script names no message or its events cannot be read (the draft still asks)."""
+    emitted = socketio_in(script)
+    if emitted is None:
+        return None
+    sid, text = str(uuid.uuid4()), f"chaoslab init probe {secrets.token_hex(4)}"
+    frames = sio_converse(base_url, emitted, sid, text, headers)
+    got = read_frames(Socket("", kinds=emitted.kinds), frames) if frames else None
+    if got is None or got.type_field != "event":
+        return None
+    why = f"the page emits {emitted.event!r}; a message emitted so was answered by {len(frames or [])} events"
+    spec: dict[str, Any] = {
+        "event": emitted.event,
+        "message": emitted.message,
+        "chunk": got.chunk,
+        "chunk_text": got.chunk_text,
+    }
+    spec |= {"end": got.end, "end_text": got.end_text, "error": got.error}
+    for key, value in spec.items():
+        if value not in (None, {}):
+            d.put("transport", key, value, why)
+    d.put("chat", "message_field", emitted.text_field, "the page's emitted message carries the text there")
+    if emitted.id_field:
+        d.put("session", "field", emitted.id_field, "the page's emitted message carries the conversation's id there")
+    if got.ack is not None:
+        d.notes.append(
+            f"[transport] ack: a {got.ack!r} event came before the reply; if it is the app's word that the "
+            f"message is stored, add ack = {got.ack!r}"
+        )
+    return sid, text, got.reply

@@ -61,6 +61,8 @@ def probe(
     if sent is None:
         socks = frames.sockets_in("\n".join(page.texts))
         over = frames.draft(d, base_url, socks, page.mints, _handshake(c)) if socks else None
+        if over is None and d.get("transport", "kind") == "socketio":
+            over = _socketio(c, d, base_url, page)
         if over is None:
             _unsent(c, d, page)
             return
@@ -80,6 +82,25 @@ def probe(
         sid = sid or session.cookie(c, d)
         _asked_to_stream(c, d, sid)
     session.key(d, text, sid, keys, pttl, again=(lambda: _second(c, d, sid)) if sent is not None else (lambda: None))
+
+
+def _socketio(c: Client, d: Draft, base_url: str, page: Routes) -> tuple[str | None, str, str] | None:
+    """The page's Socket.IO message, emitted once (frames.draft_socketio): what the draft asked of
+    it is then known; the id the page mints goes in the message and, where the page reads the
+    history by a query parameter, there too (else it is the page's, in the socket's session)."""
+    over = frames.draft_socketio(d, base_url, "\n".join(page.texts), _handshake(c))
+    if over is None:
+        return None
+    for key in ("transport.event", "transport.chunk", "transport.end", "chat.message_field"):
+        d.unknown.pop(key, None)
+    queried = page.queried("GET")
+    if d.get("session", "field") and queried and "session.in" not in d.why:
+        value = "{uuid}" if page.mints else "{random}"
+        why = f"the page sends its own id in the message and as ?{queried[0][1]}= of GET {queried[0][0]}"
+        for key, v in (("in", "query"), ("name", queried[0][1]), ("from", "fixed"), ("value", value)):
+            d.put("session", key, v, why)
+        return over
+    return None, over[1], over[2]
 
 
 def _stream_doc(body: str) -> Any:

@@ -3,6 +3,8 @@ frame as the script writes them, and the frames that answered one message (pure)
 
 from __future__ import annotations
 
+from collections import Counter
+
 from typing import Any
 
 from lab.investigate.draft.frames import read_frames, sockets_in
@@ -61,3 +63,39 @@ def test_frames_that_cannot_be_told_apart_are_not_guessed() -> None:
     assert read_frames(sock, [{"kind": "complete", "pieces": 0}]) is None  # no fragment with text
     assert read_frames(sock, [{"n": 1}, {"n": 2}]) is None  # no field names a kind
     assert read_frames(sock, []) is None
+
+
+def test_a_socketio_page_s_message_and_the_events_it_listens_to() -> None:
+    """socket.emit('user_message', {conv: convId, content: text}) (an Express app written unseen,
+    2026-12-06): the event, the text's field and the id's; the app's events, not Socket.IO's own."""
+    from lab.investigate.draft.frames import socketio_in
+
+    script = """
+      const socket = io();
+      socket.on('connect', () => {});
+      socket.on('assistant_delta', (m) => add(m.delta));
+      socket.on('assistant_done', (m) => done(m.content));
+      socket.on('server_error', (m) => fail(m.message));
+      form.onsubmit = () => socket.emit('user_message', { conv: convId, content: text, v: "2" });
+    """
+    got = socketio_in(script)
+    assert got is not None and got.event == "user_message"
+    assert (got.text_field, got.id_field, got.message) == ("content", "conv", {"v": "2"})
+    assert set(got.kinds) == {("event", "assistant_delta"), ("event", "assistant_done"), ("event", "server_error")}
+    assert socketio_in("socket.emit('x', {a: b})") is None  # no io(): no Socket.IO page
+
+
+def test_socketio_events_read_as_frames_name_the_chunk_the_end_and_the_error() -> None:
+    from lab.investigate.draft.frames import Socket, read_frames
+
+    kinds = Counter({("event", "assistant_delta"): 1, ("event", "assistant_done"): 1, ("event", "server_error"): 1})
+    frames = [{"event": "assistant_delta", "conv": "u1", "delta": w} for w in ("You", " said", " hi")]
+    frames.append({"event": "assistant_done", "conv": "u1", "content": "You said hi"})
+    got = read_frames(Socket("", kinds=kinds), frames)  # type: ignore[arg-type]
+    assert got is not None and (got.type_field, got.chunk, got.chunk_text) == ("event", "assistant_delta", "$.delta")
+    assert (got.end, got.end_text, got.error, got.reply) == (
+        "assistant_done",
+        "$.content",
+        "server_error",
+        "You said hi",
+    )

@@ -1,0 +1,28 @@
+"""An app written apart from the lab (examples/node/sio_page.js: Express, Socket.IO, ioredis; the
+page mints the id and emits 'user_message' {conv, content}): drafted whole by lab init since
+2026-12-06 (it asked for the events before). The reply's row stored without waiting and its
+failure dropped -> acknowledged though Redis refused it, in every trial whose refused write is the
+reply's (the user's row is awaited: refused, the app says so); the app without it: silent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.e2e.investigating import investigate
+from tests.helpers import ROOT
+
+SIO_PAGE = ROOT / "examples" / "node-sio-page.toml"
+ONLY = ("--only", "write_refused", "--turns", "3", "--trials", "2")
+
+
+def test_a_reply_row_stored_unawaited_is_acknowledged_though_refused(tmp_path: Path) -> None:
+    code, out, results = investigate(
+        tmp_path / "bug", *ONLY, "--set", "start.env.APP_BUGS=no_await_store", spec=SIO_PAGE
+    )
+    found = {d["code"]: d for d in results["diagnoses"]}
+    assert code == 1 and set(found) == {"acked_write_refused"}, out
+    refused = found["acked_write_refused"]
+    answer_cells = [c for c in results["cells"] if c["fault_params"].get("at") == "answer"]
+    assert refused["k"] == 2 == sum(c["trials"] for c in answer_cells), (refused, results["cells"])
+    code, out, results = investigate(tmp_path / "ok", *ONLY, spec=SIO_PAGE)
+    assert code == 0 and results["diagnoses"] == [], out
