@@ -84,3 +84,16 @@ def assert_refused_and_silent(tmp_path: Path, spec: Path, bug: str) -> None:
     assert found["acked_write_refused"]["k"] == found["acked_write_refused"]["n"] >= 4, found  # both moments
     code, out, results = investigate(tmp_path / "ok", *only, spec=spec)
     assert code == 0 and results["diagnoses"] == [], out
+
+
+def diagnosed_then_silent(
+    tmp_path: Path, spec: Path, only: tuple[str, ...], bugs: str
+) -> tuple[dict[str, dict], dict, str]:  # type: ignore[type-arg]
+    """`lab investigate ONLY` on the app with ``bugs`` (its APP_BUGS), then without them: the bug
+    run's diagnoses by code, its results and its output (exit 1: something drawn); the run
+    without them must draw nothing (exit 0)."""
+    code, out, results = investigate(tmp_path / "bug", *only, "--set", f"start.env.APP_BUGS={bugs}", spec=spec)
+    assert code == 1, out
+    code, ok_out, ok = investigate(tmp_path / "ok", *only, spec=spec)
+    assert code == 0 and ok["diagnoses"] == [], ok_out
+    return {d["code"]: d for d in results["diagnoses"]}, results, out

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.e2e.investigating import investigate
+from tests.e2e.investigating import diagnosed_then_silent
 from tests.helpers import ROOT
 
 AIOHTTP = ROOT / "examples" / "aiohttp-form.toml"
@@ -17,11 +17,6 @@ ONLY = ("--only", "write_refused|two_tabs", "--turns", "3", "--trials", "2")
 
 
 def test_a_form_app_s_swallowed_error_and_its_lost_update_and_its_silence_without_them(tmp_path: Path) -> None:
-    code, out, results = investigate(
-        tmp_path / "bug", *ONLY, "--set", "start.env.APP_BUGS=swallow,overwrite", spec=AIOHTTP
-    )
-    found = {d["code"]: d for d in results["diagnoses"]}
-    assert code == 1 and set(found) == {"acked_write_refused", "lost_update"}, out
+    found, _, out = diagnosed_then_silent(tmp_path, AIOHTTP, ONLY, "swallow,overwrite")
+    assert set(found) == {"acked_write_refused", "lost_update"}, out
     assert all(d["k"] == d["n"] >= 2 for d in found.values()), found
-    code, out, results = investigate(tmp_path / "ok", *ONLY, spec=AIOHTTP)
-    assert code == 0 and results["diagnoses"] == [], out
