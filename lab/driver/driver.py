@@ -25,6 +25,7 @@ from lab.plan.schedule import CONCURRENT_POINTS
 from lab.stack.events import BackendEvents
 
 TRIGGER_TIMEOUT_S = 20.0
+RETRY_BUTTON_TIMEOUT_S = 15.0  # the user looks for the retry button this long before giving up
 
 
 class TriggerMissed(Exception):
@@ -184,7 +185,9 @@ class ChatDriver(NetworkLog, ConcurrentSends):
         bubble = self.page.locator(f'[data-testid=message][data-role=user][data-id="{failed.id}"]')
         self._note("retry", id=failed.id)
         self._unsettled = None
-        await bubble.get_by_test_id("retry-button").click(timeout=5000)
+        # The button shows once the reloaded page has read its history; on a loaded 2-core
+        # runner that took over 5 s (a correct cell's mid_stream trial unknown, 2026-12-06).
+        await bubble.get_by_test_id("retry-button").click(timeout=RETRY_BUTTON_TIMEOUT_S * 1000)
         return self._register(Send(failed.id, failed.text, failed.turn, retry_of=failed.id))
 
     async def acked(self, s: Send, timeout_s: float = SEND_TIMEOUT_S) -> bool:
