@@ -5,7 +5,7 @@ browser restart, and the session cookie -- what a trial reads raw, for the probe
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import cast
@@ -16,6 +16,7 @@ from playwright.async_api import Browser, BrowserContext, Error as PlaywrightErr
 from lab.driver.browser import closing, launched
 from lab.driver.slots import Pool, Slot
 from lab.investigate.evidence.answers import Answer, HistoryRead
+from lab.investigate.evidence.keys import KeyFinder, key_for
 from lab.investigate.browser import app_frames, app_page, app_reload, cut
 from lab.driver.navigate import steady
 from lab.investigate.browser.identity import Identity, page_url_id
@@ -24,8 +25,6 @@ from lab.model.checker import NETWORK_CHANGED
 from lab.model.history import Row, Send
 from lab.investigate.evidence.rows import parse_rows
 from lab.investigate.spec.parse import Spec
-
-KeyFinder = Callable[[str, Sequence[str]], "str | None"]  # (the spec's key, texts) -> the key holding them
 
 
 @dataclass
@@ -44,8 +43,8 @@ class Read:
 class Pages:
     def __init__(self, spec: Spec, browser: Browser, find: KeyFinder | None = None) -> None:
         self.spec, self.browser = spec, browser
-        # A key found by what it holds ([redis] key with `*`): found once a session, then kept --
-        # a key later gone (expired, deleted) is evidence, not a reason to look again.
+        # The conversation's key, once known for a session, kept: one found by what it holds
+        # ([redis] key with `*`) and later gone (expired, deleted) is evidence, not a reason to look again.
         self._find, self._found = find, dict[str, str]()
         self.identity = Identity(spec)
         # Browser contexts reused trial after trial, in the pool the chaos runner's slots are in: a
@@ -231,14 +230,10 @@ class Pages:
         """The conversation's Redis key for this context's session ([redis] key), if known;
         ``texts``: the session's messages, by which a key of the `*` form is found."""
         sid = await self.identity.session_id(ctx)
-        template = self.spec.redis.key
-        if not template or sid is None:
+        if sid is None:
             return None
-        if "{session}" in template:
-            return template.replace("{session}", sid)
-        if sid not in self._found and self._find is not None and texts:
-            if (key := self._find(template, texts)) is not None:
-                self._found[sid] = key
+        if sid not in self._found and (key := key_for(self.spec.redis.key, sid, texts, self._find)) is not None:
+            self._found[sid] = key
         return self._found.get(sid)
 
     def rows(self, raw: HistoryRead) -> Read:

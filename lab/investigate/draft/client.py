@@ -50,8 +50,8 @@ class Client:
         else:
             data, ctype = (None if body is None else json.dumps(body).encode()), "application/json"
         headers = dict(self.headers)
-        if self.csrf is not None and method != "GET" and self.csrf[0] in self.cookies():
-            headers[self.csrf[1]] = urllib.parse.unquote(self.cookies()[self.csrf[0]])
+        if self.csrf is not None and method != "GET" and (token := self.cookies().get(self.csrf[0])) is not None:
+            headers[self.csrf[1]] = urllib.parse.unquote(token)
         req = urllib.request.Request(self.base + path, data=data, method=method, headers=headers)
         if data is not None:
             req.add_header("Content-Type", ctype)

@@ -47,6 +47,7 @@ def settle_deadline_s(step_delay_ms: float) -> float:
 
 
 T = TypeVar("T")
+KeyFinder = Callable[[str, Sequence[str]], "str | None"]  # (the spec's key, texts) -> the key holding them
 # A key found by what it holds (KeyReader.find) is looked for among this many keys of its shape:
 # the lab's Redis holds the run's conversations only, a few hundred.
 MOST_KEYS = 5000
@@ -258,3 +259,13 @@ def read_final(
         for r in unwritten:
             r["held"] = held[r["key"]]
     return pttl, values, t0, t1
+
+
+def key_for(template: str | None, sid: str | None, texts: Sequence[str], find: KeyFinder | None) -> str | None:
+    """The conversation's key for session ``sid`` ([redis] key): {session} filled in, or, for the
+    `*` form, the key ``find`` finds holding ``texts`` (the session's messages). None: unknown."""
+    if not template or sid is None:
+        return None
+    if "{session}" in template:
+        return template.replace("{session}", sid)
+    return find(template, texts) if find is not None and texts else None

@@ -23,7 +23,7 @@ from lab.investigate.browser.app_page import request_to
 from lab.common.errors import NotReady
 from lab.common.wait import wait_until
 from lab.investigate.browser import identity as who
-from lab.investigate.evidence.keys import KeyReader, read_final
+from lab.investigate.evidence.keys import KeyReader, key_for, read_final
 from lab.investigate.evidence.store import StoreMonitor
 from lab.investigate.evidence.rows import json_path, parse_rows, replies_from
 from lab.investigate.browser.settle import MODEL_END_DEADLINE_S, POLL_S, QUIESCENCE_DEADLINE_S, Settling, model_unended
@@ -328,9 +328,7 @@ class Recorder:
             return
         keys = KeyReader(self.redis_url)
         try:
-            template = self.spec.redis.key
-            key = template.replace("{session}", sid) if "{session}" in template else keys.find(template, t.texts)
-            if key is not None:
+            if (key := key_for(self.spec.redis.key, sid, t.texts, keys.find)) is not None:
                 read_final(keys, t, key, self.store, self._t0, self.spec.redis, dump=True)
         finally:
             keys.close()
