@@ -87,12 +87,12 @@ def assert_refused_and_silent(tmp_path: Path, spec: Path, bug: str) -> None:
 
 
 def diagnosed_then_silent(
-    tmp_path: Path, spec: Path, only: tuple[str, ...], bugs: str
+    tmp_path: Path, spec: Path, only: tuple[str, ...], bugs: str, variable: str = "APP_BUGS"
 ) -> tuple[dict[str, dict], dict, str]:  # type: ignore[type-arg]
-    """`lab investigate ONLY` on the app with ``bugs`` (its APP_BUGS), then without them: the bug
+    """`lab investigate ONLY` on the app with ``bugs`` (in its ``variable``), then without them: the bug
     run's diagnoses by code, its results and its output (exit 1: something drawn); the run
     without them must draw nothing (exit 0)."""
-    code, out, results = investigate(tmp_path / "bug", *only, "--set", f"start.env.APP_BUGS={bugs}", spec=spec)
+    code, out, results = investigate(tmp_path / "bug", *only, "--set", f"start.env.{variable}={bugs}", spec=spec)
     assert code == 1, out
     code, ok_out, ok = investigate(tmp_path / "ok", *only, spec=spec)
     assert code == 0 and ok["diagnoses"] == [], ok_out

@@ -98,6 +98,9 @@ def _init(
             (),
             {"http": "csrf_cookie", "redis": "chat:conv:*:msgs"},
         ),
+        # A server-rendered history (no JSON route): the page's messages by a selector, the
+        # speaker a class token; the message posted by the page's own (htmx) form.
+        ("{python} examples/htmx_chat/main.py", (), {"history": "role_field", "chat": "body"}),
     ],
     ids=[
         "foreign",
@@ -114,6 +117,7 @@ def _init(
         "aiohttp-form",
         "node-sio-page",
         "django",
+        "htmx",
     ],
 )
 def test_init_drafts_a_spec_that_passes_the_contract_check(

@@ -9,6 +9,8 @@ a crash in the page.
 
 from __future__ import annotations
 
+import re
+
 import dataclasses
 import json
 
@@ -165,6 +167,8 @@ def html(spec: Spec, token: str | None = None) -> str:
         "answer_key": ANSWER_KEY,
         "session": dataclasses.asdict(spec.session),
         "session_key": SESSION_KEY,
+        # from = redirect: the id in the path the GET led to (page_url's {session})
+        "session_url_re": url_pattern(spec.session.page_url),
         "transport": dataclasses.asdict(t) if t else None,
         "token": token,
     }
@@ -174,3 +178,10 @@ def html(spec: Spec, token: str | None = None) -> str:
     return page.replace("__CFG__", json.dumps(cfg).replace("</", "<\\/")).replace(
         "__NAME__", spec.name.replace("<", "&lt;")
     )
+
+
+def url_pattern(page_url: str | None) -> str:
+    """A JavaScript regular expression of a page's path with {session} as its one group."""
+    if not page_url:
+        return "(?!)"
+    return "^" + re.escape(page_url).replace(re.escape("{session}"), "([^/?#]+)") + "/?$"

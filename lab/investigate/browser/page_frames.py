@@ -47,6 +47,7 @@ function keepFrom(body) {  // a whole JSON answer, else a stream's first event (
 // create is that answer (the send or read that needed it fails with it).
 async function ensureSession() {
   const S = CFG.session;
+  if (S.source === "redirect" && !sid()) return redirected(S);
   if (S.source !== "create" || sid()) return null;
   const r = await call("POST", S.create_path);
   if (r.status >= 200 && r.status < 300) {
@@ -59,6 +60,22 @@ async function ensureSession() {
   r.error = r.error || `creating the conversation: POST ${S.create_path} gave no id at ${S.id_path}`;
   if (r.status >= 200 && r.status < 300) r.status = null;  // a 2xx without an id is no answer
   return r;
+}
+// from = redirect: a GET (/) answered with a redirect to the conversation's page (/c/<id>), as a
+// server-rendered app makes its ids; the id read from where it led (the browser followed it).
+async function redirected(S) {
+  const t0 = performance.now(), start = now();
+  let url = "", status = null, error = null;
+  try {
+    const r = await fetch(S.create_path, {credentials: "same-origin"});
+    [url, status] = [new URL(r.url).pathname, r.status];
+    const m = url.match(new RegExp(CFG.session_url_re));
+    if (r.ok && m) localStorage.setItem(CFG.session_key, decodeURIComponent(m[1]));
+  } catch (e) { error = String(e); }
+  if (sid()) return null;
+  return {status: status && status < 300 ? null : status, type: "", body: "", ms: performance.now() - t0, cut: null,
+          error: error || `creating the conversation: GET ${S.create_path} led to ${url || "nothing"}, not ${S.page_url}`,
+          start, end: now()};
 }
 function target(path) {  // a request's path with the session (and the login's token) where the spec puts them
   const S = CFG.session, id = sid();

@@ -24,6 +24,7 @@ class Client:
         self.chunked = False  # the last answer came in chunks, with no length (a stream, if its type says so)
         self.form = False  # bodies sent as an HTML form posts them (the chat route took only that)
         self.csrf: tuple[str, str] | None = None  # (cookie, header): its token echoed on every POST
+        self.path = "/"  # the path the last answer came from (after redirects: / -> /c/8f3a)
 
     def call(self, method: str, path: str, body: Any = None) -> tuple[int, str, Any]:
         """(status, content type, JSON or None); status 0 when nothing answered."""
@@ -58,6 +59,7 @@ class Client:
         try:
             with self.opener.open(req, timeout=TIMEOUT_S) as resp:
                 self.chunked = "chunked" in resp.headers.get("transfer-encoding", "").lower()
+                self.path = urllib.parse.urlsplit(resp.geturl()).path or "/"
                 return resp.status, resp.headers.get("content-type", ""), resp.read()
         except urllib.error.HTTPError as exc:
             return exc.code, exc.headers.get("content-type", ""), exc.read()

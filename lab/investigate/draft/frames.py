@@ -19,6 +19,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from lab.investigate.draft.client import Client
 from lab.investigate.draft.infer import Draft
 from lab.investigate.draft.routes import ID, first_argument, defined_as, literal_text, plus_parts, STRING
 
@@ -317,3 +318,20 @@ def draft_socketio(
             f"message is stored, add ack = {got.ack!r}"
         )
     return sid, text, got.reply
+
+
+def socketio(c: Client, d: Draft) -> None:
+    """A Socket.IO app (its client script served): the events a message and its reply go by are
+    the app's code's, which the lab cannot see -- asked."""
+    status, ctype, _ = c.call("GET", "/socket.io/socket.io.js")
+    if status == 200 and "javascript" in ctype:
+        d.put("transport", "kind", "socketio", "the app serves /socket.io/socket.io.js")
+        for key, need in (
+            ("event", "the event a message is emitted as"),
+            ("chunk", "the event carrying a piece of the reply"),
+            ("end", "the event that ends a reply"),
+        ):
+            d.missing(
+                "transport", key, need + " (the app's Socket.IO code names it; the lab cannot see it from outside)"
+            )
+        d.missing("chat", "message_field", "the message's field in that event's payload")

@@ -5,7 +5,9 @@ draft, unedited, goes through `lab investigate`'s contract check: one send, one 
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import signal
 import sys
 import time
@@ -24,7 +26,6 @@ from lab.investigate.target import process as target
 from lab.investigate.draft.infer import Draft
 from lab.investigate.draft.probe import probe
 from lab.investigate.draft.model import propose
-from lab.investigate.draft.toml import render
 
 EXIT_CHECKED, EXIT_CHECK_FAILED, EXIT_INCOMPLETE = 0, 1, 3
 DEFAULT_ENV = {"REDIS_URL": "{redis_url}", "PORT": "{port}"}
@@ -200,3 +201,50 @@ def _pttl(redis_url: str, key: str) -> int:
         return int(r.pttl(key))
     finally:
         r.close()
+
+
+# ---------------------------------------------------------------- the draft as TOML
+# Every value with the evidence it was chosen on; what could not be inferred left as a commented
+# line saying what to give.
+ORDER = ("start", "http", "auth", "session", "transport", "chat", "stream", "history", "redis", "model")
+_BARE = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return str(v)
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{_key(k)} = {value(x)}" for k, x in v.items()) + " }"
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(value(x) for x in v) + "]"
+    return json.dumps(str(v))  # a TOML basic string: JSON's escapes are TOML's
+
+
+def _key(k: str) -> str:
+    return k if _BARE.match(k) else json.dumps(k)
+
+
+def render(name: str, d: Draft, header: list[str]) -> str:
+    out = [f"# {line}" if line else "#" for line in header]
+    out += ["", f"name = {value(name)}"]
+    sections = list(ORDER) + sorted(set(d.sections) - set(ORDER))
+    for section in sections:
+        items = d.sections.get(section, {})
+        missing = {k.split(".", 1)[1]: need for k, need in d.unknown.items() if k.split(".", 1)[0] == section}
+        if not items and not missing:
+            continue
+        out += ["", f"[{section}]"]
+        tables = {k: v for k, v in items.items() if isinstance(v, dict) and k == "env"}  # [start.env]
+        for k, v in items.items():
+            if k in tables:
+                continue
+            why = d.why.get(f"{section}.{k}", "")
+            out.append(f"{_key(k)} = {value(v)}" + (f"   # {why}" if why else ""))
+        for k, need in missing.items():
+            out.append(f"# {_key(k)} = ?   # COULD NOT INFER: {need}")
+        for k, v in tables.items():
+            out.append(f"[{section}.{k}]")
+            out += [f"{_key(n)} = {value(x)}" for n, x in v.items()]
+    return "\n".join(out) + "\n"

@@ -24,7 +24,7 @@ from lab.investigate.draft.infer import (
     order_of_two,
     reply_path,
 )
-from lab.investigate.draft import frames, routes, session
+from lab.investigate.draft import frames, html_page, routes, session
 from lab.investigate.draft.routes import Routes
 from lab.investigate.draft.session import at
 
@@ -45,11 +45,12 @@ def probe(
     c = Client(base_url)
     _ready(c, d)
     page = routes.read(c)
+    html_page.forms(page)
     status, _, doc = c.call("GET", "/openapi.json")
     if status == 200 and isinstance(doc, dict) and "paths" in doc:
         draft_openapi.from_openapi(doc, d)
         d.notes.append("OpenAPI lists no WebSocket routes: a WebSocket the app also has is not drafted ([transport])")
-    routes.socketio(c, d)
+    frames.socketio(c, d)
     if not _login(c, d, login_env):
         return
     if d.get("session", "create") or d.get("chat", "path"):
@@ -179,6 +180,7 @@ def _send(c: Client, d: Draft, text: str, sid: str | None, page: Routes) -> tupl
     failed: list[str] = []  # a route and field the app failed on (5xx): its own error, not a wrong guess
     for path in paths:
         for field in fields:
+            c.form = c.form or path in page.forms  # the page's own form posts it so: sent alike
             status, ctype, doc = c.call("POST", at(d, path, sid), {field: text})
             if status == 403 and c.csrf is None:
                 status, ctype, doc = _with_csrf(c, d, path, sid, field, text) or (status, ctype, doc)
@@ -189,6 +191,8 @@ def _send(c: Client, d: Draft, text: str, sid: str | None, page: Routes) -> tupl
             if status >= 500:
                 failed.append(f"POST {path} {{{field!r}: ...}} answered {status}")
             if 200 <= status < 300:
+                if path in page.forms:
+                    d.put("chat", "body", "form", f"the page's own form posts {path}")
                 d.put("chat", "path", path, d.why.get("chat.path") or f"POST {path} answered {status}")
                 d.put("chat", "message_field", field, d.why.get("chat.message_field") or f"{field!r} was accepted")
                 if streamed := _stream_type(ctype, c.chunked):
@@ -286,9 +290,11 @@ def _read(c: Client, d: Draft, text: str, reply: str, sid: str | None, page: Rou
     for path in paths:
         status, _, doc = c.call("GET", at(d, path, sid))
         shape = history_shape(doc, text, reply or None) if 200 <= status < 300 else None
+        if shape is None and 200 <= status < 300 and doc is None:  # a page rendered on the server
+            shape = html_page.history(c.body, text, reply or None)
         if shape is not None:
             d.history(path, shape, d.why.get("history.path") or f"GET {path} shows the message sent")
-            if not reply or shape.format == "pairs":  # a turn's item holds both: no order to see
+            if not reply or shape.format in ("pairs", "html"):  # no order to see in one turn's
                 _order_of_two(c, d, text, path, sid or "", shape)
             return
     d.missing("history", "path", f"the history route: none of GET {', '.join(paths)} showed the message sent")
@@ -309,7 +315,8 @@ def _order_of_two(c: Client, d: Draft, first: str, path: str, sid: str, shape: H
     told (the second not taken, not shown): the order is asked, never defaulted."""
     second = _second(c, d, sid)
     _, _, doc = c.call("GET", at(d, path, sid))
-    if second is None or not order_of_two(d, doc, shape.items, first, second):
+    html = shape.format == "html" and second is not None and html_page.order_of_two(d, c.body, shape, first, second)
+    if second is None or not (html or order_of_two(d, doc, shape.items, first, second)):
         d.missing("history", "order", "oldest_first or newest_first: a second message did not show to tell")
 
 

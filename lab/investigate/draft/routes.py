@@ -21,7 +21,6 @@ from typing import TypeVar
 from urllib.parse import urljoin, urlsplit
 
 from lab.investigate.draft.client import Client
-from lab.investigate.draft.infer import Draft
 from lab.investigate.draft.openapi import MESSAGE_FIELDS
 
 CHAT_PATHS = ("/chat", "/api/chat", "/api/send", "/send", "/api/messages", "/messages", "/api/message")
@@ -80,6 +79,9 @@ class Routes:
     fields: list[str] = field(default_factory=list)  # the sent bodies' fields, in the page's order
     mints: bool = False  # the page makes ids itself (crypto.randomUUID() ...)
     texts: list[str] = field(default_factory=list)  # the page and its scripts, as read
+    forms: list[str] = field(default_factory=list)  # POST paths of the page's own forms (sent as forms)
+    page_url: str | None = None  # the page's own path where it holds an id (/ redirected to /c/{session})
+    at: str = "/"  # the page's path, after redirects
 
     def posts(self, placeholders: int, body: bool = True) -> list[str]:
         return _unique(
@@ -319,32 +321,15 @@ def read(c: Client) -> Routes:
     status, _, page = c.text("/")
     if not 200 <= status < 300 or not page:
         return Routes()
-    texts = [page]
+    texts, at = [page], c.path
     for src in _SRC.findall(page)[:SCRIPTS_MAX]:
         url = urljoin(c.base + "/", src)
         if urlsplit(url).netloc == urlsplit(c.base).netloc:
             texts.append(c.text(urlsplit(url).path)[2])
-    routes = Routes(texts=texts)
+    routes = Routes(texts=texts, at=at)
     for text in texts:
         got = calls_in(text)
         routes.calls += got.calls
         routes.fields += [f for f in got.fields if f not in routes.fields]
         routes.mints = routes.mints or got.mints
     return routes
-
-
-def socketio(c: Client, d: Draft) -> None:
-    """A Socket.IO app (its client script served): the events a message and its reply go by are
-    the app's code's, which the lab cannot see -- asked."""
-    status, ctype, _ = c.call("GET", "/socket.io/socket.io.js")
-    if status == 200 and "javascript" in ctype:
-        d.put("transport", "kind", "socketio", "the app serves /socket.io/socket.io.js")
-        for key, need in (
-            ("event", "the event a message is emitted as"),
-            ("chunk", "the event carrying a piece of the reply"),
-            ("end", "the event that ends a reply"),
-        ):
-            d.missing(
-                "transport", key, need + " (the app's Socket.IO code names it; the lab cannot see it from outside)"
-            )
-        d.missing("chat", "message_field", "the message's field in that event's payload")

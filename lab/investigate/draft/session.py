@@ -126,16 +126,36 @@ def page_made(c: Client, d: Draft, page: Routes) -> str | None:
     chat's path or query, with no create call: a fresh id of the page's kind (a UUID, else 32 hex
     digits) must be taken there. Drafted as from = "fixed" with that kind's placeholder, which the
     lab's page fills fresh per browser."""
-    if not page.mints:
+    if not (page.mints or page.page_url):
         return None
     chats = [*page.posts(1), *(f"{p}?{name}={ID}" for p, name in page.queried())]
+    # A page at an id's URL (/ redirected to /c/8f3a): a route that takes any fresh id is drafted so.
+    whose = "the page mints its ids (crypto.randomUUID())" if page.mints else f"the page's URL holds an id ({page.at})"
     for chat in chats:
+        c.form = c.form or chat in page.forms
         for value in MINTED:
             sid = _MINT[value]()
             if _took(c, chat.replace(ID, sid), page):
-                why = f"the page mints its ids (crypto.randomUUID()), and POST {chat} took a message under a fresh one"
+                why = f"{whose}, and POST {chat} took a message under a fresh one"
                 _place(d, chat, why, **{"from": "fixed", "value": value})
                 return sid
+    return _redirected(c, d, page, chats) if page.page_url else None
+
+
+def _redirected(c: Client, d: Draft, page: Routes, chats: list[str]) -> str | None:
+    """A page whose app made the id in its URL (/ redirected to /c/8f3a) and that takes no
+    fresh id of the lab's (a server-rendered app checks its ids): each browser is given its own
+    by the same redirect -- drafted as from = "redirect", the id read from where it led."""
+    assert page.page_url is not None
+    c.text("/")
+    pattern = "^" + re.escape(page.page_url).replace(re.escape(ID), "([^/?#]+)") + "/?$"
+    if (m := re.match(pattern, c.path)) is None:
+        return None
+    for chat in chats:
+        if _took(c, chat.replace(ID, m.group(1)), page):
+            why = f"GET / led to {c.path}, and POST {chat} took a message under that id (and no fresh one of the lab's)"
+            _place(d, chat, why, **{"from": "redirect", "create": "/", "page_url": page.page_url})
+            return m.group(1)
     return None
 
 

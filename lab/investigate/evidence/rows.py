@@ -9,6 +9,7 @@ import time
 from typing import Any
 
 from lab.investigate.evidence.answers import Answer
+from lab.common.html_select import html_items
 from lab.model.history import Outcome, Row, Send
 from lab.investigate.spec.parse import History, Spec
 
@@ -61,6 +62,10 @@ def _text(content: Any) -> str:
 
 
 def _items(spec: History, body: str) -> list[tuple[str, str, str]]:
+    if spec.format == "html":
+        roles = (spec.user_role, spec.assistant_role)
+        shown = [(r, c, "") for r, c in html_items(body, spec.items, spec.role_field, spec.content_field, roles)]
+        return shown[::-1] if spec.order == "newest_first" else shown
     try:
         doc = json.loads(body)
     except ValueError:

@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from lab.common.errors import UsageError
+from lab.common import html_select
 from lab.investigate.spec import model as spec_model, shapes
 from lab.investigate.spec.fields import JSON_PATH, URL_PATH, bad, number, table, text
 from lab.investigate.spec.schema import Chat, History, Http, PageSpec, RedisKey, Spec, Start, Stream
 
-HISTORY_FORMATS = ("objects", "strings", "pairs")
+HISTORY_FORMATS = ("objects", "strings", "pairs", "html")
 ORDERS = ("oldest_first", "newest_first")
 PLACEHOLDERS = ("redis_host", "redis_port", "redis_url", "port", "python", "spec_dir", "cwd", "model_url")
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
@@ -235,12 +236,15 @@ def _history(hi: dict[str, Any]) -> History:
     sep = text(hi, "history", "separator", default=":", expected="a non-empty string")
     if not sep:
         raise bad("history.separator", sep, 'a non-empty string, e.g. ":"')
+    page = fmt == "html"  # a server-rendered page: selectors and attributes, not JSON paths and fields
     history = History(
         text(hi, "history", "path", required=True, pattern=URL_PATH, expected="a path starting with /"),
         fmt,
-        text(hi, "history", "items", default="$", pattern=JSON_PATH, expected="a JSON path like $ or $.messages"),
-        text(hi, "history", "role_field", default="role", expected="a JSON field name"),
-        text(hi, "history", "content_field", default="content", expected="a JSON field name"),
+        _selector(hi, "items", required=True)
+        if page
+        else text(hi, "history", "items", default="$", pattern=JSON_PATH, expected="a JSON path like $ or $.messages"),
+        text(hi, "history", "role_field", default="class" if page else "role", expected="a field name"),
+        _selector(hi, "content_field") if page else text(hi, "history", "content_field", default="content"),
         sep,
         order,
         text(hi, "history", "user_role", default="user", expected="a string"),
@@ -248,9 +252,21 @@ def _history(hi: dict[str, Any]) -> History:
         text(hi, "history", "id_field", expected="a JSON field name (omit it if the rows carry no id)"),
         text(hi, "history", "reply_field", default="reply", expected="a JSON field name"),
     )
-    if history.id_field and fmt == "strings":
-        raise bad("history.id_field", history.id_field, 'no id_field with format = "strings" (ids need objects)')
+    if history.id_field and fmt in ("strings", "html"):
+        raise bad("history.id_field", history.id_field, f'no id_field with format = "{fmt}" (ids need objects)')
     return history
+
+
+def _selector(hi: dict[str, Any], key: str, required: bool = False) -> str:
+    """A CSS selector of the subset lab.common.html_select reads ("" where it may be left out)."""
+    expected = "a CSS selector like .message or #log > li (element, .class, #id, [attr], [attr=value], >)"
+    value = text(hi, "history", key, default="", required=required, expected=expected)
+    if value:
+        try:
+            html_select.selector(value)
+        except ValueError as exc:
+            raise bad(f"history.{key}", value, f"{expected}: {exc}") from None
+    return str(value)
 
 
 def _stream(data: dict[str, Any]) -> Stream | None:

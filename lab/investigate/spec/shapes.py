@@ -13,7 +13,7 @@ from lab.investigate.spec.fields import JSON_PATH, URL_PATH, bad, table, text
 from lab.investigate.spec.schema import Auth, Session, Transport
 
 CARRIERS = ("cookie", "header", "query", "path")
-SOURCES = ("cookie", "create", "answer", "fixed")
+SOURCES = ("cookie", "create", "answer", "fixed", "redirect")
 TRANSPORTS = ("websocket", "socketio")
 _NAME = re.compile(r"^[!#-'*+\-.0-9A-Z^-z|~]+$")  # an HTTP token: a cookie's or a header's name
 _ENV = re.compile(r"\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -46,7 +46,13 @@ def session(data: dict[str, Any], cookie: str | None, paths: tuple[str, ...], pa
         carrier,
         name or "",
         source,
-        create_path=text(s, "session", "create", pattern=URL_PATH, expected="the path a POST creates it at"),
+        create_path=text(
+            s,
+            "session",
+            "create",
+            pattern=URL_PATH,
+            expected="the path a POST creates it at (from = redirect: the path a GET is redirected from)",
+        ),
         id_path=text(s, "session", "id", pattern=JSON_PATH, expected="a JSON path like $.id"),
         value=text(s, "session", "value", expected="the fixed id"),
         field=text(s, "session", "field", expected="a JSON field name"),
@@ -59,17 +65,7 @@ def session(data: dict[str, Any], cookie: str | None, paths: tuple[str, ...], pa
             expected="the app page's URL path with {session}, e.g. /c/{session}",
         ),
     )
-    if page and carrier != "cookie" and not (out.page_storage or out.page_url):
-        raise bad(
-            "session.page_storage / session.page_url",
-            None,
-            "where the app's own page keeps the id ([page] drives it): a localStorage key, or a URL like /c/{session}",
-        )
-    needs = {"create": ("create", out.create_path), "fixed": ("value", out.value)}
-    if source in needs and needs[source][1] is None:
-        raise bad(f"session.{needs[source][0]}", None, f"a value (required with from = {source!r})")
-    if source in ("create", "answer") and out.id_path is None:
-        raise bad("session.id", None, f"where the id is in the {source} response, e.g. $.id (required)")
+    _where_from(out, page)
     placed = [p for p in paths if "{session}" in p]
     # The history names the conversation in its path; the chat route too, unless the message's
     # body carries the id ([session] field: POST /api/chat {conversation_id, ...}).
@@ -84,6 +80,34 @@ def session(data: dict[str, Any], cookie: str | None, paths: tuple[str, ...], pa
     if carrier != "path" and placed:
         raise bad("chat.path / history.path", placed[0], "no {session} unless [session] in = 'path'")
     return out
+
+
+def _where_from(out: Session, page: bool) -> None:
+    """What the session's source needs besides its name: where the app's page keeps the id, the
+    create call's path, the fixed value, the id's place in an answer."""
+    carrier, source = out.carrier, out.source
+    if page and carrier != "cookie" and not (out.page_storage or out.page_url):
+        raise bad(
+            "session.page_storage / session.page_url",
+            None,
+            "where the app's own page keeps the id ([page] drives it): a localStorage key, or a URL like /c/{session}",
+        )
+    # redirect: a GET of `create` leads to page_url, the id in its path (a server-rendered app's / -> /c/<id>)
+    needs = {
+        "create": ("create", out.create_path),
+        "fixed": ("value", out.value),
+        "redirect": ("create", out.create_path),
+    }
+    if source == "redirect" and (carrier != "path" or out.page_url is None):
+        raise bad(
+            "session.page_url",
+            out.page_url,
+            "the page a redirect leads to, e.g. /c/{session} (from = 'redirect' needs in = 'path')",
+        )
+    if source in needs and needs[source][1] is None:
+        raise bad(f"session.{needs[source][0]}", None, f"a value (required with from = {source!r})")
+    if source in ("create", "answer") and out.id_path is None:
+        raise bad("session.id", None, f"where the id is in the {source} response, e.g. $.id (required)")
 
 
 def auth(data: dict[str, Any]) -> Auth | None:

@@ -23,7 +23,7 @@ from lab.investigate.draft.infer import (
     reply_path,
 )
 from lab.investigate.draft.openapi import from_openapi
-from lab.investigate.draft.toml import render
+from lab.investigate.draft.init import render
 
 ROOT = Path(__file__).resolve().parents[5]
 SENT = "chaoslab init probe 1a2b"

@@ -63,6 +63,8 @@ class App:
     def cookies(self) -> dict[str, str]:
         return {}
 
+    path = "/"  # the page answered where it was asked: no redirect
+
     def text(self, path: str) -> tuple[int, str, str]:
         return 404, "text/plain", "no page"
 
@@ -184,6 +186,8 @@ class RestApp:
     def cookies(self) -> dict[str, str]:
         return {}
 
+    path = "/"  # the page answered where it was asked: no redirect
+
     def text(self, path: str) -> tuple[int, str, str]:
         return 404, "text/plain", "no page"
 
@@ -227,6 +231,8 @@ class RoomsApp:
 
     def __init__(self) -> None:
         self.rooms: dict[str, list[dict[str, str]]] = {}
+
+    path = "/"  # the page answered where it was asked: no redirect
 
     def text(self, path: str) -> tuple[int, str, str]:
         if path == "/":
@@ -290,6 +296,8 @@ class MintingApp:
     def __init__(self, dashes: bool) -> None:
         self.dashes = dashes
         self.convs: dict[str, list[dict[str, str]]] = {}
+
+    path = "/"  # the page answered where it was asked: no redirect
 
     def text(self, path: str) -> tuple[int, str, str]:
         return (200, "text/html", f"<html><script>{self.SCRIPT}</script></html>") if path == "/" else (404, "", "")
@@ -363,6 +371,8 @@ class QueryApp:
     def __init__(self) -> None:
         self.convs: dict[str, list[dict[str, str]]] = {}
 
+    path = "/"  # the page answered where it was asked: no redirect
+
     def text(self, path: str) -> tuple[int, str, str]:
         return (200, "text/html", f"<html><script>{self.SCRIPT}</script></html>") if path == "/" else (404, "", "")
 
@@ -427,6 +437,8 @@ class HeaderApp:
     def __init__(self) -> None:
         self.headers: dict[str, str] = {}
         self.convs: dict[str, list[dict[str, str]]] = {}
+
+    path = "/"  # the page answered where it was asked: no redirect
 
     def text(self, path: str) -> tuple[int, str, str]:
         return (200, "text/html", f"<script>{self.SCRIPT}</script>") if path == "/" else (404, "", "")

@@ -1,0 +1,157 @@
+"""What `lab init` reads of a server-rendered chat, whose page is re-rendered from the store on
+every load and which has no JSON history: the forms the page posts a message with (``<form
+method="post" action=...>``, htmx's ``hx-post``), and the history as the page's messages -- the
+element holding the sent text, its siblings of its kind (the selector), the attribute telling the
+two speakers apart (a class token, a data attribute), and whose comes first."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from lab.common.html_select import Node, document, html_items, select, selector
+from lab.investigate.draft.infer import Draft, HistoryShape, an_id
+from lab.investigate.draft.routes import ID, Call, Routes
+
+TEXT_INPUTS = {"", "text", "search"}  # an <input> a message is typed in (hidden ones carry state)
+# The class token or attribute value naming the user's side, where the two differ in more than one.
+USER_WORDS = re.compile(r"(?i)\b(user|me|you|human|mine|self|own|question|sent|outgoing|right)\b|user|human")
+
+
+def forms(routes: Routes) -> None:
+    """Add the page's message forms to ``routes``: each posting form (or element with hx-post)
+    holding a text field, its path with an id of the page's own URL as {session} (a page at
+    /c/8f3a posting to /c/8f3a/say), sent as a form."""
+    if not routes.texts:
+        return
+    root, page_path = document(routes.texts[0]), routes.at
+    ids = [s for s in page_path.split("/") if s and an_id(s) and re.search(r"\d", s)]
+    for n in select(root, selector("form, [hx-post], [data-hx-post]")):
+        post = n.attrs.get("hx-post") or n.attrs.get("data-hx-post")
+        if post is None and n.attrs.get("method", "get").lower() != "post":
+            continue
+        path = (post or n.attrs.get("action") or page_path).split("?")[0].split("#")[0]
+        if not path.startswith("/"):
+            path = page_path.rstrip("/") + "/" + path
+        for i in ids:
+            path = "/".join(ID if s == i else s for s in path.split("/"))
+        fields = [
+            x.attrs["name"]
+            for x in select(n, selector("textarea[name], input[name]"))
+            if x.tag == "textarea" or x.attrs.get("type", "").lower() in TEXT_INPUTS
+        ]
+        if fields:
+            routes.calls.append(Call("POST", path))
+            routes.fields += [f for f in fields if f not in routes.fields]
+            routes.forms.append(path)
+    if routes.forms:  # a page that posts its messages itself may render them: its history, maybe
+        own = "/".join(ID if s in ids else s for s in page_path.split("/"))
+        routes.calls.append(Call("GET", own))
+        routes.page_url = own if ids else None
+
+
+def history(body: str, sent: str, reply: str | None) -> HistoryShape | None:
+    """The shape of a server-rendered history holding ``sent``: the message element (the lowest
+    element around the text with siblings of its tag), the selector picking it and its siblings,
+    the attribute telling the sent message from the reply's element, their order. None: the text
+    is not in the page, or no element set tells the two speakers apart."""
+    root = document(body)
+    holders = [n for n in root.elements() if sent in n.text()]
+    if not holders:
+        return None
+    node: Node | None = holders[-1]  # the deepest: elements come in document order
+    while node is not None and node.parent is not None:
+        shape = _shape(root, node, sent, reply)
+        if shape is not None:
+            return shape
+        node = node.parent
+    return None
+
+
+def _shape(root: Node, mine: Node, sent: str, reply: str | None) -> HistoryShape | None:
+    parent = mine.parent
+    assert parent is not None
+    kin = [c for c in parent.children if isinstance(c, Node) and c.tag == mine.tag and c is not mine]
+    others = [c for c in kin if c.text() and sent not in c.text()]
+    if not others:
+        return None
+    theirs = next((c for c in others if reply and reply in c.text()), None) or _nearest(parent, mine, others)
+    role = _role(mine, theirs)
+    if role is None:
+        return None
+    items = _items(root, parent, mine, [mine, *kin])
+    if items is None:
+        return None
+    content = "" if mine.text() == sent else _content(mine, sent)
+    if content is None:  # the element holds more than the message (a label, a time) and no part of it just that
+        return None
+    order = "oldest_first" if parent.children.index(mine) < parent.children.index(theirs) else "newest_first"
+    return HistoryShape(items, "html", role[0], content, order=order, user_role=role[1], assistant_role=role[2])
+
+
+def _nearest(parent: Node, mine: Node, others: list[Node]) -> Node:
+    """The reply's element where its text is unknown: the kin next to the sent message's."""
+    at = parent.children.index(mine)
+    return min(others, key=lambda c: (abs(parent.children.index(c) - at), parent.children.index(c) < at))
+
+
+def _role(mine: Node, theirs: Node) -> tuple[str, str, str] | None:
+    """(attribute, the sent message's value, the reply's) of the attribute telling them apart."""
+    a, b = set(mine.attrs.get("class", "").split()), set(theirs.attrs.get("class", "").split())
+    only_a, only_b = sorted(a - b), sorted(b - a)
+    if only_a and only_b:
+        return "class", _pick(only_a), _pick(only_b, user=False)
+    for name, value in mine.attrs.items():
+        if name not in ("class", "id", "style") and theirs.attrs.get(name) not in (None, value) and value:
+            return name, value, theirs.attrs[name]
+    return None
+
+
+def _pick(tokens: list[str], user: bool = True) -> str:
+    hits = [t for t in tokens if bool(USER_WORDS.search(t)) == user]
+    return (hits or tokens)[0]
+
+
+def _items(root: Node, parent: Node, mine: Node, kin: list[Node]) -> str | None:
+    """A selector picking exactly the message elements (``kin``), tried from the plainest."""
+    shared = Counter(t for k in kin for t in set(k.attrs.get("class", "").split()))
+    common = [t for t, n in shared.items() if n == len(kin)]
+    scope = f"#{parent.attrs['id']} > " if parent.attrs.get("id") else ""
+    tries = [f"{mine.tag}.{t}" for t in common] + [f"{scope}{mine.tag}.{t}" for t in common]
+    tries += [f"{scope}{mine.tag}"] if scope else []
+    parent_cls = parent.attrs.get("class", "").split()
+    tries += [f"{parent.tag}.{parent_cls[0]} > {mine.tag}"] if parent_cls else []
+    for s in tries:
+        try:
+            if set(map(id, select(root, selector(s)))) == set(map(id, kin)):
+                return s
+        except ValueError:  # a class token outside the subset's names
+            continue
+    return None
+
+
+def _content(mine: Node, sent: str) -> str | None:
+    """A selector inside the message element for its text, where the element holds more (a
+    "You:" label, a time): the deepest descendant whose text is the message's, by its class."""
+    exact = [n for n in mine.elements() if n.text() == sent and n.attrs.get("class")]
+    return f".{exact[-1].attrs['class'].split()[0]}" if exact else None
+
+
+def order_of_two(d: Draft, body: str, shape: HistoryShape, first: str, second: str) -> bool:
+    """The rendered order from a page showing two messages sent one after the other. False: not
+    told (either not shown)."""
+    try:
+        texts = [t for _, t in html_items(body, shape.items, shape.role_field, shape.content_field, ())]
+    except ValueError:
+        return False
+    where = [next((i for i, t in enumerate(texts) if t == x), None) for x in (first, second)]
+    if where[0] is None or where[1] is None:
+        return False
+    before = where[1] < where[0]
+    d.put(
+        "history",
+        "order",
+        "newest_first" if before else "oldest_first",
+        f"a second message rendered {'above' if before else 'below'} the first",
+    )
+    return True

@@ -1,0 +1,28 @@
+"""An app written apart from the lab (examples/htmx_chat: FastAPI rendering the conversation on
+the server with Jinja2, htmx posting a form and appending the answered fragment) has no JSON
+history: before [history] format = "html", lab init found no history route and the lab could not
+read what a refresh shows (2026-12-06). Its two bugs at once: the save a task the answer does not
+wait for -> acked_too_fast under latency (refreshed once answered); EXPIRE only when the list is new -> ttl_not_renewed.
+The app without them: nothing under the same fault."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.e2e.investigating import diagnosed_then_silent
+from tests.helpers import ROOT
+
+HTMX = ROOT / "examples" / "htmx.toml"
+ONLY = ("--only", "after_ack", "--turns", "3", "--trials", "3")
+
+
+def test_a_server_rendered_app_s_unawaited_save_and_unrenewed_ttl_and_its_silence_without_them(tmp_path: Path) -> None:
+    found, _, out = diagnosed_then_silent(tmp_path, HTMX, ONLY, "fire_and_forget,ttl_first_only", "HTMX_BUGS")
+    assert (
+        {"acked_too_fast", "ttl_not_renewed"}
+        <= set(found)
+        <= {"acked_too_fast", "ttl_not_renewed", "stored_after_answer"}
+    ), out
+    assert found["acked_too_fast"]["k"] == found["acked_too_fast"]["n"] >= 2, found
+    # Judged only where the key settled between turns (a late write under latency may not).
+    assert found["ttl_not_renewed"]["k"] == found["ttl_not_renewed"]["n"] >= 1, found

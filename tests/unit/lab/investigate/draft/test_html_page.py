@@ -1,0 +1,75 @@
+"""lab init on a server-rendered chat: the page's forms, the messages' selector, the speakers."""
+
+from __future__ import annotations
+
+import pytest
+
+from lab.common.html_select import html_items
+from lab.investigate.draft import html_page
+from lab.investigate.draft.infer import Draft
+from lab.investigate.draft.routes import Call, Routes
+
+SENT = "chaoslab init probe 1a2b"
+
+PAGES = {
+    "classes": (
+        '<div id="thread"><div class="bubble bubble--me">{s}</div><div class="bubble bubble--bot">Sure.</div></div>',
+        ("div.bubble", "class", "bubble--me", "bubble--bot", ""),
+    ),
+    "data attribute, a label and a time around the text": (
+        '<ol class="log"><li class="row" data-speaker="human"><b>You</b> <span class="body">{s}</span>'
+        '<time>09:12</time></li><li class="row" data-speaker="ai"><b>Bot</b> <span class="body">Noted.</span>'
+        "<time>09:12</time></li></ol>",
+        ("li.row", "data-speaker", "human", "ai", ".body"),
+    ),
+    "no shared class: the parent's id scopes the tag": (
+        '<section id="c"><p class="you">{s}</p><p class="assistant">Noted.</p></section><p>footer</p>',
+        ("#c > p", "class", "you", "assistant", ""),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_the_messages_and_the_attribute_telling_the_speakers_apart(name: str) -> None:
+    markup, (items, role_field, user, assistant, content) = PAGES[name]
+    body = f"<html><body><h1>Chat</h1>{markup.format(s=SENT)}</body></html>"
+    shape = html_page.history(body, SENT, None)
+    assert shape is not None
+    assert (shape.items, shape.role_field, shape.user_role, shape.assistant_role) == (
+        items,
+        role_field,
+        user,
+        assistant,
+    )
+    assert (shape.content_field, shape.order) == (content, "oldest_first")
+    rows = html_items(body, shape.items, shape.role_field, shape.content_field, (user, assistant))
+    assert rows[0] == (user, SENT)
+
+
+def test_no_reply_beside_it_or_a_label_with_no_part_for_the_text_is_no_shape() -> None:
+    assert html_page.history(f"<div><p class='a'>{SENT}</p></div>", SENT, None) is None
+    alone = f"<div><p class='m u'>You: {SENT}</p><p class='m b'>Bot: ok</p></div>"
+    assert html_page.history(alone, SENT, None) is None
+    assert html_page.history("<p>nothing</p>", SENT, None) is None
+
+
+def test_the_order_from_two_messages_rendered() -> None:
+    d = Draft()
+    shape = html_page.history(f"<div id=l><p class='m u'>{SENT}</p><p class='m b'>ok</p></div>", SENT, None)
+    assert shape is not None
+    newest = "<div id=l><p class='m u'>second</p><p class='m b'>ok</p><p class='m u'>" + SENT + "</p></div>"
+    assert html_page.order_of_two(d, newest, shape, SENT, "second")
+    assert d.get("history", "order") == "newest_first"
+
+
+def test_a_post_form_and_an_hx_post_with_the_pages_id_as_the_session() -> None:
+    page = (
+        '<form method="post" action="/c/8f3a9b1c2d/say"><input name="text"><input type="hidden" name="t"></form>'
+        '<form action="/search"><input name="q"></form>'
+        '<div hx-post="/messages"><textarea name="prompt"></textarea></div>'
+    )
+    routes = Routes(texts=[page], at="/c/8f3a9b1c2d")
+    html_page.forms(routes)
+    assert routes.forms == ["/c/{session}/say", "/messages"]
+    assert routes.fields == ["text", "prompt"]
+    assert Call("GET", "/c/{session}") in routes.calls and routes.page_url == "/c/{session}"
