@@ -32,6 +32,9 @@ BASE = Path(__file__).resolve().parent
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 PORT = int(os.environ.get("PORT", "8000"))
 BUGS = {b.strip() for b in os.environ.get("HTMX_BUGS", "").split(",") if b.strip()}
+# A variation (added beside the app as written): many htmx apps answer a failed save 200, since
+# htmx swaps in only 2xx answers -- the error fragment then shows where the turn would have.
+ERROR_STATUS = int(os.environ.get("HTMX_ERROR_STATUS", "503"))
 LOG_TTL = 3600  # seconds
 COOKIE = "sid"
 
@@ -155,7 +158,7 @@ async def post_message(request: Request):
                 request,
                 "_error.html",
                 {"detail": "Sorry, your message could not be saved. Please try again."},
-                status_code=503,
+                status_code=ERROR_STATUS,
             )
 
     resp = templates.TemplateResponse(

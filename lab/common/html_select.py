@@ -223,3 +223,17 @@ def html_items(body: str, items: str, role_field: str, content: str, roles: tupl
             text_of = found[0]
         out.append((role_of(n, role_field, roles), text_of.text()))
     return out
+
+
+def hidden_inputs(body: str, field: str | None = None) -> dict[str, str]:
+    """The hidden inputs (name -> value) of the page's form holding ``field`` (else of every form
+    that posts): what a browser sends with the message besides it -- a CSRF token, an id."""
+    root = document(body)
+    forms = select(root, selector("form, [hx-post], [data-hx-post]"))
+    if field is not None:
+        forms = [f for f in forms if any(x.attrs.get("name") == field for x in f.elements())] or forms
+    out: dict[str, str] = {}
+    for f in forms:
+        for x in select(f, selector('input[type="hidden"][name]')):
+            out.setdefault(x.attrs["name"], x.attrs.get("value", ""))
+    return out

@@ -101,6 +101,15 @@ def _init(
         # A server-rendered history (no JSON route): the page's messages by a selector, the
         # speaker a class token; the message posted by the page's own (htmx) form.
         ("{python} examples/htmx_chat/main.py", (), {"history": "role_field", "chat": "body"}),
+        # Post/redirect/get with no script: the id from where / led (any other is 404), the page the history.
+        ("node examples/node/prg.js", (), {"session": "page_url", "history": "items"}),
+        # A CSRF token in the form's hidden input; the speaker a data attribute beside a label and
+        # a time (the text a part of the element), newest first; the id inside a signed cookie.
+        (
+            "{python} -m gunicorn -w 2 -b 127.0.0.1:{port} --chdir examples/flask_csrf app:app",
+            (),
+            {"chat": "hidden_from", "history": "content_field", "redis": "hist:*"},
+        ),
     ],
     ids=[
         "foreign",
@@ -118,6 +127,8 @@ def _init(
         "node-sio-page",
         "django",
         "htmx",
+        "node-prg",
+        "flask-csrf",
     ],
 )
 def test_init_drafts_a_spec_that_passes_the_contract_check(

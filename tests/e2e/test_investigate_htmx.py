@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.e2e.investigating import diagnosed_then_silent
+from tests.e2e.investigating import diagnosed_then_silent, investigate
 from tests.helpers import ROOT
 
 HTMX = ROOT / "examples" / "htmx.toml"
 ONLY = ("--only", "after_ack", "--turns", "3", "--trials", "3")
+WRITE_REFUSED = ("--only", "write_refused", "--turns", "3", "--trials", "2")
 
 
 def test_a_server_rendered_app_s_unawaited_save_and_unrenewed_ttl_and_its_silence_without_them(tmp_path: Path) -> None:
@@ -26,3 +27,13 @@ def test_a_server_rendered_app_s_unawaited_save_and_unrenewed_ttl_and_its_silenc
     assert found["acked_too_fast"]["k"] == found["acked_too_fast"]["n"] >= 2, found
     # Judged only where the key settled between turns (a late write under latency may not).
     assert found["ttl_not_renewed"]["k"] == found["ttl_not_renewed"]["n"] >= 1, found
+
+
+def test_an_error_answered_200_as_a_fragment_with_no_message_is_no_acknowledgement(tmp_path: Path) -> None:
+    """The app without its bugs, answering a failed save 200 with an error fragment (htmx swaps in
+    only 2xx answers, so many htmx apps do): under a refused write the user was shown no
+    message -- no acknowledgement, and nothing drawn (acked_write_refused was, before)."""
+    code, out, results = investigate(tmp_path, *WRITE_REFUSED, "--set", "start.env.HTMX_ERROR_STATUS=200", spec=HTMX)
+    assert code == 0 and results["diagnoses"] == [], out
+    trials = (tmp_path / "reports" / "latest-investigate" / "trials.json").read_text()
+    assert "the answer itself says something failed (its HTML holds no 'div.bubble')" in trials, out

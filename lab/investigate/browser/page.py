@@ -108,6 +108,18 @@ async function call(method, path, body, mode, form) {
     clearTimeout(timer);
   }
 }
+// [chat] hidden_from: the hidden fields of the page's form holding the message field (a CSRF
+// token, a conversation's id), read fresh before each send, as the page the user typed in had them.
+async function hiddenFields() {
+  const out = {};
+  try {
+    const r = await fetch(target(CFG.hidden_from), {credentials: "same-origin", headers: sessionHeaders()});
+    const doc = new DOMParser().parseFromString(await r.text(), "text/html");
+    const form = [...doc.forms].find((f) => f.elements.namedItem(CFG.message_field)) || doc.forms[0];
+    for (const el of form ? form.querySelectorAll("input[type=hidden][name]") : []) out[el.name] = el.value;
+  } catch (e) {}
+  return out;
+}
 window.labSend = async (text, id, streamed, mode) => {
   const failed = await ensureSession();
   if (failed) return failed;
@@ -116,6 +128,7 @@ window.labSend = async (text, id, streamed, mode) => {
   body[CFG.message_field] = text;
   if (CFG.id_field && id) body[CFG.id_field] = id;
   if (CFG.session.field) body[CFG.session.field] = sid();
+  if (CFG.hidden_from) for (const [k, v] of Object.entries(await hiddenFields())) if (!(k in body)) body[k] = v;
   const out = await call("POST", CFG.chat_path, body, mode || "read", CFG.chat_body === "form");
   if (out.status >= 200 && out.status < 300) keepFrom(out.body);
   return out;
@@ -156,6 +169,7 @@ def html(spec: Spec, token: str | None = None) -> str:
     cfg = {
         "message_field": spec.chat.message_field,
         "chat_body": spec.chat.body,
+        "hidden_from": spec.chat.hidden_from,
         "csrf_cookie": spec.http.csrf_cookie,
         "csrf_header": spec.http.csrf_header,
         "id_field": spec.chat.id_field,

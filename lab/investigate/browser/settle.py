@@ -14,7 +14,7 @@ from playwright.async_api import BrowserContext
 
 from lab.common.wait import quiet_poll_s
 from lab.investigate.evidence.answers import Answer, HistoryRead
-from lab.investigate.evidence.rows import end_read, http_stream, says_failure
+from lab.investigate.evidence.rows import end_read, http_stream, says_failure, shows_no_message
 from lab.investigate.spec.parse import Spec
 from lab.model.attribution import ANSWER_NOT_THE_MODELS, ANSWER_SAYS_FAILED, REPLY_UNENDED, STREAM_END_UNKNOWN
 from lab.investigate.browser.pages import Pages, Read
@@ -61,6 +61,8 @@ async def not_answered(model: ModelLink | None, spec: Spec, send: Send, raw: Ans
         return f"{REPLY_UNENDED} ({raw['error']})"
     if spec.transport is None and not http_stream(spec, send.streamed) and (field := says_failure(raw["body"])):
         return f"{ANSWER_SAYS_FAILED} ({field})"  # a whole answer that says it in its JSON
+    if spec.transport is None and (shown := shows_no_message(spec, raw["body"])):
+        return f"{ANSWER_SAYS_FAILED} ({shown})"  # an HTML fragment with no message in it
     if model and send.reply is not None and not carries_a_reply(send.reply, await _calls(model, send)):
         return ANSWER_NOT_THE_MODELS
     unread = not end_read(spec, send.streamed) and http_stream(spec, send.streamed)

@@ -9,6 +9,8 @@ import urllib.parse
 import urllib.request
 from typing import Any
 
+from lab.common.html_select import hidden_inputs
+
 TIMEOUT_S = 10.0
 
 
@@ -25,6 +27,9 @@ class Client:
         self.form = False  # bodies sent as an HTML form posts them (the chat route took only that)
         self.csrf: tuple[str, str] | None = None  # (cookie, header): its token echoed on every POST
         self.path = "/"  # the path the last answer came from (after redirects: / -> /c/8f3a)
+        # The hidden inputs of the last page's forms (a CSRF token): posted with every form, as
+        # the browser posts them with the message typed in.
+        self.hidden: dict[str, str] = {}
 
     def call(self, method: str, path: str, body: Any = None) -> tuple[int, str, Any]:
         """(status, content type, JSON or None); status 0 when nothing answered."""
@@ -44,8 +49,9 @@ class Client:
     def _raw(self, method: str, path: str, body: Any) -> tuple[int, str, bytes]:
         self.chunked = False
         if body is not None and self.form and isinstance(body, dict):
+            fields = {**self.hidden, **body}
             data: bytes | None = urllib.parse.urlencode(
-                {k: v if isinstance(v, str) else json.dumps(v) for k, v in body.items()}
+                {k: v if isinstance(v, str) else json.dumps(v) for k, v in fields.items()}
             ).encode()
             ctype = "application/x-www-form-urlencoded"
         else:
@@ -60,7 +66,10 @@ class Client:
             with self.opener.open(req, timeout=TIMEOUT_S) as resp:
                 self.chunked = "chunked" in resp.headers.get("transfer-encoding", "").lower()
                 self.path = urllib.parse.urlsplit(resp.geturl()).path or "/"
-                return resp.status, resp.headers.get("content-type", ""), resp.read()
+                ctype, raw = resp.headers.get("content-type", ""), resp.read()
+                if "text/html" in ctype:
+                    self.hidden = hidden_inputs(raw.decode("utf-8", errors="replace")) or self.hidden
+                return resp.status, ctype, raw
         except urllib.error.HTTPError as exc:
             return exc.code, exc.headers.get("content-type", ""), exc.read()
         except OSError:

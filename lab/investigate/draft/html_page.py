@@ -41,13 +41,29 @@ def forms(routes: Routes) -> None:
             if x.tag == "textarea" or x.attrs.get("type", "").lower() in TEXT_INPUTS
         ]
         if fields:
+            hidden = select(n, selector('input[type="hidden"][name]'))
+            routes.hidden_from = routes.hidden_from or (_own(page_path, ids) if hidden else None)
             routes.calls.append(Call("POST", path))
             routes.fields += [f for f in fields if f not in routes.fields]
             routes.forms.append(path)
     if routes.forms:  # a page that posts its messages itself may render them: its history, maybe
-        own = "/".join(ID if s in ids else s for s in page_path.split("/"))
+        own = _own(page_path, ids)
         routes.calls.append(Call("GET", own))
         routes.page_url = own if ids else None
+
+
+def posted(d: Draft, page: Routes, path: str, hidden: dict[str, str]) -> None:
+    """A message the app took at ``path``: where the page's own form posts it, a form -- with
+    the form's hidden inputs (``hidden``: a CSRF token), as the browser posts them."""
+    if path in page.forms:
+        d.put("chat", "body", "form", f"the page's own form posts {path}")
+        if page.hidden_from and hidden:
+            d.put("chat", "hidden_from", page.hidden_from, f"its form's hidden inputs: {', '.join(hidden)}")
+
+
+def _own(page_path: str, ids: list[str]) -> str:
+    """The page's path with its ids as {session}."""
+    return "/".join(ID if s in ids else s for s in page_path.split("/"))
 
 
 def history(body: str, sent: str, reply: str | None) -> HistoryShape | None:

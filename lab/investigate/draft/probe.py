@@ -191,8 +191,7 @@ def _send(c: Client, d: Draft, text: str, sid: str | None, page: Routes) -> tupl
             if status >= 500:
                 failed.append(f"POST {path} {{{field!r}: ...}} answered {status}")
             if 200 <= status < 300:
-                if path in page.forms:
-                    d.put("chat", "body", "form", f"the page's own form posts {path}")
+                html_page.posted(d, page, path, c.hidden)
                 d.put("chat", "path", path, d.why.get("chat.path") or f"POST {path} answered {status}")
                 d.put("chat", "message_field", field, d.why.get("chat.message_field") or f"{field!r} was accepted")
                 if streamed := _stream_type(ctype, c.chunked):

@@ -82,6 +82,7 @@ class Routes:
     forms: list[str] = field(default_factory=list)  # POST paths of the page's own forms (sent as forms)
     page_url: str | None = None  # the page's own path where it holds an id (/ redirected to /c/{session})
     at: str = "/"  # the page's path, after redirects
+    hidden_from: str | None = None  # the page whose message form has hidden inputs (a CSRF token)
 
     def posts(self, placeholders: int, body: bool = True) -> list[str]:
         return _unique(

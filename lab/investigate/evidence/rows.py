@@ -153,6 +153,25 @@ def says_failure(body: str) -> str | None:
     return None
 
 
+_WHOLE_PAGE = re.compile(r"<(?:html|body)\b", re.I)
+
+
+def shows_no_message(spec: Spec, body: str) -> str | None:
+    """Where a server-rendered app ([history] format = "html") answered a send with a fragment
+    for its page to insert (htmx: a 4xx/5xx is not swapped in by default, so such apps answer an
+    error 200 with a fragment that says it) holding none of the history's message elements: what
+    the user was shown is no message, so no acknowledgement. A whole page (a redirect followed
+    back to the conversation) is the page's own read: its status says, not this."""
+    h = spec.history
+    if h.format != "html" or not body.strip() or _WHOLE_PAGE.search(body):
+        return None
+    try:
+        shown = html_items(body, h.items, h.role_field, h.content_field, (h.user_role, h.assistant_role))
+    except ValueError:
+        return None
+    return None if shown else f"its HTML holds no {h.items!r}"
+
+
 def answer(spec: Spec, raw: Answer, mid: str, text: str, turn: int, streamed: bool, cut: bool, t_invoke: float) -> Send:
     """A send's raw answer (status, body, timing) as the lab's Send: ok (2xx in the spec's form),
     fail (4xx), info (5xx, timeout, a 2xx outside the spec: it may have landed)."""

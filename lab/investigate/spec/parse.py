@@ -223,6 +223,7 @@ def _chat(c: dict[str, Any], transport_path: str | None = None) -> Chat:
         text(c, "chat", "reply_path", pattern=JSON_PATH, expected="a JSON path like $.reply"),
         number(c, "chat", "timeout_s", 30, 1, 300),
         text(c, "chat", "body", default="json", pattern=re.compile(r"^(json|form)$"), expected="json or form"),
+        text(c, "chat", "hidden_from", pattern=URL_PATH, expected="the path of the page whose form posts the message"),
     )
 
 

@@ -48,6 +48,10 @@ class Chat:
     # How the message is sent: "json" (a JSON object), or "form" (urlencoded, as an HTML form or
     # `new URLSearchParams({...})` posts it: aiohttp's request.post(), Flask's request.form).
     body: str = "json"
+    # A server-rendered form's hidden fields (a CSRF token: Flask-WTF's csrf_token, Express's
+    # _csrf, Rails' authenticity_token; a conversation's id) go with each message, as the browser
+    # posts them: read from the form holding the message field on this page (GET, before each send).
+    hidden_from: str | None = None
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lab.common.html_select import document, html_items, select, selector
+from lab.common.html_select import document, hidden_inputs, html_items, select, selector
 
 PAGE = """<!doctype html><html><head><title>t</title><script>var x = "<div class='msg'>no</div>";</script></head>
 <body><main id="log">
@@ -64,3 +64,13 @@ def test_attribute_operators(sel: str, count: int) -> None:
 def test_a_selector_outside_the_subset_is_refused_by_name(bad: str) -> None:
     with pytest.raises(ValueError):
         selector(bad)
+
+
+def test_the_hidden_inputs_of_the_form_holding_the_message_field() -> None:
+    page = (
+        '<form action="/search"><input type="hidden" name="page" value="1"><input name="q"></form>'
+        '<form method="post" action="/send"><input type="hidden" name="csrf_token" value="t0k">'
+        '<input type="hidden" name="conv" value="c-9"><textarea name="message"></textarea></form>'
+    )
+    assert hidden_inputs(page, "message") == {"csrf_token": "t0k", "conv": "c-9"}
+    assert hidden_inputs("<form method=post><input name=x></form>") == {}

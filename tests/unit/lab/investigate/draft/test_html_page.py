@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lab.common.html_select import html_items
-from lab.investigate.draft import html_page
+from lab.investigate.draft import html_page, session
 from lab.investigate.draft.infer import Draft
 from lab.investigate.draft.routes import Call, Routes
 
@@ -73,3 +73,44 @@ def test_a_post_form_and_an_hx_post_with_the_pages_id_as_the_session() -> None:
     assert routes.forms == ["/c/{session}/say", "/messages"]
     assert routes.fields == ["text", "prompt"]
     assert Call("GET", "/c/{session}") in routes.calls and routes.page_url == "/c/{session}"
+
+
+class PrgApp:
+    """A server-rendered app that makes its ids: / is redirected to /c/<16 hex>, any other id 404."""
+
+    def __init__(self) -> None:
+        self.path, self.made, self.form = "/", [], False
+
+    def text(self, path: str) -> tuple[int, str, str]:
+        self.made.append(f"{len(self.made):016x}")
+        self.path = f"/c/{self.made[-1]}"
+        return 200, "text/html", "<ol></ol>"
+
+    def call(self, method: str, path: str, body: object = None) -> tuple[int, str, object]:
+        parts = path.split("/")  # /c/<id>/say
+        taken = method == "POST" and self.form and len(parts) == 4 and parts[2] in self.made
+        return (200 if taken else 404), "text/html", None
+
+
+def test_an_app_that_makes_its_ids_by_redirect_is_drafted_so() -> None:
+    app, d = PrgApp(), Draft()
+    app.made.append("00000000000000aa")
+    page = '<form method="post" action="/c/00000000000000aa/say"><textarea name="text"></textarea></form>'
+    routes = Routes(texts=[page], at="/c/00000000000000aa")
+    html_page.forms(routes)
+    assert routes.page_url == "/c/{session}" and routes.forms == ["/c/{session}/say"]
+    sid = session.page_made(app, d, routes)  # type: ignore[arg-type]  # fresh ids of the lab's: 404
+    assert sid == app.made[-1] != "00000000000000aa"
+    where = (d.get("session", "from"), d.get("session", "create"), d.get("session", "page_url"))
+    assert where == ("redirect", "/", "/c/{session}") and d.get("chat", "path") == "/c/{session}/say"
+
+
+def test_a_form_with_hidden_inputs_is_drafted_with_the_page_they_are_read_from() -> None:
+    page = '<form method="post" action="/send"><input type="hidden" name="csrf_token" value="x"><textarea name="message"></textarea></form>'
+    routes, d = Routes(texts=[page], at="/"), Draft()
+    html_page.forms(routes)
+    assert routes.hidden_from == "/"
+    html_page.posted(d, routes, "/send", {"csrf_token": "x"})
+    assert (d.get("chat", "body"), d.get("chat", "hidden_from")) == ("form", "/")
+    html_page.posted(d2 := Draft(), routes, "/elsewhere", {"csrf_token": "x"})
+    assert d2.get("chat", "body") is None

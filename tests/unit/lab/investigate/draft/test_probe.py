@@ -19,6 +19,7 @@ class FakeClient:
     """The app's login: 200 with a token, or the status given."""
 
     form = False  # bodies as JSON (Client.form)
+    hidden: dict[str, str] = {}  # no page's hidden inputs (Client.hidden)
 
     def __init__(self, status: int = 200) -> None:
         self.status, self.headers, self.sent = status, {}, []  # type: ignore[var-annotated]
@@ -91,6 +92,7 @@ class FormApp:
 
     def __init__(self) -> None:
         self.form, self.headers, self.chunked, self.body = False, {}, False, ""
+        self.hidden: dict[str, str] = {}
 
     def call(self, method: str, path: str, body: Any = None) -> tuple[int, str, Any]:
         if path != "/send":
@@ -134,6 +136,7 @@ class CsrfApp:
     """Django's CSRF check: a POST without the csrftoken cookie's value in X-CSRFToken is 403."""
 
     form, csrf, chunked, body = False, None, False, ""
+    hidden: dict[str, str] = {}
 
     def __init__(self) -> None:
         self.headers: dict[str, str] = {}

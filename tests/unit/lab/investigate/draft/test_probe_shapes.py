@@ -64,6 +64,7 @@ class App:
         return {}
 
     path = "/"  # the page answered where it was asked: no redirect
+    hidden: dict[str, str] = {}  # and held no form with hidden inputs
 
     def text(self, path: str) -> tuple[int, str, str]:
         return 404, "text/plain", "no page"
@@ -187,6 +188,7 @@ class RestApp:
         return {}
 
     path = "/"  # the page answered where it was asked: no redirect
+    hidden: dict[str, str] = {}  # and held no form with hidden inputs
 
     def text(self, path: str) -> tuple[int, str, str]:
         return 404, "text/plain", "no page"
@@ -233,6 +235,7 @@ class RoomsApp:
         self.rooms: dict[str, list[dict[str, str]]] = {}
 
     path = "/"  # the page answered where it was asked: no redirect
+    hidden: dict[str, str] = {}  # and held no form with hidden inputs
 
     def text(self, path: str) -> tuple[int, str, str]:
         if path == "/":
@@ -298,6 +301,7 @@ class MintingApp:
         self.convs: dict[str, list[dict[str, str]]] = {}
 
     path = "/"  # the page answered where it was asked: no redirect
+    hidden: dict[str, str] = {}  # and held no form with hidden inputs
 
     def text(self, path: str) -> tuple[int, str, str]:
         return (200, "text/html", f"<html><script>{self.SCRIPT}</script></html>") if path == "/" else (404, "", "")
@@ -372,6 +376,7 @@ class QueryApp:
         self.convs: dict[str, list[dict[str, str]]] = {}
 
     path = "/"  # the page answered where it was asked: no redirect
+    hidden: dict[str, str] = {}  # and held no form with hidden inputs
 
     def text(self, path: str) -> tuple[int, str, str]:
         return (200, "text/html", f"<html><script>{self.SCRIPT}</script></html>") if path == "/" else (404, "", "")
@@ -439,6 +444,7 @@ class HeaderApp:
         self.convs: dict[str, list[dict[str, str]]] = {}
 
     path = "/"  # the page answered where it was asked: no redirect
+    hidden: dict[str, str] = {}  # and held no form with hidden inputs
 
     def text(self, path: str) -> tuple[int, str, str]:
         return (200, "text/html", f"<script>{self.SCRIPT}</script>") if path == "/" else (404, "", "")

@@ -3,6 +3,7 @@ names the field, the value and what is expected; a login's variable that is not 
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ import pytest
 from lab.common.errors import UsageError
 from lab.investigate.spec import parse as sp
 from lab.investigate.browser.identity import local_storage
+from lab.investigate.browser.page import url_pattern
 from lab.investigate.spec.shapes import login_body
 
 ROOT = Path(__file__).resolve().parents[5]
@@ -132,3 +134,23 @@ def test_the_app_page_keeps_the_id_in_its_url_or_storage() -> None:
     data["page"] = {"input": "#m", "message": "li"}
     with pytest.raises(UsageError, match="drive a Socket.IO app through the lab's page"):
         sp.parse(data, NODE)
+
+
+PRG = ROOT / "examples" / "node-prg.toml"
+
+
+def test_an_id_from_a_redirect_needs_the_page_it_leads_to_in_the_path() -> None:
+    s = sp.load(PRG).session
+    assert (s.carrier, s.source, s.create_path, s.page_url) == ("path", "redirect", "/", "/c/{session}")
+    for drop, field in (("page_url", "session.page_url"), ("create", "session.create")):
+        data = _data(PRG)
+        del data["session"][drop]
+        with pytest.raises(UsageError, match=field.replace(".", r"\.")):
+            sp.parse(data, PRG)
+
+
+def test_the_page_s_pattern_takes_the_id_from_where_the_redirect_led() -> None:
+    pattern = re.compile(url_pattern("/c/{session}"))
+    assert pattern.match("/c/8f3a9b1c2d3e4f50").group(1) == "8f3a9b1c2d3e4f50"
+    assert pattern.match("/c/8f3a/") and not pattern.match("/c/8f3a/say") and not pattern.match("/x/c/1")
+    assert not re.match(url_pattern(None), "/c/1")
