@@ -10,7 +10,7 @@ import re
 from collections import Counter
 
 from lab.common.html_select import Node, document, html_items, select, selector
-from lab.investigate.draft.infer import Draft, HistoryShape, an_id
+from lab.investigate.draft.infer import Draft, HistoryShape, an_id, order_from
 from lab.investigate.draft.routes import ID, Call, Routes
 
 TEXT_INPUTS = {"", "text", "search"}  # an <input> a message is typed in (hidden ones carry state)
@@ -160,14 +160,4 @@ def order_of_two(d: Draft, body: str, shape: HistoryShape, first: str, second: s
         texts = [t for _, t in html_items(body, shape.items, shape.role_field, shape.content_field, ())]
     except ValueError:
         return False
-    where = [next((i for i, t in enumerate(texts) if t == x), None) for x in (first, second)]
-    if where[0] is None or where[1] is None:
-        return False
-    before = where[1] < where[0]
-    d.put(
-        "history",
-        "order",
-        "newest_first" if before else "oldest_first",
-        f"a second message rendered {'above' if before else 'below'} the first",
-    )
-    return True
+    return order_from(d, texts, first, second)

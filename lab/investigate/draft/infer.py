@@ -100,8 +100,13 @@ def order_of_two(d: Draft, doc: Any, items: str, first: str, second: str) -> boo
     """The history's order from a read listing two messages sent one after the other (where no
     reply's text places the message): which of them ``items`` lists first. False: not told
     (either not shown)."""
-    found = next((v for k, v in lists(doc) if k == items), [])
-    where = [next((i for i, it in enumerate(found) if x in str(it)), None) for x in (first, second)]
+    return order_from(d, next((v for k, v in lists(doc) if k == items), []), first, second)
+
+
+def order_from(d: Draft, items: list[Any], first: str, second: str) -> bool:
+    """The order of a history's ``items`` (JSON items, a page's message texts) holding two
+    messages sent one after the other. False: not told (either not shown)."""
+    where = [next((i for i, it in enumerate(items) if x in str(it)), None) for x in (first, second)]
     if where[0] is None or where[1] is None:
         return False
     before = where[1] < where[0]
