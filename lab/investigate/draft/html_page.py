@@ -15,7 +15,7 @@ from lab.investigate.draft.routes import ID, Call, Routes
 
 TEXT_INPUTS = {"", "text", "search"}  # an <input> a message is typed in (hidden ones carry state)
 # The class token or attribute value naming the user's side, where the two differ in more than one.
-USER_WORDS = re.compile(r"(?i)\b(user|me|you|human|mine|self|own|question|sent|outgoing|right)\b|user|human")
+USER_WORDS = re.compile(r"(?i)user|human|\b(me|you|mine|self|own|question|sent|outgoing|right)\b")
 
 
 def forms(routes: Routes) -> None:
@@ -33,8 +33,7 @@ def forms(routes: Routes) -> None:
         path = (post or n.attrs.get("action") or page_path).split("?")[0].split("#")[0]
         if not path.startswith("/"):
             path = page_path.rstrip("/") + "/" + path
-        for i in ids:
-            path = "/".join(ID if s == i else s for s in path.split("/"))
+        path = _own(path, ids)
         fields = [
             x.attrs["name"]
             for x in select(n, selector("textarea[name], input[name]"))
@@ -73,14 +72,15 @@ def history(body: str, sent: str, reply: str | None) -> HistoryShape | None:
     is not in the page, or no element set tells the two speakers apart."""
     root = document(body)
     holders = [n for n in root.elements() if sent in n.text()]
-    if not holders:
-        return None
-    node: Node | None = holders[-1]  # the deepest: elements come in document order
-    while node is not None and node.parent is not None:
-        shape = _shape(root, node, sent, reply)
-        if shape is not None:
-            return shape
-        node = node.parent
+    # Each place the text shows (the log; a sidebar titling the conversation by its first
+    # message), from its deepest element up, the last place first.
+    leaves = [n for n in holders if not any(c in holders for c in n.children)]
+    for leaf in reversed(leaves):
+        node: Node | None = leaf
+        while node is not None and node.parent is not None:
+            if (shape := _shape(root, node, sent, reply)) is not None:
+                return shape
+            node = node.parent
     return None
 
 

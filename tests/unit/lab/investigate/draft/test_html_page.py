@@ -114,3 +114,12 @@ def test_a_form_with_hidden_inputs_is_drafted_with_the_page_they_are_read_from()
     assert (d.get("chat", "body"), d.get("chat", "hidden_from")) == ("form", "/")
     html_page.posted(d2 := Draft(), routes, "/elsewhere", {"csrf_token": "x"})
     assert d2.get("chat", "body") is None
+
+
+def test_the_log_is_found_past_a_sidebar_titling_the_conversation_by_its_first_message() -> None:
+    body = (
+        f'<main><div class="m mine">{SENT}</div><div class="m bot">Sure.</div></main>'
+        f'<aside><ul><li class="conv current">{SENT}</li><li class="conv">older chat</li></ul></aside>'
+    )
+    shape = html_page.history(body, SENT, None)
+    assert shape is not None and (shape.items, shape.user_role, shape.assistant_role) == ("div.m", "mine", "bot")
