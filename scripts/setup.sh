@@ -5,7 +5,7 @@
 #   scripts/setup.sh system      Debian redis-server, chromium, chromium-headless-shell (lab setup system)
 #   scripts/setup.sh toxiproxy   Toxiproxy server + CLI v2.12.0 via `go install` (lab setup toxiproxy)
 #   scripts/setup.sh node        the Node examples' packages (npm ci in examples/node, node-ai, compose-app/app)
-#   scripts/setup.sh go          the Go examples (go build in examples/go, go-sse, go-ws)
+#   scripts/setup.sh go          the Go examples (go build in examples/go, go-sse, go-ws, go-tmpl)
 #   scripts/setup.sh docker      a Docker engine for the compose tests
 #   scripts/setup.sh all         all of them
 set -euo pipefail
@@ -120,9 +120,10 @@ step_node() {
 step_go() {
   local dir want
   local go=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
-  for dir in "$ROOT/examples/go" "$ROOT/examples/go-sse" "$ROOT/examples/go-ws"; do
-    want=$(find "$dir" -maxdepth 1 \( -name '*.go' -o -name '*.html' -o -name 'go.mod' -o -name 'go.sum' \) \
-      | sort | xargs cat | sha256sum | cut -d' ' -f1)
+  for dir in "$ROOT/examples/go" "$ROOT/examples/go-sse" "$ROOT/examples/go-ws" "$ROOT/examples/go-tmpl"; do
+    # (templates and scripts a binary embeds, below its folder too)
+    want=$(find "$dir" -path "$dir/.lab" -prune -o \( -name '*.go' -o -name '*.html' -o -name '*.js' -o -name 'go.mod' \
+      -o -name 'go.sum' \) -print | sort | xargs cat | sha256sum | cut -d' ' -f1)
     if [ -x "$dir/chatd" ] && [ -f "$dir/.lab-built" ] && [ "$(cat "$dir/.lab-built")" = "$want" ]; then
       say "go: ${dir#"$ROOT"/} up to date"; continue
     fi

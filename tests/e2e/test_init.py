@@ -110,6 +110,9 @@ def _init(
             (),
             {"chat": "hidden_from", "history": "content_field", "redis": "hist:*"},
         ),
+        # A "New chat" button's POST redirecting to the page (ids checked); the header the page's
+        # script sends with a message (the turn's HTML answered to it, a redirect without).
+        ("examples/go-tmpl/chatd", (), {"session": "create_method", "chat": "headers"}),
     ],
     ids=[
         "foreign",
@@ -129,6 +132,7 @@ def _init(
         "htmx",
         "node-prg",
         "flask-csrf",
+        "go-tmpl",
     ],
 )
 def test_init_drafts_a_spec_that_passes_the_contract_check(

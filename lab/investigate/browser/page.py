@@ -58,13 +58,13 @@ function netTimes(path, t0, start, end) {
   const sent = e.requestStart > 0 ? e.requestStart : e.startTime;
   return {start: (performance.timeOrigin + sent) / 1000, end: (performance.timeOrigin + e.responseEnd) / 1000};
 }
-async function call(method, path, body, mode, form) {
+async function call(method, path, body, mode, form, extra) {
   const t0 = performance.now(), start = now();
   const ctl = new AbortController();
   const timer = setTimeout(() => ctl.abort(), CFG.timeout_ms);
   path = target(path);
   try {
-    const init = {method, credentials: "same-origin", headers: sessionHeaders(), signal: ctl.signal};
+    const init = {method, credentials: "same-origin", headers: Object.assign(sessionHeaders(), extra || {}), signal: ctl.signal};
     if (method !== "GET" && CFG.csrf_cookie) {  // [http] csrf_cookie: echoed as the app's page does
       const c = document.cookie.split("; ").find(x => x.startsWith(CFG.csrf_cookie + "="));
       if (c) init.headers[CFG.csrf_header] = decodeURIComponent(c.slice(CFG.csrf_cookie.length + 1));
@@ -129,7 +129,7 @@ window.labSend = async (text, id, streamed, mode) => {
   if (CFG.id_field && id) body[CFG.id_field] = id;
   if (CFG.session.field) body[CFG.session.field] = sid();
   if (CFG.hidden_from) for (const [k, v] of Object.entries(await hiddenFields())) if (!(k in body)) body[k] = v;
-  const out = await call("POST", CFG.chat_path, body, mode || "read", CFG.chat_body === "form");
+  const out = await call("POST", CFG.chat_path, body, mode || "read", CFG.chat_body === "form", CFG.chat_headers);
   if (out.status >= 200 && out.status < 300) keepFrom(out.body);
   return out;
 };
@@ -170,6 +170,7 @@ def html(spec: Spec, token: str | None = None) -> str:
         "message_field": spec.chat.message_field,
         "chat_body": spec.chat.body,
         "hidden_from": spec.chat.hidden_from,
+        "chat_headers": spec.chat.headers,
         "csrf_cookie": spec.http.csrf_cookie,
         "csrf_header": spec.http.csrf_header,
         "id_field": spec.chat.id_field,

@@ -61,20 +61,21 @@ async function ensureSession() {
   if (r.status >= 200 && r.status < 300) r.status = null;  // a 2xx without an id is no answer
   return r;
 }
-// from = redirect: a GET (/) answered with a redirect to the conversation's page (/c/<id>), as a
-// server-rendered app makes its ids; the id read from where it led (the browser followed it).
+// from = redirect: a GET (/) or a POST (a "New chat" form) answered with a redirect to the
+// conversation's page (/c/<id>), as a server-rendered app makes its ids; the id read from where
+// it led (the browser followed it).
 async function redirected(S) {
   const t0 = performance.now(), start = now();
   let url = "", status = null, error = null;
   try {
-    const r = await fetch(S.create_path, {credentials: "same-origin"});
+    const r = await fetch(S.create_path, {method: S.create_method, credentials: "same-origin"});
     [url, status] = [new URL(r.url).pathname, r.status];
     const m = url.match(new RegExp(CFG.session_url_re));
     if (r.ok && m) localStorage.setItem(CFG.session_key, decodeURIComponent(m[1]));
   } catch (e) { error = String(e); }
   if (sid()) return null;
   return {status: status && status < 300 ? null : status, type: "", body: "", ms: performance.now() - t0, cut: null,
-          error: error || `creating the conversation: GET ${S.create_path} led to ${url || "nothing"}, not ${S.page_url}`,
+          error: error || `creating the conversation: ${S.create_method} ${S.create_path} led to ${url || "nothing"}, not ${S.page_url}`,
           start, end: now()};
 }
 function target(path) {  // a request's path with the session (and the login's token) where the spec puts them

@@ -30,6 +30,7 @@ class Client:
         # The hidden inputs of the last page's forms (a CSRF token): posted with every form, as
         # the browser posts them with the message typed in.
         self.hidden: dict[str, str] = {}
+        self.post_headers: dict[str, str] = {}  # what the app's page sends with a message (HX-Request)
 
     def call(self, method: str, path: str, body: Any = None) -> tuple[int, str, Any]:
         """(status, content type, JSON or None); status 0 when nothing answered."""
@@ -56,7 +57,7 @@ class Client:
             ctype = "application/x-www-form-urlencoded"
         else:
             data, ctype = (None if body is None else json.dumps(body).encode()), "application/json"
-        headers = dict(self.headers)
+        headers = dict(self.headers) | (self.post_headers if method != "GET" else {})
         if self.csrf is not None and method != "GET" and (token := self.cookies().get(self.csrf[0])) is not None:
             headers[self.csrf[1]] = urllib.parse.unquote(token)
         req = urllib.request.Request(self.base + path, data=data, method=method, headers=headers)

@@ -10,8 +10,9 @@ import re
 from collections import Counter
 
 from lab.common.html_select import Node, document, html_items, select, selector
+from lab.investigate.draft.client import Client
 from lab.investigate.draft.infer import Draft, HistoryShape, an_id, order_from
-from lab.investigate.draft.routes import ID, Call, Routes
+from lab.investigate.draft.routes import ID, Call, Routes, scripts
 
 TEXT_INPUTS = {"", "text", "search"}  # an <input> a message is typed in (hidden ones carry state)
 # The class token or attribute value naming the user's side, where the two differ in more than one.
@@ -39,6 +40,10 @@ def forms(routes: Routes) -> None:
             for x in select(n, selector("textarea[name], input[name]"))
             if x.tag == "textarea" or x.attrs.get("type", "").lower() in TEXT_INPUTS
         ]
+        if not fields and post is None and path not in routes.starts:
+            routes.starts.append(path)  # a "New chat" button: where a conversation's page is made
+        if fields and post is not None:
+            routes.headers["HX-Request"] = "true"  # what htmx sends with every request it makes
         if fields:
             hidden = select(n, selector('input[type="hidden"][name]'))
             routes.hidden_from = routes.hidden_from or (_own(page_path, ids) if hidden else None)
@@ -46,9 +51,42 @@ def forms(routes: Routes) -> None:
             routes.fields += [f for f in fields if f not in routes.fields]
             routes.forms.append(path)
     if routes.forms:  # a page that posts its messages itself may render them: its history, maybe
+        routes.headers |= script_headers(routes.texts)
         own = _own(page_path, ids)
         routes.calls.append(Call("GET", own))
         routes.page_url = own if ids else None
+
+
+# Headers a page sets on its requests that say nothing of the app's answer.
+PLAIN_HEADERS = {"content-type", "accept", "authorization", "cache-control"}
+_HEADERS = re.compile(r"\bheaders\s*:\s*\{([^{}]*)\}")
+_LITERAL = re.compile(r"""["']?([A-Za-z][\w-]*)["']?\s*:\s*(?:"([^"\n]*)"|'([^'\n]*)')""")
+
+
+def script_headers(texts: list[str]) -> dict[str, str]:
+    """Headers with a literal value the page's scripts send (``"X-Requested-With": "fetch"``):
+    an app may answer a fragment to them and a redirect without, as its page never sees."""
+    found: dict[str, str] = {}
+    for text in texts:
+        for block in _HEADERS.findall(text):
+            for name, a, b in _LITERAL.findall(block):
+                if name.lower() not in PLAIN_HEADERS and "csrf" not in name.lower() and "xsrf" not in name.lower():
+                    found.setdefault(name, a or b)
+    return found
+
+
+def started(c: Client, routes: Routes) -> None:
+    """A landing page with no message form, only a "New chat" one: its POST followed to the
+    conversation's page (/chat/k3j9...), whose forms are then read as the page's."""
+    if routes.forms or not routes.starts:
+        return
+    c.form = True
+    status, ctype, _ = c.call("POST", routes.starts[0], {})
+    if 200 <= status < 300 and "html" in ctype and c.path != routes.at:
+        page, at = c.body, c.path
+        routes.texts, routes.at, routes.start = [page, *scripts(c, page)], at, ("POST", routes.starts[0])
+        forms(routes)
+    c.form = bool(routes.forms)  # the message is then posted as that page's form posts it
 
 
 def posted(d: Draft, page: Routes, path: str, hidden: dict[str, str]) -> None:
@@ -58,6 +96,8 @@ def posted(d: Draft, page: Routes, path: str, hidden: dict[str, str]) -> None:
         d.put("chat", "body", "form", f"the page's own form posts {path}")
         if page.hidden_from and hidden:
             d.put("chat", "hidden_from", page.hidden_from, f"its form's hidden inputs: {', '.join(hidden)}")
+        if page.headers:
+            d.put("chat", "headers", page.headers, "the app's page sends them with a message")
 
 
 def _own(page_path: str, ids: list[str]) -> str:

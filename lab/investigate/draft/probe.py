@@ -46,6 +46,8 @@ def probe(
     _ready(c, d)
     page = routes.read(c)
     html_page.forms(page)
+    html_page.started(c, page)
+    c.post_headers = dict(page.headers)  # sent with each message, as the app's page sends them
     status, _, doc = c.call("GET", "/openapi.json")
     if status == 200 and isinstance(doc, dict) and "paths" in doc:
         draft_openapi.from_openapi(doc, d)

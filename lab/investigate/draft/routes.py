@@ -83,6 +83,9 @@ class Routes:
     page_url: str | None = None  # the page's own path where it holds an id (/ redirected to /c/{session})
     at: str = "/"  # the page's path, after redirects
     hidden_from: str | None = None  # the page whose message form has hidden inputs (a CSRF token)
+    starts: list[str] = field(default_factory=list)  # POST forms with no text field ("New chat")
+    headers: dict[str, str] = field(default_factory=dict)  # literal headers the page's requests set
+    start: tuple[str, str] = ("GET", "/")  # how a browser gets to a conversation's page
 
     def posts(self, placeholders: int, body: bool = True) -> list[str]:
         return _unique(
@@ -317,18 +320,20 @@ def _args(text: str, start: int) -> tuple[list[str], int]:
     return [a for a in out if a], len(text)
 
 
+def scripts(c: Client, page: str) -> list[str]:
+    """The same-origin scripts ``page`` loads (the first SCRIPTS_MAX), as read."""
+    urls = [urljoin(c.base + "/", src) for src in _SRC.findall(page)[:SCRIPTS_MAX]]
+    return [c.text(urlsplit(u).path)[2] for u in urls if urlsplit(u).netloc == urlsplit(c.base).netloc]
+
+
 def read(c: Client) -> Routes:
     """The routes of the page at / and of the same-origin scripts it loads."""
     status, _, page = c.text("/")
     if not 200 <= status < 300 or not page:
         return Routes()
-    texts, at = [page], c.path
-    for src in _SRC.findall(page)[:SCRIPTS_MAX]:
-        url = urljoin(c.base + "/", src)
-        if urlsplit(url).netloc == urlsplit(c.base).netloc:
-            texts.append(c.text(urlsplit(url).path)[2])
-    routes = Routes(texts=texts, at=at)
-    for text in texts:
+    at = c.path
+    routes = Routes(texts=[page, *scripts(c, page)], at=at)
+    for text in routes.texts:
         got = calls_in(text)
         routes.calls += got.calls
         routes.fields += [f for f in got.fields if f not in routes.fields]

@@ -147,14 +147,17 @@ def _redirected(c: Client, d: Draft, page: Routes, chats: list[str]) -> str | No
     fresh id of the lab's (a server-rendered app checks its ids): each browser is given its own
     by the same redirect -- drafted as from = "redirect", the id read from where it led."""
     assert page.page_url is not None
-    c.text("/")
+    method, create = page.start
+    c.text(create) if method == "GET" else c.call("POST", create, {})
     pattern = "^" + re.escape(page.page_url).replace(re.escape(ID), "([^/?#]+)") + "/?$"
     if (m := re.match(pattern, c.path)) is None:
         return None
     for chat in chats:
         if _took(c, chat.replace(ID, m.group(1)), page):
-            why = f"GET / led to {c.path}, and POST {chat} took a message under that id (and no fresh one of the lab's)"
-            _place(d, chat, why, **{"from": "redirect", "create": "/", "page_url": page.page_url})
+            why = f"{method} {create} led to {c.path}, and POST {chat} took a message under that id (and no fresh one of the lab's)"
+            _place(d, chat, why, **{"from": "redirect", "create": create, "page_url": page.page_url})
+            if method != "GET":
+                d.put("session", "create_method", method, why)
             return m.group(1)
     return None
 

@@ -53,3 +53,13 @@ def number(t: dict[str, Any], section: str, key: str, default: float, lo: float,
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= v <= hi:
         raise bad(f"{section}.{key}", v, f"a number in [{lo:g}, {hi:g}]")
     return float(v)
+
+
+def headers(t: dict[str, Any], section: str, key: str) -> dict[str, str]:
+    """A table of HTTP header names and their string values ({} where left out)."""
+    h = t.get(key, {})
+    if not isinstance(h, dict) or not all(
+        isinstance(k, str) and re.fullmatch(r"[A-Za-z0-9-]+", k) and isinstance(v, str) for k, v in h.items()
+    ):
+        raise bad(f"{section}.{key}", h, 'a table of header names and string values, e.g. { "HX-Request" = "true" }')
+    return dict(h)

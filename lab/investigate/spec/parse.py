@@ -18,7 +18,7 @@ from typing import Any
 from lab.common.errors import UsageError
 from lab.common import html_select
 from lab.investigate.spec import model as spec_model, shapes
-from lab.investigate.spec.fields import JSON_PATH, URL_PATH, bad, number, table, text
+from lab.investigate.spec.fields import JSON_PATH, URL_PATH, bad, headers, number, table, text
 from lab.investigate.spec.schema import Chat, History, Http, PageSpec, RedisKey, Spec, Start, Stream
 
 HISTORY_FORMATS = ("objects", "strings", "pairs", "html")
@@ -224,6 +224,7 @@ def _chat(c: dict[str, Any], transport_path: str | None = None) -> Chat:
         number(c, "chat", "timeout_s", 30, 1, 300),
         text(c, "chat", "body", default="json", pattern=re.compile(r"^(json|form)$"), expected="json or form"),
         text(c, "chat", "hidden_from", pattern=URL_PATH, expected="the path of the page whose form posts the message"),
+        headers(c, "chat", "headers"),
     )
 
 

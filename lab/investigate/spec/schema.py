@@ -52,6 +52,9 @@ class Chat:
     # _csrf, Rails' authenticity_token; a conversation's id) go with each message, as the browser
     # posts them: read from the form holding the message field on this page (GET, before each send).
     hidden_from: str | None = None
+    # Headers the app's own page sends with a message (htmx's HX-Request, a script's
+    # X-Requested-With): an app may answer a fragment to them and a redirect without.
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -115,6 +118,8 @@ class Session:
     # (a path pattern with {session}, e.g. /c/{session}).
     page_storage: str | None = None
     page_url: str | None = None
+    # from = redirect: GET (a link, / -> /c/<id>) or POST (a "New chat" form's button) at `create`
+    create_method: str = "GET"
 
     @property
     def is_cookie(self) -> bool:

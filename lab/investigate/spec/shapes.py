@@ -57,6 +57,9 @@ def session(data: dict[str, Any], cookie: str | None, paths: tuple[str, ...], pa
         value=text(s, "session", "value", expected="the fixed id"),
         field=text(s, "session", "field", expected="a JSON field name"),
         page_storage=text(s, "session", "page_storage", expected="the app page's localStorage key holding the id"),
+        create_method=text(
+            s, "session", "create_method", default="GET", pattern=re.compile(r"^(GET|POST)$"), expected="GET or POST"
+        ),
         page_url=text(
             s,
             "session",

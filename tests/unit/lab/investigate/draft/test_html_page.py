@@ -123,3 +123,36 @@ def test_the_log_is_found_past_a_sidebar_titling_the_conversation_by_its_first_m
     )
     shape = html_page.history(body, SENT, None)
     assert shape is not None and (shape.items, shape.user_role, shape.assistant_role) == ("div.m", "mine", "bot")
+
+
+class NewChatApp:
+    """A landing page with only a "New chat" button: POST /chat makes a conversation's page."""
+
+    def __init__(self) -> None:
+        self.path, self.form, self.body, self.hidden = "/", False, "", {}  # type: ignore[var-annotated]
+
+    def call(self, method: str, path: str, body: object = None) -> tuple[int, str, object]:
+        assert (method, path, self.form) == ("POST", "/chat", True)
+        self.path = "/chat/k3j9x2m4p7q1"
+        self.body = '<form method="post" action="/chat/k3j9x2m4p7q1/messages"><textarea name="q"></textarea></form>'
+        return 200, "text/html; charset=utf-8", None
+
+
+def test_a_new_chat_button_leads_to_the_page_whose_form_is_then_read() -> None:
+    routes = Routes(texts=['<form method="post" action="/chat"><button>New chat</button></form>'], at="/")
+    html_page.forms(routes)
+    assert routes.starts == ["/chat"] and routes.forms == []
+    app = NewChatApp()
+    html_page.started(app, routes)  # type: ignore[arg-type]
+    assert routes.forms == ["/chat/{session}/messages"] and routes.page_url == "/chat/{session}"
+    assert routes.start == ("POST", "/chat") and app.form
+
+
+def test_the_headers_a_page_sends_with_a_message() -> None:
+    script = 'fetch(form.action, {method: "POST", headers: {"Content-Type": "x", "X-Requested-With": "fetch", "X-CSRF-Token": t}})'
+    routes = Routes(texts=['<form method="post" action="/say"><input name="q"></form>', script], at="/")
+    html_page.forms(routes)
+    assert routes.headers == {"X-Requested-With": "fetch"}
+    htmx = Routes(texts=['<form hx-post="/m"><textarea name="p"></textarea></form>'], at="/")
+    html_page.forms(htmx)
+    assert htmx.headers == {"HX-Request": "true"}

@@ -154,3 +154,12 @@ def test_the_page_s_pattern_takes_the_id_from_where_the_redirect_led() -> None:
     assert pattern.match("/c/8f3a9b1c2d3e4f50").group(1) == "8f3a9b1c2d3e4f50"
     assert pattern.match("/c/8f3a/") and not pattern.match("/c/8f3a/say") and not pattern.match("/x/c/1")
     assert not re.match(url_pattern(None), "/c/1")
+
+
+def test_chat_headers_are_a_table_of_strings() -> None:
+    data = _data(PRG)
+    data["chat"]["headers"] = {"HX-Request": "true"}
+    assert sp.parse(data, PRG).chat.headers == {"HX-Request": "true"}
+    data["chat"]["headers"] = {"HX-Request": True}
+    with pytest.raises(UsageError, match=r"chat\.headers"):
+        sp.parse(data, PRG)
