@@ -109,6 +109,10 @@ class Handler(BaseHTTPRequestHandler):
             match = query.get("match", [""])[0]
             with self.server.lock:
                 calls = [c for c in self.server.calls if c["t_start"] >= since and _carries(c, match)]
+                # Oldest first by when each began: a call is recorded as its handler returns, and
+                # a loaded machine may run one handler's last step after a later call's (CI, 2
+                # cores, 4 workers: a 40 ms call listed after the 300 ms one made after it).
+                calls.sort(key=lambda c: c["t_start"])
                 # A page gone mid-answer does not end the app's call: the lab waits on these.
                 still = [c for c in self.server.open.values() if c["t_start"] >= since and _carries(c, match)]
             self._json(200, {"calls": calls, "open": still})
