@@ -28,7 +28,7 @@ _ARM = "__chaoslab_reload_armed"
 _RELOAD_HOOK_JS = """(() => {
   const ARM = __ARM__, ANSWER = __ANSWER__, PATH = __PATH__, orig = window.fetch;
   if (typeof orig !== "function") return;
-  const now = () => (performance.timeOrigin + performance.now()) / 1000;
+  const now = () => Date.now() / 1000;  // the wall clock, as Redis's MONITOR dates (page.py: skew)
   // The armed value is the delay (ms) between the answer and the reload (lab window); at 0 the
   // page never gets the answer, later it does, as a user reads it before refreshing.
   const delay = () => { try { return Number(sessionStorage.getItem(ARM)); } catch (e) { return 0; } };

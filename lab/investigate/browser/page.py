@@ -49,14 +49,19 @@ const CFG = __CFG__;
 // read left, are judged from these. Taken from the network's own record (Resource Timing)
 // where it has one: on a busy machine this script may run long after the last byte came, and
 // a clock read here would move the answer later than the server sent it.
-const now = () => (performance.timeOrigin + performance.now()) / 1000;
+// The wall clock can be stepped while a page is open (a VM resumed, NTP): Redis's MONITOR and the
+// lab date by it, the page's performance clock kept counting from its load. skew(): how far the
+// wall clock moved from it since then (ms), added to every time the page reports.
+const skew = () => Date.now() - (performance.timeOrigin + performance.now());
+const now = () => Date.now() / 1000;
 __SESSION_JS__
 function netTimes(path, t0, start, end) {
   const url = new URL(path, location.href).href;
   const e = performance.getEntriesByName(url).filter(x => x.startTime >= t0 - 1).pop();
   if (!e || !(e.responseEnd > 0)) return {start, end};
   const sent = e.requestStart > 0 ? e.requestStart : e.startTime;
-  return {start: (performance.timeOrigin + sent) / 1000, end: (performance.timeOrigin + e.responseEnd) / 1000};
+  const base = performance.timeOrigin + skew();
+  return {start: (base + sent) / 1000, end: (base + e.responseEnd) / 1000};
 }
 async function call(method, path, body, mode, form, extra) {
   const t0 = performance.now(), start = now();
