@@ -9,14 +9,13 @@ a crash in the page.
 
 from __future__ import annotations
 
-import re
-
 import dataclasses
 import json
 
 from lab.investigate.evidence.answers import Answer
 from lab.investigate.browser.page_frames import FRAMES_JS, SESSION_JS, SESSION_KEY
 from lab.investigate.spec.parse import Spec
+from lab.investigate.spec.shapes import page_url_pattern
 
 PAGE_PATH = "/__chaoslab__/chat"
 
@@ -188,7 +187,7 @@ def html(spec: Spec, token: str | None = None) -> str:
         "session": dataclasses.asdict(spec.session),
         "session_key": SESSION_KEY,
         # from = redirect: the id in the path the GET led to (page_url's {session})
-        "session_url_re": url_pattern(spec.session.page_url),
+        "session_url_re": page_url_pattern(spec.session.page_url),
         "transport": dataclasses.asdict(t) if t else None,
         "token": token,
     }
@@ -198,10 +197,3 @@ def html(spec: Spec, token: str | None = None) -> str:
     return page.replace("__CFG__", json.dumps(cfg).replace("</", "<\\/")).replace(
         "__NAME__", spec.name.replace("<", "&lt;")
     )
-
-
-def url_pattern(page_url: str | None) -> str:
-    """A JavaScript regular expression of a page's path with {session} as its one group."""
-    if not page_url:
-        return "(?!)"
-    return "^" + re.escape(page_url).replace(re.escape("{session}"), "([^/?#]+)") + "/?$"

@@ -26,6 +26,7 @@ from lab.investigate.draft.infer import (
 )
 from lab.investigate.draft.routes import ID, QUERY_NAMES, Routes
 from lab.investigate.spec.schema import MINTED
+from lab.investigate.spec.shapes import page_url_pattern
 
 # An id of each placeholder's kind, as the lab's page mints it (lab.investigate.browser.page_frames).
 _MINT = {"{uuid}": lambda: str(uuid.uuid4()), "{random}": lambda: secrets.token_hex(16)}
@@ -148,9 +149,11 @@ def _redirected(c: Client, d: Draft, page: Routes, chats: list[str]) -> str | No
     by the same redirect -- drafted as from = "redirect", the id read from where it led."""
     assert page.page_url is not None
     method, create = page.start
-    c.text(create) if method == "GET" else c.call("POST", create, {})
-    pattern = "^" + re.escape(page.page_url).replace(re.escape(ID), "([^/?#]+)") + "/?$"
-    if (m := re.match(pattern, c.path)) is None:
+    if method == "GET":
+        c.text(create)
+    else:
+        c.call("POST", create, {})
+    if (m := re.match(page_url_pattern(page.page_url), c.path)) is None:
         return None
     for chat in chats:
         if _took(c, chat.replace(ID, m.group(1)), page):

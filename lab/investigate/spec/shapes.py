@@ -197,3 +197,11 @@ def transport(data: dict[str, Any]) -> Transport | None:
             expected="the Socket.IO client's path on the app",
         ),
     )
+
+
+def page_url_pattern(page_url: str | None) -> str:
+    """A regular expression (Python's and JavaScript's alike) of a page's path with {session} as
+    its one group: the id read from where a redirect led ([session] from = "redirect")."""
+    if not page_url:
+        return "(?!)"
+    return "^" + re.escape(page_url).replace(re.escape("{session}"), "([^/?#]+)") + "/?$"

@@ -13,8 +13,7 @@ import pytest
 from lab.common.errors import UsageError
 from lab.investigate.spec import parse as sp
 from lab.investigate.browser.identity import local_storage
-from lab.investigate.browser.page import url_pattern
-from lab.investigate.spec.shapes import login_body
+from lab.investigate.spec.shapes import login_body, page_url_pattern
 
 ROOT = Path(__file__).resolve().parents[5]
 REST, WS, NODE = (ROOT / "examples" / f for f in ("fastapi-rest.toml", "fastapi-ws.toml", "node-socketio.toml"))
@@ -150,10 +149,10 @@ def test_an_id_from_a_redirect_needs_the_page_it_leads_to_in_the_path() -> None:
 
 
 def test_the_page_s_pattern_takes_the_id_from_where_the_redirect_led() -> None:
-    pattern = re.compile(url_pattern("/c/{session}"))
+    pattern = re.compile(page_url_pattern("/c/{session}"))
     assert pattern.match("/c/8f3a9b1c2d3e4f50").group(1) == "8f3a9b1c2d3e4f50"
     assert pattern.match("/c/8f3a/") and not pattern.match("/c/8f3a/say") and not pattern.match("/x/c/1")
-    assert not re.match(url_pattern(None), "/c/1")
+    assert not re.match(page_url_pattern(None), "/c/1")
 
 
 def test_chat_headers_are_a_table_of_strings() -> None:
