@@ -95,7 +95,9 @@ async def _user_retry(d: ChatDriver, plan: TrialPlan, trial: Trial) -> bool:
     ):
         return False
     try:
-        await d.settled(await d.retry(last))
+        again = await d.retry(last)
+        if again is not None:
+            await d.settled(again)
     except Exception as exc:
         trial.errors.append(f"driver (retry): {type(exc).__name__}: {exc}")
         return True

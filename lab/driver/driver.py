@@ -26,6 +26,15 @@ from lab.stack.events import BackendEvents
 
 TRIGGER_TIMEOUT_S = 20.0
 RETRY_BUTTON_TIMEOUT_S = 15.0  # the user looks for the retry button this long before giving up
+# What the page shows of a message once decided: "not-saved" where it offers a retry (on the
+# message, or on its reply cut mid-stream), else the message's state ("absent": not shown).
+BUBBLE_STATE_JS = """id => {
+  const all = [...document.querySelectorAll(`[data-testid=message][data-id="${id}"]`)];
+  const mine = all.find(el => el.dataset.role === "user");
+  if (mine && mine.dataset.state === "pending") return false;
+  if (all.some(el => el.dataset.state === "not-saved")) return "not-saved";
+  return mine ? mine.dataset.state : "absent";
+}"""
 
 
 class TriggerMissed(Exception):
@@ -179,15 +188,25 @@ class ChatDriver(NetworkLog, ConcurrentSends):
             raise RuntimeError(f"turn {turn}: the page showed no new message after the submit")
         return self._register(Send(str(mid), text, turn))
 
-    async def retry(self, failed: Send) -> Send:
-        """The user's retry: the page's retry button, which re-sends the same message id."""
+    async def retry(self, failed: Send) -> Send | None:
+        """The user's retry: the page's retry button, which re-sends the same message id (the
+        message's, or its reply's where only the reply was cut). None: the page offers no retry
+        (it shows the message saved, or no longer shows it), so a user would not retry; what it
+        showed is noted."""
         assert self.page is not None
-        bubble = self.page.locator(f'[data-testid=message][data-role=user][data-id="{failed.id}"]')
+        # The page marks the message once its fetch settles, a moment after the network event
+        # the driver saw; on a loaded 2-core runner that took over 5 s (2026-12-06).
+        handle = await self.page.wait_for_function(
+            BUBBLE_STATE_JS, arg=failed.id, timeout=RETRY_BUTTON_TIMEOUT_S * 1000
+        )
+        state = await handle.json_value()
+        if state != "not-saved":
+            self._note("no-retry", id=failed.id, state=state)
+            return None
         self._note("retry", id=failed.id)
         self._unsettled = None
-        # The button shows once the reloaded page has read its history; on a loaded 2-core
-        # runner that took over 5 s (a correct cell's mid_stream trial unknown, 2026-12-06).
-        await bubble.get_by_test_id("retry-button").click(timeout=RETRY_BUTTON_TIMEOUT_S * 1000)
+        button = self.page.locator(f'[data-testid=message][data-id="{failed.id}"] [data-testid=retry-button]')
+        await button.first.click(timeout=RETRY_BUTTON_TIMEOUT_S * 1000)
         return self._register(Send(failed.id, failed.text, failed.turn, retry_of=failed.id))
 
     async def acked(self, s: Send, timeout_s: float = SEND_TIMEOUT_S) -> bool:

@@ -99,6 +99,32 @@ def test_not_saved_message_is_retried_with_the_same_id(
     ctx.close()
 
 
+def test_a_reply_cut_mid_stream_retries_its_message(browser: Browser, lab_stack: NativeStack) -> None:
+    """A stream that ends without its end event leaves the message shown saved and the reply
+    "not saved (stream cut)": the reply's retry re-sends the user's text with the same id (it
+    once re-sent the partial reply as a user message)."""
+    ctx = _context(browser, lab_stack)
+    page = ctx.new_page()
+    page.goto("/?stream=1")
+    cut = '{"type": "token", "text": "Nice to"}\n'
+    page.route("**/chat", lambda route: route.fulfill(status=200, body=cut, content_type="application/x-ndjson"))
+    page.get_by_test_id("composer-input").fill("my name is Cutty")
+    page.get_by_test_id("composer-input").press("Enter")
+    reply = page.locator("[data-testid=message][data-role=assistant]")
+    expect(reply.get_by_test_id("message-state")).to_have_text("not saved (stream cut)")
+    mid = reply.get_attribute("data-id")
+    page.unroute("**/chat")
+    reply.get_by_test_id("retry-button").click()
+    expect(page.locator(f'[data-testid=message][data-id="{mid}"][data-role=assistant]')).to_have_attribute(
+        "data-state", "saved"
+    )
+    expect(page.get_by_test_id("message")).to_have_count(2)
+    assert page.locator("[data-testid=message][data-role=user] [data-testid=message-text]").inner_text() == (
+        "my name is Cutty"
+    )
+    ctx.close()
+
+
 # Every state the reply's element passes through, with its text then: recorded by the page as it
 # changes (a MutationObserver runs on every change), so no state is missed however slowly the
 # test's own polling comes round on a busy machine.

@@ -292,9 +292,9 @@ def test_read_modify_write_is_a_lost_update_and_nothing_else(tmp_path: Path) -> 
 
 
 # --------------------------------------------- apps unlike ours: after the answer, fixed order
-def _five(tmp_path: Path, bug: str, *only: str) -> tuple[dict[str, Any], str, list[dict[str, Any]]]:
+def _five(tmp_path: Path, bug: str, *only: str, trials: int = 5) -> tuple[dict[str, Any], str, list[dict[str, Any]]]:
     exit_code, out, results = investigate(
-        tmp_path, "--trials", "5", *only, "--set", f"start.env.FOREIGN_BUGS={bug}", spec=FOREIGN
+        tmp_path, "--trials", str(trials), *only, "--set", f"start.env.FOREIGN_BUGS={bug}", spec=FOREIGN
     )
     trials = json.loads(next((tmp_path / "reports").glob("*/trials.json")).read_text())
     assert exit_code == 1, out
@@ -371,12 +371,13 @@ def test_a_per_worker_cache_is_a_copy_served_and_nothing_else(tmp_path: Path) ->
 def test_a_history_served_reversed_is_a_fixed_reversal_not_a_race(tmp_path: Path) -> None:
     """reversed_history: stored oldest first, served as the newest-first list the API promises --
     every conversation upside down, in every trial, under every fault: history_reversed (it says
-    to check the spec's order first) and not writes_out_of_order; nothing else."""
-    found, out, trials = _five(tmp_path, "reversed_history")
+    to check the spec's order first) and not writes_out_of_order; nothing else. A fixed reversal,
+    not a rate: 3 trials an experiment."""
+    found, out, trials = _five(tmp_path, "reversed_history", trials=3)
     assert set(found) == {"history_reversed"}, out
     d = found["history_reversed"]
     judged = [t for t in trials if not t["unknown"]]
-    assert d["k"] == d["n"] == len(judged) >= 30, (d, len(judged))
+    assert d["k"] == d["n"] == len(judged) >= 18, (d, len(judged))
     assert "spec's [history] order first" in d["cause"], d
     assert "every row was RPUSHed, so the list lies oldest first" in d["evidence"], d  # the store's record
     assert "replay trial " in out and "--trial" in out, out

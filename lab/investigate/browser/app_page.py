@@ -9,6 +9,7 @@ with the selector ("page: ..."), not a trial outcome.
 from __future__ import annotations
 
 
+import asyncio
 import re
 import time
 from collections.abc import Awaitable, Callable
@@ -17,7 +18,9 @@ from urllib.parse import urlsplit
 
 from playwright.async_api import Error as PlaywrightError, Page, Request, Response, TimeoutError as PlaywrightTimeout
 
+from lab.driver.navigate import TRIES, steady
 from lab.investigate.evidence.answers import Answer, HistoryRead
+from lab.model.checker import NETWORK_CHANGED
 from lab.investigate.spec.parse import PageSpec, Spec
 
 SELECTOR_TIMEOUT_MS = 5_000  # the page is up: an element that is not there by now is not coming
@@ -63,23 +66,58 @@ async def load(
     """Navigate (open or reload) and read what the page shows once it has its history. The
     first GET of the history answered once ``navigate`` began is the page's own, unless
     ``counts`` says not yet (a navigation already under way inside ``navigate``: the GETs the
-    old page made before it are not the reload's). ``start``: when that GET left (epoch s)."""
+    old page made before it are not the reload's). ``start``: when that GET left (epoch s).
+    A GET the browser failed as the machine's network changed is read again by reloading the
+    page (a page load: idempotent), up to ``TRIES`` loads; any other failure is named."""
     pg = spec.page
     assert pg is not None
     wait_s = timeout_s or spec.chat.timeout_s
-    history = matches(spec.history.path, "GET")
+    for attempt in range(1, TRIES + 1):
+        got = await _history_get(page, spec, navigate, counts, wait_s)
+        if isinstance(got, Response):
+            return await _read(page, spec, got)
+        if got is None:
+            error = f"page: {pg.path} made no GET {spec.history.path} within {wait_s:g} s"
+        else:
+            error = f"page: {pg.path}'s GET {spec.history.path} failed in the browser: {got}"
+            if NETWORK_CHANGED in got and attempt < TRIES:
+                navigate = lambda: steady(page.reload)  # noqa: E731 - the same page, loaded again
+                continue
+        break
+    return {"status": None, "type": "", "body": "", "rows": None, "error": error}
+
+
+async def _history_get(
+    page: Page, spec: Spec, navigate: Callable[[], Awaitable[Any]], counts: Callable[[], bool], wait_s: float
+) -> Response | str | None:
+    """The page's GET of its history once ``navigate`` began: its response, the browser's
+    reason it failed, or None (none within ``wait_s``)."""
+    history = request_to(spec.history.path, "GET")
+    got: asyncio.Future[Response | str] = asyncio.get_running_loop().create_future()
+
+    def answered(r: Response) -> None:
+        if not got.done() and history(r.request) and counts():
+            got.set_result(r)
+
+    def failed(r: Request) -> None:
+        if not got.done() and history(r) and counts():
+            got.set_result(r.failure or "failed")
+
+    page.on("response", answered)
+    page.on("requestfailed", failed)
+    deadline = time.monotonic() + wait_s
     try:
-        async with page.expect_response(lambda r: history(r) and counts(), timeout=wait_s * 1000) as info:
-            await navigate()
-        resp = await info.value
-    except PlaywrightTimeout:
-        return {
-            "status": None,
-            "type": "",
-            "body": "",
-            "rows": None,
-            "error": f"page: {pg.path} made no GET {spec.history.path} within {wait_s:g} s",
-        }
+        await asyncio.wait_for(navigate(), wait_s)
+        return await asyncio.wait_for(got, max(0.0, deadline - time.monotonic()))
+    except (asyncio.TimeoutError, PlaywrightTimeout):
+        return got.result() if got.done() else None
+    finally:
+        page.remove_listener("response", answered)
+        page.remove_listener("requestfailed", failed)
+
+
+async def _read(page: Page, spec: Spec, resp: Response) -> HistoryRead:
+    """What the page shows once its history GET was answered ``resp``."""
     start = _started(resp)
     if not 200 <= resp.status < 300:
         return {

@@ -34,7 +34,14 @@ function setState(el, state, why) {
   if (state === "not-saved") {
     const b = document.createElement("button");
     b.textContent = "retry"; b.dataset.testid = "retry-button";
-    b.onclick = () => { el.remove(); send(el.querySelector(".text").textContent, el.dataset.id); };
+    // A reply cut mid-stream retries its message: the user's text, the same id.
+    b.onclick = () => {
+      const same = [...log.querySelectorAll(`[data-testid=message][data-id="${el.dataset.id}"]`)];
+      const mine = same.find(x => x.dataset.role === "user") || el;
+      const text = mine.querySelector(".text").textContent;
+      same.forEach(x => x.remove());
+      send(text, el.dataset.id);
+    };
     el.append(b);
   }
 }
