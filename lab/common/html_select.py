@@ -237,3 +237,9 @@ def hidden_inputs(body: str, field: str | None = None) -> dict[str, str]:
         for x in select(f, selector('input[type="hidden"][name]')):
             out.setdefault(x.attrs["name"], x.attrs.get("value", ""))
     return out
+
+
+def metas(body: str) -> dict[str, str]:
+    """The page's ``<meta name=... content=...>`` tags (name -> content): where Rails, Laravel,
+    Phoenix and Flask-WTF pages keep the CSRF token their scripts send in a header."""
+    return {n.attrs["name"]: n.attrs.get("content", "") for n in select(document(body), selector("meta[name]"))}

@@ -18,7 +18,7 @@ from lab.model.history import Row, Send
 from lab.driver.concurrent_sends import ConcurrentSends
 from lab.driver.netlog import NetworkLog
 from lab.driver.navigate import steady
-from lab.driver.page_js import SEND_JS, SEND_TIMEOUT_S, UNTIL_JS, settled_selector
+from lab.driver.page_js import BUBBLE_STATE_JS, SEND_JS, SEND_TIMEOUT_S, UNTIL_JS, settled_selector
 from lab.driver.slots import Slot
 from lab.common.phases import Phases
 from lab.plan.schedule import CONCURRENT_POINTS
@@ -26,15 +26,6 @@ from lab.stack.events import BackendEvents
 
 TRIGGER_TIMEOUT_S = 20.0
 RETRY_BUTTON_TIMEOUT_S = 15.0  # the user looks for the retry button this long before giving up
-# What the page shows of a message once decided: "not-saved" where it offers a retry (on the
-# message, or on its reply cut mid-stream), else the message's state ("absent": not shown).
-BUBBLE_STATE_JS = """id => {
-  const all = [...document.querySelectorAll(`[data-testid=message][data-id="${id}"]`)];
-  const mine = all.find(el => el.dataset.role === "user");
-  if (mine && mine.dataset.state === "pending") return false;
-  if (all.some(el => el.dataset.state === "not-saved")) return "not-saved";
-  return mine ? mine.dataset.state : "absent";
-}"""
 
 
 class TriggerMissed(Exception):
@@ -189,10 +180,9 @@ class ChatDriver(NetworkLog, ConcurrentSends):
         return self._register(Send(str(mid), text, turn))
 
     async def retry(self, failed: Send) -> Send | None:
-        """The user's retry: the page's retry button, which re-sends the same message id (the
-        message's, or its reply's where only the reply was cut). None: the page offers no retry
-        (it shows the message saved, or no longer shows it), so a user would not retry; what it
-        showed is noted."""
+        """The user's retry: the page's retry button (the message's, or its reply's where only
+        the reply was cut), re-sending the same message id. None: the page offers none (the
+        message shown saved, or not shown), so a user would not retry; what it showed is noted."""
         assert self.page is not None
         # The page marks the message once its fetch settles, a moment after the network event
         # the driver saw; on a loaded 2-core runner that took over 5 s (2026-12-06).

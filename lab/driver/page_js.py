@@ -58,3 +58,14 @@ def settled_selector(mid: str) -> str:
         f'[data-testid=message][data-id="{mid}"][data-state="not-saved"], '
         f'[data-testid=message][data-role=assistant][data-id="{mid}"][data-state="saved"]'
     )
+
+
+# What the page shows of a message once decided: "not-saved" where it offers a retry (on the
+# message, or on its reply cut mid-stream), else the message's state ("absent": not shown).
+BUBBLE_STATE_JS = """id => {
+  const all = [...document.querySelectorAll(`[data-testid=message][data-id="${id}"]`)];
+  const mine = all.find(el => el.dataset.role === "user");
+  if (mine && mine.dataset.state === "pending") return false;
+  if (all.some(el => el.dataset.state === "not-saved")) return "not-saved";
+  return mine ? mine.dataset.state : "absent";
+}"""

@@ -110,6 +110,15 @@ def _init(
             (),
             {"chat": "hidden_from", "history": "content_field", "redis": "hist:*"},
         ),
+        # A CSRF token in a <meta> tag the page's script sends in X-CSRFToken (Flask-WTF: 400
+        # without it); the id in Flask's signed cookie.
+        (
+            "{python} -m gunicorn --chdir examples/flask_meta app:app -b 127.0.0.1:{port} --workers 1 --threads 4",
+            (),
+            {"http": "csrf_meta", "redis": "tutor:*:log"},
+        ),
+        # The same in Express (csrf-sync: 403 without x-csrf-token), its sessions in the same Redis.
+        ("node examples/node/quill.js", (), {"http": "csrf_meta", "redis": "quill:conversation:*:turns"}),
         # A "New chat" button's POST redirecting to the page (ids checked); the header the page's
         # script sends with a message (the turn's HTML answered to it, a redirect without).
         ("examples/go-tmpl/chatd", (), {"session": "create_method", "chat": "headers"}),
@@ -132,6 +141,8 @@ def _init(
         "htmx",
         "node-prg",
         "flask-csrf",
+        "flask-meta",
+        "node-quill",
         "go-tmpl",
     ],
 )

@@ -108,12 +108,13 @@ async def _history_get(
     deadline = time.monotonic() + wait_s
     try:
         await asyncio.wait_for(navigate(), wait_s)
-        return await asyncio.wait_for(got, max(0.0, deadline - time.monotonic()))
+        await asyncio.wait({got}, timeout=max(0.0, deadline - time.monotonic()))  # never cancels ``got``
     except (asyncio.TimeoutError, PlaywrightTimeout):
-        return got.result() if got.done() else None
+        pass
     finally:
         page.remove_listener("response", answered)
         page.remove_listener("requestfailed", failed)
+    return got.result() if got.done() else None
 
 
 async def _read(page: Page, spec: Spec, resp: Response) -> HistoryRead:

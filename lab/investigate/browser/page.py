@@ -112,15 +112,18 @@ async function call(method, path, body, mode, form, extra) {
     clearTimeout(timer);
   }
 }
-// [chat] hidden_from: the hidden fields of the page's form holding the message field (a CSRF
-// token, a conversation's id), read fresh before each send, as the page the user typed in had them.
-async function hiddenFields() {
-  const out = {};
+// [chat] hidden_from: what the page the user typed in had, read fresh before each send: its form
+// holding the message field's hidden fields (a CSRF token, a conversation's id), and the CSRF
+// token in [http] csrf_meta's <meta> tag, sent in csrf_header as the app's script sends it.
+async function pageTokens() {
+  const out = {fields: {}, headers: {}};
   try {
-    const r = await fetch(target(CFG.hidden_from), {credentials: "same-origin", headers: sessionHeaders()});
+    const r = await fetch(target(CFG.hidden_from || "/"), {credentials: "same-origin", headers: sessionHeaders()});
     const doc = new DOMParser().parseFromString(await r.text(), "text/html");
     const form = [...doc.forms].find((f) => f.elements.namedItem(CFG.message_field)) || doc.forms[0];
-    for (const el of form ? form.querySelectorAll("input[type=hidden][name]") : []) out[el.name] = el.value;
+    if (CFG.hidden_from) for (const el of form ? form.querySelectorAll("input[type=hidden][name]") : []) out.fields[el.name] = el.value;
+    const meta = CFG.csrf_meta && [...doc.querySelectorAll("meta[name]")].find((m) => m.name === CFG.csrf_meta);
+    if (meta) out.headers[CFG.csrf_header] = meta.content;
   } catch (e) {}
   return out;
 }
@@ -132,8 +135,13 @@ window.labSend = async (text, id, streamed, mode) => {
   body[CFG.message_field] = text;
   if (CFG.id_field && id) body[CFG.id_field] = id;
   if (CFG.session.field) body[CFG.session.field] = sid();
-  if (CFG.hidden_from) for (const [k, v] of Object.entries(await hiddenFields())) if (!(k in body)) body[k] = v;
-  const out = await call("POST", CFG.chat_path, body, mode || "read", CFG.chat_body === "form", CFG.chat_headers);
+  let headers = CFG.chat_headers;
+  if (CFG.hidden_from || CFG.csrf_meta) {
+    const got = await pageTokens();
+    for (const [k, v] of Object.entries(got.fields)) if (!(k in body)) body[k] = v;
+    headers = Object.assign({}, headers, got.headers);
+  }
+  const out = await call("POST", CFG.chat_path, body, mode || "read", CFG.chat_body === "form", headers);
   if (out.status >= 200 && out.status < 300) keepFrom(out.body);
   return out;
 };
@@ -177,6 +185,7 @@ def html(spec: Spec, token: str | None = None) -> str:
         "chat_headers": spec.chat.headers,
         "csrf_cookie": spec.http.csrf_cookie,
         "csrf_header": spec.http.csrf_header,
+        "csrf_meta": spec.http.csrf_meta,
         "id_field": spec.chat.id_field,
         "chat_path": spec.chat.path,
         "history_path": spec.history.path,

@@ -4,14 +4,24 @@ from __future__ import annotations
 
 import http.cookiejar
 import json
+import re
 import urllib.error
 import urllib.parse
 import urllib.request
 from typing import Any
 
-from lab.common.html_select import hidden_inputs
+from collections.abc import Iterable, Iterator
+
+from lab.common.html_select import hidden_inputs, metas
 
 TIMEOUT_S = 10.0
+# A CSRF cookie's conventional header: Django's, then Laravel's and Angular's.
+CSRF_HEADERS = {"csrftoken": "X-CSRFToken", "XSRF-TOKEN": "X-XSRF-TOKEN"}
+# The headers pages send a <meta> tag's token in (names are case-blind): Rails, Phoenix, Laravel,
+# gorilla/csrf; Django and Flask-WTF; csurf.
+META_HEADERS = ("X-CSRF-Token", "X-CSRFToken", "X-XSRF-TOKEN", "CSRF-Token")
+# A header a page's script names in quotes for a CSRF token ('X-CSRFToken', "x-csrf-token").
+_CSRF_NAMED = re.compile(r"""["'](X-(?:[A-Za-z]+-)?[CX]SRF-?(?:Token)?)["']""", re.IGNORECASE)
 
 
 class Client:
@@ -31,6 +41,9 @@ class Client:
         # the browser posts them with the message typed in.
         self.hidden: dict[str, str] = {}
         self.post_headers: dict[str, str] = {}  # what the app's page sends with a message (HX-Request)
+        self.metas: dict[str, str] = {}  # the last page's <meta> tags (a CSRF token), and where it was
+        self.metas_at = "/"
+        self.csrf_meta: tuple[str, str] | None = None  # (meta name, header): its token sent on every POST
 
     def call(self, method: str, path: str, body: Any = None) -> tuple[int, str, Any]:
         """(status, content type, JSON or None); status 0 when nothing answered."""
@@ -60,6 +73,8 @@ class Client:
         headers = dict(self.headers) | (self.post_headers if method != "GET" else {})
         if self.csrf is not None and method != "GET" and (token := self.cookies().get(self.csrf[0])) is not None:
             headers[self.csrf[1]] = urllib.parse.unquote(token)
+        if self.csrf_meta is not None and method != "GET" and self.csrf_meta[0] in self.metas:
+            headers[self.csrf_meta[1]] = self.metas[self.csrf_meta[0]]
         req = urllib.request.Request(self.base + path, data=data, method=method, headers=headers)
         if data is not None:
             req.add_header("Content-Type", ctype)
@@ -69,7 +84,11 @@ class Client:
                 self.path = urllib.parse.urlsplit(resp.geturl()).path or "/"
                 ctype, raw = resp.headers.get("content-type", ""), resp.read()
                 if "text/html" in ctype:
-                    self.hidden = hidden_inputs(raw.decode("utf-8", errors="replace")) or self.hidden
+                    page = raw.decode("utf-8", errors="replace")
+                    self.hidden = hidden_inputs(page) or self.hidden
+                    tags = metas(page)
+                    if any(_token_meta(k) for k in tags):
+                        self.metas, self.metas_at = tags, self.path
                 return resp.status, ctype, raw
         except urllib.error.HTTPError as exc:
             return exc.code, exc.headers.get("content-type", ""), exc.read()
@@ -78,3 +97,27 @@ class Client:
 
     def cookies(self) -> dict[str, str]:
         return {c.name: c.value or "" for c in self.jar}
+
+    def csrf_ways(self, texts: Iterable[str] = ()) -> Iterator[tuple[str, str, str]]:
+        """Each way the app's page could send a CSRF token this client holds, in turn: ("cookie"
+        or "meta", its name, the header) -- first the headers the page's ``texts`` (its scripts)
+        name. While the caller tries one, the client sends the token so on every POST; past the
+        last, neither."""
+        named = list(dict.fromkeys(h for t in texts for h in _CSRF_NAMED.findall(t)))
+        for name in [n for n in self.cookies() if "csrf" in n.lower() or "xsrf" in n.lower()]:
+            for header in dict.fromkeys([*named, CSRF_HEADERS.get(name, "X-CSRF-Token"), *CSRF_HEADERS.values()]):
+                self.csrf = (name, header)
+                yield "cookie", name, header
+        self.csrf = None
+        spring = self.metas.get("_csrf_header")  # Spring Security's pages name the header in a meta too
+        for name in [n for n in self.metas if _token_meta(n)]:
+            for header in dict.fromkeys([*([spring] if spring and name == "_csrf" else []), *named, *META_HEADERS]):
+                self.csrf_meta = (name, header)
+                yield "meta", name, header
+        self.csrf_meta = None
+
+
+def _token_meta(name: str) -> bool:
+    """A <meta> name holding a CSRF token (csrf-token, _csrf, _token), not its field's or header's name."""
+    low = name.lower()
+    return ("csrf" in low or "xsrf" in low or low == "_token") and not low.endswith(("param", "header"))

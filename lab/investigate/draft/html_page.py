@@ -26,7 +26,7 @@ def forms(routes: Routes) -> None:
     if not routes.texts:
         return
     root, page_path = document(routes.texts[0]), routes.at
-    ids = [s for s in page_path.split("/") if s and an_id(s) and re.search(r"\d", s)]
+    ids = _ids(page_path)
     for n in select(root, selector("form, [hx-post], [data-hx-post]")):
         post = n.attrs.get("hx-post") or n.attrs.get("data-hx-post")
         if post is None and n.attrs.get("method", "get").lower() != "post":
@@ -98,6 +98,15 @@ def posted(d: Draft, page: Routes, path: str, hidden: dict[str, str]) -> None:
             d.put("chat", "hidden_from", page.hidden_from, f"its form's hidden inputs: {', '.join(hidden)}")
         if page.headers:
             d.put("chat", "headers", page.headers, "the app's page sends them with a message")
+
+
+def templated(page_path: str) -> str:
+    """A page's path with the ids in it as {session} (/c/8f3a -> /c/{session})."""
+    return _own(page_path, _ids(page_path))
+
+
+def _ids(page_path: str) -> list[str]:
+    return [s for s in page_path.split("/") if s and an_id(s) and re.search(r"\d", s)]
 
 
 def _own(page_path: str, ids: list[str]) -> str:

@@ -30,6 +30,7 @@ from lab.investigate.draft.session import at
 
 READY_PATHS = ("/health", "/healthz", "/ready", "/readyz")
 STREAM_TYPES = ("text/event-stream", "application/x-ndjson", "application/jsonl")
+CSRF_REFUSED = (400, 403, 419, 422)  # a missing token: Django, gorilla, csurf; Flask-WTF; Laravel; Rails
 
 
 def probe(
@@ -184,8 +185,9 @@ def _send(c: Client, d: Draft, text: str, sid: str | None, page: Routes) -> tupl
         for field in fields:
             c.form = c.form or path in page.forms  # the page's own form posts it so: sent alike
             status, ctype, doc = c.call("POST", at(d, path, sid), {field: text})
-            if status == 403 and c.csrf is None:
-                status, ctype, doc = _with_csrf(c, d, path, sid, field, text) or (status, ctype, doc)
+            if status in CSRF_REFUSED and c.csrf is None and c.csrf_meta is None:
+                got = _with_csrf(c, d, path, sid, field, text, status, page.texts)
+                status, ctype, doc = got or (status, ctype, doc)
             if status in (400, 415, 422) and not c.form:
                 status, ctype, doc = _as_form(c, d, path, sid, field, text) or (status, ctype, doc)
             if status in (0, 404, 405):
@@ -226,24 +228,23 @@ def _as_form(c: Client, d: Draft, path: str, sid: str | None, field: str, text: 
     return None
 
 
-# A CSRF cookie's conventional header: Django's, then Laravel's and Angular's, then Rails-like.
-CSRF_HEADERS = {"csrftoken": "X-CSRFToken", "XSRF-TOKEN": "X-XSRF-TOKEN"}
-
-
-def _with_csrf(c: Client, d: Draft, path: str, sid: str | None, field: str, text: str) -> tuple[int, str, Any] | None:
-    """A POST refused 403 where the app set a CSRF token's cookie (on its page, read first): the
-    message again with the token echoed in a header, as the app's page does. Taken: drafted
-    ([http] csrf_cookie, csrf_header) and sent on every POST from now on; else None."""
-    names = [n for n in c.cookies() if "csrf" in n.lower() or "xsrf" in n.lower()]
-    for name in names:
-        for header in dict.fromkeys([CSRF_HEADERS.get(name, "X-CSRF-Token"), *CSRF_HEADERS.values(), "X-CSRF-Token"]):
-            c.csrf = (name, header)
-            got = c.call("POST", at(d, path, sid), {field: text})
-            if got[0] != 403:
-                d.put("http", "csrf_cookie", name, f"POST {path} answered 403 without its token, {got[0]} with it")
-                d.put("http", "csrf_header", header, f"the header that carried {name!r}")
-                return got
-    c.csrf = None
+def _with_csrf(
+    c: Client, d: Draft, path: str, sid: str | None, field: str, text: str, refused: int, texts: list[str]
+) -> tuple[int, str, Any] | None:
+    """A POST refused (403; Flask-WTF 400, Laravel 419, Rails 422) where the app gave its page a
+    CSRF token (a cookie, a <meta> tag): the message again with the token in a header, as the
+    app's page sends it. Taken: drafted ([http] csrf_cookie or csrf_meta, and csrf_header) and
+    sent on every POST from now on; else None."""
+    for kind, name, header in c.csrf_ways(texts):
+        got = c.call("POST", at(d, path, sid), {field: text})
+        if got[0] in CSRF_REFUSED:
+            continue
+        d.put("http", f"csrf_{kind}", name, f"POST {path} answered {refused} without its token, {got[0]} with it")
+        d.put("http", "csrf_header", header, f"the header that carried {name!r}")
+        if kind == "meta" and c.metas_at != "/":
+            page = html_page.templated(c.metas_at)
+            d.put("chat", "hidden_from", page, f"the page whose <meta name={name!r}> holds the token")
+        return got
     return None
 
 

@@ -204,7 +204,10 @@ def _http(h: dict[str, Any]) -> Http:
         pattern=name,
         expected="the header it goes in, e.g. X-CSRFToken",
     )
-    return Http(str(base).replace("{port}", str(port)), port, ready_path, cookie, csrf_cookie, csrf_header)
+    csrf_meta = text(
+        h, "http", "csrf_meta", pattern=name, expected="the <meta name> holding the token, e.g. csrf-token"
+    )
+    return Http(str(base).replace("{port}", str(port)), port, ready_path, cookie, csrf_cookie, csrf_header, csrf_meta)
 
 
 def _chat(c: dict[str, Any], transport_path: str | None = None) -> Chat:

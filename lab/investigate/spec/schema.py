@@ -36,6 +36,9 @@ class Http:
     # (csrftoken -> X-CSRFToken), Laravel and Angular (XSRF-TOKEN -> X-XSRF-TOKEN) pages do.
     csrf_cookie: str | None = None
     csrf_header: str = "X-CSRFToken"
+    # Or a token the page reads from a <meta name=...> tag into that header (Rails, Laravel,
+    # Phoenix, Flask-WTF pages), read before each send from [chat] hidden_from's page, else /.
+    csrf_meta: str | None = None
 
 
 @dataclass(frozen=True)

@@ -74,3 +74,10 @@ def test_the_hidden_inputs_of_the_form_holding_the_message_field() -> None:
     )
     assert hidden_inputs(page, "message") == {"csrf_token": "t0k", "conv": "c-9"}
     assert hidden_inputs("<form method=post><input name=x></form>") == {}
+
+
+def test_a_pages_meta_tags_by_name() -> None:
+    from lab.common.html_select import metas
+
+    page = '<head><meta charset="utf-8"><meta name="csrf-token" content="a+b/="><meta name=viewport content=x></head>'
+    assert metas(page) == {"csrf-token": "a+b/=", "viewport": "x"}

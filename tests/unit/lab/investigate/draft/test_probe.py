@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from lab.common import redact
+from lab.investigate.draft.client import Client
 from lab.investigate.draft.infer import Draft
 from lab.investigate.draft.probe import _login
 
@@ -87,12 +88,12 @@ def test_a_key_not_named_after_the_session_is_drafted_from_two_messages() -> Non
     assert d.get("redis", "key") is None and "no one of them holds a second message" in d.notes[0]
 
 
-class FormApp:
-    """A chat route that reads a form (aiohttp's request.post()): a JSON body reads as no field."""
+class FormApp(Client):
+    """A chat route that reads a form (aiohttp's request.post()): a JSON body reads as no field.
+    Its 400 is no CSRF refusal: it gave no token, so none is tried."""
 
     def __init__(self) -> None:
-        self.form, self.headers, self.chunked, self.body = False, {}, False, ""
-        self.hidden: dict[str, str] = {}
+        super().__init__("http://127.0.0.1:9")
 
     def call(self, method: str, path: str, body: Any = None) -> tuple[int, str, Any]:
         if path != "/send":
@@ -132,14 +133,11 @@ def test_a_create_call_and_a_login_whose_answers_openapi_does_not_describe() -> 
     assert _create(c, d) == "1" and d.get("session", "id") == "$.id"  # type: ignore[arg-type]
 
 
-class CsrfApp:
+class CsrfApp(Client):
     """Django's CSRF check: a POST without the csrftoken cookie's value in X-CSRFToken is 403."""
 
-    form, csrf, chunked, body = False, None, False, ""
-    hidden: dict[str, str] = {}
-
     def __init__(self) -> None:
-        self.headers: dict[str, str] = {}
+        super().__init__("http://127.0.0.1:9")
         self.seen: list[str | None] = []
 
     def cookies(self) -> dict[str, str]:
@@ -151,6 +149,55 @@ class CsrfApp:
         token = "tok/9" if self.csrf == ("csrftoken", "X-CSRFToken") else None  # as Client would send it
         self.seen.append(token)
         return (200, "application/json", {"answer": "Hm."}) if token else (403, "text/html", None)
+
+
+class MetaApp(Client):
+    """A Rails-like page: the token in <meta name="csrf-token">, sent by its script in
+    X-CSRF-Token; without it the POST is refused 422. The page is a conversation's own."""
+
+    def __init__(self, refused: int = 422) -> None:
+        super().__init__("http://127.0.0.1:9")
+        self.metas = {"csrf-param": "authenticity_token", "csrf-token": "Zm9v+/=="}
+        self.metas_at, self.refused = "/c/8f3a9b2c41", refused
+        self.seen: list[tuple[str, str] | None] = []
+
+    def call(self, method: str, path: str, body: Any = None) -> tuple[int, str, Any]:
+        if path != "/messages":
+            return 404, "text/html", None
+        self.seen.append(self.csrf_meta)
+        if self.csrf_meta == ("csrf-token", "X-CSRF-Token"):
+            return 200, "application/json", {"reply": "Noted."}
+        return self.refused, "application/json", {"error": "InvalidAuthenticityToken"}
+
+
+def test_a_token_in_a_meta_tag_is_sent_in_the_header_the_app_takes() -> None:
+    from lab.investigate.draft.probe import _send
+    from lab.investigate.draft.routes import calls_in
+
+    for refused in (400, 403, 419, 422):  # Flask-WTF, gorilla/csurf, Laravel, Rails
+        c, d = MetaApp(refused), Draft()
+        page = calls_in("fetch('/messages', {method: 'POST', body: JSON.stringify({body: m})});")
+        assert _send(c, d, "chaoslab init probe 1a2b", None, page) is not None  # type: ignore[arg-type]
+        assert (d.get("http", "csrf_meta"), d.get("http", "csrf_header")) == ("csrf-token", "X-CSRF-Token")
+        assert d.get("chat", "hidden_from") == "/c/{session}"  # where the token is read, ids as {session}
+        assert c.seen == [None, ("csrf-token", "X-CSRF-Token")]  # csrf-param names a field, not a token
+
+
+def test_the_header_the_pages_script_names_is_tried_first() -> None:
+    """Flask-WTF takes X-CSRFToken and X-CSRF-Token alike: the draft names the one the page sends."""
+    c = Client("http://127.0.0.1:9")
+    c.metas = {"csrf-token": "t1"}
+    script = "fetch('/api/ask', {method: 'POST', headers: {'X-CSRFToken': meta.content}})"
+    assert next(c.csrf_ways([script])) == ("meta", "csrf-token", "X-CSRFToken")
+
+
+def test_the_ways_a_page_sends_its_token_are_tried_in_turn_and_reset_after_the_last() -> None:
+    c = Client("http://127.0.0.1:9")
+    c.metas = {"_csrf": "t1", "_csrf_header": "X-SPRING-CSRF", "viewport": "width=device-width"}
+    ways = list(c.csrf_ways())
+    # Spring Security's page names its header in a meta: tried first; the header's meta is no token.
+    assert ways[0] == ("meta", "_csrf", "X-SPRING-CSRF") and {w[1] for w in ways} == {"_csrf"}
+    assert c.csrf_meta is None and c.csrf is None
 
 
 def test_a_post_refused_for_its_csrf_token_is_sent_again_with_it() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -14,7 +15,16 @@ from lab.investigate.draft.infer import Draft
 from lab.investigate.draft.probe import probe
 
 
-class App:
+class NoTokens:
+    """Client's CSRF side for an app that gives its page no token: a refusal (400) is no CSRF one."""
+
+    csrf = csrf_meta = None
+
+    def csrf_ways(self, texts: object = ()) -> Iterator[tuple[str, str, str]]:
+        yield from ()
+
+
+class App(NoTokens):
     """POST /api/chat {"prompt", "conversation_id"?}; GET /api/history?conversation_id=...
     ``takes``: where a send's id is read ("body", "query" or "" -- never: each send starts anew);
     ``streams``: "always", "asked" (stream = true) or ""."""
@@ -151,7 +161,7 @@ def test_an_id_read_back_under_another_query_name(monkeypatch: Any) -> None:
     assert d.get("session", "field") == "conversation_id" and not d.unknown, d.unknown
 
 
-class RestApp:
+class RestApp(NoTokens):
     """A REST chat with no OpenAPI document (Express, Go): POST /api/conversations answers
     {"id"}; POST /api/conversations/<id>/messages {"content"} answers the reply; GET on the
     same path lists {"role", "content"} items."""
@@ -209,7 +219,7 @@ def test_a_create_call_no_openapi_names_is_found_by_its_collection(monkeypatch: 
     assert d.get("chat", "reply_path") == "$.content" and set(d.unknown) <= {"redis.key"}, d.unknown
 
 
-class RoomsApp:
+class RoomsApp(NoTokens):
     """No OpenAPI, route names of its own: POST /api/rooms answers {"room": id, "idle_ttl"};
     POST /api/rooms/<id>/say {"prompt"} streams its answer; GET /api/rooms/<id> lists the
     entries newest first. Its page at / loads /static/app.js, which builds the URLs by joining
@@ -276,7 +286,7 @@ def test_the_routes_the_apps_own_page_calls_and_the_order_of_two_messages(monkey
     assert "a second message listed before the first" in d.why["history.order"]
 
 
-class MintingApp:
+class MintingApp(NoTokens):
     """Its page mints the conversation's id (crypto.randomUUID(), in localStorage) and builds
     its one URL in a helper; no create call, no cookie. The route takes only ids of its own
     check: a UUID (``dashes``) or 32 hex digits. POST answers {"reply": {"author", "body"}};
@@ -353,7 +363,7 @@ def test_a_page_that_does_not_mint_ids_is_not_drafted_as_one(monkeypatch: Any) -
     assert "session" not in d.sections and "chat.path" in d.unknown
 
 
-class QueryApp:
+class QueryApp(NoTokens):
     """A create call answering {"conv", "idleTtl"} (its page POSTs no body); the chat at
     /api/chat?s=<id> {"text"} streams SSE; the history at /api/history?s=<id> lists
     {"messages": [{"from", "content"}]} newest first. Every route refuses an unknown id (404)."""

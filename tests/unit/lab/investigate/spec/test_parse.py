@@ -95,6 +95,7 @@ def test_set_overrides_fields_and_reads_toml_values() -> None:
         (("redis", "expires"), "yes", "redis.expires = 'yes'"),
         (("chat", "body"), "xml", "json or form"),
         (("http", "csrf_cookie"), "csrf token", "the CSRF token's cookie name"),
+        (("http", "csrf_meta"), "<meta>", "the <meta name> holding the token"),
     ],
     ids=lambda v: str(v),
 )

@@ -1,0 +1,32 @@
+"""Two apps written apart from the lab whose pages keep their CSRF token in a <meta> tag and send
+it in a header with every POST (Flask-WTF: X-CSRFToken, 400 without it; Express with csrf-sync:
+x-csrf-token, 403 without it): before [http] csrf_meta every send of the lab's page was refused,
+and `lab init` found no chat route. Each app's bug drawn, and nothing without it under the same
+experiment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.e2e.investigating import diagnosed_then_silent
+from tests.helpers import ROOT
+
+FLASK_META = ROOT / "examples" / "flask-meta.toml"
+NODE_QUILL = ROOT / "examples" / "node-quill.toml"
+
+
+def test_flask_wtf_s_token_in_a_meta_tag_and_a_swallowed_store_error(tmp_path: Path) -> None:
+    """swallow: a Redis error while storing logged, the answer 200 all the same."""
+    only = ("--only", "write_refused", "--turns", "3", "--trials", "2")
+    found, _, out = diagnosed_then_silent(tmp_path, FLASK_META, only, "swallow", "TUTOR_BUGS")
+    assert set(found) == {"acked_write_refused"}, out
+    assert found["acked_write_refused"]["k"] == found["acked_write_refused"]["n"] >= 2, found
+
+
+def test_csrf_sync_s_token_in_a_meta_tag_and_a_ttl_set_on_create_only(tmp_path: Path) -> None:
+    """ttl_on_create: EXPIRE only where the key did not exist, never renewed (its sessions, in the
+    same Redis, are keys of another shape)."""
+    only = ("--only", "none", "--turns", "3", "--trials", "2")
+    found, _, out = diagnosed_then_silent(tmp_path, NODE_QUILL, only, "ttl_on_create", "QUILL_BUGS")
+    assert set(found) == {"ttl_not_renewed"}, out
+    assert found["ttl_not_renewed"]["k"] == found["ttl_not_renewed"]["n"] >= 2, found
