@@ -75,12 +75,12 @@ def check_modes(cells: list[Cell], mode: str, model: bool = False) -> None:
 
 
 def check_not_probe_only(params: dict[str, object]) -> None:
-    """at=write (drop, write_refused) and at=answer (write_refused) act at a target's own write or
-    answer: lab investigate's alone."""
-    if params.get("at") in ("write", "answer"):
+    """at=write (drop, write_refused), at=answer and at=later (write_refused) act at a target's own
+    write or answer: lab investigate's alone."""
+    if params.get("at") in ("write", "answer", "later"):
         raise UsageError(
             f"a fault at={params['at']} is lab investigate's: it acts at a target's own write or answer "
-            "(drop at=write, write_refused at=write or at=answer)",
+            "(drop at=write, write_refused at=write, at=answer or at=later)",
             "in lab chaos use at=send, the default (drop: the reset at the send's first reply; "
             "write_refused: every write of the send)",
         )

@@ -14,8 +14,12 @@ Redis has counted one refusal (``INFO errorstats``), so a question's write can f
 reply's, made after the model has answered, lands (``refused``, ``refuse``). ``at = "answer"``
 (lab investigate): the first write once the send's answer has begun (its body's first bytes,
 or the reply's first frame, reached the browser; the trial switches the refusal on then) -- a
-reply stored as or after it streams. Either way the refusals are counted: a send none of whose
-writes was refused tested nothing."""
+reply stored as or after it streams. ``at = "later"`` (lab investigate): the first write once the
+store's record shows the send's first change of the conversation's key -- the reply's write,
+where the question is stored first: an app whose answer waits on something else on the same
+connection (a session's save) acknowledges only after that write was sent, so no timing shows
+it left to a promise nobody awaits; its failure does. Either way the refusals are counted: a
+send none of whose writes was refused tested nothing."""
 
 from __future__ import annotations
 
@@ -28,7 +32,9 @@ from lab.common.errors import UsageError
 from lab.faults.base import Fault, FaultNotConfirmed, Targets, register
 from lab.stack.native_faults import REFUSING
 
-AT = ("send", "write", "answer")
+AT = ("send", "write", "answer", "later")
+SWITCHED = ("answer", "later")  # switched on by the trial, mid-send
+MOMENT = {"answer": " after its answer began", "later": " after it first changed the key"}  # when, said
 SETTING = REFUSING  # the stacks' heal sets it back to 0 whatever a killed run left
 
 
@@ -57,8 +63,9 @@ class WriteRefused(Fault):
         if self.at not in AT:
             raise UsageError(
                 f"write_refused: at={self.at!r} is not one of {', '.join(AT)}",
-                "at=send (every write of one send), at=write (its first write) or at=answer (its first "
-                "write once the answer has begun): the last two lab investigate's",
+                "at=send (every write of one send), at=write (its first write), at=answer (its first "
+                "write once the answer has begun) or at=later (its first write after its first change of "
+                "the conversation's key): the last three lab investigate's",
             )
 
     def _redis(self, t: Targets) -> Any:
@@ -92,7 +99,7 @@ class WriteRefused(Fault):
         self._base = self.refused(t)
         self._rejected = _rejected(self._redis(t))
         self.refusing = False
-        if self.at != "answer":  # at=answer: switched on by the trial, once the answer has begun
+        if self.at not in SWITCHED:  # those are switched on by the trial (the answer begun, a first write)
             self.refuse(t, True)
 
     def remove(self, t: Targets) -> None:
@@ -108,11 +115,12 @@ class WriteRefused(Fault):
         r = self._redis(t)
         replicas = int(r.info("replication").get("connected_slaves", 0))
         setting = r.config_get(SETTING).get(SETTING)
-        if replicas or setting != ("0" if self.at == "answer" else "1"):
+        if replicas or setting != ("0" if self.at in SWITCHED else "1"):
             raise FaultNotConfirmed(f"{SETTING} is {setting} with {replicas} replicas: writes are not refused as asked")
         which = {"send": "every write of the send", "write": "the send's first write"}
-        if self.at == "answer":
-            return f"no replica: {SETTING} 1 once the answer has begun, its first write answered NOREPLICAS, unapplied; reads served"
+        if self.at in SWITCHED:
+            once = "the answer has begun" if self.at == "answer" else "the send first changed the conversation's key"
+            return f"no replica: {SETTING} 1 once {once}, its next write answered NOREPLICAS, unapplied; reads served"
         return f"{SETTING} 1 with no replica: {which[self.at]} answered NOREPLICAS, unapplied; reads served"
 
 

@@ -51,6 +51,12 @@ ANSWER_SAYS_FAILED = "the answer itself says something failed"
 # to it: the app answered in words of its own -- an apology, an error said in prose (settle.not_answered).
 ANSWER_NOT_THE_MODELS = "the answer does not carry the model's reply: the app answered in words of its own"
 NO_LATE_WRITE = "the app made no write once its answer had begun (it stores before it answers): nothing to refuse"
+# write_refused's moments (at=...) whose trials, all without a refusal, say the app has no such write.
+NOTHING_TO_REFUSE = {
+    "answer": NO_LATE_WRITE,
+    "later": "the app made no write after a send's first change of its key (a turn stored in one command "
+    "or transaction): nothing to refuse",
+}
 
 
 @dataclass
@@ -140,8 +146,8 @@ def cell_stats(out: CellOutcome) -> CellStats:
         )
     elif not known and out.cell.fault == "model_cut" and never_streamed([t.trial for t in out.trials]):
         st.status, st.reason = "unexercised", f"{NOT_APPLICABLE}: {NOT_STREAMED}"
-    elif not known and dict(out.cell.fault_params).get("at") == "answer" and _none_late(out):
-        st.status, st.reason = "unexercised", f"{NOT_APPLICABLE}: {NO_LATE_WRITE} ({len(out.trials)} trials)"
+    elif not known and (at := dict(out.cell.fault_params).get("at")) in NOTHING_TO_REFUSE and _none_late(out):
+        st.status, st.reason = "unexercised", f"{NOT_APPLICABLE}: {NOTHING_TO_REFUSE[at]} ({len(out.trials)} trials)"
     elif not known:
         st.status, st.reason = "unexercised", ALL_UNKNOWN
     elif not out.cell.defects and not out.cell.target and sends and acked / sends < MIN_ACK_RATIO:
@@ -153,7 +159,7 @@ def cell_stats(out: CellOutcome) -> CellStats:
 
 
 def _none_late(out: CellOutcome) -> bool:
-    """write_refused at=answer: every trial's send answered with no write refused after it began."""
+    """write_refused at=answer or at=later: every trial's send answered with no write refused at its moment."""
     return bool(out.trials) and all((t.trial.unknown or "").startswith(NOT_REFUSED) for t in out.trials)
 
 

@@ -26,8 +26,9 @@ class Row:
     why: str
     # lab chaos: the built-in defects the row exposes (EVERY: every profile); () not in its matrix
     exposes: tuple[str, ...] = ()
-    # lab investigate: what the spec must have -- "" nothing, "streams" a [stream] to cut, "ids"
-    # message ids the lab's page sends, "model" a [model] to fail; None: not in its plan
+    # lab investigate: what the spec must have -- "" nothing, "streams" a [stream] to cut,
+    # "unstreamed" no [stream], "ids" message ids the lab's page sends, "model" a [model] to fail;
+    # None: not in its plan
     needs: str | None = None
     long: bool = False  # investigate: a long conversation (lab.investigate.run.experiments.long_turns)
     # investigate: its parameters where they differ from chaos's (None: the same). A black box's
@@ -198,6 +199,18 @@ TABLE: tuple[Row, ...] = (
         "Redis refuses the first write made once the answer has begun streaming (reads served): a reply "
         "stored after the user has it, its write's error swallowed -- acknowledged, never stored",
         needs="streams",
+    ),
+    # Appended: the same where the answer does not stream -- the first write after the send's first
+    # change of the key (the reply's, where the question is stored first). An answer that waits on
+    # something else on the app's connection (a session's save) comes after that write was sent:
+    # no timing shows it left to a promise nobody awaits, and only its failure does.
+    Row(
+        "write_refused",
+        (("at", "later"),),
+        "settled",
+        "Redis refuses the send's next write once it has stored its first (reads served): a reply's write "
+        "left to a task nobody awaits, or its error caught -- acknowledged, never stored",
+        needs="unstreamed",
     ),
 )
 

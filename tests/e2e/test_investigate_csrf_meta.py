@@ -23,10 +23,14 @@ def test_flask_wtf_s_token_in_a_meta_tag_and_a_swallowed_store_error(tmp_path: P
     assert found["acked_write_refused"]["k"] == found["acked_write_refused"]["n"] >= 2, found
 
 
-def test_csrf_sync_s_token_in_a_meta_tag_and_a_ttl_set_on_create_only(tmp_path: Path) -> None:
-    """ttl_on_create: EXPIRE only where the key did not exist, never renewed (its sessions, in the
-    same Redis, are keys of another shape)."""
-    only = ("--only", "none", "--turns", "3", "--trials", "2")
-    found, _, out = diagnosed_then_silent(tmp_path, NODE_QUILL, only, "ttl_on_create", "QUILL_BUGS")
-    assert set(found) == {"ttl_not_renewed"}, out
-    assert found["ttl_not_renewed"]["k"] == found["ttl_not_renewed"]["n"] >= 2, found
+def test_csrf_sync_s_token_and_a_reply_write_nobody_awaits_hidden_by_the_session_s_save(tmp_path: Path) -> None:
+    """fire_reply: the reply's RPUSH a promise with a logging .catch. express-session saves the
+    session (a SET on the same connection) before the answer ends, so the RPUSH always lands
+    before the answer: no timing shows it. Refused once the send has stored its message
+    (write_refused at=later), it is acknowledged and never stored; the app awaiting it answers
+    503 there. (at=write, the message's own write, is answered 503 by both.)"""
+    only = ("--only", "write_refused", "--turns", "3", "--trials", "2")
+    found, results, out = diagnosed_then_silent(tmp_path, NODE_QUILL, only, "fire_reply", "QUILL_BUGS")
+    assert set(found) == {"acked_write_refused"}, out
+    later = [c for c in results["cells"] if c["fault_params"].get("at") == "later"]
+    assert found["acked_write_refused"]["k"] == 2 == sum(c["trials"] for c in later), results["cells"]

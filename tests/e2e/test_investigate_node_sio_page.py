@@ -17,6 +17,8 @@ ONLY = ("--only", "write_refused", "--turns", "3", "--trials", "2")
 
 def test_a_reply_row_stored_unawaited_is_acknowledged_though_refused(tmp_path: Path) -> None:
     found, results, out = diagnosed_then_silent(tmp_path, SIO_PAGE, ONLY, "no_await_store")
-    assert set(found) == {"acked_write_refused"}, out
+    # The same unawaited store may also land after its answer on a loaded machine (a fresh-clone
+    # CI run: turn 3's rows 14 ms after it, 1 of 4 trials): stored_after_answer, true of the bug.
+    assert "acked_write_refused" in found and set(found) <= {"acked_write_refused", "stored_after_answer"}, out
     answer_cells = [c for c in results["cells"] if c["fault_params"].get("at") == "answer"]
     assert found["acked_write_refused"]["k"] == 2 == sum(c["trials"] for c in answer_cells), results["cells"]

@@ -178,7 +178,7 @@ class Prober:
                 sent = await self._send_together(ctx, page, exp.refresh, t.trial_id, turn, nonce, exp.gap_ms or 0)
             elif exp.refresh == "in_flight" and turn == exp.turns:  # reloaded inside its writes
                 sent = [await mid_write.send_mid_write(self, ctx, page, t, turn, nonce, streamed)]
-            elif armed and step is not None and getattr(step.fault, "at", None) in ("write", "answer"):  # its moment
+            elif armed and step is not None and getattr(step.fault, "at", "send") != "send":  # its moment
                 moment = mid_write.AT_WRITE[step.fault.name]
                 sent = [await moment(self, ctx, page, t, turn, nonce, streamed, step)]
             elif exp.refresh == "after_ack" and turn == exp.turns:  # reloaded the moment its answer arrives

@@ -100,7 +100,7 @@ def default_plan(turns: int, streams: bool = False, ids: bool = False, model: bo
     message id and the lab's page drives it, so a double submit is one message sent twice (an
     app with no ids cannot tell a double click from two equal messages: not judged there).
     ``model``: the spec has [model], so the stand-in can answer a call with an error or cut its stream."""
-    has = {"": True, "streams": streams, "ids": ids, "model": model}
+    has = {"": True, "streams": streams, "unstreamed": not streams, "ids": ids, "model": model}
     return [
         Experiment(r.fault, r.probe or r.params, r.refresh, long_turns(turns) if r.long else turns, r.why)
         for r in investigate_rows()

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 from playwright.async_api import BrowserContext, Page
 
 from lab.faults.drop import Drop
-from lab.faults.write_refused import WriteRefused
+from lab.faults.write_refused import MOMENT, WriteRefused
 from lab.investigate.evidence.answers import Answer, HistoryRead
 from lab.common.errors import NotReady
 from lab.common.wait import wait_until_async
@@ -291,13 +291,12 @@ async def _while_sending(
     return None
 
 
-# ---- write_refused at=write / at=answer (lab.faults.write_refused): one refused write of the send,
-# then writes served again. at=write: its first write -- a question's write fails while its reply's,
-# made once the model has answered, lands. at=answer: the first write once the answer has begun
-# (its body's first bytes, or the reply's first frame, reached the browser) -- a reply stored during or after the stream, its error
-# swallowed after the reply was sent. Redis counts the refusal (INFO errorstats); the lab serves
-# writes again the moment it sees it (a poll of a few ms), so a write chained right behind (a
-# pipeline's EXPIRE) may meet it too: the commands refused are in the trial's evidence.
+# ---- write_refused at=write / answer / later (lab.faults.write_refused): one refused write of the
+# send, then writes served again: its first; the first once the answer has begun (a reply stored
+# as or after it streams); the first after the send's first change of the key (the reply's).
+# Redis counts the refusal (INFO errorstats); the lab serves writes again the moment it sees it (a
+# poll of a few ms), so a write chained right behind (a pipeline's EXPIRE) may meet it too: the
+# commands refused are in the trial's evidence.
 REFUSE_POLL_S = 0.002
 
 
@@ -308,15 +307,21 @@ async def send_write_refused(
     fault, targets = step.fault, step.targets
     assert isinstance(fault, WriteRefused)
     begun = cut.answer_begun(page, prober.spec) if fault.at == "answer" else None
+    key = await prober.pages.session_key(ctx, t.texts) if fault.at == "later" else None
+    if fault.at == "later" and (blind := not_testable(prober.store, key)) is not None:
+        t.unknown = t.unknown or f"write_refused at=later: {blind.split(': ', 1)[1]}"
+        return await prober._send(page, t.trial_id, turn, nonce, streamed=streamed)
+    t_invoke = time.time()
 
     async def refused() -> float | None:
         if begun is not None and not begun():
             return None
+        if key is not None and prober.store is not None and first_change(prober.store, key, t_invoke) is None:
+            return None  # at=later: the send has not changed the key yet
         if not fault.refusing:
             await asyncio.to_thread(fault.refuse, targets, True)
         return time.time() if await asyncio.to_thread(fault.refused, targets) > 0 else None
 
-    t_invoke = time.time()
     # at=answer: where the app can stream, the lab's page asks it to (the reply written as it streams)
     streamed = streamed or (fault.at == "answer" and prober.spec.stream is not None)
     task = asyncio.create_task(prober._send_raw(page, t.trial_id, turn, nonce, streamed))
@@ -329,7 +334,7 @@ async def send_write_refused(
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
     if at is None:
-        t.unknown = t.unknown or NOT_REFUSED + (" after its answer began" if fault.at == "answer" else "")
+        t.unknown = t.unknown or NOT_REFUSED + MOMENT.get(fault.at, "")
         return send
     if why := await settle.not_answered(prober.model, prober.spec, send, raw):
         send.outcome, send.reason = "info", why
@@ -342,4 +347,4 @@ async def send_write_refused(
 
 
 # The faults acting at the fault turn's write, by name: each its own send.
-AT_WRITE = {"drop": send_reset_at_write, "write_refused": send_write_refused}  # at=write, at=answer
+AT_WRITE = {"drop": send_reset_at_write, "write_refused": send_write_refused}  # at=write, answer, later

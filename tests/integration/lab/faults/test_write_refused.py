@@ -44,26 +44,29 @@ def test_writes_are_refused_unapplied_and_reads_served_until_removed(
 
 
 def test_bad_at_names_the_valid_ones() -> None:
-    with pytest.raises(UsageError, match="at='later'"):
-        make("write_refused", at="later")
+    with pytest.raises(UsageError, match="at='first'"):
+        make("write_refused", at="first")
     assert make("write_refused", at="write").solo and not make("write_refused").solo
     # Only at=answer's moment is inside the reply: the stand-in paces those replies alone.
     assert make("write_refused", at="answer").inside_reply
     assert not make("write_refused", at="write").inside_reply and not make("drop").inside_reply
-    with pytest.raises(UsageError, match="lab investigate.s"):
-        check_not_probe_only({"at": "answer"})
+    for at in ("answer", "later"):
+        with pytest.raises(UsageError, match="lab investigate.s"):
+            check_not_probe_only({"at": at})
+    assert make("write_refused", at="later").solo and not make("write_refused", at="later").inside_reply
 
 
-def test_at_answer_serves_writes_until_the_trial_switches_the_refusal_on(
-    targets: Targets, via_proxy: Callable[..., "redis.Redis[bytes]"]
+@pytest.mark.parametrize("at, moment", [("answer", "once the answer has begun"), ("later", "once the send first")])
+def test_a_switched_moment_serves_writes_until_the_trial_switches_the_refusal_on(
+    targets: Targets, via_proxy: Callable[..., "redis.Redis[bytes]"], at: str, moment: str
 ) -> None:
-    """at=answer: applied and confirmed with writes still served; refused once the trial says
-    the answer has begun, counted from then."""
+    """at=answer, at=later: applied and confirmed with writes still served; refused once the
+    trial says the answer has begun (the send first changed its key), counted from then."""
     app = via_proxy()
-    fault = make("write_refused", at="answer")
+    fault = make("write_refused", at=at)
     assert isinstance(fault, WriteRefused) and fault.solo
     with fault.on(targets) as evidence:
-        assert "once the answer has begun" in evidence
+        assert moment in evidence
         app.set("wr:a", "served")  # before the answer: the question's write lands
         assert fault.refused(targets) == 0 and not fault.refusing
         fault.refuse(targets, True)

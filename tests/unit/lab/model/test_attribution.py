@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lab.model.attribution import NO_LATE_WRITE, NOT_APPLICABLE, CellStats, verdicts
+from lab.model.attribution import NO_LATE_WRITE, NOT_APPLICABLE, NOT_REFUSED, CellStats, verdicts
 from lab.report import decide, junit_xml, table
 from lab.plan.schedule import Cell, parse_profile
 
@@ -165,3 +165,27 @@ def test_a_defect_that_tells_the_model_less_is_attributed_beside_the_loss() -> N
     assert "tells the model less than the user was acknowledged" in v.sentence()
     # Older statistics without the metric count it as never seen.
     assert stats("correct", 0).rate("told_less") == (0, 20)
+
+
+def test_a_refusal_moment_the_app_never_reaches_is_a_fact_about_it() -> None:
+    """write_refused at=later on an app that stores a turn in one command (or transaction): no
+    write came after the send's first, so no trial had one refused -- "n/a" with why, not an
+    unknown run; at=write's trials so are still a gap."""
+    from lab.model.attribution import NOT_APPLICABLE, NOTHING_TO_REFUSE, cell_stats
+    from lab.model.checker import Result
+    from lab.model.history import Trial
+    from lab.model.outcome import CellOutcome, TrialOutcome
+
+    def refused_none(at: str) -> Any:
+        trials = []
+        for i in range(2):
+            t = Trial(f"t{i}", fault="write_refused", unknown=NOT_REFUSED + " after it first changed the key")
+            trials.append(TrialOutcome(None, t, Result("unknown", reasons=[t.unknown or ""])))
+        return cell_stats(CellOutcome(Cell((), "write_refused", "settled", 3, (("at", at),), target="app"), trials))
+
+    later = refused_none("later")
+    assert (
+        later.status == "unexercised" and later.reason == f"{NOT_APPLICABLE}: {NOTHING_TO_REFUSE['later']} (2 trials)"
+    )
+    assert decide([stats("correct", 0), later], [], False, diagnoses=[]).exit_code == 0
+    assert not refused_none("write").reason.startswith(NOT_APPLICABLE)

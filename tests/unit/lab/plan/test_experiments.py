@@ -17,7 +17,7 @@ def test_every_row_is_a_cell_and_serves_a_command() -> None:
         assert r.params == tuple(sorted(r.params)), r
         assert r.exposes or r.needs is not None, f"{r.fault}/{r.refresh} serves neither command"
         assert r.exposes == EVERY or set(r.exposes) <= set(DEFECTS), r.exposes
-        assert r.needs in (None, "", "streams", "ids", "model")
+        assert r.needs in (None, "", "streams", "unstreamed", "ids", "model")
 
 
 def test_both_commands_share_the_rows_they_both_run() -> None:
@@ -30,7 +30,8 @@ def test_both_commands_share_the_rows_they_both_run() -> None:
 def test_investigates_experiment_numbers_stay_put() -> None:
     """A replay line names e<N>: the Nth experiment of the full plan, whatever the table gained."""
     plan = inv.default_plan(3, streams=True, ids=True, model=True)
-    assert [(e.fault, e.refresh) for e in plan] == [(r.fault, r.refresh) for r in investigate_rows()]
+    rows = [r for r in investigate_rows() if r.needs != "unstreamed"]  # a spec that streams
+    assert [(e.fault, e.refresh) for e in plan] == [(r.fault, r.refresh) for r in rows]
     assert [(e.fault, e.refresh) for e in plan[:5]] == [
         ("none", "settled"),
         ("latency", "after_ack"),
@@ -47,6 +48,8 @@ def test_investigates_experiment_numbers_stay_put() -> None:
     assert dict(plan[-3].params)["stream"] == "upstream"  # appended: the numbers before it stay put
     # investigate's: the send's first write; the first once its answer has begun (a stream's)
     assert [dict(e.params) for e in plan[-2:]] == [{"at": "write"}, {"at": "answer"}]
-    # A spec without a stream, ids or a model: those rows left out, the rest in the same order.
+    # A spec without a stream, ids or a model: those rows left out, the rest in the same order,
+    # and the row for an answer that does not stream appended: the first write after the send's first.
     plain = inv.default_plan(3)
-    assert [e for e in plan if e in plain] == plain and len(plain) == len(plan) - 6
+    assert [e for e in plan if e in plain] == plain[:-1] and len(plain) == len(plan) - 6 + 1
+    assert (plain[-1].fault, dict(plain[-1].params)) == ("write_refused", {"at": "later"})
