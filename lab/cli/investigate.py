@@ -106,8 +106,9 @@ def add(sub: Any) -> None:
         default="",
         metavar="EXPERIMENTS",
         help="only experiments with these faults or refresh points, '|'-separated, e.g. "
-        "'down|mid_stream'; 'redis_restart' (opt-in) checks what a Redis without "
-        "persistence does to it",
+        "'down|mid_stream'; a fault's parameters pin one of its rows, e.g. "
+        "'write_refused:at=later' (the send's next write after its first); 'redis_restart' "
+        "(opt-in) checks what a Redis without persistence does to it",
     )
     _run_options(inv)
     inv.set_defaults(func=run, long_running=True)

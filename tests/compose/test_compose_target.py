@@ -27,6 +27,7 @@ from lab.common.wait import wait_until
 from lab.stack.engine import DOCKER, Engine
 from tests.cleanup import lab_down_after
 from tests.helpers import free_ports, isolated_env, run_lab, start_lab
+from tests.e2e.investigating import applies_not
 
 pytestmark = pytest.mark.timeout(900)  # a fresh engine data root loads or builds images first
 
@@ -114,7 +115,9 @@ def test_the_correct_app_shows_no_anomaly(tmp_path: Path, engine: str) -> None:
     assert p.returncode == 0, out
     assert "as compose project chaoslab-app-" in out and "REDIS_URL=redis://chaoslab-toxiproxy:6379/0" in out
     assert results["verdict"] == "no anomaly found" and results["diagnoses"] == [], out
-    assert all(c["status"] == "valid" for c in results["cells"]), results["cells"]
+    # Every experiment judged, but one the app's design leaves nothing to test (write_refused
+    # at=later where a turn is stored in one transaction: not applicable, said so).
+    assert all(c["status"] == "valid" or applies_not(c) for c in results["cells"]), results["cells"]
 
 
 @pytest.mark.parametrize("route", ["redis_env", "redis_host"])

@@ -347,11 +347,11 @@ def test_a_per_worker_cache_is_a_copy_served_and_nothing_else(tmp_path: Path) ->
     of another identity's key -- that key holds something (history_from_another_key drew 8/40
     from these trials before it asked, 2026-12-05, seed 6)."""
     greeting = ("--set", "start.env.FOREIGN_GREETING=1")
-    found, out, trials = _five(tmp_path, "worker_cache", "--set", "start.env.FOREIGN_WORKERS=2", *greeting)
+    found, out, trials = _five(tmp_path, "worker_cache", "--set", "start.env.FOREIGN_WORKERS=2", *greeting, trials=3)
     assert set(found) == {"history_from_copy"}, out
     d = found["history_from_copy"]
     judged = [t for t in trials if not t["unknown"]]
-    assert 1 <= d["k"] <= d["n"] <= len(judged) and len(judged) >= 30, (d, len(judged))
+    assert 1 <= d["k"] <= d["n"] <= len(judged) and len(judged) >= 27, (d, len(judged))
     assert "had been in Redis" in d["evidence"] and "(MONITOR against the browser's request time)" in d["evidence"], d
     # The same two workers without the cache: nothing (silence on the app without the bug).
     exit_code, out, results = investigate(

@@ -132,9 +132,16 @@ def long_turns(turns: int) -> int:
 
 
 def only_filter(spec: "Spec", text: str, where: str) -> Callable[[Experiment], bool] | None:
-    """--only 'down|mid_stream' as a filter of experiments (None: the default plan); an unknown
-    name, or mid_stream without a [stream] section in the spec, is refused (UsageError)."""
-    wanted = {f.strip() for f in text.split("|") if f.strip()}
+    """--only 'down|mid_stream' as a filter of experiments (None: the default plan), an item
+    perhaps pinning its parameters ('write_refused:at=write'); an unknown name, or mid_stream
+    without a [stream] section in the spec, is refused (UsageError)."""
+    # An item may name a fault's parameters too: write_refused:at=write (that row only).
+    items = {f.strip() for f in text.split("|") if f.strip()}
+    pinned = {
+        name: dict(kv.split("=", 1) for kv in rest.split(",") if "=" in kv)
+        for name, _, rest in (i.partition(":") for i in items)
+    }
+    wanted = set(pinned)
     if not wanted:
         return None
     plan = default_plan(3, streams=True, ids=True, model=True) + optional_plan(3)
@@ -160,9 +167,15 @@ def only_filter(spec: "Spec", text: str, where: str) -> Callable[[Experiment], b
             f"--only {text!r}: {'/'.join(sorted(wanted & MODEL_FAULTS))} needs a [model] section in {where} (the stand-in model answers the app)",
             'add [model] with the protocol the app speaks, e.g. protocols = ["openai_chat"] (docs/model.md)',
         )
+
     # A refresh point also names experiments the spec cannot run (settled: model_stall without a
     # [model], redis_restart on an app's own Redis): left out, not run into an unexercised cell.
-    return lambda e: (e.fault in wanted or e.refresh in wanted) and applicable(spec, e)
+    def chosen(e: Experiment) -> bool:
+        name = e.fault if e.fault in wanted else e.refresh if e.refresh in wanted else None
+        params = {k: str(v).lower() for k, v in e.params}
+        return name is not None and all(params.get(k) == v.lower() for k, v in pinned[name].items())
+
+    return lambda e: chosen(e) and applicable(spec, e)
 
 
 def applicable(spec: "Spec", e: Experiment) -> bool:

@@ -96,3 +96,22 @@ def test_a_refresh_point_asked_for_leaves_out_the_model_faults_of_a_spec_without
     assert full is not None and "model_stall" in {
         e.fault for e in experiments.full_plan(sp.load(EXAMPLE), 3) if full(e)
     }
+
+
+def test_only_can_pin_a_fault_s_parameters() -> None:
+    """--only write_refused:at=write: that row alone, not write_refused's other moments; a bare
+    name still takes every row of it; an unknown name with parameters is refused all the same."""
+    from lab.investigate.run import experiments
+
+    spec = sp.load(EXAMPLE)
+    plan = experiments.full_plan(spec, 3)
+
+    def chosen(text: str) -> list[dict[str, object]]:
+        only = experiments.only_filter(spec, text, "the spec")
+        assert only is not None
+        return [dict(e.params) for e in plan if only(e) and e.fault == "write_refused"]
+
+    assert chosen("write_refused:at=write") == [{"at": "write"}]
+    assert len(chosen("write_refused")) >= 2 and {"at": "write"} in chosen("write_refused")
+    with pytest.raises(UsageError, match="unknown experiment"):
+        experiments.only_filter(spec, "write_refusd:at=write", "the spec")
