@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.e2e.investigating import diagnosed_then_silent
+from tests.e2e.investigating import diagnosed_then_silent, investigate
 from tests.helpers import ROOT
 
 FLASK_META = ROOT / "examples" / "flask-meta.toml"
@@ -29,8 +29,15 @@ def test_csrf_sync_s_token_and_a_reply_write_nobody_awaits_hidden_by_the_session
     before the answer: no timing shows it. Refused once the send has stored its message
     (write_refused at=later), it is acknowledged and never stored; the app awaiting it answers
     503 there. (at=write, the message's own write, is answered 503 by both.)"""
-    only = ("--only", "write_refused", "--turns", "3", "--trials", "2")
-    found, results, out = diagnosed_then_silent(tmp_path, NODE_QUILL, only, "fire_reply", "QUILL_BUGS")
-    assert set(found) == {"acked_write_refused"}, out
-    later = [c for c in results["cells"] if c["fault_params"].get("at") == "later"]
-    assert found["acked_write_refused"]["k"] == 2 == sum(c["trials"] for c in later), results["cells"]
+    only = ("--only", "write_refused:at=later", "--turns", "3", "--trials", "2")
+    code, out, results = investigate(
+        tmp_path / "bug", *only, "--set", "start.env.QUILL_BUGS=fire_reply", spec=NODE_QUILL
+    )
+    found = {d["code"]: d for d in results["diagnoses"]}
+    assert code == 1 and "acked_write_refused" in found, out
+    # Met at the message's EXPIRE instead (awaited, answered 503): ttl_skipped_on_error, true of
+    # an app whose append and TTL are two commands -- beside it, and alone without the bug.
+    assert set(found) <= {"acked_write_refused", "ttl_skipped_on_error"}, out
+    assert found["acked_write_refused"]["k"] >= 1, found
+    code, ok_out, ok = investigate(tmp_path / "ok", *only, spec=NODE_QUILL)
+    assert {d["code"] for d in ok["diagnoses"]} <= {"ttl_skipped_on_error"}, ok_out

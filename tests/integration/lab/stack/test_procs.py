@@ -10,6 +10,7 @@ from pathlib import Path
 from lab.stack import procs
 from lab.stack.native import NativeStack
 from lab.common.config import LabConfig
+from lab.common.wait import wait_until
 
 # A service that runs until it is stopped (and a child in its group): it waits for a signal.
 SLEEPER = [
@@ -33,7 +34,10 @@ def test_a_service_no_pidfile_names_is_found_by_its_run_folder_and_stopped(tmp_p
         cfg = LabConfig.from_env({"LAB_RUN_DIR": str(mine)})
         report = NativeStack(cfg).down()
         assert report == [f"a service no pidfile named (pid {lost.pid}): stopped"], report
-        assert not lost.alive() and procs.group_members(lost.pid) == []
+        assert not lost.alive()
+        # Its group's other member (the sleeper's child) got the same signal and exits on it, a
+        # moment after the leader on a loaded machine (a fresh-clone CI run saw it still there).
+        wait_until(lambda: procs.group_members(lost.pid) == [] or None, what="the group gone", timeout_s=5)
         assert kept.alive()
     finally:
         procs.stop(kept, other)

@@ -87,7 +87,9 @@ def _text(path: str, body: dict[str, Any]) -> str:
 def test_a_whole_answer_in_each_providers_shape_shows_the_memory_given(port: int, path: str) -> None:
     status, body, _ = _post(port, path, BODIES[path])
     assert status == 200 and _text(path, body) == REPLY, body
-    call = _get(port, "/_lab/calls")["calls"][-1]
+    # A call is recorded as its handler returns, a moment after the answer's last byte (a loaded
+    # fresh-clone CI run read the record before that: empty).
+    call = wait_until(lambda: (_get(port, "/_lab/calls")["calls"] or [None])[-1], what="the call recorded", timeout_s=5)
     assert call["outcome"] == "whole" and call["stream"] is False and call["reply"] == REPLY
     assert [m["role"] for m in call["messages"]] == ["system", "user", "assistant", "user"], call["messages"]
     assert call["t_start"] <= call["t_end"]
