@@ -9,7 +9,7 @@
  * Listens on 127.0.0.1 only. Contract:
  *   POST /chat {"message": "..."} -> 200 text/event-stream, its headers at once (as SSE servers
  *     flush them), the first event NODE_SSE_FIRST_TOKEN_MS on (the model's first token; 40 ms):
- *     `data: {"delta": "..."}` events 15 ms apart, then `data: [DONE]`. The session is the cookie chat_sid (set on the first request,
+ *     `data: {"delta": "..."}` events NODE_SSE_DELTA_MS apart (15 ms), then `data: [DONE]`. The session is the cookie chat_sid (set on the first request,
  *     7 days). No message -> 400 JSON; Redis failing before the stream -> 503 JSON.
  *   GET /api/messages -> {"messages": [{"sender": "user" | "bot", "message": "..."}]}, oldest first.
  *   Storage: Hash chat:{sid}, one field per row (its number from INCR chat:{sid}:seq, zero-padded
@@ -35,6 +35,7 @@ const Redis = require("ioredis");
 
 const BUGS = new Set((process.env.NODE_SSE_BUGS || "").split(",").filter(Boolean));
 const FIRST_TOKEN_MS = Number(process.env.NODE_SSE_FIRST_TOKEN_MS || 40);
+const DELTA_MS = Number(process.env.NODE_SSE_DELTA_MS || 15); // between two events after the first
 const redis = new Redis(process.env.REDIS_URL, { maxRetriesPerRequest: 1, connectTimeout: 3000, commandTimeout: 5000 });
 redis.on("error", (e) => console.error("redis:", e.message));
 const app = express();
@@ -82,7 +83,7 @@ app.post("/chat", async (req, res) => {
   await new Promise((r) => setTimeout(r, FIRST_TOKEN_MS)); // the model's first token
   for (const word of reply.split(" ")) {
     res.write(`data: ${JSON.stringify({ delta: word + " " })}\n\n`);
-    await new Promise((r) => setTimeout(r, 15));
+    await new Promise((r) => setTimeout(r, DELTA_MS));
   }
   if ((BUGS.has("save_if_delivered") && !left) || BUGS.has("spawn_message")) {
     try {

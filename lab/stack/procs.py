@@ -135,36 +135,33 @@ def unrecorded(run_dir: Path) -> list[ProcInfo]:
 
 
 def stop(info: ProcInfo, run_dir: Path, timeout_s: float = 10.0) -> str:
-    """SIGTERM the service's process group, SIGKILL it after ``timeout_s``; remove its pidfile."""
-    outcome = "not running"
-    if info.alive():
-        outcome = "stopped"
+    """SIGTERM the service's process group, SIGKILL it after ``timeout_s``; remove its pidfile.
+    Returns once the whole group is gone, not only its leader: a worker the leader signalled
+    outlives it by a few ms, and `lab down` promises nothing left running when it returns."""
+    outcome = "stopped" if info.alive() else "not running"
+    # The group may also outlive a leader long gone (an orphaned worker): stopped the same way.
+    if not _group_gone(info):
         _signal_group(info.pid, signal.SIGTERM)
         try:
-            wait_until(lambda: not info.alive(), what=f"{info.name} exit", timeout_s=timeout_s, interval_s=0.02)
+            wait_until(lambda: _group_gone(info), what=f"{info.name} exit", timeout_s=timeout_s, interval_s=0.02)
         except NotReady:
             _signal_group(info.pid, signal.SIGKILL)
-            wait_until(lambda: not info.alive(), what=f"{info.name} exit after SIGKILL", timeout_s=5.0, interval_s=0.02)
+            wait_until(
+                lambda: _group_gone(info), what=f"{info.name} exit after SIGKILL", timeout_s=5.0, interval_s=0.02
+            )
             outcome = "killed"
-    # The group may outlive its leader (an orphaned worker): make sure nothing is left in it.
-    for pid in group_members(info.pid):
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
     pidfile(run_dir, info.name).unlink(missing_ok=True)
     return outcome
+
+
+def _group_gone(info: ProcInfo) -> bool:
+    return not info.alive() and not group_members(info.pid)
 
 
 def kill_now(info: ProcInfo, run_dir: Path) -> None:
     """SIGKILL the service's group at once (a crash, not a shutdown) and wait until it is gone."""
     _signal_group(info.pid, signal.SIGKILL)
-    wait_until(
-        lambda: not info.alive() and not group_members(info.pid),
-        what=f"{info.name} gone after SIGKILL",
-        timeout_s=10.0,
-        interval_s=0.01,
-    )
+    wait_until(lambda: _group_gone(info), what=f"{info.name} gone after SIGKILL", timeout_s=10.0, interval_s=0.01)
     pidfile(run_dir, info.name).unlink(missing_ok=True)
 
 

@@ -35,11 +35,37 @@ def test_a_service_no_pidfile_names_is_found_by_its_run_folder_and_stopped(tmp_p
         report = NativeStack(cfg).down()
         assert report == [f"a service no pidfile named (pid {lost.pid}): stopped"], report
         assert not lost.alive()
-        # Its group's other member (the sleeper's child) got the same signal and exits on it, a
-        # moment after the leader on a loaded machine (a fresh-clone CI run saw it still there).
-        wait_until(lambda: procs.group_members(lost.pid) == [] or None, what="the group gone", timeout_s=5)
+        # Its group's other member (the sleeper's child) got the same signal; it may exit a
+        # moment after the leader (a loaded fresh-clone CI run saw it still there), and `lab down`
+        # returns only once it has.
+        assert procs.group_members(lost.pid) == []
         assert kept.alive()
     finally:
         procs.stop(kept, other)
         if lost.alive():
             procs.stop(lost, mine)
+
+
+def test_stop_returns_once_the_group_is_gone_not_only_its_leader(tmp_path: Path) -> None:
+    """A child that takes its time on SIGTERM (a worker finishing its request): stop() returns
+    after it has exited on its own, not when the leader has (and does not SIGKILL it then)."""
+    done = tmp_path / "child-done"
+    slow_child = (
+        "import pathlib, signal, sys, time\n"
+        "def term(*_):\n"
+        f"    time.sleep(0.3); pathlib.Path({str(done)!r}).write_text('x'); sys.exit(0)\n"
+        "signal.signal(signal.SIGTERM, term); signal.pause()"
+    )
+    argv = [
+        sys.executable,
+        "-c",
+        f"import signal, subprocess, sys; subprocess.Popen([sys.executable, '-c', {slow_child!r}]); signal.pause()",
+    ]
+    info = procs.spawn("slow", argv, tmp_path)
+    try:
+        wait_until(lambda: len(procs.group_members(info.pid)) == 2 or None, what="the child started", timeout_s=10)
+        assert procs.stop(info, tmp_path) == "stopped"
+        assert procs.group_members(info.pid) == [] and not info.alive()
+        assert done.exists(), "the child was killed before it finished"
+    finally:
+        procs.kill_now(info, tmp_path)

@@ -186,3 +186,32 @@ def test_a_runtime_error_in_the_exercise_is_found_in_the_backend_log(tmp_path: P
     )
     assert exercise_error(log, len("old run\n"), ex) == f"{ex}:19: NameError: name 'awiat' is not defined"
     assert exercise_error(log, log.stat().st_size, ex) is None
+
+
+# ------------------------------------------------------------------ the check's rounds
+@pytest.mark.parametrize(
+    "lost_from, asked", [(0, [4]), (None, [4, 16]), (6, [4, 16])], ids=["at-once", "never", "late"]
+)
+def test_a_check_fails_after_its_first_batch_where_the_defect_shows_there(
+    monkeypatch: pytest.MonkeyPatch, lost_from: int | None, asked: list[int]
+) -> None:
+    """The first round is one batch (4 trials side by side): a defect shown there ends the check;
+    otherwise the rest of the 20 run (a pass never rests on fewer)."""
+    from lab.lessons import check
+
+    le = lessons.get(1)
+    runs: list[int] = []
+
+    def fake_run(stack: object, cells: list, out_dir: Path, model: object = None) -> list[CellOutcome]:
+        ((cell, plans),) = cells
+        done = sum(runs)
+        runs.append(len(plans))
+        lost = 0 if lost_from is None else max(0, done + len(plans) - lost_from)
+        got = _outcome(len(plans), lost=min(lost, len(plans)))
+        got.cell = cell
+        return [got]
+
+    monkeypatch.setattr(check, "_run", fake_run)
+    outcome = check._sample(le, None, le.check_cell(), 20, 7, Path("."), None)  # type: ignore[arg-type]
+    assert runs == asked
+    assert len(outcome.trials) == sum(asked)
