@@ -103,22 +103,6 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
     return SharedRuns(config, log)  # type: ignore[arg-type]  # xdist's Producer
 
 
-# Under pytest-xdist, the Docker and browser tests are handed out first and the unit tests last:
-# the scheduler gives each idle worker the next test in collection order, and the cheapest-first
-# order of testpaths (for a run in one process, failing fast) left the longest tests to the end,
-# where one 60-150 s test kept a worker busy while the others stood idle (81 s a worker on
-# average in a fresh-clone run, 2026-12-06). Short tests at the end fill in around the last long one.
-XDIST_ORDER = ("tests/compose", "tests/e2e", "tests/integration", "tests/unit")
-
-
-@pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if not hasattr(config, "workerinput"):  # one process: testpaths' own order
-        return
-    rank = {d: i for i, d in enumerate(XDIST_ORDER)}
-    items.sort(key=lambda item: rank.get(_test_dir(item.nodeid), len(rank)))  # stable: files keep their order
-
-
 # Where the suite's time goes: setup + call + teardown per test directory, printed at the end of
 # every run (docs/figures.md's per-directory figures come from this line; --durations names the tests).
 _SECONDS_PER_DIR: dict[str, list[float]] = {}
