@@ -184,29 +184,42 @@ class Handler(BaseHTTPRequestHandler):
             "behaviour": b.as_json(),
         }
         self.server.opened(call)
+        self._open: dict[str, Any] | None = call
         try:
-            call.update(self._answer(proto, answer, b, stream))
+            self._answer(proto, answer, b, stream)
         except (BrokenPipeError, ConnectionResetError):
-            call.update(outcome="client_gone")  # the app hung up first (its own timeout, a cancel)
+            with self.server.lock:  # the app hung up first (its own timeout, a cancel)
+                call.update(outcome="client_gone")
         finally:
-            call["t_end"] = time.time()
-            self.server.record(call)
+            self._ending({})
 
-    def _answer(self, proto: Protocol, a: Answer, b: Behaviour, stream: bool) -> dict[str, Any]:
+    def _ending(self, result: dict[str, Any]) -> None:
+        """Record the call before its last bytes go out: the app learns its call has ended only
+        from them, so whoever asks after the app's answer finds the call recorded."""
+        if self._open is None:
+            return
+        call, self._open = self._open, None
+        call.update(result)
+        call["t_end"] = time.time()
+        self.server.record(call)
+
+    def _answer(self, proto: Protocol, a: Answer, b: Behaviour, stream: bool) -> None:
         if b.fault in ("rate_limit", "server_error", "overloaded"):
             status, err = proto.error(b.fault, f"chaoslab stand-in: {b.fault} (a fault the lab injected)")
             _wait(b.ttft_ms)
+            self._ending({"status": status, "outcome": "error", "reply": None, "tokens_sent": 0})
             self._json(status, err, {"Retry-After": str(b.retry_after_s)} if b.fault == "rate_limit" else None)
-            return {"status": status, "outcome": "error", "reply": None, "tokens_sent": 0}
+            return
         if not stream:
             if b.fault == "no_first_token":
                 return self._hold(b)
             _wait(b.ttft_ms)
+            self._ending({"status": 200, "outcome": "whole", "reply": a.text, "tokens_sent": len(a.tokens)})
             self._json(200, proto.whole(a))
-            return {"status": 200, "outcome": "whole", "reply": a.text, "tokens_sent": len(a.tokens)}
-        return self._stream(proto, a, b)
+            return
+        self._stream(proto, a, b)
 
-    def _stream(self, proto: Protocol, a: Answer, b: Behaviour) -> dict[str, Any]:
+    def _stream(self, proto: Protocol, a: Answer, b: Behaviour) -> None:
         self.send_response(200)
         self.send_header("Content-Type", proto.stream_type)
         self.send_header("Cache-Control", "no-cache")
@@ -225,20 +238,20 @@ class Handler(BaseHTTPRequestHandler):
                 _wait(b.token_ms)
             self._chunk(proto.token(a, tok, i))
             sent += 1
+        self._ending({"status": 200, "outcome": "whole", "reply": a.text, "tokens_sent": sent})
         for event in proto.tail(a):
             self._chunk(event)
         self.wfile.write(b"0\r\n\r\n")
-        return {"status": 200, "outcome": "whole", "reply": a.text, "tokens_sent": sent}
 
-    def _cut(self, a: Answer, sent: int) -> dict[str, Any]:
+    def _cut(self, a: Answer, sent: int) -> None:
         """The stream stops: no final event, no last chunk -- the connection just closes."""
+        self._ending({"status": 200, "outcome": "cut", "reply": "".join(a.tokens[:sent]), "tokens_sent": sent})
         self.close_connection = True
         self.connection.shutdown(socket.SHUT_RDWR)
-        return {"status": 200, "outcome": "cut", "reply": "".join(a.tokens[:sent]), "tokens_sent": sent}
 
-    def _hold(self, b: Behaviour) -> dict[str, Any]:
+    def _hold(self, b: Behaviour) -> None:
         """Nothing more for hold_ms (past the app's timeout), then the connection closes."""
         _wait(b.hold_ms)
+        self._ending({"status": None, "outcome": "held", "reply": None, "tokens_sent": 0})
         self.close_connection = True
         self.connection.shutdown(socket.SHUT_RDWR)
-        return {"status": None, "outcome": "held", "reply": None, "tokens_sent": 0}

@@ -223,3 +223,16 @@ def test_init_finds_an_id_the_first_answer_gives_and_a_role_named_the_apps_way(t
     spec, want = tomllib.loads(text), tomllib.loads((ROOT / "examples" / "starlette-stream.toml").read_text())
     for section in ("session", "chat", "history", "redis"):
         assert spec[section] == want[section], (section, text)
+
+
+def test_init_drafts_an_app_keeping_each_message_under_a_key_of_its_own(tmp_path: Path) -> None:
+    """examples/keyed_messages_app.py: FastAPI whose handlers read the JSON themselves (OpenAPI lists
+    the routes, no body's field), the message's text in "body", the cookie set by the first POST,
+    each message a Hash under a key of its own and the conversation a Sorted Set of their ids.
+    The routes from OpenAPI's list, the field by trying it; no [redis] key, and why."""
+    code, out, text = _init(tmp_path, "{python} examples/keyed_messages_app.py")
+    assert code == 0 and "passes the contract check" in out, out
+    spec = tomllib.loads(text)
+    assert spec["chat"]["path"] == "/v1/messages" and spec["chat"]["message_field"] == "body", text
+    assert spec["history"]["order"] == "newest_first" and spec["http"]["cookie"] == "uid", text
+    assert "redis" not in spec and "[redis] key: not inferred" in out and "not named after the session" in out, out

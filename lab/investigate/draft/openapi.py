@@ -47,6 +47,20 @@ class Doc:
         return [(p, o[method]) for p, o in self.paths.items() if isinstance(o, dict) and method in o]
 
 
+# A route named so may take a message or serve the history (a POST elsewhere may do anything).
+_CHATTY = re.compile(r"chat|messag|send|ask|complet|conversation|prompt|turn|repl|history|thread", re.I)
+
+
+def listed(doc: dict[str, Any], create: str | None = None) -> tuple[list[str], list[str]]:
+    """The document's POST and GET paths named like a chat's, with no parameter, no login and
+    not the create call: where the probe tries a message and a read when no schema names a
+    message's field (a handler that reads the JSON itself lists its route, nothing of its body)."""
+    api = Doc(doc)
+    chatty = [(m, p) for m in ("post", "get") for p, _ in api.ops(m) if _CHATTY.search(p) and not _PARAM.search(p)]
+    posts = [p for m, p in chatty if m == "post" and "login" not in p and p != create]
+    return posts, [p for m, p in chatty if m == "get"]
+
+
 def _props(schema: dict[str, Any]) -> dict[str, Any]:
     return schema.get("properties") or {}
 

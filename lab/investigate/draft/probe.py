@@ -11,7 +11,6 @@ from collections.abc import Callable
 from typing import Any
 
 from lab.common import redact
-from lab.investigate.draft import openapi as draft_openapi
 from lab.investigate.draft.client import Client
 from lab.investigate.draft.infer import (
     Draft,
@@ -24,7 +23,7 @@ from lab.investigate.draft.infer import (
     order_of_two,
     reply_path,
 )
-from lab.investigate.draft import frames, html_page, routes, session
+from lab.investigate.draft import frames, html_page, routes, session, openapi as draft_openapi
 from lab.investigate.draft.routes import Routes
 from lab.investigate.draft.session import at
 
@@ -52,6 +51,7 @@ def probe(
     status, _, doc = c.call("GET", "/openapi.json")
     if status == 200 and isinstance(doc, dict) and "paths" in doc:
         draft_openapi.from_openapi(doc, d)
+        page.listed = draft_openapi.listed(doc, d.get("session", "create"))
         d.notes.append("OpenAPI lists no WebSocket routes: a WebSocket the app also has is not drafted ([transport])")
     frames.socketio(c, d)
     if not _login(c, d, login_env):

@@ -86,6 +86,8 @@ class Routes:
     starts: list[str] = field(default_factory=list)  # POST forms with no text field ("New chat")
     headers: dict[str, str] = field(default_factory=dict)  # literal headers the page's requests set
     start: tuple[str, str] = ("GET", "/")  # how a browser gets to a conversation's page
+    # OpenAPI's routes named like a chat's (POST, GET), tried after the page's and the common ones
+    listed: tuple[list[str], list[str]] = field(default_factory=lambda: ([], []))
 
     def posts(self, placeholders: int, body: bool = True) -> list[str]:
         return _unique(
@@ -116,10 +118,10 @@ class Routes:
 
     def chats(self) -> list[str]:
         # A POST the page sends no body with is a create call's shape: tried after the names.
-        return _unique([*self.posts(0), *CHAT_PATHS, *self.posts(0, body=False)])
+        return _unique([*self.posts(0), *CHAT_PATHS, *self.listed[0], *self.posts(0, body=False)])
 
     def histories(self) -> list[str]:
-        return _unique([*self.gets(0), *HISTORY_PATHS])
+        return _unique([*self.gets(0), *HISTORY_PATHS, *self.listed[1]])
 
     def conversations(self) -> list[str]:
         return _unique([*self.gets(1), *CONVERSATION_PATHS])
@@ -130,7 +132,8 @@ class Routes:
         )
 
     def message_fields(self) -> list[str]:
-        return _unique([*self.fields, *MESSAGE_FIELDS[:4]])
+        # "body": a REST design's name for a message's text (a comment's, an issue's, a note's).
+        return _unique([*self.fields, *MESSAGE_FIELDS[:4], "body"])
 
 
 def _unique(items: Iterable[T]) -> list[T]:

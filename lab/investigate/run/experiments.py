@@ -179,7 +179,15 @@ def only_filter(spec: "Spec", text: str, where: str) -> Callable[[Experiment], b
 
 
 def applicable(spec: "Spec", e: Experiment) -> bool:
-    return not (e.fault in MODEL_FAULTS and spec.model is None) and not (e.fault in OWN_REDIS and spec.start.external)
+    # write_refused at=later is switched on by the store's record of the key's first change: with
+    # no [redis] key (an app keeping each message under a key of its own) nothing can switch it
+    # on -- left out, as a model's fault is without [model], not run to be unknown every time.
+    later = e.fault == "write_refused" and dict(e.params).get("at") == "later"
+    return (
+        not (e.fault in MODEL_FAULTS and spec.model is None)
+        and not (e.fault in OWN_REDIS and spec.start.external)
+        and not (later and not spec.redis.key)
+    )
 
 
 # An investigation's trial ids, in the lab's one scheme (lab.plan.ids): the group is the

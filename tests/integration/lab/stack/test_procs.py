@@ -49,12 +49,12 @@ def test_a_service_no_pidfile_names_is_found_by_its_run_folder_and_stopped(tmp_p
 def test_stop_returns_once_the_group_is_gone_not_only_its_leader(tmp_path: Path) -> None:
     """A child that takes its time on SIGTERM (a worker finishing its request): stop() returns
     after it has exited on its own, not when the leader has (and does not SIGKILL it then)."""
-    done = tmp_path / "child-done"
+    done, ready = tmp_path / "child-done", tmp_path / "child-ready"
     slow_child = (
         "import pathlib, signal, sys, time\n"
         "def term(*_):\n"
         f"    time.sleep(0.3); pathlib.Path({str(done)!r}).write_text('x'); sys.exit(0)\n"
-        "signal.signal(signal.SIGTERM, term); signal.pause()"
+        f"signal.signal(signal.SIGTERM, term); pathlib.Path({str(ready)!r}).write_text('x'); signal.pause()"
     )
     argv = [
         sys.executable,
@@ -63,7 +63,9 @@ def test_stop_returns_once_the_group_is_gone_not_only_its_leader(tmp_path: Path)
     ]
     info = procs.spawn("slow", argv, tmp_path)
     try:
-        wait_until(lambda: len(procs.group_members(info.pid)) == 2 or None, what="the child started", timeout_s=10)
+        # Its handler in place (a SIGTERM before it would take the default action: a loaded CI
+        # run's child died so, at its start).
+        wait_until(lambda: ready.exists() or None, what="the child's handler set", timeout_s=20)
         assert procs.stop(info, tmp_path) == "stopped"
         assert procs.group_members(info.pid) == [] and not info.alive()
         assert done.exists(), "the child was killed before it finished"

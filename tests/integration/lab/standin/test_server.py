@@ -87,9 +87,9 @@ def _text(path: str, body: dict[str, Any]) -> str:
 def test_a_whole_answer_in_each_providers_shape_shows_the_memory_given(port: int, path: str) -> None:
     status, body, _ = _post(port, path, BODIES[path])
     assert status == 200 and _text(path, body) == REPLY, body
-    # A call is recorded as its handler returns, a moment after the answer's last byte (a loaded
-    # fresh-clone CI run read the record before that: empty).
-    call = wait_until(lambda: (_get(port, "/_lab/calls")["calls"] or [None])[-1], what="the call recorded", timeout_s=5)
+    # Recorded before the answer's last byte, so read at once after the answer (when it was
+    # recorded as its handler returned, a loaded fresh-clone CI run read an empty record).
+    call = _get(port, "/_lab/calls")["calls"][-1]
     assert call["outcome"] == "whole" and call["stream"] is False and call["reply"] == REPLY
     assert [m["role"] for m in call["messages"]] == ["system", "user", "assistant", "user"], call["messages"]
     assert call["t_start"] <= call["t_end"]
@@ -134,10 +134,7 @@ def test_a_plan_sets_the_length_and_a_cut_stream_breaks_off_mid_body(port: int) 
     with _open(port, "POST", "/v1/messages", {**BODIES["/v1/messages"], "stream": True}) as r:
         with pytest.raises(http.client.IncompleteRead):  # no last chunk: the body is broken, not ended
             r.read()
-    call = wait_until(
-        lambda: next((c for c in _get(port, "/_lab/calls")["calls"] if c["outcome"] == "cut"), None),
-        what="the cut call recorded",
-    )
+    call = next(c for c in _get(port, "/_lab/calls")["calls"] if c["outcome"] == "cut")  # before the close
     assert call["tokens_sent"] == 3 and call["reply"] == "Turn 2 as " and call["match"] == "trial-9"
 
 
@@ -152,10 +149,8 @@ def test_a_call_being_streamed_is_open_until_its_last_event(port: int) -> None:
         assert [c["messages"][-1]["text"] for c in record["open"]] == [HISTORY[-1]["content"]], record
         assert record["calls"] == [], record
         r.read()
-    record = wait_until(
-        lambda: (lambda x: x if not x["open"] else None)(_get(port, f"/_lab/calls?since={since}")), what="no open call"
-    )
-    assert [c["outcome"] for c in record["calls"]] == ["whole"], record
+    record = _get(port, f"/_lab/calls?since={since}")  # ended before its last event went out
+    assert record["open"] == [] and [c["outcome"] for c in record["calls"]] == ["whole"], record
 
 
 @pytest.mark.parametrize(
