@@ -9,7 +9,8 @@ PYTEST_ARGS ?=
 # make test runs the suite in JOBS pytest-xdist workers side by side (it mostly waits: TTLs,
 # latencies, restarts -- with 2 workers the 2 cores were 43 % busy: 20 CPU-minutes in 23.5 minutes;
 # 3 workers took the same run to about 15 minutes; on 2026-12-06 the suite took 20 m 04 s on 3
-# workers, 17 m 19 s on 4, the cores 48 % and 52 % busy: docs/figures.md); tests that share one
+# workers, 17 m 19 s on 4, the cores 48 % and 52 % busy; 5 made every e2e test 25 % slower, no
+# gain: docs/figures.md); tests that share one
 # run (a module's fixture, the Docker engine) stay in one.
 JOBS ?= 4
 XDIST := -n $(JOBS)
