@@ -407,9 +407,12 @@ def test_a_history_read_from_another_key_is_another_identity_and_nothing_else(tm
     # its seed, and the same diagnosis reproduced in each.
     argv = shlex.split(d["replay"]["command"])
     assert argv[1:2] == ["replay"] and d["replay"]["trial"] in argv, argv
-    env, _ = investigate_env(tmp_path / "replay")
+    env, port = investigate_env(tmp_path / "replay")
+    # A port of its own for the replay's target (a later --set wins): the line's own was once still
+    # taken a moment after the first run ended, on a loaded fresh-clone run (2026-12-06).
+    again = ("--set", f"http.port={port}", "--runs", "2", "--reports", str(tmp_path / "replay" / "reports"))
     with lab_down_after(env):
-        p = run_lab(env, *argv[1:], "--runs", "2", "--reports", str(tmp_path / "replay" / "reports"), timeout=300)
+        p = run_lab(env, *argv[1:], *again, timeout=300)
     said = p.stdout + p.stderr
     assert p.returncode == 0 and f"{d['replay']['trial']}, seed " in said, said  # 0: reproduced (lab replay too)
     assert "history_from_another_key reproduced 2/2" in said, said
