@@ -50,6 +50,8 @@ def test_stop_returns_once_the_group_is_gone_not_only_its_leader(tmp_path: Path)
     """A child that takes its time on SIGTERM (a worker finishing its request): stop() returns
     after it has exited on its own, not when the leader has (and does not SIGKILL it then)."""
     done, ready = tmp_path / "child-done", tmp_path / "child-ready"
+    # The child's sleep IS the behaviour under test: a worker that takes 300 ms to finish on
+    # SIGTERM (its request), which stop() must wait out rather than kill.
     slow_child = (
         "import pathlib, signal, sys, time\n"
         "def term(*_):\n"
