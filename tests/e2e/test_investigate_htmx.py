@@ -21,10 +21,13 @@ WRITE_REFUSED = ("--only", "write_refused:at=write", "--turns", "3", "--trials",
 
 def test_a_server_rendered_app_s_unawaited_save_and_unrenewed_ttl_and_its_silence_without_them(tmp_path: Path) -> None:
     found, _, out = diagnosed_then_silent(tmp_path, HTMX, ONLY, "fire_and_forget,ttl_first_only", "HTMX_BUGS")
+    # Each turn's save is a task of its own with nothing ordering them: under latency one turn's
+    # RPUSH may reach Redis behind the next turn's (each task takes a pooled connection of its own) --
+    # writes_out_of_order, true of the app (1 of 6 trials in a fresh-clone CI run, 2026-12-07).
     assert (
         {"acked_too_fast", "ttl_not_renewed"}
         <= set(found)
-        <= {"acked_too_fast", "ttl_not_renewed", "stored_after_answer"}
+        <= {"acked_too_fast", "ttl_not_renewed", "stored_after_answer", "writes_out_of_order"}
     ), out
     assert found["acked_too_fast"]["k"] == found["acked_too_fast"]["n"] >= 2, found
     # Judged only where the key settled between turns (a late write under latency may not).
