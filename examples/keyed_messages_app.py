@@ -12,6 +12,11 @@ Contract (127.0.0.1 only):
   GET /v1/messages -> {"data": [{"author": "human" | "ai", "body": "..."}]}, newest first.
   GET /ping -> "pong".
 
+Its Redis client retries a command twice on a connection error: an outage closes the pooled
+connections, and without retries the first command on one of them fails (redis-py's from_url
+retries none) -- a history read after the outage answered 502 (1 of 12 trials of `down`).
+Retrying is safe here: every write names its uuid, so a write sent twice stores one message.
+
 KPM_BUGS (comma-separated):
   swallow      a failed store is logged and the answer sent all the same (201).
   lazy_index   the message's hash is stored, awaited; its uuid is added to the thread's index by
@@ -29,6 +34,9 @@ import time
 import uuid
 
 import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
 import uvicorn
 from fastapi import FastAPI, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
@@ -37,7 +45,13 @@ BUGS = set(filter(None, os.environ.get("KPM_BUGS", "").split(",")))
 TTL_S = 7200
 log = logging.getLogger("keyed")
 app = FastAPI()
-r = aioredis.from_url(os.environ["REDIS_URL"], socket_timeout=5, decode_responses=True)
+r = aioredis.from_url(
+    os.environ["REDIS_URL"],
+    socket_timeout=5,
+    decode_responses=True,
+    retry=Retry(NoBackoff(), 2),
+    retry_on_error=[RedisConnectionError],
+)
 _pending: set[asyncio.Task[None]] = set()
 
 
@@ -115,6 +129,7 @@ async def history(request: Request) -> Response:
                 p.hgetall(f"note:{mid}")
             notes = await p.execute()
     except Exception as exc:  # noqa: BLE001
+        log.warning("history read failed: %r", exc, exc_info=True)
         return JSONResponse({"detail": f"store unavailable: {type(exc).__name__}"}, status_code=502)
     return JSONResponse({"data": [{"author": n["author"], "body": n["body"]} for n in notes if n]})
 

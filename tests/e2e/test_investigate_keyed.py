@@ -20,15 +20,13 @@ def _found(tmp_path: Path, bugs: str, *args: str) -> tuple[int, str, dict[str, d
 
 
 def test_the_correct_app_shows_nothing_over_the_whole_plan(tmp_path: Path) -> None:
-    """No diagnosis. One anomaly is the app's own and allowed: after Redis refused a write of its
-    MULTI, its redis.asyncio client sometimes failed the next read (ConnectionError: 502 to the
-    page's history read after the refresh, 1 of 5 write_refused trials, 2026-12-06) -- shown as
-    H, with no cause claimed."""
+    """No diagnosis and no anomaly. (Before its client retried on a closed connection, the app's
+    first read after an outage failed -- H under write_refused and under down in fresh-clone
+    runs, 2026-12-06/07: true of that app, not of this one.)"""
     code, out, results = investigate(tmp_path, "--trials", "1", "--set", "start.env.KPM_BUGS=", spec=SPEC)
     assert results["diagnoses"] == [], out
     seen = {(c["fault"], m) for c in results["cells"] for m, r in c["rates"].items() if r.get("k")}
-    assert seen <= {("write_refused", "history_failed")}, out
-    assert (code, "No anomaly found" in out) == ((0, True) if not seen else (1, False)), out
+    assert not seen and code == 0 and "No anomaly found" in out, out
     assert "write_refused:at=later" not in out, out  # left out: no key to switch it on
     assert "ttl_not_renewed (needs ttl in one trial)" in out, out  # not judged, and said so
 
