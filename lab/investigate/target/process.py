@@ -198,7 +198,13 @@ def _wait_ready(spec: Spec, info: procs.ProcInfo, host: str, log: Path) -> None:
     def exited() -> str | None:
         if info.alive():
             return None
-        return "the target exited during start-up" if not spec.start.compose else "the backend's container exited"
+        # A container that exits at once may still be seen running by the stack's own start: it
+        # is then found gone here, and says so as the stack would (the same words either way).
+        return (
+            "the target exited during start-up"
+            if not spec.start.compose
+            else "the backend's container exited during start-up"
+        )
 
     try:
         wait_until(
