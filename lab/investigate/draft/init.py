@@ -74,8 +74,14 @@ class Init:
                     spec, link.run_dir, cfg.host, cfg.ports["redis_proxy"], link, model.url if model else None
                 ),
             ):
-                url = link.cfg.redis_url
-                probe(spec.http.base_url, d, os.environ.get, lambda text: _keys(url, text), lambda k: _pttl(url, k))
+                url, dbs = link.cfg.redis_url, dict[str, int]()
+                probe(
+                    spec.http.base_url,
+                    d,
+                    os.environ.get,
+                    lambda text: _keys(url, dbs, text),
+                    lambda k: _pttl(url, dbs, k),
+                )
         if d.unknown and self.ask:
             self._ask(d)
         # The draft names the login's variables ({env:NAME}), never their values; redacted all the
@@ -176,27 +182,23 @@ class Init:
         ]
 
 
-def _keys(redis_url: str, text: str) -> list[str]:
+def _keys(redis_url: str, dbs: dict[str, int], text: str) -> list[str]:
     """The keys in the lab's Redis whose values hold ``text`` (the Redis holds only what the
-    probe made the app write): the conversation's, not an index of its ids beside it."""
+    probe made the app write), in whichever db the app chose -- remembered in ``dbs`` for
+    their PTTL; the run reads that db once its contract check finds the key there."""
+    from lab.investigate.evidence.key_home import holders
+
+    found = holders(redis_url, text)
+    dbs.update({h.key: h.db for h in found})
+    return [h.key for h in found]
+
+
+def _pttl(redis_url: str, dbs: dict[str, int], key: str) -> int:
     import redis
 
-    from lab.investigate.evidence.keys import KeyReader
-    from lab.model.store import carries
+    from lab.investigate.evidence.key_home import with_db
 
-    r, reader = redis.Redis.from_url(redis_url, socket_timeout=5), KeyReader(redis_url)
-    try:
-        names = [k.decode(errors="replace") for k in list(r.scan_iter(count=100))[:1000]]
-        return [k for k in names if any(carries(v, text) for v in reader.read(k)[2])]
-    finally:
-        r.close()
-        reader.close()
-
-
-def _pttl(redis_url: str, key: str) -> int:
-    import redis
-
-    r = redis.Redis.from_url(redis_url, socket_timeout=5)
+    r = redis.Redis.from_url(with_db(redis_url, dbs.get(key, 0)), socket_timeout=5)
     try:
         return int(r.pttl(key))
     finally:

@@ -76,6 +76,16 @@ class KeyReader:
         """Until ``monitor`` has every command Redis ran before now (a mark on this connection)."""
         return monitor.sync(self._redis())
 
+    def use_url(self, url: str) -> None:
+        """Read through ``url`` from now on: the app's own db, found where it wrote
+        (lab.investigate.evidence.key_home)."""
+        self.close()
+        self.redis_url = url
+
+    def scan(self, most: int) -> list[str]:
+        """Up to ``most`` of the db's key names."""
+        return self._call(lambda r: [k.decode(errors="replace") for k in islice(r.scan_iter(count=500), most)])
+
     def close(self) -> None:
         if self._r is not None:
             self._r.close()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+
+from lab.investigate.evidence.key_home import KeyVerdict, db_of, holders, judge, with_db
 from lab.model import context
 from lab.model.history import Trial
 from lab.investigate.run import groups
@@ -43,8 +46,10 @@ async def preflight(prober: Prober, attempts: int = 3) -> str:
                 "fix the spec's [chat]/[history] sections (or the app); nothing was left running",
             )
         if s.outcome == "ok" and roles:
-            return f"contract ok: send {s.status} in {s.ms or 0:.0f} ms, history shows it" + (
-                f" (after {attempt - 1} attempt(s) that did not: {'; '.join(notes)})" if notes else ""
+            return (
+                f"contract ok: send {s.status} in {s.ms or 0:.0f} ms, history shows it"
+                + (f" (after {attempt - 1} attempt(s) that did not: {'; '.join(notes)})" if notes else "")
+                + await _the_key(prober, t)
             )
         if s.outcome != "ok":
             notes.append(f"send answered {s.status or s.reason}{' (HTML)' if s.html else ''}")
@@ -104,3 +109,30 @@ def contract_errors(spec: Spec, t: Trial, roles: list[str]) -> list[str]:
         f"{e[len('page: ') :]}; fix [page] in the spec" for e in [s.reason, *t.errors] if e and e.startswith("page: ")
     ]
     return hard
+
+
+async def _the_key(prober: Prober, t: Trial) -> str:
+    """The contract's message in the spec's [redis] key, or where it is instead: the db the app
+    writes (read from then on, said), a key the spec does not name (a contract error), a doubt
+    (said beside the contract line). "" where the key holds it or the spec names none."""
+    from lab.investigate.target.process import TargetError
+
+    spec, rec, s = prober.spec, t.redis_final, t.sends[0]
+    if not spec.redis.key or rec is None or s.turn in rec.get("stored_turns", []):
+        return ""
+    url = prober.keys.redis_url
+    found = await asyncio.to_thread(holders, url, s.text)
+    v: KeyVerdict = judge(spec.redis.key, rec["key"], rec, s.turn, db_of(url), found)
+    if v.error:
+        raise TargetError(
+            v.error,
+            "fix [redis] key (or [session], where the key is named after it), or let `lab init` draft "
+            "the spec again: it names the key the app wrote",
+        )
+    if v.use_db is not None:
+        # Read and followed there from now on (the record's other dbs are not the app's).
+        prober.keys.use_url(with_db(url, v.use_db))
+        if prober.store is not None:
+            prober.store.db = v.use_db
+        return f"; the app keeps it in db {v.use_db} (the lab's URL named db {db_of(url)}): read there from now on"
+    return f"\n  warning: {v.note}" if v.note else ""
