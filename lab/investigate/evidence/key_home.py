@@ -42,6 +42,8 @@ def holders(url: str, text: str) -> list[Holder]:
     r = redis.Redis.from_url(url, socket_timeout=5, retry=None, client_name=CLIENT_NAME)
     try:
         dbs = sorted(int(name[2:]) for name in r.info("keyspace"))
+    except redis.RedisError:  # an app's own Redis may refuse INFO to its user (an ACL): its db only
+        dbs = [db_of(url)]
     finally:
         r.close()
     out: list[Holder] = []
@@ -50,6 +52,8 @@ def holders(url: str, text: str) -> list[Holder]:
         try:
             names = reader.scan(MOST_KEYS)
             out += [Holder(db, k) for k in names if any(carries(v, text) for v in reader.read(k)[2])]
+        except redis.RedisError:  # a db the login may not read (SELECT or SCAN refused): not searched
+            continue
         finally:
             reader.close()
     return out

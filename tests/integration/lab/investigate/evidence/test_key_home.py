@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import secrets
 
+import pytest
 import redis
 
 from lab.investigate.evidence.key_home import Holder, holders, with_db
@@ -27,3 +28,27 @@ def test_the_keys_carrying_a_text_are_found_in_every_db(lab_stack: NativeStack) 
         r5.delete(f"conv{tag}:1")
         r0.close()
         r5.close()
+
+
+def test_a_login_refused_info_searches_its_own_db(lab_stack: NativeStack) -> None:
+    """An app's own Redis may refuse INFO to the app's user (an ACL): the search keeps to the
+    URL's db instead of failing the contract check."""
+    tag = secrets.token_hex(3)
+    url = lab_stack.cfg.redis_url
+    admin = redis.Redis.from_url(url)
+    user, password = f"limited{tag}", secrets.token_hex(8)
+    admin.execute_command("ACL", "SETUSER", user, "on", f">{password}", "~*", "+@all", "-info")
+    limited = with_db(url.replace("redis://", f"redis://{user}:{password}@"), 0)
+    try:
+        admin.rpush(f"conv{tag}:1", "hi " + tag)
+        refused = redis.Redis.from_url(limited)
+        try:
+            with pytest.raises(redis.exceptions.NoPermissionError):  # the ACL took
+                refused.info("keyspace")
+        finally:
+            refused.close()
+        assert holders(limited, "hi " + tag) == [Holder(0, f"conv{tag}:1")]
+    finally:
+        admin.delete(f"conv{tag}:1")
+        admin.execute_command("ACL", "DELUSER", user)
+        admin.close()
