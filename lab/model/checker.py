@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from lab.model import context
+from lab.model import context, refusal
 from lab.model.history import Row, Trial
 from lab.model.placement import ROLES, Placement, _Msg, _messages, place
 
@@ -188,7 +188,11 @@ def check(trial: Trial) -> Result:
     ]
     if res.phantom_fail_definite:
         bad.append("phantom_fail")
-    if bad:
+    turn_of = {s.id: s.turn for s in sends}
+    if why := refusal.misplaced(trial, (turn_of[i] for i in res.lost["user"] if i in turn_of)):
+        res.validity = "unknown"  # whatever it shows: it cannot say which send it tested
+        res.reasons.append(why)
+    elif bad:
         res.validity = "invalid"
         res.reasons.extend(bad)
     elif not trial.refresh_reached:
