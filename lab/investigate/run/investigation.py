@@ -159,11 +159,12 @@ class Investigation:
                         f"  the store's record: none -- Redis refused MONITOR ({prober.store.error}); answers and probes only"
                     )
                 try:
-                    if not self.replay_of:
-                        t_contract = time.monotonic()
-                        self.contract = await preflight(prober)
-                        self.contract_s = time.monotonic() - t_contract
-                        self.say("  " + self.contract)
+                    # A replay checks the contract too: it finds where the app keeps the key
+                    # (another db) as the run it replays did, or its trials read another db.
+                    t_contract = time.monotonic()
+                    self.contract = await preflight(prober)
+                    self.contract_s = time.monotonic() - t_contract
+                    self.say("  " + self.contract)
                     if not self.check_only:
                         await self._trials(prober, done)
                 finally:
