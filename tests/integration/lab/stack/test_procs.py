@@ -55,7 +55,7 @@ def test_stop_returns_once_the_group_is_gone_not_only_its_leader(tmp_path: Path)
     slow_child = (
         "import pathlib, signal, sys, time\n"
         "def term(*_):\n"
-        f"    time.sleep(0.3); pathlib.Path({str(done)!r}).write_text('x'); sys.exit(0)\n"
+        f"    time.sleep(0.3); pathlib.Path({str(done)!r}).write_text('x'); sys.exit(0)\n"  # sleep = the behaviour under test
         f"signal.signal(signal.SIGTERM, term); pathlib.Path({str(ready)!r}).write_text('x'); signal.pause()"
     )
     argv = [
