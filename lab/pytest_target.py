@@ -179,6 +179,7 @@ def _lab_record(request: pytest.FixtureRequest) -> Iterator[None]:
         t = rec.trial()
     finally:
         rec.close()
+    lt.redis_url = rec.redis_url  # the db the app writes, where the trial found it elsewhere
     result = check_safe(t)
     request.config.stash[trials_key].append((_test_name(request.node.nodeid), t, result))
     request.node.user_properties.append(("lab_verdict", result.validity))

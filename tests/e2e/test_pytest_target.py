@@ -45,9 +45,12 @@ def test_a_users_test_gets_the_stores_record(tmp_path: Path) -> None:
     """write_after_answer on a slow Redis: whether or not the user's test passes, the store's record (Redis
     MONITOR, followed for the session) shows each reply's row landing after its answer --
     stored_after_answer in every trial, with the reply placed from the settled history (the
-    answer's body is gone once the test reloads)."""
+    answer's body is gone once the test reloads). The app writes db 3, not the lab's URL's db 0:
+    the recorder finds its key there at the first test and reads and follows it there (it read
+    db 0 before: the key absent, the record empty, nothing drawn)."""
+    sets = ["start.env.FOREIGN_BUGS=write_after_answer", "start.env.REDIS_URL=redis://{redis_host}:{redis_port}/3"]
     code, out = _user_tests(
-        tmp_path, "--lab-set", "start.env.FOREIGN_BUGS=write_after_answer", "--lab-trials", "3", "-k", "slow_redis"
+        tmp_path, *(x for v in sets for x in ("--lab-set", v)), "--lab-trials", "3", "-k", "slow_redis"
     )
     # The user's own test is theirs: it fails where its reload read the history before a write
     # landed (the bug, at the machine's timing: 1 of 3 beside two other runs, 2026-12-03).
@@ -56,6 +59,7 @@ def test_a_users_test_gets_the_stores_record(tmp_path: Path) -> None:
     assert "its record:" in out, out
     trials = [json.loads(p.read_text()) for p in (tmp_path / "out" / "lab").glob("*slow_redis*/trial.json")]
     assert len(trials) == 3 and all(t["store"] and t["store_note"] is None for t in trials), trials
+    assert all(t["redis_final"]["type"] == "list" and t["redis_final"]["stored_turns"] for t in trials), trials
     # Each reply placed from the settled history where it says whose reply is whose: each
     # question followed by its reply. On a slow Redis the bug's own writes can interleave (turn
     # 1's question stored before turn 0's, or before its reply: CI 2026-12-04 and -05); a reply

@@ -8,7 +8,7 @@ import json
 import os
 import re
 from typing import Any
-from urllib.parse import quote, urlencode, urlsplit
+from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 from playwright.async_api import BrowserContext
 
@@ -189,3 +189,31 @@ def cookie_scope(spec: Spec, cookie: dict[str, Any]) -> dict[str, Any]:
         "covers_history": path_matches(path, history),
         "covers_send": path_matches(path, send),
     }
+
+
+def sent_id(spec: Spec, requests: list[Any]) -> str | None:
+    """The conversation's id as the first of ``requests`` (a user's own chat requests, newest
+    first) to carry one carried it: its query parameter, header or path segment, or a field of
+    its body -- a user's test keeps its conversation's id where it likes, not where the lab's
+    page does."""
+    s = spec.session
+    for req in requests:
+        if s.carrier == "query":
+            got = parse_qs(urlsplit(req.url).query).get(s.name)
+            if got:
+                return str(got[0])
+        elif s.carrier == "header" and req.headers.get(s.name.lower()):
+            return str(req.headers[s.name.lower()])
+        elif s.carrier == "path" and (sid := page_url_id(spec.chat.path, urlsplit(req.url).path)):
+            return sid
+        if s.field and (sid := _body_field(req.post_data, s.field)):  # or in the message's body
+            return sid
+    return None
+
+
+def _body_field(body: str | None, name: str) -> str | None:
+    try:
+        got = json.loads(body or "").get(name)
+    except (ValueError, AttributeError):
+        return None
+    return str(got) if isinstance(got, (str, int)) and got != "" else None

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit, urlunsplit
 import redis
 
 from lab.investigate.evidence.keys import CLIENT_NAME, MOST_KEYS, KeyReader
+from lab.investigate.evidence.store import StoreMonitor
 from lab.model.store import carries
 
 SHOWN_HOLDERS = 3  # keys named in a message about where the text was found
@@ -100,3 +101,20 @@ def judge(template: str, key: str, record: dict[str, object], turn: int, db: int
         note=f"[redis] key {key!r} holds {record.get('values')} value(s), none carrying the message "
         "as text (compressed or encoded?); no other key does either"
     )
+
+
+def follow(
+    keys: KeyReader, store: StoreMonitor | None, template: str, record: dict[str, object], turn: int, text: str
+) -> KeyVerdict:
+    """``judge`` of the key read (``record``) against a search for ``text`` (turn ``turn``'s
+    message) -- made only where the key does not hold that turn -- and, where the key named is in
+    another db, ``keys`` and ``store`` re-pointed there: read and followed there from now on."""
+    if turn in (record.get("stored_turns") or []):  # type: ignore[operator]
+        return KeyVerdict()
+    url = keys.redis_url
+    v = judge(template, str(record.get("key")), record, turn, db_of(url), holders(url, text))
+    if v.use_db is not None:
+        keys.use_url(with_db(url, v.use_db))
+        if store is not None:
+            store.db = v.use_db
+    return v

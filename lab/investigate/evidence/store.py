@@ -58,7 +58,9 @@ class Command:
 
 
 class StoreMonitor(Monitor):
-    """MONITOR for a run of `lab investigate`: key -> its commands, for the db of ``url``."""
+    """MONITOR for a run of `lab investigate`: key -> its commands, for the db of ``url`` (``db``:
+    another, once the run finds the app writes there -- every db's commands are kept, so a record
+    read after the change holds what came before it)."""
 
     name = "store-monitor"
 
@@ -66,7 +68,7 @@ class StoreMonitor(Monitor):
         super().__init__(url)
         self.db = int(urlparse(url).path.strip("/") or 0)  # MONITOR shows every db's commands
         self.lab_clients: set[str] = set()
-        self._by_key: dict[bytes, list[Command]] = defaultdict(list)
+        self._by_db: dict[int, dict[bytes, list[Command]]] = defaultdict(lambda: defaultdict(list))
         self._lock = threading.Lock()
         self._marks: dict[bytes, threading.Event] = {}
         self._in_multi: set[str] = set()  # connections between MULTI and EXEC / DISCARD
@@ -86,17 +88,23 @@ class StoreMonitor(Monitor):
             self._in_multi.add(client)
         elif name in (b"EXEC", b"DISCARD"):
             self._in_multi.discard(client)
-        if db != self.db or len(args) < 2:
+        if len(args) < 2:
             return
         cmd = Command(t, client, tuple(a[:MAX_ARG_BYTES] for a in args), tx=client in self._in_multi)
         with self._lock:
+            by_key = self._by_db[db]
             for key in _keys(args):
-                rows = self._by_key.get(key)
-                if rows is None and len(self._by_key) >= MAX_KEYS:
+                rows = by_key.get(key)
+                if rows is None and sum(map(len, self._by_db.values())) >= MAX_KEYS:
                     continue
-                rows = self._by_key[key]
+                rows = by_key[key]
                 if len(rows) < MAX_COMMANDS_PER_KEY:
                     rows.append(cmd)
+
+    @property
+    def _by_key(self) -> dict[bytes, list[Command]]:
+        """The commands of the db the app writes (``db``)."""
+        return self._by_db[self.db]
 
     def _lost(self) -> None:
         super()._lost()

@@ -23,6 +23,7 @@ from lab.investigate.browser.app_page import request_to
 from lab.common.errors import NotReady
 from lab.common.wait import wait_until
 from lab.investigate.browser import identity as who
+from lab.investigate.evidence.key_home import follow
 from lab.investigate.evidence.keys import KeyReader, key_for, read_final
 from lab.investigate.evidence.store import StoreMonitor
 from lab.investigate.evidence.rows import json_path, parse_rows, replies_from
@@ -281,26 +282,7 @@ class Recorder:
                 if sid:
                     return sid
         kept = who.local_storage(self.ctx.storage_state(), who.origin(self.spec)).get(s.page_storage or "")
-        return kept or self._sid_sent()
-
-    def _sid_sent(self) -> str | None:
-        """The id the test's own chat requests carried (its query parameter, header or path
-        segment): a user's test keeps its conversation's id where it likes, not where the
-        lab's page does."""
-        s = self.spec.session
-        for _, resp in reversed(self._answers):
-            req = resp.request
-            if s.carrier == "query":
-                got = parse_qs(urlsplit(req.url).query).get(s.name)
-                if got:
-                    return got[0]
-            elif s.carrier == "header" and req.headers.get(s.name.lower()):
-                return req.headers[s.name.lower()]
-            elif s.carrier == "path" and (sid := who.page_url_id(self.spec.chat.path, urlsplit(req.url).path)):
-                return sid
-            if s.field and (sid := _body_field(req.post_data, s.field)):  # or in the message's body
-                return sid
-        return None
+        return kept or who.sent_id(self.spec, [resp.request for _, resp in reversed(self._answers)])
 
     def _settled(self, t: Trial) -> list[Row] | None:
         """The history read until it stays the same for settle.QUIET_S (lab investigate's rule)."""
@@ -330,17 +312,26 @@ class Recorder:
         try:
             if (key := key_for(self.spec.redis.key, sid, t.texts, keys.find)) is not None:
                 read_final(keys, t, key, self.store, self._t0, self.spec.redis, dump=True)
+                if self._found_elsewhere(keys, t):
+                    read_final(keys, t, key, self.store, self._t0, self.spec.redis, dump=True)
         finally:
             keys.close()
+
+    def _found_elsewhere(self, keys: KeyReader, t: Trial) -> bool:
+        """Where the key read holds no message the settled history shows: searched for, as lab
+        investigate's contract check does (lab.investigate.evidence.key_home) -- the key in another
+        db is read there, for this test and the session's next (True: read it again); a spec whose
+        key names nothing the app wrote makes the trial unknown, saying which key holds it."""
+        shown = [r.text for r in t.final_rows or []]
+        s = next((s for s in t.sends if s.outcome == "ok" and s.text and any(s.text in r for r in shown)), None)
+        if s is None or t.redis_final is None or self.spec.redis.key is None:
+            return False  # a history that shows nothing: a loss, not a misnamed key
+        v = follow(keys, self.store, self.spec.redis.key, t.redis_final, s.turn, s.text)
+        if v.error:
+            t.unknown = t.unknown or f"{v.error}: fix [redis] key in the spec"
+        self.redis_url = keys.redis_url
+        return v.use_db is not None
 
 
 def _inside(t: float, on: float | None, off: float | None) -> bool:
     return on is not None and on <= t and (off is None or t < off)
-
-
-def _body_field(body: str | None, name: str) -> str | None:
-    try:
-        got = json.loads(body or "").get(name)
-    except (ValueError, AttributeError):
-        return None
-    return str(got) if isinstance(got, (str, int)) and got != "" else None

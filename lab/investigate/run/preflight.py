@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from lab.investigate.evidence.key_home import KeyVerdict, db_of, holders, judge, with_db
+from lab.investigate.evidence.key_home import KeyVerdict, db_of, follow
 from lab.model import context
 from lab.model.history import Trial
 from lab.investigate.run import groups
@@ -118,21 +118,16 @@ async def _the_key(prober: Prober, t: Trial) -> str:
     from lab.investigate.target.process import TargetError
 
     spec, rec, s = prober.spec, t.redis_final, t.sends[0]
-    if not spec.redis.key or rec is None or s.turn in rec.get("stored_turns", []):
+    if not spec.redis.key or rec is None:
         return ""
     url = prober.keys.redis_url
-    found = await asyncio.to_thread(holders, url, s.text)
-    v: KeyVerdict = judge(spec.redis.key, rec["key"], rec, s.turn, db_of(url), found)
+    v: KeyVerdict = await asyncio.to_thread(follow, prober.keys, prober.store, spec.redis.key, rec, s.turn, s.text)
     if v.error:
         raise TargetError(
             v.error,
             "fix [redis] key (or [session], where the key is named after it), or let `lab init` draft "
             "the spec again: it names the key the app wrote",
         )
-    if v.use_db is not None:
-        # Read and followed there from now on (the record's other dbs are not the app's).
-        prober.keys.use_url(with_db(url, v.use_db))
-        if prober.store is not None:
-            prober.store.db = v.use_db
+    if v.use_db is not None:  # read and followed there from now on (the record's other dbs are not the app's)
         return f"; the app keeps it in db {v.use_db} (the lab's URL named db {db_of(url)}): read there from now on"
     return f"\n  warning: {v.note}" if v.note else ""

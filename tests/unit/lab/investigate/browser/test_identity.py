@@ -4,12 +4,13 @@ whatever its Path, and whether that Path reaches the history route."""
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from lab.investigate.spec import parse as sp
-from lab.investigate.browser.identity import cookie_scope, path_matches, session_cookie
+from lab.investigate.browser.identity import cookie_scope, path_matches, sent_id, session_cookie
 
 ROOT = Path(__file__).resolve().parents[5]
 FOREIGN = sp.load(ROOT / "examples" / "foreign-app.toml")  # cookie "sid", POST /api/send, GET /api/messages
@@ -58,3 +59,26 @@ def test_other_names_and_other_hosts_are_not_the_session() -> None:
 def test_of_one_name_on_two_paths_the_send_routes_wins() -> None:
     got = session_cookie(FOREIGN, [_c("/", "root"), _c("/api/send", "send"), _c("/other", "other")])
     assert got is not None and got["value"] == "send"
+
+
+@pytest.mark.parametrize(
+    "sets, url, headers",
+    [
+        (['session.in="query"', 'session.name="thread"'], "http://h/api/send?thread=c-9", {}),
+        (['session.in="header"', 'session.name="X-Conv"'], "http://h/api/send", {"x-conv": "c-9"}),
+        (
+            ['session.in="path"', 'chat.path="/api/{session}/send"', 'history.path="/api/{session}/messages"'],
+            "http://h/api/c-9/send",
+            {},
+        ),
+    ],
+)
+def test_the_id_a_users_own_request_carried_newest_first(sets: list[str], url: str, headers: dict[str, str]) -> None:
+    spec = sp.load(
+        ROOT / "examples" / "foreign-app.toml",
+        [*sets, 'session.from="answer"', 'session.id="$.id"', 'session.page_storage="conv"'],
+    )
+    old = SimpleNamespace(url=url.replace("c-9", "c-1"), headers={k: "c-1" for k in headers}, post_data=None)
+    new = SimpleNamespace(url=url, headers=headers, post_data=None)
+    assert sent_id(spec, [new, old]) == "c-9"
+    assert sent_id(spec, []) is None

@@ -63,3 +63,17 @@ def test_the_reads_of_other_keys_of_the_conversations_shape_while_the_page_read(
         m._command(T0 + at, 0, client, args)
     got = m.reads_elsewhere("chat:a", key_shape("chat:{session}"), T0, T0 + 1)
     assert got == [{"t": T0 + 0.1, "key": "chat:other", "cmd": "LRANGE", "written": True}]  # its RPUSH at 0.2
+
+
+def test_every_dbs_commands_are_kept_and_the_record_read_is_the_db_the_app_writes() -> None:
+    """The run may learn the app's db after its first writes (the contract check, a user's first
+    test): the record read once ``db`` changes holds the commands that came before."""
+    m = StoreMonitor("redis://127.0.0.1:1/0")  # never started: commands handed to it as MONITOR would
+    m._command(T0 + 0.1, 3, "127.0.0.1:5", [b"RPUSH", b"chat:a", b"hello"])
+    m._command(T0 + 0.2, 0, "127.0.0.1:5", [b"GET", b"chat:a"])
+    on_0, _ = m.on("chat:a", T0, T0 + 1)
+    assert on_0 is not None and [c.args[0] for c in on_0] == [b"GET"]
+    m.db = 3
+    on_3, _ = m.on("chat:a", T0, T0 + 1)
+    assert on_3 is not None and [c.args for c in on_3] == [(b"RPUSH", b"chat:a", b"hello")]
+    assert m.last_change("chat:a", T0 + 1) == (T0 + 0.1, False)

@@ -139,3 +139,43 @@ def test_an_id_the_tests_requests_carried_in_the_body_is_the_sessions() -> None:
     req = SimpleNamespace(url="http://127.0.0.1/api/chat", headers={}, post_data=json.dumps({"conversation_id": "c-9"}))
     rec._answers.append((1.0, SimpleNamespace(request=req)))  # type: ignore[arg-type]
     assert rec.session_id() == "c-9"
+
+
+def test_a_key_holding_nothing_the_history_shows_is_searched_for_and_followed_where_found(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """As lab investigate's contract check: the key named is read in the db the app writes
+    (this test's and the session's next), a spec naming no key the app writes makes the trial
+    unknown -- and a history showing nothing (a loss) is no reason to search."""
+    from lab.investigate.evidence.key_home import KeyVerdict
+    from lab.investigate.plugin import recorder
+    from lab.model.history import Row, Send
+
+    asked: list[tuple[int, str]] = []
+    verdict = KeyVerdict(use_db=3)
+
+    def follow(keys: Any, store: Any, template: str, record: Any, turn: int, text: str) -> KeyVerdict:
+        asked.append((turn, text))
+        keys.redis_url = "redis://x/3" if verdict.use_db else keys.redis_url
+        return verdict
+
+    monkeypatch.setattr(recorder, "follow", follow)
+    rec = Recorder(sp.load(ROOT / "examples" / "foreign-app.toml"), FakeContext(), "redis://x/0", "t", 1)  # type: ignore[arg-type]
+    t = recorder.Trial("t")
+    t.sends = [Send("t1", "first message", 1), Send("t2", "second message", 2)]
+    t.sends[0].complete("fail", 500, "HTTP 500", 1.0)
+    t.sends[1].complete("ok", 200, "HTTP 200", 2.0)
+    t.redis_final = {"key": "conv:s1", "type": "none", "stored_turns": []}
+    keys = SimpleNamespace(redis_url="redis://x/0")
+    t.final_rows = []
+    assert not rec._found_elsewhere(keys, t) and asked == []  # type: ignore[arg-type]
+    t.final_rows = [Row("", "user", "second message"), Row("", "bot", "ok")]
+    assert rec._found_elsewhere(keys, t) and asked == [(2, "second message")]  # type: ignore[arg-type]
+    assert rec.redis_url == "redis://x/3" and t.unknown is None
+    verdict = KeyVerdict(error="[redis] key = 'conv:{session}' names no key the app wrote")
+    assert not rec._found_elsewhere(keys, t)  # type: ignore[arg-type]
+    assert (
+        t.unknown
+        and t.unknown.startswith("[redis] key = 'conv:{session}' names no key")
+        and "fix [redis] key" in t.unknown
+    )
