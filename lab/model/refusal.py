@@ -22,15 +22,18 @@ ONE_WRITE = ("write", "answer", "later")  # the at= values that refuse one write
 
 
 def misplaced(trial: Trial, lost_turns: Iterable[int]) -> str:
-    """Why the trial's one refused write may have been an earlier turn's ("": it was its send's,
-    or the trial holds no record to say): an earlier turn acknowledged, with no write of it in
-    the store's record before the fault turn's send left, and lost."""
-    if trial.fault != "write_refused" or trial.fault_params.get("at", "send") not in ONE_WRITE or trial.store is None:
+    """Why the trial's one refused write may have been an earlier turn's ("": it was its send's):
+    an earlier turn acknowledged, with no write of it in the store's record before the fault
+    turn's send left, and lost. A black box with no record (``store_note`` says why: MONITOR
+    refused, no key known) cannot say an earlier turn was written first: any such turn lost
+    leaves the refusal unplaced. A trial with neither (lab chaos's: its backend's events place
+    each write) is not judged so."""
+    if trial.fault != "write_refused" or trial.fault_params.get("at", "send") not in ONE_WRITE:
         return ""
     faulted = next((s for s in trial.sends if s.under_fault), None)
-    if faulted is None:
+    if faulted is None or (trial.store is None and not trial.store_note):
         return ""
-    before = {n for c in trial.store if c["write"] and c["t"] < faulted.t_invoke for n in c["user"]}
+    before = {n for c in trial.store or [] if c["write"] and c["t"] < faulted.t_invoke for n in c["user"]}
     lost = set(lost_turns)
     pending = sorted(
         s.turn
@@ -39,6 +42,12 @@ def misplaced(trial: Trial, lost_turns: Iterable[int]) -> str:
     )
     if not pending:
         return ""
+    if trial.store is None:
+        return (
+            f"write_refused: turn {pending[0]}, acknowledged, never stored, and no store record to say "
+            f"its write was in Redis before turn {faulted.turn}'s send left ({trial.store_note}) -- the "
+            f"one write refused may have been it: the trial cannot say which send it tested"
+        )
     return (
         f"write_refused: turn {pending[0]}'s write, acknowledged and not yet in Redis when turn "
         f"{faulted.turn}'s send left, never stored -- the one write refused may have been it: the "

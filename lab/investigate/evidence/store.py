@@ -33,6 +33,8 @@ MAX_KEYS = 20_000  # conversations followed in one run; beyond that new keys are
 MAX_COMMANDS_PER_KEY = 2_000
 MAX_ARG_BYTES = 65_536  # a whole-document SET of a long conversation still fits
 MARK = b"chaoslab-store-mark:"
+# A trial's store_note where it has no record because no key is known to follow.
+NO_KEY = "no conversation key known: the spec names no [redis] key, or none of its shape holds the trial's messages"
 SHOWN_ARGS = 5  # per command in trials.json: the name, the key, and the first values, cut
 SHOWN_ARG_CHARS = 80
 # What writes a value (a removal names the value it removes: LREM is not a write of it).

@@ -25,7 +25,7 @@ from lab.common.wait import wait_until
 from lab.investigate.browser import identity as who
 from lab.investigate.evidence.key_home import follow
 from lab.investigate.evidence.keys import KeyReader, key_for, read_final
-from lab.investigate.evidence.store import StoreMonitor
+from lab.investigate.evidence.store import NO_KEY, StoreMonitor
 from lab.investigate.evidence.rows import json_path, parse_rows, replies_from
 from lab.investigate.browser.settle import MODEL_END_DEADLINE_S, POLL_S, QUIESCENCE_DEADLINE_S, Settling, model_unended
 from lab.investigate.spec.parse import Spec
@@ -305,12 +305,13 @@ class Recorder:
             return None
 
     def _key(self, t: Trial) -> None:
-        sid = self.session_id()
+        sid, t.store_note = self.session_id(), NO_KEY  # until a key is read
         if not self.spec.redis.key or sid is None:
             return
         keys = KeyReader(self.redis_url)
         try:
             if (key := key_for(self.spec.redis.key, sid, t.texts, keys.find)) is not None:
+                t.store_note = None if self.store is not None else "no store record: Redis refused MONITOR"
                 read_final(keys, t, key, self.store, self._t0, self.spec.redis, dump=True)
                 if self._found_elsewhere(keys, t):
                     read_final(keys, t, key, self.store, self._t0, self.spec.redis, dump=True)

@@ -1,9 +1,8 @@
 """Black-box trials: fault x refresh point x turns against a target the lab did not write.
 
-Each trial is a real conversation in Chromium through the lab's page on the target's origin.
-Sends are recorded ok / fail / info from the answers; after the refresh point the lab records
-what the page shows; then every fault is healed and the history is read until it stops changing
-(quiescence without backend events), else the trial is unknown.
+Each trial is a real conversation in Chromium through the lab's page on the target's origin. Sends
+are recorded ok / fail / info from the answers; after the refresh point, what the page shows; then
+every fault is healed and the history read until it stops changing (else the trial is unknown).
 """
 
 from __future__ import annotations
@@ -28,7 +27,7 @@ from lab.model import concurrency, context
 from lab.investigate.run import mid_write
 from lab.investigate.run.experiments import TWO_TAB_ROUNDS, Experiment, probe_message
 from lab.investigate.evidence.keys import KeyReader, read_final
-from lab.investigate.evidence.store import StoreMonitor
+from lab.investigate.evidence.store import NO_KEY, StoreMonitor
 from lab.stack.model_link import ModelLink
 from lab.investigate.browser.pages import Pages, Read, mark_dropped
 from lab.driver.slots import Slot
@@ -322,6 +321,7 @@ class Prober:
     async def _redis_final(self, ctx: BrowserContext, t: Trial) -> None:
         """The key after the history settled: its dump, and the trial's last (settled) TTL read."""
         if (key := await self.pages.session_key(ctx, t.texts)) is None:
+            t.store_note = NO_KEY  # what no record can say, the checker does not claim (lab.model.refusal)
             return
         since = t.events[0]["t"] if t.events else time.time()
         pttl, self._final_values, t0, t1 = read_final(self.keys, t, key, self.store, since, self.spec.redis)

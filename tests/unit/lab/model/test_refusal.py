@@ -58,3 +58,18 @@ def test_other_faults_every_write_of_a_send_and_no_record_are_not_judged_so() ->
     blind = _trial([2, 3], pending)
     blind.store = None
     assert check(blind).validity == "invalid"
+
+
+def test_with_no_record_of_a_black_box_any_earlier_turn_lost_leaves_the_refusal_unplaced() -> None:
+    """A black box whose writes the lab cannot follow (MONITOR refused, a keyless spec): nothing
+    says turn 1 was written before turn 2's send left -- its loss may be the refusal's."""
+    blind = _trial([2, 3], [])
+    blind.store, blind.store_note = None, "Redis refused MONITOR (NOPERM)"
+    res = check(blind)
+    assert res.validity == "unknown" and len(res.reasons) == 1, res
+    assert res.reasons[0].startswith("write_refused: turn 1, acknowledged, never stored, and no store record"), res
+    assert "(Redis refused MONITOR (NOPERM))" in res.reasons[0], res
+    # Every earlier turn stored: the fault turn's own loss stands, record or none.
+    own = _trial([1, 3], [])
+    own.store, own.store_note = None, "no key known"
+    assert check(own).validity == "invalid"
