@@ -70,7 +70,8 @@ def configure(config: pytest.Config) -> None:
     chromium = config.getoption("--lab-chromium")
     if chromium and not Path(chromium).is_file():
         raise pytest.UsageError(f"--lab-chromium {chromium}: no such file; give a Chromium executable's path")
-    config.pluginmanager.register(_LabBrowser(chromium), "chaoslab-browser")
+    _LabBrowser.chromium = chromium
+    config.pluginmanager.register(_LabBrowser(), "chaoslab-browser")
     n = config.getoption("--lab-trials")
     if n is not None:
         if not hasattr(config.option, "count"):
@@ -86,13 +87,13 @@ class _LabBrowser:
     a channel the user set is kept; --lab-chromium PATH names one outright. Registered only with
     --lab-target: without it the plugin overrides nothing."""
 
-    def __init__(self, chromium: str | None) -> None:
-        self.chromium = chromium
+    chromium: str | None = None  # --lab-chromium (a class's: pytest 9 deprecates an instance's session fixture)
 
     @pytest.fixture(scope="session")
-    def browser_type_launch_args(self, browser_type_launch_args: dict[str, Any]) -> dict[str, Any]:
-        if self.chromium:
-            return {**browser_type_launch_args, "executable_path": self.chromium}
+    @classmethod
+    def browser_type_launch_args(cls, browser_type_launch_args: dict[str, Any]) -> dict[str, Any]:
+        if cls.chromium:
+            return {**browser_type_launch_args, "executable_path": cls.chromium}
         if browser_type_launch_args.get("executable_path") or browser_type_launch_args.get("channel"):
             return browser_type_launch_args
         from lab.common.errors import UsageError

@@ -7,6 +7,7 @@ the upper bounds."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -66,6 +67,28 @@ def test_a_users_test_gets_the_stores_record(tmp_path: Path) -> None:
     # that may be either of two turns' is then placed for neither (lab.investigate.evidence.rows).
     paired = [t for t in trials if _in_pairs(t)]
     assert paired and all(s["reply"] for t in paired for s in t["sends"]), trials
+
+
+def test_a_server_rendered_pages_own_tests_reach_their_refresh_and_its_task_saved_turns_are_found(
+    tmp_path: Path,
+) -> None:
+    """The htmx app's own UI tests, kept in its folder and written in their own style: the page at
+    / is the history, rendered by the server, so the reload's document is the read after the
+    refresh -- dated by its request (dated by the navigation's commit, which comes after that
+    document's answer, every trial was unknown: "the refresh point was not reached"). Its turns
+    saved by a task nobody awaits, on db 4: under 300 ms of Redis latency, acked_too_fast in each
+    trial (beside it at most stored_after_answer, the same late write); the app without the bug,
+    nothing in any trial."""
+    tests, spec = "examples/htmx_chat/ui_tests", ROOT / "examples" / "htmx.toml"
+    bug = ["--lab-set", "start.env.HTMX_BUGS=fire_and_forget"]
+    bug += ["--lab-set", "start.env.REDIS_URL=redis://{redis_host}:{redis_port}/4"]
+    code, out = _user_tests(tmp_path / "bug", *bug, "--lab-trials", "2", tests=tests, spec=spec)
+    assert code == 0 and "under none: 2 judged trials of 2" in out, out
+    assert "under latency:latency_ms=300: 2 judged trials of 2" in out, out
+    assert re.search(r"\[acked_too_fast\] .* -- 2/2 \[", out), out
+    assert set(re.findall(r"^  \[(\w+)\]", out, re.M)) <= {"acked_too_fast", "stored_after_answer"}, out
+    code, out = _user_tests(tmp_path / "ok", "--lab-trials", "2", tests=tests, spec=spec)
+    assert code == 0 and out.count("no anomaly found in 2 judged trials") == 2, out
 
 
 def _in_pairs(trial: dict) -> bool:

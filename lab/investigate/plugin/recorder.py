@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from playwright.sync_api import BrowserContext, Error as PlaywrightError, Frame, Page, Request, Response
+from playwright.sync_api import BrowserContext, Error as PlaywrightError, Page, Request, Response
 
 from lab.common import redact
 from lab.investigate.browser.app_page import request_to
@@ -84,11 +84,15 @@ class Recorder:
             self._watch(page)
 
     def _watch(self, page: Page) -> None:
-        def navigated(frame: Frame) -> None:
-            if frame == page.main_frame:
+        def loading(req: Request) -> None:
+            # A refresh is the page's document asked for again: dated by its request, not by its
+            # commit (a server-rendered history is that document, answered before the navigation
+            # commits: every such trial was unknown), and never a same-document navigation (a
+            # page's pushState after a send reloads nothing).
+            if req.method == "GET" and req.is_navigation_request() and req.frame == page.main_frame:
                 self._navigations.append(time.time())
 
-        page.on("framenavigated", navigated)
+        page.on("request", loading)
 
     def _response(self, resp: Response) -> None:
         if self._chat(resp):
