@@ -91,6 +91,23 @@ def test_a_server_rendered_pages_own_tests_reach_their_refresh_and_its_task_save
     assert code == 0 and out.count("no anomaly found in 2 judged trials") == 2, out
 
 
+def test_a_post_redirect_get_apps_sends_are_answered_by_the_page_they_lead_to(tmp_path: Path) -> None:
+    """A form app's UI tests (examples/node/prg_ui_tests, Python tests of an Express app): each
+    message a POST answered 303 back to the conversation's page -- the send answered by that
+    page's 200 (every send was "HTTP 303", no trial judged), and the page's GET after the
+    redirect no refresh. Its failed save logged and the 303 sent anyway: acked_write_refused in
+    each trial of the test that refuses writes, nothing in the plain one; without the bug, the
+    plain one judged and silent."""
+    tests, spec = "examples/node/prg_ui_tests", ROOT / "examples" / "node-prg.toml"
+    bug = ("--lab-set", "start.env.PRG_BUGS=swallow")
+    code, out = _user_tests(tmp_path / "bug", *bug, "--lab-trials", "2", tests=tests, spec=spec)
+    assert code == 0 and "under none: 2 judged trials of 2" in out, out
+    assert re.search(r"\[acked_write_refused\] .* -- 2/2 \[", out), out
+    assert set(re.findall(r"^  \[(\w+)\]", out, re.M)) == {"acked_write_refused"}, out
+    code, out = _user_tests(tmp_path / "ok", "--lab-trials", "2", "-k", "reload", tests=tests, spec=spec)
+    assert code == 0 and "under none: 2 judged trials of 2" in out and "no anomaly found in 2 judged" in out, out
+
+
 def _in_pairs(trial: dict) -> bool:
     rows = [(r["role"], r["text"]) for r in trial["final_rows"]]
     sends = sorted(trial["sends"], key=lambda s: s["turn"])

@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
 from playwright.sync_api import BrowserContext, Error as PlaywrightError, Page, Request, Response
 
@@ -24,6 +24,7 @@ from lab.common.errors import NotReady
 from lab.common.wait import wait_until
 from lab.investigate.browser import identity as who
 from lab.investigate.evidence.key_home import follow
+from lab.investigate.plugin.exchanges import is_refresh, send_of
 from lab.investigate.evidence.keys import KeyReader, key_for, read_final
 from lab.investigate.evidence.store import NO_KEY, StoreMonitor
 from lab.investigate.evidence.rows import json_path, parse_rows, replies_from
@@ -85,11 +86,7 @@ class Recorder:
 
     def _watch(self, page: Page) -> None:
         def loading(req: Request) -> None:
-            # A refresh is the page's document asked for again: dated by its request, not by its
-            # commit (a server-rendered history is that document, answered before the navigation
-            # commits: every such trial was unknown), and never a same-document navigation (a
-            # page's pushState after a send reloads nothing).
-            if req.method == "GET" and req.is_navigation_request() and req.frame == page.main_frame:
+            if is_refresh(req, page.main_frame, self._to_chat):
                 self._navigations.append(time.time())
 
         page.on("request", loading)
@@ -185,44 +182,7 @@ class Recorder:
         return sends
 
     def _send(self, req: Request, resp: Response | None) -> Send:
-        field = self.spec.chat.message_field
-        try:
-            if self.spec.chat.body == "form":
-                text = parse_qs(req.post_data or "").get(field, [""])[0]
-            else:
-                text = str(json.loads(req.post_data or "{}").get(field, ""))
-        except (ValueError, AttributeError):
-            text = req.post_data or ""
-        timing = req.timing
-        start = timing["startTime"] / 1000 if timing.get("startTime", -1) > 0 else time.time()
-        ms = timing["responseStart"] if timing.get("responseStart", -1) >= 0 else None
-        end = start + timing["responseEnd"] / 1000 if timing.get("responseEnd", -1) >= 0 else time.time()
-        s = Send("", text, 0, ms=ms, t_invoke=start)
-        if resp is None:
-            s.complete("info", None, req.failure or "the request failed", end)
-            return s
-        status = resp.status
-        # The answer came with its first byte (a send's outcome, as the lab's own page logs it: a
-        # stream's with its first chunk), not with its body's end: a user's test that awaits
-        # fetch() has its status then and may send the next message before that body is in --
-        # measured 2026-12-04, answers' bodies 40 ms behind their headers on gunicorn, and turns
-        # the next send carried counted as not yet acknowledged.
-        answered = start + ms / 1000 if ms is not None else end
-        if 200 <= status < 300:
-            s.reply = self._reply(resp)
-            s.complete("ok", status, f"HTTP {status}", answered)
-        else:
-            s.html = "text/html" in (resp.headers.get("content-type") or "")
-            s.complete("fail" if 400 <= status < 500 else "info", status, f"HTTP {status}", answered)
-        return s
-
-    def _reply(self, resp: Response) -> str | None:
-        if not self.spec.chat.reply_path or self.spec.stream is not None:
-            return None
-        try:  # the body may be gone with a page the test reloaded at once: the reply unknown
-            return str(json_path(json.loads(resp.text()), self.spec.chat.reply_path))
-        except (PlaywrightError, ValueError, KeyError):
-            return None
+        return send_of(self.spec, req, resp)
 
     def _rows(self, resp: Response) -> list[Row]:
         try:

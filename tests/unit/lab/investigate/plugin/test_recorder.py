@@ -179,22 +179,3 @@ def test_a_key_holding_nothing_the_history_shows_is_searched_for_and_followed_wh
         and t.unknown.startswith("[redis] key = 'conv:{session}' names no key")
         and "fix [redis] key" in t.unknown
     )
-
-
-def test_a_refresh_is_the_main_frames_document_asked_for_again_by_get() -> None:
-    """Dated by the request (a server-rendered history is that document); a form's POST, a
-    frame's load and a fetch are none (a pushState asks for nothing at all)."""
-    handlers: dict[str, Any] = {}
-    main = object()
-    page = SimpleNamespace(main_frame=main, on=lambda event, f: handlers.__setitem__(event, f))
-    rec = Recorder(sp.load(ROOT / "examples" / "foreign-app.toml"), FakeContext(), "redis://x", "t", 1)  # type: ignore[arg-type]
-    rec._watch(page)  # type: ignore[arg-type]
-
-    def req(method: str, nav: bool, frame: object) -> Any:
-        return SimpleNamespace(method=method, is_navigation_request=lambda: nav, frame=frame)
-
-    for r in (req("POST", True, main), req("GET", True, object()), req("GET", False, main)):
-        handlers["request"](r)
-    assert rec._navigations == []
-    handlers["request"](req("GET", True, main))
-    assert len(rec._navigations) == 1
