@@ -108,6 +108,23 @@ def test_a_post_redirect_get_apps_sends_are_answered_by_the_page_they_lead_to(tm
     assert code == 0 and "under none: 2 judged trials of 2" in out and "no anomaly found in 2 judged" in out, out
 
 
+def test_a_socket_apps_sends_are_read_from_its_frames(tmp_path: Path) -> None:
+    """A Socket.IO app's UI tests (examples/node/sio_ui_tests): each message an event on the
+    page's socket -- read from its frames, as lab investigate reads them, and the conversation's
+    id from the message's own field (before: no send but the socket's own polling POSTs, and no
+    id, so no trial judged). Its reply's store left to a promise nobody awaits, with writes refused
+    once the reply has begun: replies_not_stored in each trial; the plain test judged and silent,
+    with the bug and without it."""
+    tests, spec = "examples/node/sio_ui_tests", ROOT / "examples" / "node-sio-page.toml"
+    bug = ("--lab-set", "start.env.APP_BUGS=no_await_store")
+    code, out = _user_tests(tmp_path / "bug", *bug, "--lab-trials", "2", tests=tests, spec=spec)
+    assert code == 0 and "under none: 2 judged trials of 2" in out, out
+    assert re.search(r"\[replies_not_stored\] .* -- 2/2 \[", out), out
+    assert set(re.findall(r"^  \[(\w+)\]", out, re.M)) == {"replies_not_stored"}, out
+    code, out = _user_tests(tmp_path / "ok", "--lab-trials", "2", "-k", "reload", tests=tests, spec=spec)
+    assert code == 0 and "under none: 2 judged trials of 2" in out and "no anomaly found in 2 judged" in out, out
+
+
 def _in_pairs(trial: dict) -> bool:
     rows = [(r["role"], r["text"]) for r in trial["final_rows"]]
     sends = sorted(trial["sends"], key=lambda s: s["turn"])

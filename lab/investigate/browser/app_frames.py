@@ -203,15 +203,10 @@ async def send(page: Page, spec: Spec, text: str, cut: bool, in_page: bool = Fal
 
 
 async def _follow(log: FrameLog, i: int, spec: Spec, text: str, cut: bool, out: Answer, deadline: float) -> None:
-    """Read the frames from ``i`` on: the message frame holding ``text``, then its answer."""
+    """Read the frames from ``i`` on, as they come: the message frame holding ``text``, then its answer."""
     t = spec.transport
     assert t is not None
-    chunks: list[str] = []
-
-    def acked(at: float) -> None:  # (only once the message frame, and its start, was seen)
-        if out["status"] is None:
-            out["status"], out["ms"] = 200, (at - (out.get("start") or at)) * 1000
-
+    reading = FrameReading(spec, text, cut, out)
     while True:
         frame = await log.at(i, deadline)
         if frame is None:
@@ -222,38 +217,62 @@ async def _follow(log: FrameLog, i: int, spec: Spec, text: str, cut: bool, out: 
             )
             break
         i += 1
-        at, direction, payload, _sock = frame
-        if out["start"] is None:
-            if direction == "sent" and isinstance(payload, str) and text in payload:
-                out["start"] = at
-            continue
-        if direction == "close":
-            out["error"] = "the page's socket closed before the reply ended"
-            break
-        if direction != "received":
-            continue
-        kind, d = _kind(spec, payload)
-        out["frames"] += 1
-        if t.ack and kind == t.ack:
-            acked(at)
-        elif t.error and kind == t.error:
-            out["status"], out["error"] = 503, "error frame: " + str(payload)[:160]
-            break
-        elif kind == t.chunk:
-            acked(at)
-            piece = _pick(d, t.chunk_text)
-            chunks.append("" if piece is None else str(piece))
-            if cut:
-                out["cut"] = True
-                break
-        elif kind == t.end:
-            acked(at)
-            whole = _pick(d, t.end_text)
-            out["reply"] = "".join(chunks) if whole is None else str(whole)
-            out["cut"] = False if cut else None
+        if reading.feed(frame):
             break
     out["end"] = out["end"] or time.time()
-    out["body"] = "".join(chunks)
+    out["body"] = "".join(reading.chunks)
+
+
+class FrameReading:
+    """One message's answer, read a frame at a time into ``out``: the sent frame holding
+    ``text`` starts it; the app's ack, or its first reply fragment, acknowledges it; its end,
+    its error frame or the socket's close ends it (with ``cut``: its first fragment). The lab's
+    own sends feed it each frame as it comes (``_follow``); a user's test's are read from the
+    frames it left (lab.investigate.plugin.frames)."""
+
+    def __init__(self, spec: Spec, text: str, cut: bool, out: Answer) -> None:
+        assert spec.transport is not None
+        self.t, self.spec, self.text, self.cut, self.out = spec.transport, spec, text, cut, out
+        self.chunks: list[str] = []
+
+    def _acked(self, at: float) -> None:  # (only once the message frame, and its start, was seen)
+        if self.out["status"] is None:
+            self.out["status"], self.out["ms"] = 200, (at - (self.out.get("start") or at)) * 1000
+
+    def feed(self, frame: Frame) -> bool:
+        """One frame; True once the answer is over."""
+        t, out = self.t, self.out
+        at, direction, payload, _sock = frame
+        if out["start"] is None:
+            if direction == "sent" and isinstance(payload, str) and self.text in payload:
+                out["start"] = at
+            return False
+        if direction == "close":
+            out["error"] = "the page's socket closed before the reply ended"
+            return True
+        if direction != "received":
+            return False
+        kind, d = _kind(self.spec, payload)
+        out["frames"] += 1
+        if t.ack and kind == t.ack:
+            self._acked(at)
+        elif t.error and kind == t.error:
+            out["status"], out["error"] = 503, "error frame: " + str(payload)[:160]
+            return True
+        elif kind == t.chunk:
+            self._acked(at)
+            piece = _pick(d, t.chunk_text)
+            self.chunks.append("" if piece is None else str(piece))
+            if self.cut:
+                out["cut"] = True
+                return True
+        elif kind == t.end:
+            self._acked(at)
+            whole = _pick(d, t.end_text)
+            out["reply"] = "".join(self.chunks) if whole is None else str(whole)
+            out["cut"] = False if self.cut else None
+            return True
+        return False
 
 
 async def send_then_reload(page: Page, spec: Spec, text: str, delay_ms: int = 0) -> tuple[Answer, HistoryRead]:

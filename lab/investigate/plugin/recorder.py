@@ -24,6 +24,8 @@ from lab.common.errors import NotReady
 from lab.common.wait import wait_until
 from lab.investigate.browser import identity as who
 from lab.investigate.evidence.key_home import follow
+from lab.investigate.browser.app_frames import Frame
+from lab.investigate.plugin import frames
 from lab.investigate.plugin.exchanges import is_refresh, send_of
 from lab.investigate.evidence.keys import KeyReader, key_for, read_final
 from lab.investigate.evidence.store import NO_KEY, StoreMonitor
@@ -78,6 +80,9 @@ class Recorder:
         a = self.spec.auth
         login = request_to(a.login_path, "POST") if a is not None and a.login_path and a.token_path else None
         self._login = lambda r: login is not None and login(r.request)
+        self._frames: list[Frame] = []  # the page's socket's, where the chat goes over one ([transport])
+        if self.spec.transport is not None:
+            frames.record(self.ctx, self._frames)
         self.ctx.on("response", self._response)
         self.ctx.on("requestfailed", self._request_failed)
         self.ctx.on("page", self._watch)
@@ -170,12 +175,13 @@ class Recorder:
 
     def _sends(self) -> list[Send]:
         out: list[tuple[float, Send]] = []
-        for at, resp in self._answers:
+        for at, resp in self._answers if self.spec.transport is None else []:  # else over its socket
             out.append((at, self._send(resp.request, resp)))
         answered = {id(resp.request) for _, resp in self._answers}
         for at, req in self._failed:  # a body cut after its answer came fails too: the answer counts
             if id(req) not in answered:
                 out.append((at, self._send(req, None)))
+        out += [(s.t_invoke, s) for s in frames.sends(self.spec, self._frames)]
         sends = [s for _, s in sorted(out, key=lambda x: x[1].t_invoke)]
         for i, s in enumerate(sends, 1):
             s.turn, s.id = i, f"t{i}"
@@ -214,6 +220,8 @@ class Recorder:
         state["cookies"] = [c for c in state["cookies"] if c.get("expires", -1) != -1]
         fresh = self.ctx.browser.new_context(storage_state=state, base_url=self.spec.http.base_url)
         fresh.on("response", self._response)
+        if self.spec.transport is not None:
+            frames.record(fresh, self._frames)
         fresh.on("page", self._watch)
         self._restarted.append(fresh)
         new = fresh.new_page()
@@ -246,7 +254,8 @@ class Recorder:
                 if sid:
                     return sid
         kept = who.local_storage(self.ctx.storage_state(), who.origin(self.spec)).get(s.page_storage or "")
-        return kept or who.sent_id(self.spec, [resp.request for _, resp in reversed(self._answers)])
+        sent = who.sent_id(self.spec, [resp.request for _, resp in reversed(self._answers)])
+        return kept or sent or frames.sent_id(self.spec, self._frames)
 
     def _settled(self, t: Trial) -> list[Row] | None:
         """The history read until it stays the same for settle.QUIET_S (lab investigate's rule)."""

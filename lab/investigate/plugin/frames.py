@@ -1,0 +1,113 @@
+"""The frames of a user's own test over the app's socket ([transport]: WebSocket or Socket.IO),
+for the recorder (lab.investigate.plugin.recorder): each message the page sent, and its answer
+from the frames that followed -- read by lab investigate's own reading of an answer's frames
+(lab.investigate.browser.app_frames.FrameReading) and judged by its own rule (rows.answer).
+
+Timed by the browser, not by Playwright's frame events: a sync test gets those only inside its
+next Playwright call, so a message frame and its ack could reach the lab together after a pause
+of the test's own -- an answer timed 0 ms, "acknowledged too fast" by the lab's delay. The page's
+WebSocket is wrapped before its scripts run and each frame handed over with its Date.now()."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from playwright.sync_api import BrowserContext
+
+from lab.investigate.browser.app_frames import Frame, FrameReading, frame_kind
+from lab.investigate.evidence.answers import Answer
+from lab.investigate.evidence.rows import answer
+from lab.investigate.spec.parse import Spec
+from lab.model.history import Send
+
+BINDING = "__chaoslabFrame"
+_JS = """
+(() => {
+  const Native = window.WebSocket;
+  if (!Native || Native.__labRecorded || !window.%(b)s) return;
+  const tell = (d, data, sock) => {
+    try { window.%(b)s(d, typeof data === "string" ? data : null, Date.now(), sock); } catch (e) {}
+  };
+  class Recorded extends Native {
+    constructor(...args) {
+      super(...args);
+      const sock = Math.random().toString(36).slice(2);
+      this.addEventListener("message", (ev) => tell("received", ev.data, sock));
+      this.addEventListener("close", () => tell("close", null, sock));
+      const send = this.send.bind(this);
+      this.send = (data) => { tell("sent", data, sock); return send(data); };
+    }
+  }
+  Recorded.__labRecorded = true;
+  window.WebSocket = Recorded;
+})();
+""" % {"b": BINDING}
+
+
+def record(ctx: BrowserContext, frames: list[Frame]) -> None:
+    """From the context's next page load on, every frame of its pages' sockets into ``frames``."""
+
+    def frame(_source: Any, direction: str, data: str | None, at_ms: float, sock: Any) -> None:
+        frames.append((at_ms / 1000, direction, data, sock))
+
+    ctx.expose_binding(BINDING, frame)
+    ctx.add_init_script(_JS)
+
+
+def sends(spec: Spec, frames: list[Frame]) -> list[Send]:
+    """A send for each message frame the pages sent, answered by the frames after it on its socket."""
+    out: list[Send] = []
+    for i, (at, direction, payload, sock) in enumerate(frames):
+        text = _text(spec, payload) if direction == "sent" else None
+        if text is None:
+            continue
+        raw: Answer = {"status": None, "type": "frames", "body": "", "ms": 0.0, "error": None, "cut": None}
+        raw |= {"start": None, "end": None, "reply": None, "frames": 0}
+        reading = FrameReading(spec, text, False, raw)
+        last = at
+        for f in (f for f in frames[i:] if f[3] == sock):
+            last = f[0]
+            if reading.feed(f):
+                break
+        else:
+            raw["error"] = raw["error"] or "the test ended before the reply's end frame"
+        raw["end"], raw["body"] = last, "".join(reading.chunks)
+        out.append(answer(spec, raw, "", text, 0, True, False, at))
+    return out
+
+
+def sent_id(spec: Spec, frames: list[Frame]) -> str | None:
+    """The conversation's id as the newest message frame carried it ([session] field)."""
+    name = spec.session.field
+    if not name:
+        return None
+    for _at, direction, payload, _sock in reversed(frames):
+        body = _message(spec, payload) if direction == "sent" else None
+        if body is not None and isinstance(got := body.get(name), (str, int)) and got != "":
+            return str(got)
+    return None
+
+
+def _text(spec: Spec, payload: Any) -> str | None:
+    """The user's text, where ``payload`` is a message frame of the spec's transport."""
+    body = _message(spec, payload)
+    got = body.get(spec.chat.message_field) if body is not None else None
+    return got if isinstance(got, str) and got else None
+
+
+def _message(spec: Spec, payload: Any) -> dict[str, Any] | None:
+    """The body of a message frame of the spec's transport (a Socket.IO event of its name)."""
+    t = spec.transport
+    if t is None or not isinstance(payload, str):
+        return None
+    try:
+        if t.kind != "socketio":
+            body = json.loads(payload)
+        elif frame_kind(spec, payload) == t.event:
+            body = (json.loads(payload[payload.index("[") :])[1:2] or [None])[0]
+        else:
+            return None
+    except ValueError:
+        return None
+    return body if isinstance(body, dict) else None
