@@ -79,7 +79,8 @@ def _drawn_then_silent(
     tests, target = f"examples/{folder}", ROOT / "examples" / spec
     sets = [x for v in bug for x in ("--lab-set", v)]
     code, out = _user_tests(tmp_path / "bug", *sets, "--lab-trials", "2", tests=tests, spec=target)
-    assert code == 0 and "under none: 2 judged trials of 2" in out and "of 2\n  unknown" not in out, out
+    # The user's own tests are theirs: one may fail where the bug shows (a reload before a late write).
+    assert code in (0, 1) and "under none: 2 judged trials of 2" in out and "of 2\n  unknown" not in out, out
     assert re.search(rf"\[{drawn}\] .* -- 2/2 \[", out), out
     assert set(re.findall(r"^  \[(\w+)\]", out, re.M)) <= {drawn, *beside}, out
     code, ok_out = _user_tests(tmp_path / "ok", "--lab-trials", "2", *ok, tests=tests, spec=target)
