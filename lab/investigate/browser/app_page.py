@@ -10,7 +10,6 @@ from __future__ import annotations
 
 
 import asyncio
-import re
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
@@ -19,7 +18,7 @@ from urllib.parse import urlsplit
 from playwright.async_api import Error as PlaywrightError, Page, Request, Response, TimeoutError as PlaywrightTimeout
 
 from lab.driver.navigate import TRIES, steady
-from lab.investigate.evidence.answers import Answer, HistoryRead
+from lab.investigate.evidence.answers import Answer, HistoryRead, path_pattern
 from lab.model.checker import NETWORK_CHANGED
 from lab.investigate.spec.parse import PageSpec, Spec
 
@@ -28,11 +27,6 @@ SELECTOR_TIMEOUT_MS = 5_000  # the page is up: an element that is not there by n
 # the lab's step failed, so the trial is unknown (lab.investigate.run.blackbox), never "the app
 # gave no answer".
 NOT_SENT = "the page sent no"
-
-
-def path_pattern(path: str) -> re.Pattern[str]:
-    """A spec's path as a pattern of URL paths: {session} is any one path segment (the page's own id)."""
-    return re.compile("^" + "[^/]+".join(re.escape(p) for p in path.split("{session}")) + "$")
 
 
 class Req(Protocol):

@@ -79,7 +79,7 @@ async function call(method, path, body, mode, form, extra) {
     } else if (body !== undefined) { init.headers["Content-Type"] = "application/json"; init.body = JSON.stringify(body); }
     const resp = await fetch(path, init);
     const out = {status: resp.status, type: resp.headers.get("content-type") || "", body: "",
-                 ms: 0, error: null, cut: null};
+                 ms: 0, error: null, cut: null, redirected: resp.redirected, url: resp.url};
     if (mode === "cut" && resp.ok && resp.body) {
       const reader = resp.body.getReader();
       const first = await reader.read();

@@ -7,7 +7,12 @@ misspells is a mypy error here, not a KeyError in the middle of someone's invest
 
 from __future__ import annotations
 
-from typing import NotRequired, TypedDict
+import re
+from typing import TYPE_CHECKING, NotRequired, TypedDict
+from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from lab.investigate.spec.parse import Spec
 
 
 class Answer(TypedDict):
@@ -25,6 +30,8 @@ class Answer(TypedDict):
     marked: NotRequired[float | None]  # when the stream's end event ([stream] end) came (epoch s)
     frames: NotRequired[int]
     empty: NotRequired[bool]
+    redirected: NotRequired[bool]  # the answer came after a redirect the browser followed
+    url: NotRequired[str]  # ... to this URL
 
 
 class HistoryRead(TypedDict):
@@ -37,3 +44,17 @@ class HistoryRead(TypedDict):
     rows: NotRequired[list[tuple[str, str]] | None]  # the app's own page: (role, text) as rendered
     empty: NotRequired[bool]  # no conversation yet (its id comes with the first answer)
     start: NotRequired[float | None]  # when the read left (epoch s)
+
+
+def path_pattern(path: str) -> re.Pattern[str]:
+    """A spec's path as a pattern of URL paths: {session} is any one path segment (the page's own id)."""
+    return re.compile("^" + "[^/]+".join(re.escape(p) for p in path.split("{session}")) + "$")
+
+
+def led_elsewhere(spec: "Spec", url: str) -> str | None:
+    """Where a send's redirect led, if not to the conversation as the spec knows it (its history,
+    its page, its page's URL): a login page, an error page -- no answer to the send, whatever
+    its status (post/redirect/get leads back to the conversation). None: it did."""
+    path = urlsplit(url).path
+    known = [spec.history.path, spec.page.path if spec.page else None, spec.session.page_url]
+    return None if any(path_pattern(p).match(path) for p in known if p) else path

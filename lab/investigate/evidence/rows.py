@@ -8,7 +8,7 @@ import re
 import time
 from typing import Any
 
-from lab.investigate.evidence.answers import Answer
+from lab.investigate.evidence.answers import Answer, led_elsewhere
 from lab.common.html_select import html_items
 from lab.model.history import Outcome, Row, Send
 from lab.investigate.spec.parse import History, Spec
@@ -181,6 +181,8 @@ def answer(spec: Spec, raw: Answer, mid: str, text: str, turn: int, streamed: bo
     outcome: Outcome
     if status is None:
         outcome = "info"  # timeout / connection reset: it may have landed
+    elif raw.get("redirected") and (where := led_elsewhere(spec, raw.get("url") or "")) is not None:
+        outcome, error = "info", f"HTTP {status} at {where}, after a redirect: not the conversation's page"
     elif 200 <= status < 300:
         outcome = "ok"
         if spec.chat.reply_path and not streamed:  # a stream's body is the app's own format

@@ -8,11 +8,11 @@ import json
 import time
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs
 
 from playwright.sync_api import Error as PlaywrightError, Request, Response
 
-from lab.investigate.browser.app_page import request_to
+from lab.investigate.evidence.answers import led_elsewhere
 from lab.investigate.evidence.rows import json_path
 from lab.investigate.spec.parse import Spec
 from lab.model.history import Send
@@ -50,9 +50,7 @@ def send_of(spec: Spec, req: Request, resp: Response | None) -> Send:
         return s
     status = final.status
     said = f"HTTP {status}" if final is resp else f"HTTP {resp.status} -> {status}"
-    if final is not resp and not _conversations_page(spec, final.request):
-        # Led somewhere else than the conversation (a login page, an error page): no answer to it.
-        where = urlsplit(final.request.url).path
+    if final is not resp and (where := led_elsewhere(spec, final.request.url)) is not None:
         s.complete("info", status, f"{said} at {where}, not the conversation's page", answered)
         return s
     if 200 <= status < 300:
@@ -89,12 +87,6 @@ def is_refresh(req: Request, main_frame: Any, to_chat: Callable[[Request], bool]
     while first.redirected_from is not None:
         first = first.redirected_from
     return not to_chat(first)
-
-
-def _conversations_page(spec: Spec, req: Request) -> bool:
-    """A GET of the conversation as the spec knows it: its history, its page, its page's URL."""
-    paths = [spec.history.path, spec.page.path if spec.page else None, spec.session.page_url]
-    return any(request_to(p, "GET")(req) for p in paths if p)
 
 
 def _reply(spec: Spec, resp: Response) -> str | None:

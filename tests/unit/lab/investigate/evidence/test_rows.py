@@ -161,3 +161,20 @@ def test_a_json_answer_that_says_something_failed_names_the_field() -> None:
     # Nothing said: empty or null error fields, a reply that talks of errors, an ok, no JSON.
     assert says_failure('{"reply": "an error in your code", "error": null, "errors": [], "ok": true}') is None
     assert says_failure("plain text, error and all") is None
+
+
+def test_a_send_redirected_anywhere_but_the_conversation_is_no_answer() -> None:
+    """post/redirect/get leads back to the conversation's page: answered. A redirect to a login
+    or an error page answers 200 too, and the message was not taken: no answer (info)."""
+    from lab.investigate.evidence.rows import answer
+    from lab.investigate.spec import parse as sp
+
+    spec = sp.load(ROOT / "examples" / "node-prg.toml")  # history /c/{session}
+    raw = {"status": 200, "type": "text/html", "body": "<html></html>", "ms": 40.0, "error": None, "cut": None}
+    back = answer(spec, raw | {"redirected": True, "url": "http://h/c/0123abcd"}, "m1", "q", 1, False, False, 1.0)  # type: ignore[arg-type]
+    assert back.outcome == "ok", back
+    login = answer(spec, raw | {"redirected": True, "url": "http://h/login?next=/c/1"}, "m1", "q", 1, False, False, 1.0)  # type: ignore[arg-type]
+    assert (
+        login.outcome == "info" and login.reason == "HTTP 200 at /login, after a redirect: not the conversation's page"
+    )
+    assert answer(spec, raw | {"url": "http://h/login"}, "m1", "q", 1, False, False, 1.0).outcome == "ok"  # type: ignore[arg-type]  # not redirected
