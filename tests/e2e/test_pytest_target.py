@@ -17,9 +17,10 @@ from tests.e2e.investigating import FOREIGN, ROOT, assert_nothing_left, investig
 
 
 def _user_tests(
-    tmp_path: Path, *args: str, tests: str = "examples/pytest_user", spec: Path = FOREIGN
+    tmp_path: Path, *args: str, tests: str = "examples/pytest_user", spec: Path = FOREIGN, **env_vars: str
 ) -> tuple[int, str]:
     env, port = investigate_env(tmp_path)
+    env.update(env_vars)
     cmd = [sys.executable, "-m", "pytest", tests, "--lab-target", str(spec)]
     cmd += ["--lab-set", f"http.port={port}", "-p", "no:cacheprovider", "-p", "no:xdist", "-q"]
     cmd += ["--output", str(tmp_path / "out"), "--junitxml", str(tmp_path / "junit.xml"), *args]
@@ -70,7 +71,14 @@ def test_a_users_test_gets_the_stores_record(tmp_path: Path) -> None:
 
 
 def _drawn_then_silent(
-    tmp_path: Path, folder: str, spec: str, bug: list[str], drawn: str, beside: set[str], ok: tuple[str, ...] = ()
+    tmp_path: Path,
+    folder: str,
+    spec: str,
+    bug: list[str],
+    drawn: str,
+    beside: set[str],
+    ok: tuple[str, ...] = (),
+    **env: str,
 ) -> str:
     """An app's own UI tests (``folder``), 2 trials each, with its ``bug`` (--lab-set values):
     every test judged, ``drawn`` in 2 of 2 trials of one, nothing beyond ``beside``; then without
@@ -78,12 +86,12 @@ def _drawn_then_silent(
     Returns the bug run's output."""
     tests, target = f"examples/{folder}", ROOT / "examples" / spec
     sets = [x for v in bug for x in ("--lab-set", v)]
-    code, out = _user_tests(tmp_path / "bug", *sets, "--lab-trials", "2", tests=tests, spec=target)
+    code, out = _user_tests(tmp_path / "bug", *sets, "--lab-trials", "2", tests=tests, spec=target, **env)
     # The user's own tests are theirs: one may fail where the bug shows (a reload before a late write).
     assert code in (0, 1) and "under none: 2 judged trials of 2" in out and "of 2\n  unknown" not in out, out
     assert re.search(rf"\[{drawn}\] .* -- 2/2 \[", out), out
     assert set(re.findall(r"^  \[(\w+)\]", out, re.M)) <= {drawn, *beside}, out
-    code, ok_out = _user_tests(tmp_path / "ok", "--lab-trials", "2", *ok, tests=tests, spec=target)
+    code, ok_out = _user_tests(tmp_path / "ok", "--lab-trials", "2", *ok, tests=tests, spec=target, **env)
     judged = len(re.findall(r" under \S+: 2 judged trials of 2$", ok_out, re.M))
     assert code == 0 and judged >= 1 and ok_out.count("no anomaly found in 2 judged trials") == judged, ok_out
     return out
@@ -130,6 +138,17 @@ def test_a_socket_apps_sends_are_read_from_its_frames(tmp_path: Path) -> None:
     _drawn_then_silent(
         tmp_path, "node/sio_ui_tests", "node-sio-page.toml", bug, "replies_not_stored", set(), ("-k", "reload")
     )
+
+
+def test_a_websocket_page_behind_a_login_is_read_from_its_frames(tmp_path: Path) -> None:
+    """fastapi_chat's page through its own UI tests (examples/fastapi_chat_ui_tests): a login by
+    the API, the page's URL moved by replaceState (no refresh), each message a JSON frame on its
+    WebSocket, acknowledged by the app's ack frame. Its process's copy of every row, served while
+    Redis refused the write: shown_not_stored in each trial; without the bug, every test judged
+    and silent -- the refused write told by the app's error frame."""
+    login = {"CHAT_USER": "ada", "CHAT_PASSWORD": "pw-" + "0123456789abcdef"}
+    bug = ["start.env.FASTAPI_BUGS=memory_fallback"]
+    _drawn_then_silent(tmp_path, "fastapi_chat_ui_tests", "fastapi-page.toml", bug, "shown_not_stored", set(), **login)
 
 
 def _in_pairs(trial: dict) -> bool:
