@@ -177,14 +177,14 @@ class Recorder:
         return max(self._t0 - CLOCK_GRAIN_S, 0.0)
 
     def _sends(self) -> list[Send]:
-        out: list[tuple[float, Send]] = []
-        for at, resp in self._answers if self.spec.transport is None else []:  # else over its socket
-            out.append((at, self._send(resp.request, resp)))
-        answered = {id(resp.request) for _, resp in self._answers}
-        for at, req in self._failed:  # a body cut after its answer came fails too: the answer counts
-            if id(req) not in answered:
-                out.append((at, self._send(req, None)))
-        out += [(s.t_invoke, s) for s in frames.sends(self.spec, self._frames)]
+        if self.spec.transport is not None:  # the chat goes over the page's socket, not a POST
+            out = [(s.t_invoke, s) for s in frames.sends(self.spec, self._frames)]
+        else:
+            out = [(at, self._send(resp.request, resp)) for at, resp in self._answers]
+            answered = {id(resp.request) for _, resp in self._answers}
+            for at, req in self._failed:  # a body cut after its answer came fails too: the answer counts
+                if id(req) not in answered:
+                    out.append((at, self._send(req, None)))
         sends = [s for _, s in sorted(out, key=lambda x: x[1].t_invoke)]
         for i, s in enumerate(sends, 1):
             s.turn, s.id = i, f"t{i}"
