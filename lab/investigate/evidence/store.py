@@ -29,7 +29,7 @@ from lab.model.shape import shape
 from lab.model.store import READ_ONLY, TAKES_OUT, carries, read_window
 
 LAB_CLIENT_PREFIX = "chaoslab-"
-MAX_KEYS = 20_000  # conversations followed in one run; beyond that new keys are not kept
+MAX_KEYS = 20_000  # keys followed in one run, a db; beyond that new keys are not kept
 MAX_COMMANDS_PER_KEY = 2_000
 MAX_ARG_BYTES = 65_536  # a whole-document SET of a long conversation still fits
 MARK = b"chaoslab-store-mark:"
@@ -97,7 +97,9 @@ class StoreMonitor(Monitor):
             by_key = self._by_db[db]
             for key in _keys(args):
                 rows = by_key.get(key)
-                if rows is None and sum(map(len, self._by_db.values())) >= MAX_KEYS:
+                # A bound a db: another db's keys (a busy cache beside the conversations) never
+                # crowd out the app's -- a key not kept would read as one never written.
+                if rows is None and len(by_key) >= MAX_KEYS:
                     continue
                 rows = by_key[key]
                 if len(rows) < MAX_COMMANDS_PER_KEY:

@@ -3,6 +3,8 @@ unquoted byte for byte; the keys a command names."""
 
 from __future__ import annotations
 
+import pytest
+
 from lab.investigate.evidence.store import StoreMonitor, _keys, key_shape
 from lab.common.redis_follow import parse_monitor_line
 
@@ -77,3 +79,17 @@ def test_every_dbs_commands_are_kept_and_the_record_read_is_the_db_the_app_write
     on_3, _ = m.on("chat:a", T0, T0 + 1)
     assert on_3 is not None and [c.args for c in on_3] == [(b"RPUSH", b"chat:a", b"hello")]
     assert m.last_change("chat:a", T0 + 1) == (T0 + 0.1, False)
+
+
+def test_another_dbs_keys_never_crowd_out_the_apps(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A busy cache in db 1 fills its own bound, not the conversations': a key not kept would
+    read as a key never written."""
+    from lab.investigate.evidence import store
+
+    monkeypatch.setattr(store, "MAX_KEYS", 2)
+    m = StoreMonitor("redis://127.0.0.1:1/0")
+    for n in range(5):
+        m._command(T0 + n / 10, 1, "127.0.0.1:5", [b"SET", f"cache:{n}".encode(), b"x"])
+    m._command(T0 + 1, 0, "127.0.0.1:5", [b"RPUSH", b"chat:a", b"hello"])
+    got, _ = m.on("chat:a", T0, T0 + 2)
+    assert got is not None and len(got) == 1
