@@ -63,10 +63,11 @@ def sends(spec: Spec, frames: list[Frame]) -> list[Send]:
         if text is None:
             continue
         raw: Answer = {"status": None, "type": "frames", "body": "", "ms": 0.0, "error": None, "cut": None}
-        raw |= {"start": None, "end": None, "reply": None, "frames": 0}
+        # Begun at this frame, known to be the message: its text may be escaped in it (a quote).
+        raw |= {"start": at, "end": None, "reply": None, "frames": 0}
         reading = FrameReading(spec, text, False, raw)
         last = at
-        for f in (f for f in frames[i:] if f[3] == sock):
+        for f in (f for f in frames[i + 1 :] if f[3] == sock):
             last = f[0]
             if reading.feed(f):
                 break

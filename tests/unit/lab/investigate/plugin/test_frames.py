@@ -30,11 +30,11 @@ def test_socketio_messages_answered_by_the_frames_after_them_on_their_socket() -
         (1.400, "received", _ev("assistant_done", {"conv": "c-1", "content": "Hi you"}), "a"),
         (2.000, "sent", _ev("user_message", {"conv": "c-2", "content": "again"}), "a"),
         (2.100, "received", _ev("server_error", {"conv": "c-2", "message": "could not store"}), "a"),
-        (3.000, "sent", _ev("user_message", {"conv": "c-3", "content": "third"}), "a"),
+        (3.000, "sent", _ev("user_message", {"conv": "c-3", "content": 'say "third"'}), "a"),  # escaped in the frame
         (3.050, "received", _ev("assistant_delta", {"conv": "c-3", "delta": "T"}), "a"),
     ]
     got = sends(SIO, frames)
-    assert [(s.text, s.outcome) for s in got] == [("hello", "ok"), ("again", "info"), ("third", "ok")]
+    assert [(s.text, s.outcome) for s in got] == [("hello", "ok"), ("again", "info"), ('say "third"', "ok")]
     first = got[0]
     assert first.reply == "Hi you" and first.ms == pytest.approx(290.0) and first.t_invoke == 1.010
     assert first.t_complete == 1.400
