@@ -4,7 +4,9 @@ its environment carries, and stopped with its group; another run's services are 
 
 from __future__ import annotations
 
+import os
 import sys
+import threading
 from pathlib import Path
 
 from lab.stack import procs
@@ -48,14 +50,15 @@ def test_a_service_no_pidfile_names_is_found_by_its_run_folder_and_stopped(tmp_p
 
 def test_stop_returns_once_the_group_is_gone_not_only_its_leader(tmp_path: Path) -> None:
     """A child that takes its time on SIGTERM (a worker finishing its request): stop() returns
-    after it has exited on its own, not when the leader has (and does not SIGKILL it then)."""
-    done, ready = tmp_path / "child-done", tmp_path / "child-ready"
-    # The child's sleep IS the behaviour under test: a worker that takes 300 ms to finish on
-    # SIGTERM (its request), which stop() must wait out rather than kill.
+    after it has exited on its own, not when the leader has (and does not SIGKILL it then). The
+    child finishes when the test lets it -- a FIFO it reads, written once stop() is seen waiting."""
+    done, ready, term, release = (tmp_path / n for n in ("child-done", "child-ready", "child-term", "release"))
+    os.mkfifo(release)
     slow_child = (
-        "import pathlib, signal, sys, time\n"
+        "import pathlib, signal, sys\n"
         "def term(*_):\n"
-        f"    time.sleep(0.3); pathlib.Path({str(done)!r}).write_text('x'); sys.exit(0)\n"  # sleep = the behaviour under test
+        f"    pathlib.Path({str(term)!r}).write_text('x'); open({str(release)!r}).read()\n"
+        f"    pathlib.Path({str(done)!r}).write_text('x'); sys.exit(0)\n"
         f"signal.signal(signal.SIGTERM, term); pathlib.Path({str(ready)!r}).write_text('x'); signal.pause()"
     )
     argv = [
@@ -68,7 +71,17 @@ def test_stop_returns_once_the_group_is_gone_not_only_its_leader(tmp_path: Path)
         # Its handler in place (a SIGTERM before it would take the default action: a loaded CI
         # run's child died so, at its start).
         wait_until(lambda: ready.exists() or None, what="the child's handler set", timeout_s=20)
-        assert procs.stop(info, tmp_path) == "stopped"
+        outcome: list[str] = []
+        stopping = threading.Thread(target=lambda: outcome.append(procs.stop(info, tmp_path)))
+        stopping.start()
+        wait_until(lambda: term.exists() or None, what="the child's SIGTERM", timeout_s=20)
+        assert stopping.is_alive(), "stop() returned while the group's child was still finishing"
+        # The child's request ends (non-blocking: a child no longer reading is an error, not a hang).
+        fd = os.open(release, os.O_WRONLY | os.O_NONBLOCK)
+        os.write(fd, b"go")
+        os.close(fd)
+        stopping.join(timeout=30)
+        assert outcome == ["stopped"]
         assert procs.group_members(info.pid) == [] and not info.alive()
         assert done.exists(), "the child was killed before it finished"
     finally:
