@@ -146,6 +146,12 @@ class Evidence:
 EVIDENCE: dict[str, Callable[[Trial], bool]] = {
     "page": lambda t: t.page_after_refresh is not None,
     "ttl": lambda t: any(o.settled and o.pttl_ms >= 0 for o in t.ttl),
+    # A TTL rule can be read: from settled PTTL reads after the turns, or from the store's record
+    # of the app setting one (a user's own test drives the page and no read comes between turns).
+    "ttl_set": lambda t: (
+        any(o.settled and o.pttl_ms >= 0 for o in t.ttl)
+        or ((set_ttl := _ttl.ttl_renewals(t)) is not None and set_ttl[1] > 0)
+    ),
     # The conversation is meant to expire: the spec says so ([redis] expires = true), or the key
     # had a TTL at some read, or the store's record shows the app setting one (an app that keeps
     # conversations on purpose never sets one; one whose later plain SET clears it was read -1

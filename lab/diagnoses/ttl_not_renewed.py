@@ -8,7 +8,7 @@ from lab.diagnoses._ttl import pairs
 from lab.diagnoses._ttl import ttl_renewals
 
 
-@register("ttl_not_renewed", needs=("ttl",))
+@register("ttl_not_renewed", needs=("ttl_set",))
 def diagnose(ev: Evidence) -> Diagnosis | None:
     """Judged only between settled reads with acknowledged writes (and nothing else) between
     them: a failed send that skipped the TTL is ttl_skipped_on_error's, not this rule's. The PTTL
@@ -69,6 +69,8 @@ def _record_only(t: Trial) -> str | None:
     counted = ttl_renewals(t)
     acked = {s.turn for s in t.sends if s.outcome == "ok"}
     written = {n for r in t.store or [] if r["conn"] != "lab" and r["write"] for n in r["user"]}
+    if (t.redis_final or {}).get("pttl_ms") == -1:
+        return None  # the key ended with no TTL at all: a later write cleared it (no_ttl's to say)
     if t.fault != "none" or counted is None or counted[1] == 0 or len(acked) < 3 or len(acked) < len(t.sends):
         return None
     if counted[0] < 2:
@@ -77,7 +79,8 @@ def _record_only(t: Trial) -> str | None:
         return None
     if counted[2]:
         return ""
+    why = "the PTTL reads came too close together to tell" if t.ttl else "no PTTL read came between the turns"
     return (
         f"trial {t.trial_id}: the store's record shows {counted[1]} TTL command(s), with the key's creation "
-        f"only, across {len(acked)} acknowledged sends (the PTTL reads came too close together to tell)"
+        f"only, across {len(acked)} acknowledged sends ({why})"
     )

@@ -28,7 +28,7 @@ def test_the_correct_app_shows_nothing_over_the_whole_plan(tmp_path: Path) -> No
     seen = {(c["fault"], m) for c in results["cells"] for m, r in c["rates"].items() if r.get("k")}
     assert not seen and code == 0 and "No anomaly found" in out, out
     assert "write_refused:at=later" not in out, out  # left out: no key to switch it on
-    assert "ttl_not_renewed (needs ttl in one trial)" in out, out  # not judged, and said so
+    assert "ttl_not_renewed (needs ttl_set in one trial)" in out, out  # not judged, and said so
 
 
 def test_a_swallowed_store_error_is_acknowledged_while_unreachable_and_refused(tmp_path: Path) -> None:

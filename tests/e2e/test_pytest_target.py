@@ -119,12 +119,22 @@ def test_a_post_redirect_get_apps_sends_are_answered_by_the_page_they_lead_to(tm
     message a POST answered 303 back to the conversation's page -- the send answered by that
     page's 200 (every send was "HTTP 303", no trial judged), and the page's GET after the
     redirect no refresh. Its failed save logged and the 303 sent anyway: acked_write_refused in
-    each trial of the test that refuses writes, nothing in the plain one; without the bug, the
-    plain one judged and silent."""
-    bug = ["start.env.PRG_BUGS=swallow"]
-    _drawn_then_silent(
-        tmp_path, "node/prg_ui_tests", "node-prg.toml", bug, "acked_write_refused", set(), ("-k", "reload")
+    each trial of the test that refuses writes. Its EXPIRE sent with the first turn only:
+    ttl_not_renewed in each trial of the plain one, from the store's record alone (no PTTL read
+    comes between a user's turns; before, not judged). Without the bugs, the plain one judged
+    and silent."""
+    bug = ["start.env.PRG_BUGS=swallow,expire_once"]
+    out = _drawn_then_silent(
+        tmp_path,
+        "node/prg_ui_tests",
+        "node-prg.toml",
+        bug,
+        "acked_write_refused",
+        {"ttl_not_renewed"},
+        ("-k", "reload"),
     )
+    plain = re.search(r"reload\[chromium\] under none: 2 judged .*\n((?:  .*\n)*)", out)
+    assert plain and re.search(r"^  \[ttl_not_renewed\] .* -- 2/2 \[", plain[1], re.M), out
 
 
 def test_a_socket_apps_sends_are_read_from_its_frames(tmp_path: Path) -> None:

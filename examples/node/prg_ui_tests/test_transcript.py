@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-LINES = ("good morning", "what day is it?")
+LINES = ("good morning", "what day is it?", "and tomorrow?")
 
 
 def say(page: Page, line: str) -> None:

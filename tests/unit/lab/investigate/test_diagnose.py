@@ -550,6 +550,20 @@ def test_ttl_not_renewed_reads_the_ttl_commands_in_the_store_record_as_a_cross_c
     assert ttl_renewals(_trial("t4", FULL, store=[*once[2:], _cmd(3.2, "RENAME", "k2")])) is None
 
 
+def test_ttl_not_renewed_judged_by_the_record_alone_where_no_pttl_was_read_between_turns() -> None:
+    """A user's own test drives the page (pytest --lab-target): no PTTL read comes between its
+    turns, only the store's record. A TTL set with the key's creation and never again is
+    drawn from it; a TTL set at every write, or a record without any, is silent."""
+    once = [_cmd(1.0, "RPUSH"), _cmd(1.01, "EXPIRE", "604800"), _cmd(2.0, "RPUSH"), _cmd(3.0, "RPUSH")]
+    (d,) = dg.diagnose([_trial("p0", FULL, store=once)])
+    assert d.code == "ttl_not_renewed" and "no PTTL read came between the turns" in d.evidence, d.evidence
+    renewing = [x for i in (1, 2, 3) for x in (_cmd(float(i), "RPUSH"), _cmd(i + 0.01, "PEXPIRE", "60000"))]
+    found, not_judged = dg.run([_trial("p1", FULL, store=renewing)])
+    assert found == [] and "ttl_not_renewed" not in not_judged
+    found, not_judged = dg.run([_trial("p2", FULL, store=[r for r in once if r["cmd"] != "EXPIRE"])])
+    assert found == [] and not_judged["ttl_not_renewed"].startswith("needs"), not_judged
+
+
 def test_a_failed_send_whose_write_skipped_the_ttl_without_renewal_elsewhere_is_not_called_mild() -> None:
     """No acknowledged pair shows renewal: the evidence for 'skipped only on error' is missing."""
     sends = [_send(1), _send(2, "info", 500, under_fault=True), _send(3)]
