@@ -31,3 +31,12 @@ class TestStreamingChat:
         expect(page.locator("div.msg.a.pending")).to_have_count(1)  # the reply has begun
         inject("write_refused")
         expect(page.locator("div.msg.a.pending")).to_have_count(0)
+
+    def test_a_reload_after_three_questions_raises_nothing(self, page: Page) -> None:
+        """A smoke test: three questions and a reload, which must not fail. It asks nothing of
+        the history, which the page reads after it loads."""
+        page.goto("/")
+        for n, line in enumerate(("hello again", "what is a tide pool?", "thanks"), 1):
+            self.ask(page, line)
+            expect(page.locator("div.msg.a:not(.pending)")).to_have_count(n)
+        page.reload()

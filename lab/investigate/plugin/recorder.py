@@ -37,6 +37,9 @@ from lab.model.store import CLOCK_GRAIN_S
 from lab.stack.model_link import ModelLink
 
 
+IDLE_DEADLINE_S = 5.0  # how long a page ended on its reload may take to load what it loads after it
+
+
 @dataclass
 class Recorder:
     spec: Spec
@@ -49,6 +52,7 @@ class Recorder:
     _answers: list[tuple[float, Response]] = field(default_factory=list)
     _failed: list[tuple[float, Request]] = field(default_factory=list)
     _reads: list[tuple[float, Response]] = field(default_factory=list)
+    _read_requests: list[tuple[float, Request]] = field(default_factory=list)  # the page's history GETs
     _navigations: list[float] = field(default_factory=list)
     _restarted: list[BrowserContext] = field(default_factory=list)
     _logins: list[Response] = field(default_factory=list)
@@ -74,9 +78,9 @@ class Recorder:
 
     def __post_init__(self) -> None:
         self._to_chat = request_to(self.spec.chat.path, "POST")
-        history = request_to(self.spec.history.path, "GET")
+        self._to_history = request_to(self.spec.history.path, "GET")
         self._chat = lambda r: self._to_chat(r.request)
-        self._history = lambda r: history(r.request)
+        self._history = lambda r: self._to_history(r.request)
         a = self.spec.auth
         login = request_to(a.login_path, "POST") if a is not None and a.login_path and a.token_path else None
         self._login = lambda r: login is not None and login(r.request)
@@ -93,6 +97,8 @@ class Recorder:
         def loading(req: Request) -> None:
             if is_refresh(req, page.main_frame, self._to_chat):
                 self._navigations.append(time.time())
+            if self._to_history(req):
+                self._read_requests.append((time.time(), req))
 
         page.on("request", loading)
 
@@ -142,6 +148,7 @@ class Recorder:
             t.history_read(r.status, before_sends=first_send is None or at < first_send)
         refresh = next((n for n in self._navigations if first_send is not None and n > first_send), None)
         if refresh is not None:
+            self._await_read(refresh)
             t.mark("refresh", refresh)
             shown = next((r for at, r in self._reads if at >= refresh), None)
             t.page_after_refresh = self._rows(shown) if shown is not None else None
@@ -166,6 +173,32 @@ class Recorder:
             c = who.session_cookie(self.spec, [dict(x) for x in self.ctx.cookies()])
             t.cookie_scope = None if c is None else who.cookie_scope(self.spec, c)
         return t
+
+    def _await_read(self, refresh: float) -> None:
+        """The page's first history read after the refresh, where the test ended before it came
+        (a test whose last step is ``page.reload()``: its page reads the history after load, and
+        a sync test's events arrive only inside its Playwright calls). Waited for while the page
+        is still loading what it loads after the load event (network idle, within
+        IDLE_DEADLINE_S), then while such a read is in flight (within the chat's timeout). A
+        page that makes none stays without one: the refresh point was not reached."""
+        pages = [p for c in (self.ctx, *self._restarted) for p in c.pages if not p.is_closed()]
+        if not pages or self._read_after(refresh):
+            return
+        try:
+            pages[-1].wait_for_load_state("networkidle", timeout=IDLE_DEADLINE_S * 1000)
+        except PlaywrightError:
+            pass  # a page that never goes idle (a long poll): what it read by now
+        end = time.monotonic() + self.spec.chat.timeout_s
+        while not self._read_after(refresh) and self._reading(refresh) and time.monotonic() < end:
+            pages[-1].wait_for_timeout(POLL_S * 1000)  # lets the page's events in
+
+    def _read_after(self, refresh: float) -> bool:
+        return any(at >= refresh for at, _ in self._reads)
+
+    def _reading(self, refresh: float) -> bool:
+        """A history GET the page made after the refresh, neither answered nor failed yet."""
+        answered = {id(r.request) for _, r in self._reads}
+        return any(at >= refresh and id(q) not in answered and q.failure is None for at, q in self._read_requests)
 
     @property
     def _calls_from(self) -> float:

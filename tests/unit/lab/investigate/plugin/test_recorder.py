@@ -179,3 +179,46 @@ def test_a_key_holding_nothing_the_history_shows_is_searched_for_and_followed_wh
         and t.unknown.startswith("[redis] key = 'conv:{session}' names no key")
         and "fix [redis] key" in t.unknown
     )
+
+
+class EndedOnReload:
+    """A page whose test ended on its reload: its history GET made after the refresh is answered
+    once the lab has let its events in ``answer_after`` times (None: never made one)."""
+
+    def __init__(self, rec: Recorder, refresh: float, answer_after: int | None, failed: bool = False) -> None:
+        self.rec, self.waits, self.answer_after = rec, 0, answer_after
+        self.req = SimpleNamespace(
+            method="GET", url="http://127.0.0.1:1/api/messages", failure="net::ERR" if failed else None
+        )
+        if answer_after is not None:
+            rec._read_requests.append((refresh + 0.01, self.req))  # type: ignore[arg-type]
+
+    def is_closed(self) -> bool:
+        return False
+
+    def wait_for_load_state(self, state: str, timeout: float) -> None:
+        assert state == "networkidle" and timeout > 0
+
+    def wait_for_timeout(self, ms: float) -> None:
+        self.waits += 1
+        if self.waits == self.answer_after:
+            self.rec._reads.append((self.rec._read_requests[0][0] + 0.2, SimpleNamespace(request=self.req)))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("answer_after", "failed", "waits", "read"), [(3, False, 3, True), (None, False, 0, False), (3, True, 0, False)]
+)
+def test_a_test_ended_on_its_reload_gets_the_pages_read_after_it(
+    answer_after: int | None, failed: bool, waits: int, read: bool
+) -> None:
+    """A read in flight is waited for until it is answered; a page that made none, or whose read
+    failed, is not waited on beyond its network going idle."""
+    ctx = FakeContext()
+    rec = Recorder(sp.load(ROOT / "examples" / "foreign-app.toml"), ctx, "redis://x", "t", 1)  # type: ignore[arg-type]
+    page = EndedOnReload(rec, 100.0, answer_after, failed)
+    ctx.pages = [page]
+    try:
+        rec._await_read(100.0)
+    finally:
+        ctx.pages = []
+    assert (page.waits, rec._read_after(100.0)) == (waits, read)
