@@ -93,7 +93,7 @@ _seed_key = pytest.StashKey[int]()
 def pytest_report_header(config: pytest.Config) -> str:
     target = config.getoption("--lab-target", None)
     return f"chaoslab: --lab-seed={config.stash[_seed_key]} (replay with that option)" + (
-        f"; --lab-target {target}: tests using page are recorded and judged" if target else ""
+        f"; --lab-target {target}: tests using page or context are recorded and judged" if target else ""
     )
 
 

@@ -3,7 +3,7 @@ Redis behind the lab's Toxiproxy (part of the ``chaoslab`` plugin, lab.pytest_pl
 
 The target is started once per session as `lab investigate` starts it; pytest-playwright's
 ``base_url`` points at it; ``inject`` and ``@pytest.mark.fault`` act on its Redis link. Every
-test that uses ``page`` is recorded from the browser's network events (lab.investigate.plugin.recorder)
+test that uses ``page`` or ``context`` is recorded from the browser's network events (lab.investigate.plugin.recorder)
 and judged by the lab's checker beside the test's own asserts, which stay the user's check. The
 terminal summary gives, per test and fault, the anomaly rates with Wilson intervals over its
 repeats (``--lab-trials N`` or pytest-repeat's ``--count``), the diagnoses, and a replay line."""
@@ -159,17 +159,23 @@ def lab_target(request: pytest.FixtureRequest) -> Iterator[LabTarget]:
 
 @pytest.fixture(autouse=True)
 def _lab_record(request: pytest.FixtureRequest) -> Iterator[None]:
-    """With --lab-target, a test using ``page`` is recorded and judged; others run as they are."""
-    if spec_key not in request.config.stash or "page" not in request.fixturenames:
+    """With --lab-target, a test using pytest-playwright's ``page`` or ``context`` is recorded and
+    judged (every page of that context: a second tab the test opens too); one using only
+    ``base_url`` gets the app started; others run as they are."""
+    names = request.fixturenames
+    if spec_key not in request.config.stash or not any(f in names for f in ("context", "base_url")):
+        yield
+        return
+    lt: LabTarget = request.getfixturevalue("lab_target")
+    if "context" not in names:  # `page` takes `context`: a test using neither drives no browser of pytest-playwright's
         yield
         return
     from lab.investigate.plugin.recorder import Recorder
     from lab.model.checker import check_safe
 
-    lt: LabTarget = request.getfixturevalue("lab_target")
-    page = request.getfixturevalue("page")
+    ctx = request.getfixturevalue("context")
     seed = int(request.getfixturevalue("lab_seed"))
-    rec = Recorder(lt.spec, page.context, lt.redis_url, request.node.nodeid, seed, store=lt.store, model=lt.model)
+    rec = Recorder(lt.spec, ctx, lt.redis_url, request.node.nodeid, seed, store=lt.store, model=lt.model)
     request.node.stash[recorder_key] = rec
     request.node.stash[faults_key] = []
     yield
@@ -221,7 +227,14 @@ def _test_name(nodeid: str) -> str:
 def summary(terminalreporter: Any, config: pytest.Config, seed: int) -> None:
     from lab.investigate.plugin.summary import lines
 
-    if spec_key not in config.stash or not config.stash[trials_key]:
+    if spec_key not in config.stash:
+        return
+    if not config.stash[trials_key]:
+        terminalreporter.write_sep("=", "chaoslab: no test recorded")
+        terminalreporter.write_line(
+            "--lab-target records the tests that use pytest-playwright's page or context fixture (a context "
+            "the test makes itself from browser is not watched); none of this run's did, so nothing was judged"
+        )
         return
     terminalreporter.write_sep("=", "chaoslab: the lab's judgement of the recorded tests")
     replay = ["--lab-target", config.getoption("--lab-target")]

@@ -162,6 +162,50 @@ def test_a_websocket_page_behind_a_login_is_read_from_its_frames(tmp_path: Path)
     _drawn_then_silent(tmp_path, "fastapi_chat_ui_tests", "fastapi-page.toml", bug, "shown_not_stored", set(), **login)
 
 
+TABS_TEST = """
+from playwright.sync_api import BrowserContext, expect
+
+def test_a_second_tab_shows_the_chat(context: BrowserContext) -> None:
+    page = context.new_page()
+    page.goto("/")
+    expect(page.locator("body[data-loaded='1']")).to_be_attached()
+    for i in range(3):
+        page.fill("#msg", f"question {i} asked in the first tab")
+        page.click("#send")
+        expect(page.locator("body[data-idle='1']")).to_be_attached()
+    other = context.new_page()
+    other.goto("/")
+    expect(other.locator("#messages li.msg")).to_have_count(6)
+"""
+
+OWN_CONTEXT_TEST = """
+from playwright.sync_api import Browser, expect
+
+def test_the_page_loads_in_a_context_of_its_own(browser: Browser, base_url: str) -> None:
+    ctx = browser.new_context(base_url=base_url)
+    page = ctx.new_page()
+    page.goto("/")
+    expect(page.locator("body[data-loaded='1']")).to_be_attached()
+    ctx.close()
+"""
+
+
+def test_a_test_using_context_is_recorded_and_one_using_only_base_url_finds_the_app_up(tmp_path: Path) -> None:
+    """pytest-playwright's ``context`` without ``page``: recorded and judged, its second tab's load
+    the refresh (before: the app was never started, the test failed on a refused connection). A
+    test making its own context from ``browser`` with ``base_url``: the app is up for it, nothing
+    recorded -- and a run of only such tests says that nothing was judged, and why."""
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    (tests / "test_tabs.py").write_text(TABS_TEST)
+    (tests / "test_own_context.py").write_text(OWN_CONTEXT_TEST)
+    code, out = _user_tests(tmp_path / "both", "--lab-trials", "2", tests=str(tests))
+    assert code == 0 and "2 judged trials of 2" in out and "no anomaly found in 2 judged trials" in out, out
+    assert not re.search(r"^test_own_context.* judged trials", out, re.M), out
+    code, out = _user_tests(tmp_path / "own", tests=str(tests / "test_own_context.py"))
+    assert code == 0 and "chaoslab: no test recorded" in out and "page or context fixture" in out, out
+
+
 def _in_pairs(trial: dict) -> bool:
     rows = [(r["role"], r["text"]) for r in trial["final_rows"]]
     sends = sorted(trial["sends"], key=lambda s: s["turn"])
