@@ -18,6 +18,11 @@ const BUGS = new Set(
   (process.env.APP_BUGS || '').split(',').map((s) => s.trim()).filter(Boolean)
 );
 
+// The client's transports, comma-separated (SIO_TRANSPORTS=polling: long-polling only, as behind
+// a proxy that passes no WebSocket); unset, Socket.IO's default (polling, then the upgrade).
+const TRANSPORTS = (process.env.SIO_TRANSPORTS || '').split(',').map((s) => s.trim()).filter(Boolean);
+const IO_OPTIONS = TRANSPORTS.length ? JSON.stringify({ transports: TRANSPORTS }) : '';
+
 const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 2 });
 redis.on('error', (err) => console.error('[redis]', err.message));
 
@@ -180,7 +185,7 @@ const PAGE = `<!doctype html>
     .then((data) => { for (const row of data.log || []) add(row.r === 'u' ? 'u' : 'a', row.c); })
     .catch((e) => add('err', 'Could not load history: ' + e.message));
 
-  const socket = io();
+  const socket = io(${IO_OPTIONS});
 
   socket.on('assistant_delta', ({ conv, delta }) => {
     if (conv !== convId) return;

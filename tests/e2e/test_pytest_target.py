@@ -144,8 +144,11 @@ def test_a_socket_apps_sends_are_read_from_its_frames(tmp_path: Path) -> None:
     id, so no trial judged). Its reply's store left to a promise nobody awaits, with writes refused
     once the reply has begun: replies_not_stored in each trial (beside it at most
     stored_after_answer: the same unawaited write, landed after its done frame -- as this app's
-    lab investigate test allows); the plain test judged, and silent without the bug."""
-    bug, late = ["start.env.APP_BUGS=no_await_store"], {"stored_after_answer"}
+    lab investigate test allows); the plain test judged, and silent without the bug. The bug run's
+    client kept to long-polling (no WebSocket: its packets in XHR bodies and answers; before,
+    every trial unknown, "no socketio message frame"), the silent run's upgraded to a WebSocket."""
+    bug = ["start.env.APP_BUGS=no_await_store", "start.env.SIO_TRANSPORTS=polling"]
+    late = {"stored_after_answer"}
     _drawn_then_silent(
         tmp_path, "node/sio_ui_tests", "node-sio-page.toml", bug, "replies_not_stored", late, ("-k", "reload")
     )

@@ -22,25 +22,63 @@ from lab.investigate.spec.parse import Spec
 from lab.model.history import Send
 
 BINDING = "__chaoslabFrame"
-_JS = """
+# Each frame handed over with the page's clock. A socket is named by its Engine.IO session id
+# where its URL carries one: Socket.IO's long-polling requests (XHR; POST bodies the page's
+# packets, GET answers the app's, "\x1e"-separated -- EIO 3: "<length>:<packet>" each) and the
+# WebSocket they upgrade to are one socket, and a message sent before the upgrade (or on a
+# client kept to polling) is read as one sent over the WebSocket.
+_JS = r"""
 (() => {
-  const Native = window.WebSocket;
-  if (!Native || Native.__labRecorded || !window.%(b)s) return;
+  if (!window.%(b)s || window.__labRecording) return;
+  window.__labRecording = true;
   const tell = (d, data, sock) => {
     try { window.%(b)s(d, typeof data === "string" ? data : null, Date.now(), sock); } catch (e) {}
   };
-  class Recorded extends Native {
-    constructor(...args) {
-      super(...args);
-      const sock = Math.random().toString(36).slice(2);
-      this.addEventListener("message", (ev) => tell("received", ev.data, sock));
-      this.addEventListener("close", () => tell("close", null, sock));
-      const send = this.send.bind(this);
-      this.send = (data) => { tell("sent", data, sock); return send(data); };
+  const sidOf = (url) => { const m = /[?&]sid=([^&#]+)/.exec(String(url)); return m ? "eio:" + m[1] : null; };
+  const packets = (url, text) => {
+    if (typeof text !== "string" || !text) return [];
+    if (!/[?&]EIO=[23](&|$)/.test(url)) return text.split("\x1e");
+    const out = [];
+    for (let i = 0; i < text.length; ) {
+      const c = text.indexOf(":", i), n = parseInt(text.slice(i, c), 10);
+      if (c < 0 || !(n >= 0)) break;
+      out.push(text.slice(c + 1, c + 1 + n));
+      i = c + 1 + n;
     }
+    return out;
+  };
+  const Native = window.WebSocket;
+  if (Native) {
+    class Recorded extends Native {
+      constructor(...args) {
+        super(...args);
+        const sock = sidOf(args[0]) || Math.random().toString(36).slice(2);
+        this.addEventListener("message", (ev) => tell("received", ev.data, sock));
+        this.addEventListener("close", () => tell("close", null, sock));
+        const send = this.send.bind(this);
+        this.send = (data) => { tell("sent", data, sock); return send(data); };
+      }
+    }
+    window.WebSocket = Recorded;
   }
-  Recorded.__labRecorded = true;
-  window.WebSocket = Recorded;
+  const XHR = window.XMLHttpRequest;
+  if (XHR) {
+    class Polled extends XHR {
+      open(method, url, ...rest) {
+        this.__labUrl = /[?&]transport=polling(&|$)/.test(String(url)) ? String(url) : null;
+        return super.open(method, url, ...rest);
+      }
+      send(body) {
+        const url = this.__labUrl, sock = url && sidOf(url);
+        if (sock) {
+          for (const p of packets(url, body)) tell("sent", p, sock);
+          this.addEventListener("load", () => { for (const p of packets(url, this.responseText)) tell("received", p, sock); });
+        }
+        return super.send(body);
+      }
+    }
+    window.XMLHttpRequest = Polled;
+  }
 })();
 """ % {"b": BINDING}
 

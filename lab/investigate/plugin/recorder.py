@@ -137,7 +137,7 @@ class Recorder:
         t.sends = self._sends()
         t.turns = len(t.sends)
         if self.spec.transport is not None and not t.sends:
-            # Only the page's WebSockets are read: a Socket.IO client still on long-polling sends over HTTP.
+            # Read: the page's WebSockets and Socket.IO's XHR long-polling (frames.py); not a client polling by fetch.
             t.unknown = f"no {self.spec.transport.kind} message frame on the page's sockets ([transport])"
         for s in t.sends:
             s.under_fault = any(_inside(s.t_invoke, on, off) for on, off in self._fault_windows)
