@@ -34,7 +34,10 @@ _JS = r"""
   const tell = (d, data, sock) => {
     try { window.%(b)s(d, typeof data === "string" ? data : null, Date.now(), sock); } catch (e) {}
   };
-  const sidOf = (url) => { const m = /[?&]sid=([^&#]+)/.exec(String(url)); return m ? "eio:" + m[1] : null; };
+  const sidOf = (url) => {  // an Engine.IO URL's session (not a ?sid= of another protocol's)
+    const m = /[?&]EIO=\d/.test(String(url)) && /[?&]sid=([^&#]+)/.exec(String(url));
+    return m ? "eio:" + m[1] : null;
+  };
   const packets = (url, text) => {
     if (typeof text !== "string" || !text) return [];
     if (!/[?&]EIO=[23](&|$)/.test(url)) return text.split("\x1e");
