@@ -201,7 +201,11 @@ def select(root: Node, group: list[Complex]) -> list[Node]:
 def role_of(n: Node, role_field: str, roles: tuple[str, ...]) -> str:
     """The message's speaker: the attribute's value; for ``class``, the one of ``roles`` among
     its tokens (else its whole class)."""
-    value = n.attrs.get(role_field, "")
+    return role_value(n.attrs.get(role_field, ""), role_field, roles)
+
+
+def role_value(value: str, role_field: str, roles: tuple[str, ...]) -> str:
+    """The speaker an attribute's value names (the server's HTML and the page's DOM alike)."""
     if role_field == "class":
         found = [r for r in roles if r in value.split()]
         return found[0] if len(found) == 1 else value

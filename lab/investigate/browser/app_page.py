@@ -18,6 +18,8 @@ from urllib.parse import urlsplit
 from playwright.async_api import Error as PlaywrightError, Page, Request, Response, TimeoutError as PlaywrightTimeout
 
 from lab.driver.navigate import TRIES, steady
+from lab.common.html_select import role_value
+from lab.investigate.browser import forms
 from lab.investigate.evidence.answers import Answer, HistoryRead, path_pattern
 from lab.model.checker import NETWORK_CHANGED
 from lab.investigate.spec.parse import PageSpec, Spec
@@ -75,7 +77,7 @@ async def load(
         else:
             error = f"page: {pg.path}'s GET {spec.history.path} failed in the browser: {got}"
             if NETWORK_CHANGED in got and attempt < TRIES:
-                navigate = lambda: steady(page.reload)  # noqa: E731 - the same page, loaded again
+                navigate = lambda: steady(lambda: forms.reload(page))  # noqa: E731 - the same page, loaded again
                 continue
         break
     return {"status": None, "type": "", "body": "", "rows": None, "error": error}
@@ -149,7 +151,8 @@ async def _shown(page: Page, spec: Spec, status: int) -> HistoryRead:
             "rows": None,
             "error": f"page: page.ready = {pg.ready!r} never appeared after the history loaded",
         }
-    parsed = [(str(role).strip(), str(text)) for role, text in rows]
+    roles = (spec.history.user_role, spec.history.assistant_role)
+    parsed = [(role_value(str(role), pg.role_attribute, roles), str(text)) for role, text in rows]
     return {
         "status": status,
         "type": "",
@@ -202,12 +205,17 @@ async def post(
     # the page is the lab's failed step (a click lost on a loaded machine), not an app that gave
     # no answer -- both leave "no answer", and only this tells them apart.
     to_chat, left = request_to(spec.chat.path, "POST"), []
+    await forms.off_an_answer_page(page, pg)
+    before = page.url
 
     def leaving(r: Request) -> None:
         if to_chat(r):
             left.append(r)
+            if r.is_navigation_request():  # a form's POST: the page becomes its answer, from now
+                forms.back[page] = before  # (finish: unless a redirect led back to a page of its own)
 
     page.on("request", leaving)
+    forms.sending[page] = before
     try:
         async with page.expect_response(is_post, timeout=spec.chat.timeout_s * 1000) as info:
             await type_and_send(page, pg, text, in_page)
@@ -215,6 +223,7 @@ async def post(
     except PlaywrightTimeout as exc:
         return no_answer(t0, spec, exc, sent=bool(left))
     finally:
+        forms.sending.pop(page, None)
         page.remove_listener("request", leaving)
 
 
@@ -245,11 +254,18 @@ async def finish(page: Page, spec: Spec, resp: Response, out: Answer) -> Answer:
     pg = spec.page
     assert pg is not None
     try:
+        if 300 <= resp.status < 400:  # a form's post/redirect/get: the page the redirect led to
+            resp = await forms.redirected(page, resp, spec.chat.timeout_s)
+            out |= {"status": resp.status, "type": resp.headers.get("content-type", ""), "redirected": True}
+            out["url"] = resp.url
         out["body"] = await resp.text()
+        if not (resp.request.method == "POST" and resp.request.is_navigation_request()):
+            forms.back.pop(page, None)  # a redirect led to a page of its own
     except PlaywrightError as exc:  # the connection broke mid-body: the answer's outcome is unknown
         out["status"], out["error"] = None, f"the answer broke off: {exc}"
         return out
-    start, end_ms = out.get("start"), resp.request.timing.get("responseEnd", -1)
+    # Ended with the last answer's body (the redirected page's: timed from its own request).
+    start, end_ms = _started(resp) or out.get("start"), resp.request.timing.get("responseEnd", -1)
     out["end"] = start + end_ms / 1000 if start is not None and end_ms >= 0 else time.time()
     if pg.idle:
         try:

@@ -13,6 +13,7 @@ from playwright.async_api import Page, Response
 
 from lab.driver.navigate import steady
 from lab.investigate.browser.app_page import finish, head, matches, post, load
+from lab.investigate.browser.forms import reload
 from lab.investigate.browser.page import ANSWER_KEY, LOST_ANSWER, TAKE_ANSWER_JS
 from lab.investigate.evidence.answers import Answer, HistoryRead
 from lab.investigate.spec.parse import Spec
@@ -104,7 +105,7 @@ async def send_then_reload(page: Page, spec: Spec, text: str, delay_ms: int = 0)
         if delay_ms:  # the user reading the answer before refreshing (lab window)
             await asyncio.sleep(delay_ms / 1000)
         state["reloading"] = True
-        await steady(page.reload)  # a page load, tried again if the machine's network changed
+        await steady(lambda: reload(page))  # a page load, tried again if the machine's network changed
 
     # The send and the reload: up to a timeout each.
     timeout_s = 2 * spec.chat.timeout_s + delay_ms / 1000

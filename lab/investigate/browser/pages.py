@@ -17,7 +17,7 @@ from lab.driver.browser import closing, launched
 from lab.driver.slots import Pool, Slot
 from lab.investigate.evidence.answers import Answer, HistoryRead
 from lab.investigate.evidence.keys import KeyFinder, key_for
-from lab.investigate.browser import app_frames, app_page, app_reload, cut
+from lab.investigate.browser import app_frames, app_page, app_reload, cut, forms
 from lab.driver.navigate import steady
 from lab.investigate.browser.identity import Identity, page_url_id
 from lab.investigate.browser.page import LOST_ANSWER, PAGE_PATH, TAKE_ANSWER_JS, html
@@ -176,7 +176,7 @@ class Pages:
     async def reload(self, page: Page) -> HistoryRead:
         """Reload ``page``; its first history read after the reload (raw)."""
         if self.spec.page is not None:
-            return await app_page.load(page, self.spec, lambda: steady(page.reload))
+            return await app_page.load(page, self.spec, lambda: steady(lambda: forms.reload(page)))
         await steady(page.reload)
         return cast(HistoryRead, await page.evaluate("window.labLoaded"))
 
