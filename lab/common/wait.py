@@ -11,7 +11,7 @@ import asyncio
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from lab.common.errors import Interrupted, NotReady
 
@@ -96,6 +96,14 @@ async def wait_until_async(
         left = max(0.0, attempts.left_s())
         await (wake(left) if wake is not None else asyncio.sleep(min(interval_s, left)))
     return result
+
+
+async def dropped(task: "asyncio.Future[Any]") -> None:
+    """``task`` cancelled if it still runs, and waited for: its end (an exception, a cancel)
+    taken here -- never a "Task exception was never retrieved" once its loop closes."""
+    if not task.done():
+        task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
 
 
 def in_own_thread(fn: Callable[[], T], name: str = "lab-worker") -> T:

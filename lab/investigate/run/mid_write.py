@@ -1,11 +1,11 @@
 """The moments a black-box trial places by a send: after_ack (send_then_reload: the page reloads
 itself the moment the answer arrives), in_flight, the incident's own move, drop at=write's
 reset (send_reset_at_write) and write_refused's one refused write (send_write_refused), at the
-end. For in_flight, the last message is sent and, while its request is still in flight, the
-page is reloaded the moment the store's record shows that send's first change to the
-conversation's key -- inside its write chain, before its answer. Acknowledged turns missing from the reloaded page then were missing from
-what the app served while it wrote (a rewrite window: DEL, then the rows pushed back one at a
-time), and a handler the reload cancels (the browser aborts the request) can leave them lost.
+end. For in_flight, the last message is sent and, while its request is still in flight, the page
+is reloaded the moment the store's record shows that send's first change to the conversation's
+key -- inside its write chain, before its answer. Acknowledged turns missing from the reloaded
+page then were missing from what the app served while it wrote (a rewrite window: DEL, then the
+rows pushed back one at a time), and a handler the reload cancels can leave them lost.
 
 Evidence only where the window was hit: a send answered before any change of it reached Redis
 (an app that writes after its answer, or one too fast under the trial's latency), a target whose
@@ -25,7 +25,7 @@ from lab.faults.drop import Drop
 from lab.faults.write_refused import MOMENT, WriteRefused
 from lab.investigate.evidence.answers import Answer, HistoryRead
 from lab.common.errors import NotReady
-from lab.common.wait import wait_until_async
+from lab.common.wait import dropped, wait_until_async
 from lab.investigate.browser import cut, settle
 from lab.investigate.browser.pages import Pages, Read
 from lab.investigate.evidence.rows import answer
@@ -108,7 +108,11 @@ async def send_mid_write(
         return await task  # nothing reloaded: the send as it ended
     reload_at = time.time()
     t.mark("refresh", reload_at)
-    prober._page_after(await prober._reload(page, t), t)
+    try:
+        prober._page_after(await prober._reload(page, t), t)
+    except BaseException:
+        await dropped(task)  # the send's task goes with the trial, never left to fail unwatched
+        raise
     send = await _ended(task, prober, mid or f"t{turn}", text, turn, t_invoke, reload_at, streamed)
     if send.status is not None and send.t_invoke + (send.ms or 0.0) / 1000 <= reload_at:
         t.unknown = t.unknown or (
@@ -163,9 +167,7 @@ async def _ended(
     await asyncio.wait({task}, timeout=GRACE_S)
     if task.done() and task.exception() is None:
         return task.result()
-    if not task.done():
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
+    await dropped(task)
     raw: Answer = {
         "status": None, "error": "reloaded while in flight", "ms": (reload_at - t_invoke) * 1000,
         "type": "", "body": "", "cut": None, "start": t_invoke, "end": reload_at,
@@ -256,9 +258,7 @@ async def send_reset_at_write(
         )
         return await task
     finally:
-        if not task.done():
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+        await dropped(task)
 
 
 async def _first_write(
@@ -330,9 +330,7 @@ async def send_write_refused(
         await asyncio.to_thread(fault.refuse, targets, False)
         send, raw = await task
     finally:
-        if not task.done():
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+        await dropped(task)
     if at is None:
         t.unknown = t.unknown or NOT_REFUSED + MOMENT.get(fault.at, "")
         return send

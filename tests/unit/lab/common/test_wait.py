@@ -8,7 +8,7 @@ import itertools
 import pytest
 
 from lab.common.errors import NotReady
-from lab.common.wait import wait_until, wait_until_async
+from lab.common.wait import dropped, wait_until, wait_until_async
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
@@ -77,3 +77,30 @@ def test_in_own_thread_returns_the_result_and_passes_the_exception_on() -> None:
 
     with pytest.raises(KeyError):
         in_own_thread(boom)
+
+
+def test_a_dropped_task_is_cancelled_if_running_and_its_failure_taken() -> None:
+    """A send's task left behind by a failed step: cancelled, or its exception retrieved -- the
+    loop never reports "Task exception was never retrieved"."""
+
+    async def main() -> tuple[bool, bool]:
+        gate = asyncio.Event()
+        running = asyncio.ensure_future(gate.wait())
+
+        async def fail() -> None:
+            raise RuntimeError("the page closed")
+
+        failed = asyncio.ensure_future(fail())
+        await asyncio.wait([failed])  # both started: one waiting, one failed
+        await dropped(running)
+        await dropped(failed)
+        return running.cancelled(), failed.exception() is not None
+
+    unretrieved: list[object] = []
+    loop = asyncio.new_event_loop()
+    loop.set_exception_handler(lambda _loop, ctx: unretrieved.append(ctx))
+    try:
+        assert loop.run_until_complete(main()) == (True, True)
+    finally:
+        loop.close()
+    assert unretrieved == []
