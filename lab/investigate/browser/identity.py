@@ -213,7 +213,13 @@ def sent_id(spec: Spec, requests: list[Any]) -> str | None:
 
 def _body_field(body: str | None, name: str) -> str | None:
     try:
-        got = json.loads(body or "").get(name)
-    except (ValueError, AttributeError):
+        return field_id(json.loads(body or ""), name)
+    except ValueError:
         return None
+
+
+def field_id(body: Any, name: str) -> str | None:
+    """The id a message's body carries in its ``name`` field: a string or a number, not empty
+    (a request's JSON body, a socket's message frame)."""
+    got = body.get(name) if isinstance(body, dict) else None
     return str(got) if isinstance(got, (str, int)) and got != "" else None

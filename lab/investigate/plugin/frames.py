@@ -16,6 +16,7 @@ from typing import Any
 from playwright.sync_api import BrowserContext
 
 from lab.investigate.browser.app_frames import Frame, FrameReading, frame_kind
+from lab.investigate.browser.identity import field_id
 from lab.investigate.evidence.answers import Answer
 from lab.investigate.evidence.rows import answer
 from lab.investigate.spec.parse import Spec
@@ -125,9 +126,8 @@ def sent_id(spec: Spec, frames: list[Frame]) -> str | None:
     if not name:
         return None
     for _at, direction, payload, _sock in reversed(frames):
-        body = _message(spec, payload) if direction == "sent" else None
-        if body is not None and isinstance(got := body.get(name), (str, int)) and got != "":
-            return str(got)
+        if direction == "sent" and (sid := field_id(_message(spec, payload), name)):
+            return sid
     return None
 
 
