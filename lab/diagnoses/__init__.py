@@ -78,8 +78,7 @@ class Judged:
         return self.trial.trial_id
 
     def turns(self, ids: Iterable[str]) -> list[int]:
-        turn = {s.id: s.turn for s in self.trial.sends}
-        return sorted({turn[i] for i in ids if i in turn})
+        return self.trial.turns_of(ids)
 
     @property
     def acked(self) -> list[int]:

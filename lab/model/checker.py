@@ -188,8 +188,7 @@ def check(trial: Trial) -> Result:
     ]
     if res.phantom_fail_definite:
         bad.append("phantom_fail")
-    turn_of = {s.id: s.turn for s in sends}
-    if why := refusal.misplaced(trial, (turn_of[i] for i in res.lost["user"] if i in turn_of)):
+    if why := refusal.misplaced(trial, trial.turns_of(res.lost["user"])):
         res.validity = "unknown"  # whatever it shows: it cannot say which send it tested
         res.reasons.append(why)
     elif bad:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass, field
+from collections.abc import Iterable
 from typing import Any, Literal
 
 Outcome = Literal["ok", "fail", "info"]
@@ -138,6 +139,11 @@ class Trial:
     def texts(self) -> list[str]:
         """The trial's messages, in the order sent (each holds the trial's nonce: its own)."""
         return [s.text for s in self.sends]
+
+    def turns_of(self, ids: Iterable[str]) -> list[int]:
+        """The turns of these send ids, in order (an id no send has is none)."""
+        turn = {s.id: s.turn for s in self.sends}
+        return sorted({turn[i] for i in ids if i in turn})
 
     def mark(self, kind: str, at: float | None = None, **what: Any) -> None:
         """An event of the trial's own timeline (a refresh; ``phase``: where its wall time went,
