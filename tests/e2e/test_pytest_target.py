@@ -263,3 +263,64 @@ def test_a_users_test_of_an_app_that_calls_a_model_gets_the_stand_in_and_its_jud
     record = next(line for line in out.splitlines() if "its record:" in line).split("its record:")[1].strip()
     trial = json.loads(Path(record).read_text())
     assert len(trial["model_calls"]) >= 12 and all(c["protocol"] == "openai_chat" for c in trial["model_calls"]), trial
+
+
+# A user's test of a streaming API through the browser: each answer's stream read to its end.
+STREAM_USER_TEST = """
+from playwright.sync_api import Page
+
+ASK = '''async ([url, headers, body]) => {
+  const r = await fetch(url, {method: 'POST', headers: {'Content-Type': 'application/json', ...headers},
+                              body: JSON.stringify(body)});
+  const reader = r.body.getReader(); let s = '';
+  for (;;) { const {done, value} = await reader.read(); if (done) break; s += new TextDecoder().decode(value); }
+  return r.status;
+}'''
+
+
+def test_three_streamed_answers(page: Page, inject) -> None:
+    if LATENCY_MS:
+        inject("latency", latency_ms=LATENCY_MS)
+    page.goto(PAGE)
+    headers = {}
+    if CREATE:
+        conv = page.evaluate("async (u) => (await (await fetch(u, {method: 'POST'})).json()).conversation.id", CREATE)
+        headers = {"X-Conversation": conv}
+    for i in range(3):
+        assert page.evaluate(ASK, [CHAT, headers, {FIELD: f"a streamed question, number {i}", **EXTRA}]) == 200
+    page.reload()
+    assert page.evaluate("async ([u, h]) => (await fetch(u, {headers: h})).status", [HISTORY, headers]) == 200
+"""
+
+
+def _stream_test(
+    folder: Path, page: str, chat: str, field: str, history: str, create: str = "", latency_ms: int = 0, **extra: object
+) -> str:
+    folder.mkdir(parents=True)
+    names = (page, chat, field, history, create, latency_ms, extra)
+    head = "PAGE, CHAT, FIELD, HISTORY, CREATE, LATENCY_MS, EXTRA = " + ", ".join(map(repr, names)) + "\n"
+    (folder / "test_stream.py").write_text(head + STREAM_USER_TEST)
+    return str(folder)
+
+
+def test_a_streamed_answer_is_answered_at_its_end_not_its_first_chunk(tmp_path: Path) -> None:
+    """A reply stored as its stream ends (FastAPI, the openai SDK's stream, the stand-in model) was
+    stored before the answer -- dated by its first chunk, every trial of the correct app was
+    stored_after_answer. A reply stored after its event stream ended (Express, save_after_end;
+    200 ms of Redis latency, so that its write lands well after the end) is still drawn, 2/2;
+    without that bug, nothing."""
+    folder = _stream_test(
+        tmp_path / "mf", "/healthz", "/api/chat", "prompt", "/api/history", "/api/conversations", stream=True
+    )
+    code, out = _user_tests(
+        tmp_path / "model", "--lab-trials", "2", tests=folder, spec=ROOT / "examples" / "model-fastapi.toml"
+    )
+    assert code == 0 and "2 judged trials of 2" in out and "no anomaly found in 2 judged trials" in out, out
+    folder = _stream_test(tmp_path / "sse", "/api/messages", "/chat", "message", "/api/messages", latency_ms=200)
+    sets = ("--lab-set", "start.env.NODE_SSE_BUGS=save_after_end", "--lab-trials", "2")
+    code, out = _user_tests(tmp_path / "late", *sets, tests=folder, spec=ROOT / "examples" / "node-sse.toml")
+    assert code == 0 and re.search(r"\[stored_after_answer\] .* -- 2/2 \[", out), out
+    code, out = _user_tests(
+        tmp_path / "ok", "--lab-trials", "2", tests=folder, spec=ROOT / "examples" / "node-sse.toml"
+    )
+    assert code == 0 and "no anomaly found in 2 judged trials" in out, out

@@ -10,9 +10,11 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qs
 
-from playwright.sync_api import Error as PlaywrightError, Request, Response
+from playwright.sync_api import Error as PlaywrightError, Page, Request, Response
 
+from lab.investigate.browser.identity import field_id
 from lab.investigate.evidence.answers import led_elsewhere
+from lab.investigate.browser.settle import POLL_S
 from lab.investigate.evidence.rows import json_path
 from lab.investigate.spec.parse import Spec
 from lab.model.history import Send
@@ -22,19 +24,16 @@ def send_of(spec: Spec, req: Request, resp: Response | None) -> Send:
     """The chat POST ``req`` and its answer ``resp`` (None: the request failed) as a send:
     ok (2xx, after a redirect only to the conversation's page), fail (4xx), info (5xx, no
     answer, a redirect elsewhere). Dated by the answer's first byte, its status then known."""
-    field = spec.chat.message_field
-    try:
-        if spec.chat.body == "form":
-            text = parse_qs(req.post_data or "").get(field, [""])[0]
-        else:
-            text = str(json.loads(req.post_data or "{}").get(field, ""))
-    except (ValueError, AttributeError):
-        text = req.post_data or ""
+    field, body = spec.chat.message_field, _body(spec, req.post_data)
+    text = str(body.get(field, "")) if body is not None else req.post_data or ""
+    # The message's id, where the API takes one ([chat] id_field) and the test sent it: the
+    # history's rows carry it, and the checker places them by it.
+    mid = field_id(body, spec.chat.id_field) if spec.chat.id_field else None
     timing = req.timing
     start = timing["startTime"] / 1000 if timing.get("startTime", -1) > 0 else time.time()
     ms = timing["responseStart"] if timing.get("responseStart", -1) >= 0 else None
     end = start + timing["responseEnd"] / 1000 if timing.get("responseEnd", -1) >= 0 else time.time()
-    s = Send("", text, 0, ms=ms, t_invoke=start)
+    s = Send(mid or "", text, 0, ms=ms, t_invoke=start)
     if resp is None:
         s.complete("info", None, req.failure or "the request failed", end)
         return s
@@ -43,7 +42,13 @@ def send_of(spec: Spec, req: Request, resp: Response | None) -> Send:
     # fetch() has its status then and may send the next message before that body is in --
     # measured 2026-12-04, answers' bodies 40 ms behind their headers on gunicorn, and turns
     # the next send carried counted as not yet acknowledged.
-    answered = start + ms / 1000 if ms is not None else end
+    # A stream is answered when it ends, as lab investigate dates it (its end event, or the
+    # close): a reply stored as its stream ends was stored before the answer, not after its
+    # first chunk. (The plugin has no chunk's time: a write between the end event and the
+    # close is not seen as late here.)
+    streamed = _streams(spec, body, resp)
+    answered = end if streamed or ms is None else start + ms / 1000
+    s.streamed = streamed
     final = after_redirects(resp)
     if final is None:
         s.complete("info", resp.status, f"HTTP {resp.status}, and the request it redirected to failed", answered)
@@ -53,13 +58,26 @@ def send_of(spec: Spec, req: Request, resp: Response | None) -> Send:
     if final is not resp and (where := led_elsewhere(spec, final.request.url)) is not None:
         s.complete("info", status, f"{said} at {where}, not the conversation's page", answered)
         return s
-    if 200 <= status < 300:
+    if 200 <= status < 300 and streamed and (unended := _unended(spec, final)):
+        s.complete("info", status, unended, answered)
+    elif 200 <= status < 300:
         s.reply = _reply(spec, final)
         s.complete("ok", status, said, answered)
     else:
         s.html = "text/html" in (final.headers.get("content-type") or "")
         s.complete("fail" if 400 <= status < 500 else "info", status, said, answered)
     return s
+
+
+def _body(spec: Spec, data: str | None) -> dict[str, Any] | None:
+    """A chat POST's fields (a form's: each its first value); None where it is neither."""
+    try:
+        if spec.chat.body == "form":
+            return {k: v[0] for k, v in parse_qs(data or "").items()}
+        got = json.loads(data or "{}")
+    except ValueError:
+        return None
+    return got if isinstance(got, dict) else None
 
 
 def after_redirects(resp: Response) -> Response | None:
@@ -89,6 +107,26 @@ def is_refresh(req: Request, main_frame: Any, to_chat: Callable[[Request], bool]
     return not to_chat(first)
 
 
+def _streams(spec: Spec, body: dict[str, Any] | None, resp: Response) -> bool:
+    """The answer streams: an event stream, or a chat the spec says streams ([stream]) -- always,
+    or as this request asked (its body holds the spec's stream request)."""
+    if (resp.headers.get("content-type") or "").startswith("text/event-stream"):
+        return True
+    asked = spec.stream.request if spec.stream is not None else None
+    return asked is not None and (not asked or (body is not None and all(body.get(k) == v for k, v in asked.items())))
+
+
+def _unended(spec: Spec, resp: Response) -> str | None:
+    """Why a stream is no answer: its body never carried the app's end event ([stream] end)."""
+    if spec.stream is None or not spec.stream.end:
+        return None
+    try:
+        text = resp.text()
+    except PlaywrightError:
+        return None  # the body gone with a page the test reloaded: its end unknown, not absent
+    return None if spec.stream.end in text else f"the stream ended without its end event ({spec.stream.end!r})"
+
+
 def _reply(spec: Spec, resp: Response) -> str | None:
     if not spec.chat.reply_path or spec.stream is not None:
         return None
@@ -96,3 +134,52 @@ def _reply(spec: Spec, resp: Response) -> str | None:
         return str(json_path(json.loads(resp.text()), spec.chat.reply_path))
     except (PlaywrightError, ValueError, KeyError):
         return None
+
+
+def numbered(sends: list[Send]) -> bool:
+    """Each send's turn, in the order sent: one a message -- the id the test sent ([chat]
+    id_field; a message sent again, a retry or a double submit, is one turn) where every send
+    carried one (True), else one a send, its id "t<n>"."""
+    ids_sent = bool(sends) and all(s.id for s in sends)
+    turns: dict[str, int] = {}
+    for i, s in enumerate(sends, 1):
+        s.id = s.id if ids_sent else f"t{i}"
+        s.turn = turns.setdefault(s.id, len(turns) + 1)
+    return ids_sent
+
+
+IDLE_DEADLINE_S = 5.0  # how long a page ended on its reload may take to load what it loads after it
+
+
+def await_read(
+    pages: list[Page],
+    reads: list[tuple[float, Response]],
+    asked: list[tuple[float, Request]],
+    refresh: float,
+    timeout_s: float,
+) -> None:
+    """The page's first history read after the refresh, where the test ended before it came
+    (a test whose last step is ``page.reload()``: its page reads the history after load, and a
+    sync test's events arrive only inside its Playwright calls): ``reads`` gets it. Waited for
+    while the page is still loading what it loads after the load event (network idle, within
+    IDLE_DEADLINE_S), then while such a read (in ``asked``) is in flight, within ``timeout_s``.
+    A page that makes none stays without one: the refresh point was not reached."""
+    if not pages or read_after(reads, refresh):
+        return
+    try:
+        pages[-1].wait_for_load_state("networkidle", timeout=IDLE_DEADLINE_S * 1000)
+    except PlaywrightError:
+        pass  # a page that never goes idle (a long poll): what it read by now
+    end = time.monotonic() + timeout_s
+    while not read_after(reads, refresh) and _reading(reads, asked, refresh) and time.monotonic() < end:
+        pages[-1].wait_for_timeout(POLL_S * 1000)  # lets the page's events in
+
+
+def read_after(reads: list[tuple[float, Response]], refresh: float) -> bool:
+    return any(at >= refresh for at, _ in reads)
+
+
+def _reading(reads: list[tuple[float, Response]], asked: list[tuple[float, Request]], refresh: float) -> bool:
+    """A history GET the page made after the refresh, neither answered nor failed yet."""
+    answered = {id(r.request) for _, r in reads}
+    return any(at >= refresh and id(q) not in answered and q.failure is None for at, q in asked)

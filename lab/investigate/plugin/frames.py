@@ -116,7 +116,8 @@ def sends(spec: Spec, frames: list[Frame]) -> list[Send]:
         else:
             raw["error"] = raw["error"] or "the test ended before the reply's end frame"
         raw["end"], raw["body"] = last, "".join(reading.chunks)
-        out.append(answer(spec, raw, "", text, 0, True, False, at))
+        mid = field_id(_message(spec, payload), spec.chat.id_field) if spec.chat.id_field else None
+        out.append(answer(spec, raw, mid or "", text, 0, True, False, at))
     return out
 
 

@@ -26,7 +26,7 @@ from lab.investigate.browser import identity as who
 from lab.investigate.evidence.key_home import follow
 from lab.investigate.browser.app_frames import Frame
 from lab.investigate.plugin import frames
-from lab.investigate.plugin.exchanges import is_refresh, send_of
+from lab.investigate.plugin.exchanges import await_read, is_refresh, numbered, send_of
 from lab.investigate.evidence.keys import KeyReader, key_for, read_final
 from lab.investigate.evidence.store import NO_KEY, StoreMonitor
 from lab.investigate.evidence.rows import json_path, parse_rows, replies_from
@@ -35,9 +35,6 @@ from lab.investigate.spec.parse import Spec
 from lab.model.history import Row, Send, Trial
 from lab.model.store import CLOCK_GRAIN_S
 from lab.stack.model_link import ModelLink
-
-
-IDLE_DEADLINE_S = 5.0  # how long a page ended on its reload may take to load what it loads after it
 
 
 @dataclass
@@ -55,6 +52,7 @@ class Recorder:
     _read_requests: list[tuple[float, Request]] = field(default_factory=list)  # the page's history GETs
     _navigations: list[float] = field(default_factory=list)
     _restarted: list[BrowserContext] = field(default_factory=list)
+    _ids_sent: bool = False  # every send carried the app's message id ([chat] id_field)
     _logins: list[Response] = field(default_factory=list)
     store: StoreMonitor | None = None  # the store's record, where the session follows one
     model: ModelLink | None = None  # the stand-in model ([model]): its record of the test's calls
@@ -175,30 +173,8 @@ class Recorder:
         return t
 
     def _await_read(self, refresh: float) -> None:
-        """The page's first history read after the refresh, where the test ended before it came
-        (a test whose last step is ``page.reload()``: its page reads the history after load, and
-        a sync test's events arrive only inside its Playwright calls). Waited for while the page
-        is still loading what it loads after the load event (network idle, within
-        IDLE_DEADLINE_S), then while such a read is in flight (within the chat's timeout). A
-        page that makes none stays without one: the refresh point was not reached."""
         pages = [p for c in (self.ctx, *self._restarted) for p in c.pages if not p.is_closed()]
-        if not pages or self._read_after(refresh):
-            return
-        try:
-            pages[-1].wait_for_load_state("networkidle", timeout=IDLE_DEADLINE_S * 1000)
-        except PlaywrightError:
-            pass  # a page that never goes idle (a long poll): what it read by now
-        end = time.monotonic() + self.spec.chat.timeout_s
-        while not self._read_after(refresh) and self._reading(refresh) and time.monotonic() < end:
-            pages[-1].wait_for_timeout(POLL_S * 1000)  # lets the page's events in
-
-    def _read_after(self, refresh: float) -> bool:
-        return any(at >= refresh for at, _ in self._reads)
-
-    def _reading(self, refresh: float) -> bool:
-        """A history GET the page made after the refresh, neither answered nor failed yet."""
-        answered = {id(r.request) for _, r in self._reads}
-        return any(at >= refresh and id(q) not in answered and q.failure is None for at, q in self._read_requests)
+        await_read(pages, self._reads, self._read_requests, refresh, self.spec.chat.timeout_s)
 
     @property
     def _calls_from(self) -> float:
@@ -219,8 +195,7 @@ class Recorder:
                 if id(req) not in answered:
                     out.append((at, self._send(req, None)))
         sends = [s for _, s in sorted(out, key=lambda x: x[1].t_invoke)]
-        for i, s in enumerate(sends, 1):
-            s.turn, s.id = i, f"t{i}"
+        self._ids_sent = numbered(sends)
         return sends
 
     def _send(self, req: Request, resp: Response | None) -> Send:
@@ -228,9 +203,15 @@ class Recorder:
 
     def _rows(self, resp: Response) -> list[Row]:
         try:
-            return parse_rows(self.spec.history, resp.text()) if 200 <= resp.status < 300 else []
+            return self._parsed(resp.text()) if 200 <= resp.status < 300 else []
         except (PlaywrightError, ValueError):
             return []
+
+    def _parsed(self, body: str) -> list[Row]:
+        """The history's rows -- by text where the sends' ids are not the app's (the test sent
+        none): an id the lab cannot match to a send is no message it never sent."""
+        rows = parse_rows(self.spec.history, body)
+        return rows if self._ids_sent else [Row("", r.role, r.text) for r in rows]
 
     # ------------------------------------------------------------------ the lab's refresh points
     def reload_after_answer(self, page: Page, send: Any) -> None:
@@ -303,7 +284,7 @@ class Recorder:
 
         def quiet() -> tuple[list[Row]] | None:  # a tuple: an empty history is an answer too
             resp = self.ctx.request.get(url, headers=headers, fail_on_status_code=False)
-            rows = parse_rows(self.spec.history, resp.text()) if 200 <= resp.status < 300 else None
+            rows = self._parsed(resp.text()) if 200 <= resp.status < 300 else None
             settled = rule.read(rows, time.monotonic())
             return None if settled is None else (settled,)
 

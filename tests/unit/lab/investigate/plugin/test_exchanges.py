@@ -9,7 +9,10 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from lab.investigate.plugin.exchanges import is_refresh, send_of
+import pytest
+
+from lab.investigate.plugin.exchanges import await_read, is_refresh, numbered, read_after, send_of
+from lab.model.history import Send
 from lab.investigate.spec import parse as sp
 
 ROOT = Path(__file__).resolve().parents[5]
@@ -59,3 +62,50 @@ def test_a_refresh_is_the_main_frames_document_asked_for_again_by_get() -> None:
         assert not is_refresh(r, main, to_chat), r
     assert is_refresh(_req(frame=main), main, to_chat)
     assert is_refresh(_req(frame=main, before=_req(frame=main)), main, to_chat)  # a reload's own redirect
+
+
+def test_a_message_id_the_test_sent_is_the_sends_and_a_message_sent_again_one_turn() -> None:
+    """The built-in service's API takes an id ([chat] id_field): the history's rows carry it, so
+    the sends must too (they were "t1", "t2": every row unplaced, a correct app drawn losing
+    every turn). A message sent again with its id is one turn; a send without one numbers all."""
+    spec = sp.load(ROOT / "examples" / "chat-service.toml")
+    req = SimpleNamespace(post_data='{"message": "hi", "id": "m-1"}', timing=TIMING, failure=None)
+    assert send_of(spec, req, None).id == "m-1"  # type: ignore[arg-type]
+    sends = [Send(i, "x", 0) for i in ("a", "b", "a", "c")]
+    assert numbered(sends) and [(s.id, s.turn) for s in sends] == [("a", 1), ("b", 2), ("a", 1), ("c", 3)]
+    sends = [Send(i, "x", 0) for i in ("a", "", "b")]
+    assert not numbered(sends) and [(s.id, s.turn) for s in sends] == [("t1", 1), ("t2", 2), ("t3", 3)]
+
+
+class EndedOnReload:
+    """A page whose test ended on its reload: its history GET made after the refresh is answered
+    once the lab has let its events in ``answer_after`` times (None: never made one)."""
+
+    def __init__(self, reads: list[Any], asked: list[Any], answer_after: int | None, failed: bool) -> None:
+        self.reads, self.waits, self.answer_after = reads, 0, answer_after
+        self.req = SimpleNamespace(failure="net::ERR" if failed else None)
+        if answer_after is not None:
+            asked.append((100.01, self.req))
+
+    def wait_for_load_state(self, state: str, timeout: float) -> None:
+        assert state == "networkidle" and timeout > 0
+
+    def wait_for_timeout(self, ms: float) -> None:
+        self.waits += 1
+        if self.waits == self.answer_after:
+            self.reads.append((100.2, SimpleNamespace(request=self.req)))
+
+
+@pytest.mark.parametrize(
+    ("answer_after", "failed", "waits", "read"), [(3, False, 3, True), (None, False, 0, False), (3, True, 0, False)]
+)
+def test_a_test_ended_on_its_reload_gets_the_pages_read_after_it(
+    answer_after: int | None, failed: bool, waits: int, read: bool
+) -> None:
+    """A read in flight is waited for until it is answered; a page that made none, or whose read
+    failed, is not waited on beyond its network going idle."""
+    reads: list[Any] = []
+    asked: list[Any] = []
+    page = EndedOnReload(reads, asked, answer_after, failed)
+    await_read([page], reads, asked, 100.0, 5)  # type: ignore[list-item]
+    assert (page.waits, read_after(reads, 100.0)) == (waits, read)
