@@ -179,3 +179,16 @@ def test_a_key_holding_nothing_the_history_shows_is_searched_for_and_followed_wh
         and t.unknown.startswith("[redis] key = 'conv:{session}' names no key")
         and "fix [redis] key" in t.unknown
     )
+
+
+def test_rows_are_placed_by_text_where_the_test_sent_no_ids() -> None:
+    """The built-in service's rows carry the message ids its page sends. Where the user's test
+    sent none, the sends' ids are the lab's ("t1"): a row's id would match no send, and every
+    row would read as a message never sent -- the rows are read by their text instead."""
+    rec = Recorder(sp.load(ROOT / "examples" / "chat-service.toml"), FakeContext(), "redis://x", "t", 1)  # type: ignore[arg-type]
+    body = json.dumps(
+        [{"id": "m-1", "role": "user", "content": "hi"}, {"id": "m-1", "role": "assistant", "content": "yo"}]
+    )
+    assert [r.id for r in rec._parsed(body)] == ["", ""]
+    rec._ids_sent = True
+    assert [r.id for r in rec._parsed(body)] == ["m-1", "m-1"]
