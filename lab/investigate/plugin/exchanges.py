@@ -49,6 +49,8 @@ def send_of(spec: Spec, req: Request, resp: Response | None) -> Send:
     streamed = _streams(spec, body, resp)
     answered = end if streamed or ms is None else start + ms / 1000
     s.streamed = streamed
+    if streamed and ms is not None and timing.get("responseEnd", -1) < 0:
+        s.cut, answered = True, start + ms / 1000  # never ended (a reload mid-reply): begun, then cut
     final = after_redirects(resp)
     if final is None:
         s.complete("info", resp.status, f"HTTP {resp.status}, and the request it redirected to failed", answered)

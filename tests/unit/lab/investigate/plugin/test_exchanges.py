@@ -109,3 +109,25 @@ def test_a_test_ended_on_its_reload_gets_the_pages_read_after_it(
     page = EndedOnReload(reads, asked, answer_after, failed)
     await_read([page], reads, asked, 100.0, 5)  # type: ignore[list-item]
     assert (page.waits, read_after(reads, 100.0)) == (waits, read)
+
+
+def test_a_streamed_answer_is_answered_at_its_end_and_one_never_ended_is_cut() -> None:
+    """model-fastapi streams when asked ({"stream": true}): answered when the stream ended, as
+    lab investigate dates it (its first chunk made a reply stored as the stream ends look
+    late); a stream the test's reload cut is acknowledged at its first chunk, and cut. Asked
+    without "stream", the same route's JSON answer is answered with its first byte."""
+    spec = sp.load(ROOT / "examples" / "model-fastapi.toml")
+    timing = {"startTime": 1_000_000.0, "responseStart": 5.0, "responseEnd": 900.0}
+
+    def sent(body: str, t: dict[str, float], kind: str = "text/plain") -> Send:
+        req = SimpleNamespace(post_data=body, timing=t, failure=None, url="http://127.0.0.1/api/chat")
+        resp = SimpleNamespace(status=200, request=req, headers={"content-type": kind}, text=lambda: "{}")
+        req.redirected_to = None
+        return send_of(spec, req, resp)  # type: ignore[arg-type]
+
+    whole = sent('{"prompt": "hi", "stream": true}', timing)
+    assert whole.streamed and whole.t_complete == 1000.9 and not whole.cut
+    cut = sent('{"prompt": "hi", "stream": true}', {**timing, "responseEnd": -1})
+    assert cut.cut and cut.t_complete == 1000.005 and cut.outcome == "ok"
+    plain = sent('{"prompt": "hi"}', timing, "application/json")
+    assert not plain.streamed and plain.t_complete == 1000.005
