@@ -23,6 +23,9 @@
  *                       last event, and only if the client is still there ("don't keep a turn
  *                       nobody read to its end"): a refresh or a closed tab mid-reply loses the
  *                       message the user sent and saw answered.
+ *   save_before_close   the reply is stored after its [DONE] event and before the stream closes
+ *                       ("the connection is still ours"): the page takes [DONE] for the end and
+ *                       shows the reply whole, which a refresh then may not find.
  *   spawn_message       the user's message is stored by a promise nobody awaits ("the first token
  *                       must not wait on Redis"), its failure only logged; the reply is stored,
  *                       awaited, after the last delta and before [DONE] -- a failed write of the
@@ -71,7 +74,7 @@ app.post("/chat", async (req, res) => {
   }
   try {
     if (!atEnd) await store(sid, "user", text);
-    if (!BUGS.has("save_after_end") && !atEnd) await store(sid, "bot", reply);
+    if (!BUGS.has("save_after_end") && !BUGS.has("save_before_close") && !atEnd) await store(sid, "bot", reply);
   } catch (e) {
     return res.status(503).json({ error: "storage unavailable" });
   }
@@ -92,6 +95,15 @@ app.post("/chat", async (req, res) => {
     } catch (e) {
       return res.end(`data: ${JSON.stringify({ error: "storage unavailable" })}\n\n`);
     }
+  }
+  if (BUGS.has("save_before_close")) {
+    res.write("data: [DONE]\n\n");
+    try {
+      await store(sid, "bot", reply);
+    } catch (e) {
+      console.error("saving the reply failed:", e.message);
+    }
+    return res.end();
   }
   res.end("data: [DONE]\n\n");
   if (BUGS.has("save_after_end")) {

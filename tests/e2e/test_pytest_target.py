@@ -306,9 +306,11 @@ def _stream_test(
 def test_a_streamed_answer_is_answered_at_its_end_not_its_first_chunk(tmp_path: Path) -> None:
     """A reply stored as its stream ends (FastAPI, the openai SDK's stream, the stand-in model) was
     stored before the answer -- dated by its first chunk, every trial of the correct app was
-    stored_after_answer. A reply stored after its event stream ended (Express, save_after_end;
-    200 ms of Redis latency, so that its write lands well after the end) is still drawn, 2/2;
-    without that bug, nothing."""
+    stored_after_answer. A reply stored after its [DONE] event and before the stream closes
+    (Express, save_before_close; 200 ms of Redis latency, so that its write lands well after the
+    event) is drawn, 2/2: the answer is dated by that event as it reached the page, as lab
+    investigate dates it (dated by the close, after the write, it was not); without the bug,
+    nothing."""
     folder = _stream_test(
         tmp_path / "mf", "/healthz", "/api/chat", "prompt", "/api/history", "/api/conversations", stream=True
     )
@@ -317,7 +319,7 @@ def test_a_streamed_answer_is_answered_at_its_end_not_its_first_chunk(tmp_path: 
     )
     assert code == 0 and "2 judged trials of 2" in out and "no anomaly found in 2 judged trials" in out, out
     folder = _stream_test(tmp_path / "sse", "/api/messages", "/chat", "message", "/api/messages", latency_ms=200)
-    sets = ("--lab-set", "start.env.NODE_SSE_BUGS=save_after_end", "--lab-trials", "2")
+    sets = ("--lab-set", "start.env.NODE_SSE_BUGS=save_before_close", "--lab-trials", "2")
     code, out = _user_tests(tmp_path / "late", *sets, tests=folder, spec=ROOT / "examples" / "node-sse.toml")
     assert code == 0 and re.search(r"\[stored_after_answer\] .* -- 2/2 \[", out), out
     code, out = _user_tests(

@@ -17,7 +17,7 @@ from playwright.sync_api import BrowserContext
 
 from lab.investigate.browser.app_frames import Frame, FrameReading, frame_kind
 from lab.investigate.browser.identity import field_id
-from lab.investigate.evidence.answers import Answer
+from lab.investigate.evidence.answers import Answer, path_pattern
 from lab.investigate.evidence.rows import answer
 from lab.investigate.spec.parse import Spec
 from lab.model.history import Send
@@ -85,16 +85,64 @@ _JS = r"""
   }
 })();
 """ % {"b": BINDING}
+# A streamed chat answer's end event ([stream] end), timed as it reaches the page: the page's
+# fetch of the chat route is read beside it (a clone: the page's own response untouched) and the
+# moment its body first holds the end is handed over, with the request's body to match the send.
+_END_JS = r"""
+(() => {
+  const orig = window.fetch, tell = window.%(b)s, END = %(end)s, CHAT = new RegExp(%(chat)s);
+  if (typeof orig !== "function" || !tell || window.__labStreamEnds) return;
+  window.__labStreamEnds = true;
+  window.fetch = function (input, init) {
+    const answer = orig.apply(this, arguments);
+    let body = null;
+    try {
+      const req = input instanceof Request ? input : null;
+      const method = String((init && init.method) || (req ? req.method : "GET")).toUpperCase();
+      const path = new URL(req ? req.url : String(input), location.href).pathname;
+      if (method === "POST" && CHAT.test(path) && init && typeof init.body === "string") body = init.body;
+    } catch (e) {}
+    if (body === null) return answer;
+    answer.then(async (resp) => {
+      const reader = resp.clone().body.getReader(), text = new TextDecoder();
+      let seen = "";
+      for (;;) {
+        const {done, value} = await reader.read();
+        if (done) return;
+        seen += text.decode(value, {stream: true});
+        if (seen.includes(END)) { tell("ended", body, Date.now(), "fetch"); reader.cancel(); return; }
+      }
+    }).catch(() => {});
+    return answer;
+  };
+})();
+"""
 
 
-def record(ctx: BrowserContext, frames: list[Frame]) -> None:
-    """From the context's next page load on, every frame of its pages' sockets into ``frames``."""
+def record(ctx: BrowserContext, frames: list[Frame], spec: Spec) -> None:
+    """From the context's next page load on, every frame of its pages' sockets into ``frames``
+    (a [transport] spec), or the moment each streamed chat answer's end event came ([stream]
+    end: an "ended" frame, its data the request's body)."""
 
     def frame(_source: Any, direction: str, data: str | None, at_ms: float, sock: Any) -> None:
         frames.append((at_ms / 1000, direction, data, sock))
 
     ctx.expose_binding(BINDING, frame)
-    ctx.add_init_script(_JS)
+    if spec.transport is not None:
+        ctx.add_init_script(_JS)
+    elif spec.stream is not None and spec.stream.end:
+        pattern = path_pattern(spec.chat.path).pattern
+        ctx.add_init_script(_END_JS % {"b": BINDING, "end": json.dumps(spec.stream.end), "chat": json.dumps(pattern)})
+
+
+def watched(spec: Spec) -> bool:
+    """Whether the page's own scripts hand the recorder anything (``record``)."""
+    return spec.transport is not None or (spec.stream is not None and bool(spec.stream.end))
+
+
+def stream_end(frames: list[Frame], body: str | None, after: float) -> float | None:
+    """When the end event of the streamed answer to the chat POST of ``body`` reached the page."""
+    return next((at for at, d, data, _ in frames if d == "ended" and data == body and at >= after), None)
 
 
 def sends(spec: Spec, frames: list[Frame]) -> list[Send]:

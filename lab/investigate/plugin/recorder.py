@@ -83,8 +83,8 @@ class Recorder:
         login = request_to(a.login_path, "POST") if a is not None and a.login_path and a.token_path else None
         self._login = lambda r: login is not None and login(r.request)
         self._frames: list[Frame] = []  # the page's socket's, where the chat goes over one ([transport])
-        if self.spec.transport is not None:
-            frames.record(self.ctx, self._frames)
+        if frames.watched(self.spec):
+            frames.record(self.ctx, self._frames, self.spec)
         self.ctx.on("response", self._response)
         self.ctx.on("requestfailed", self._request_failed)
         self.ctx.on("page", self._watch)
@@ -199,7 +199,17 @@ class Recorder:
         return sends
 
     def _send(self, req: Request, resp: Response | None) -> Send:
-        return send_of(self.spec, req, resp)
+        s = send_of(self.spec, req, resp)
+        # A stream answered when its end event reached the page, as lab investigate dates it: a
+        # write after that event and before the close is after the answer.
+        if (
+            s.streamed
+            and not s.cut
+            and s.t_complete
+            and (at := frames.stream_end(self._frames, req.post_data, s.t_invoke))
+        ):
+            s.t_complete = min(s.t_complete, at)
+        return s
 
     def _rows(self, resp: Response) -> list[Row]:
         try:
@@ -237,8 +247,8 @@ class Recorder:
         state["cookies"] = [c for c in state["cookies"] if c.get("expires", -1) != -1]
         fresh = self.ctx.browser.new_context(storage_state=state, base_url=self.spec.http.base_url)
         fresh.on("response", self._response)
-        if self.spec.transport is not None:
-            frames.record(fresh, self._frames)
+        if frames.watched(self.spec):
+            frames.record(fresh, self._frames, self.spec)
         fresh.on("page", self._watch)
         self._restarted.append(fresh)
         new = fresh.new_page()

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from lab.investigate.plugin import frames
 from lab.investigate.plugin.frames import sends, sent_id
 from lab.investigate.spec import parse as sp
 
@@ -56,3 +57,14 @@ def test_websocket_messages_are_json_frames_carrying_the_message_field(monkeypat
     ]
     (s,) = sends(ws, frames)
     assert (s.text, s.outcome, s.reply, s.ms) == ("hello", "ok", "Hi", pytest.approx(100.0))
+
+
+def test_a_streamed_answers_end_event_is_matched_to_its_send_by_the_requests_body() -> None:
+    """The page hands over the moment a chat stream's body first held the spec's end event, with
+    the request's body: the send with that body, made before it, was answered then."""
+    sse = sp.load(ROOT / "examples" / "node-sse.toml")  # [stream] end = "data: [DONE]", no socket
+    assert frames.watched(sse) and not frames.watched(sp.load(ROOT / "examples" / "foreign-app.toml"))
+    log = [(10.5, "ended", '{"message": "a"}', "fetch"), (11.5, "ended", '{"message": "b"}', "fetch")]
+    assert frames.stream_end(log, '{"message": "b"}', 11.0) == 11.5
+    assert frames.stream_end(log, '{"message": "a"}', 11.0) is None  # an earlier send's, not this one's
+    assert frames.stream_end(log, '{"message": "c"}', 0.0) is None
