@@ -10,6 +10,9 @@ const Redis = require('ioredis');
 
 const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379/0';
 const PORT = Number(process.env.PORT || 3000);
+// PRG_ANSWER=render: a message's POST answered by the conversation's page itself (200), not a
+// 303 back to it; unset, post/redirect/get.
+const ANSWER = process.env.PRG_ANSWER || 'redirect';
 const BUGS = new Set((process.env.PRG_BUGS || '').split(',').map((s) => s.trim()).filter(Boolean));
 const CONV_TTL = 30 * 60; // seconds
 const ID_RE = /^[a-f0-9]{16}$/;
@@ -104,6 +107,11 @@ app.post('/c/:id/say', async (req, res) => {
   } catch (err) {
     if (!BUGS.has('swallow')) throw err;
     console.error(`[save] conv ${id}: ${err.message} (ignored)`);
+  }
+  if (ANSWER === 'render') {
+    // The conversation rendered as the POST's own answer (no redirect): the style of many
+    // older form apps; a reload of it asks the browser to post the form again.
+    return res.render('conversation', { id, messages: await loadConversation(id) });
   }
   res.redirect(303, `/c/${id}`);
 });

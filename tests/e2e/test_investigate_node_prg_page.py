@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.e2e.investigating import diagnosed_then_silent
+from tests.e2e.investigating import diagnosed_then_silent, investigate
 from tests.helpers import ROOT
 
 SPEC = ROOT / "examples" / "node-prg-page.toml"
@@ -24,3 +24,16 @@ def test_a_form_apps_own_page_its_bugs_drawn_and_its_silence_without_them(tmp_pa
     assert all(d["k"] == d["n"] >= 2 for d in found.values()), found
     judged = {c["fault"] for c in results["cells"] if c["trials"] >= 2}
     assert {"down", "latency", "write_refused"} <= judged, results["cells"]
+
+
+def test_a_form_app_answering_with_the_conversation_itself_is_judged_and_silent(tmp_path: Path) -> None:
+    """The same app answering each message's POST with the conversation's page itself (200, no
+    redirect): the page's URL is then the form's action. Its id is read from it by the chat
+    path; a refresh or a 500 page goes back to the page the first message was typed on (it
+    went to the last POST's action, a 404: every such trial waited 30 s); a page the pool hands
+    to the next trial keeps none of its last trial's form state (a refresh opened that trial's
+    conversation: acked_lost in 2 of 20 trials of the correct app). Every trial judged."""
+    args = ("--only", "none|down|in_flight", "--turns", "3", "--trials", "2", "--set", "start.env.PRG_ANSWER=render")
+    code, out, results = investigate(tmp_path, *args, spec=SPEC)
+    assert code == 0 and results["diagnoses"] == [], out
+    assert all(c["trials"] == 2 and not c["unknown"] for c in results["cells"]), results["cells"]

@@ -212,7 +212,9 @@ async def post(
         if to_chat(r):
             left.append(r)
             if r.is_navigation_request():  # a form's POST: the page becomes its answer, from now
-                forms.back[page] = before  # (finish: unless a redirect led back to a page of its own)
+                # (finish: unless a redirect led back to a page of its own); sent from an answer
+                # page (one showing the form again), back is still the page before the first
+                forms.back.setdefault(page, before)
 
     page.on("request", leaving)
     forms.sending[page] = before

@@ -24,6 +24,12 @@ back: "weakref.WeakKeyDictionary[Page, str]" = weakref.WeakKeyDictionary()
 sending: "weakref.WeakKeyDictionary[Page, str]" = weakref.WeakKeyDictionary()
 
 
+def forget(page: Page) -> None:
+    """``page`` opened afresh (a trial's first load): no earlier form's page to go back to."""
+    back.pop(page, None)
+    sending.pop(page, None)
+
+
 async def reload(page: Page) -> Response | None:
     """The user's refresh of ``page``: its document again, never a form sent again -- and, with
     the form's POST still in flight, the form's page (a reload would be aborted by the POST's

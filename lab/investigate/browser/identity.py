@@ -74,11 +74,7 @@ class Identity:
         if fixed := fixed_id(self.spec):
             return fixed
         if self.spec.page is not None and s.page_url:  # the app's page shows it in its URL
-            for p in ctx.pages:
-                m = page_url_id(s.page_url, urlsplit(p.url).path)
-                if m:
-                    return m
-            return None
+            return next((m for p in ctx.pages if (m := page_session(self.spec, p.url))), None)
         key = s.page_storage if self.spec.page is not None else SESSION_KEY
         return local_storage(await ctx.storage_state(), origin(self.spec)).get(key or SESSION_KEY)
 
@@ -131,6 +127,14 @@ def local_storage(state: Any, origin: str) -> dict[str, str]:
         if o.get("origin") == origin:
             return {i["name"]: i["value"] for i in o.get("localStorage", [])}
     return {}
+
+
+def page_session(spec: Spec, url: str) -> str | None:
+    """The conversation's id in a page's URL: by [session] page_url -- or, a page that is the
+    answer to a form's POST (no redirect after it), by the chat path the form posted to."""
+    path = urlsplit(url).path
+    by_page = page_url_id(spec.session.page_url, path) if spec.session.page_url else None
+    return by_page or (page_url_id(spec.chat.path, path) if "{session}" in spec.chat.path else None)
 
 
 def page_url_id(pattern: str, path: str) -> str | None:

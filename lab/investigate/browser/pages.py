@@ -9,7 +9,6 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import cast
-from urllib.parse import urlsplit
 
 from playwright.async_api import Browser, BrowserContext, Error as PlaywrightError, Page, Request, Route
 
@@ -19,7 +18,7 @@ from lab.investigate.evidence.answers import Answer, HistoryRead
 from lab.investigate.evidence.keys import KeyFinder, key_for
 from lab.investigate.browser import app_frames, app_page, app_reload, cut, forms
 from lab.driver.navigate import steady
-from lab.investigate.browser.identity import Identity, page_url_id
+from lab.investigate.browser.identity import Identity, page_session
 from lab.investigate.browser.page import LOST_ANSWER, PAGE_PATH, TAKE_ANSWER_JS, html
 from lab.model.checker import NETWORK_CHANGED
 from lab.model.history import Row, Send
@@ -149,7 +148,7 @@ class Pages:
         if pattern is None:
             return None
         for other in ctx.pages:
-            sid = page_url_id(pattern, urlsplit(other.url).path) if other is not page else None
+            sid = page_session(self.spec, other.url) if other is not page else None
             if sid:
                 return pattern.replace("{session}", sid)
         return None
@@ -159,6 +158,7 @@ class Pages:
         first history read (raw)."""
         if self.spec.page is not None:
             url = self.spec.url(at or self._conversation_url(ctx, page) or self.spec.page.path)
+            forms.forget(page)  # a pooled page's form state is its last trial's, not this one's
             return await app_page.load(page, self.spec, lambda: steady(lambda: page.goto(url)))
         wanted = {n for n in (self.spec.http.cookie, self.spec.http.csrf_cookie) if n}
         # Any path: a cookie scoped to /api is not one "/" would be sent, yet the app set it.

@@ -14,7 +14,6 @@ import time
 from dataclasses import dataclass, field
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import urlsplit
 
 from playwright.sync_api import BrowserContext, Error as PlaywrightError, Page, Request, Response
 
@@ -277,8 +276,7 @@ class Recorder:
         # test's own requests carried it.
         if s.page_url:
             for page in self.ctx.pages:
-                sid = who.page_url_id(s.page_url, urlsplit(page.url).path)
-                if sid:
+                if sid := who.page_session(self.spec, page.url):
                     return sid
         kept = who.local_storage(self.ctx.storage_state(), who.origin(self.spec)).get(s.page_storage or "")
         sent = who.sent_id(self.spec, [resp.request for _, resp in reversed(self._answers)])

@@ -89,3 +89,15 @@ def test_a_role_is_one_of_an_elements_classes_on_the_page_as_in_the_servers_html
     assert role_value("line assistant fresh", "class", roles) == "assistant"
     assert role_value("line", "class", roles) == "line"  # none of them: left as it is, unmatched
     assert role_value(" user ", "data-role", ("user", "bot")) == "user"
+
+
+def test_a_page_opened_afresh_forgets_its_last_trials_form() -> None:
+    """The pool hands a page to the next trial: its last trial's form page must not be where the
+    next trial's refresh goes."""
+    from lab.investigate.browser import forms
+
+    page = Page(Req())
+    forms.back[page] = "http://127.0.0.1/c/last-trials"  # type: ignore[index]
+    forms.sending[page] = "http://127.0.0.1/c/last-trials"  # type: ignore[index]
+    forms.forget(page)  # type: ignore[arg-type]
+    assert page not in forms.back and page not in forms.sending

@@ -82,3 +82,15 @@ def test_the_id_a_users_own_request_carried_newest_first(sets: list[str], url: s
     new = SimpleNamespace(url=url, headers=headers, post_data=None)
     assert sent_id(spec, [new, old]) == "c-9"
     assert sent_id(spec, []) is None
+
+
+def test_a_pages_id_is_read_by_its_page_url_or_else_by_the_chat_path_a_form_posted_to() -> None:
+    """A form app answering a POST with the conversation itself leaves the page at the form's
+    action (/c/<id>/say), not at /c/<id>: the id is read there by the chat path."""
+    from lab.investigate.browser.identity import page_session
+    from lab.investigate.spec import parse as sp
+
+    spec = sp.load(Path(__file__).resolve().parents[5] / "examples" / "node-prg-page.toml")
+    assert page_session(spec, "http://127.0.0.1:1/c/0123abcd/say") == "0123abcd"
+    assert page_session(spec, "http://127.0.0.1:1/c/0123abcd") == "0123abcd"
+    assert page_session(spec, "http://127.0.0.1:1/") is None
