@@ -14,8 +14,9 @@ from tests.e2e.investigating import diagnosed_then_silent, investigate
 from tests.helpers import ROOT
 
 SPEC = ROOT / "examples" / "node-prg-page.toml"
-# The refresh mid-POST (in_flight), a 500 page (down), the refused write.
-ONLY = ("--only", "down|in_flight|write_refused:at=write", "--turns", "3", "--trials", "2")
+# A 500 page (down), the refused write. (The refresh mid-POST: the render style's test below --
+# the same form's POST in flight, the same way back to the form's page.)
+ONLY = ("--only", "down|write_refused:at=write", "--turns", "3", "--trials", "2")
 
 
 def test_a_form_apps_own_page_its_bugs_drawn_and_its_silence_without_them(tmp_path: Path) -> None:
@@ -23,7 +24,7 @@ def test_a_form_apps_own_page_its_bugs_drawn_and_its_silence_without_them(tmp_pa
     assert set(found) == {"acked_write_refused", "ttl_not_renewed"}, out
     assert all(d["k"] == d["n"] >= 2 for d in found.values()), found
     judged = {c["fault"] for c in results["cells"] if c["trials"] >= 2}
-    assert {"down", "latency", "write_refused"} <= judged, results["cells"]
+    assert {"down", "write_refused"} <= judged, results["cells"]
 
 
 def test_a_form_app_answering_with_the_conversation_itself_is_judged_and_silent(tmp_path: Path) -> None:
