@@ -147,10 +147,7 @@ EVIDENCE: dict[str, Callable[[Trial], bool]] = {
     "ttl": lambda t: any(o.settled and o.pttl_ms >= 0 for o in t.ttl),
     # A TTL rule can be read: from settled PTTL reads after the turns, or from the store's record
     # of the app setting one (a user's own test drives the page and no read comes between turns).
-    "ttl_set": lambda t: (
-        any(o.settled and o.pttl_ms >= 0 for o in t.ttl)
-        or ((set_ttl := _ttl.ttl_renewals(t)) is not None and set_ttl[1] > 0)
-    ),
+    "ttl_set": lambda t: EVIDENCE["ttl"](t) or _ttl.sets_ttl(t),
     # The conversation is meant to expire: the spec says so ([redis] expires = true), or the key
     # had a TTL at some read, or the store's record shows the app setting one (an app that keeps
     # conversations on purpose never sets one; one whose later plain SET clears it was read -1
@@ -161,7 +158,7 @@ EVIDENCE: dict[str, Callable[[Trial], bool]] = {
             (t.redis_final or {}).get("expires") is True
             or any(o.pttl_ms >= 0 for o in t.ttl)
             or (t.redis_final or {}).get("pttl_ms", -1) >= 0
-            or ((set_ttl := _ttl.ttl_renewals(t)) is not None and set_ttl[1] > 0)
+            or _ttl.sets_ttl(t)
         )
     ),
     "key": lambda t: t.redis_final is not None,

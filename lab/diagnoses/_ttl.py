@@ -125,6 +125,11 @@ TTL_OPTIONS = ("EX", "PX", "EXAT", "PXAT")
 CARRY_TTL = ("RENAME", "RENAMENX", "RESTORE", "COPY", "MOVE")
 
 
+def sets_ttl(t: Trial) -> bool:
+    """The store's record shows the app setting a TTL on the key."""
+    return (counted := ttl_renewals(t)) is not None and counted[1] > 0
+
+
 def ttl_renewals(t: Trial) -> tuple[int, int, int] | None:
     """By the record: (the app's writes of the key, the TTLs it set, those set after the first
     -- renewals). ``EXPIRE ... NX`` after the first sets nothing (the key has a TTL by then): it

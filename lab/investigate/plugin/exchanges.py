@@ -20,10 +20,12 @@ from lab.investigate.spec.parse import Spec
 from lab.model.history import Send
 
 
-def send_of(spec: Spec, req: Request, resp: Response | None) -> Send:
+def send_of(spec: Spec, req: Request, resp: Response | None, ended: float | None = None) -> Send:
     """The chat POST ``req`` and its answer ``resp`` (None: the request failed) as a send:
     ok (2xx, after a redirect only to the conversation's page), fail (4xx), info (5xx, no
-    answer, a redirect elsewhere). Dated by the answer's first byte, its status then known."""
+    answer, a redirect elsewhere). Dated by the answer's first byte, its status then known; a
+    stream by its end: ``ended``, when its end event reached the page (frames.stream_end), else
+    its close."""
     field, body = spec.chat.message_field, _body(spec, req.post_data)
     text = str(body.get(field, "")) if body is not None else req.post_data or ""
     # The message's id, where the API takes one ([chat] id_field) and the test sent it: the
@@ -44,10 +46,9 @@ def send_of(spec: Spec, req: Request, resp: Response | None) -> Send:
     # the next send carried counted as not yet acknowledged.
     # A stream is answered when it ends, as lab investigate dates it (its end event, or the
     # close): a reply stored as its stream ends was stored before the answer, not after its
-    # first chunk. (The plugin has no chunk's time: a write between the end event and the
-    # close is not seen as late here.)
+    # first chunk; one stored after the end event and before the close, after it.
     streamed = _streams(spec, body, resp)
-    answered = end if streamed or ms is None else start + ms / 1000
+    answered = min(end, ended or end) if streamed else end if ms is None else start + ms / 1000
     s.streamed = streamed
     if streamed and ms is not None and timing.get("responseEnd", -1) < 0:
         s.cut, answered = True, start + ms / 1000  # never ended (a reload mid-reply): begun, then cut

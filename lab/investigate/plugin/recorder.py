@@ -198,17 +198,8 @@ class Recorder:
         return sends
 
     def _send(self, req: Request, resp: Response | None) -> Send:
-        s = send_of(self.spec, req, resp)
-        # A stream answered when its end event reached the page, as lab investigate dates it: a
-        # write after that event and before the close is after the answer.
-        if (
-            s.streamed
-            and not s.cut
-            and s.t_complete
-            and (at := frames.stream_end(self._frames, req.post_data, s.t_invoke))
-        ):
-            s.t_complete = min(s.t_complete, at)
-        return s
+        started = req.timing.get("startTime", -1) / 1000
+        return send_of(self.spec, req, resp, frames.stream_end(self._frames, req.post_data, started))
 
     def _rows(self, resp: Response) -> list[Row]:
         try:
