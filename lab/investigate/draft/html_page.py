@@ -26,7 +26,7 @@ def forms(routes: Routes) -> None:
     if not routes.texts:
         return
     root, page_path = document(routes.texts[0]), routes.at
-    ids = _ids(page_path)
+    ids = _ids(page_path, routes.again)
     for n in select(root, selector("form, [hx-post], [data-hx-post]")):
         post = n.attrs.get("hx-post") or n.attrs.get("data-hx-post")
         if post is None and n.attrs.get("method", "get").lower() != "post":
@@ -85,6 +85,8 @@ def started(c: Client, routes: Routes) -> None:
     if 200 <= status < 300 and "html" in ctype and c.path != routes.at:
         page, at = c.body, c.path
         routes.texts, routes.at, routes.start = [page, *scripts(c, page)], at, ("POST", routes.starts[0])
+        c.call("POST", routes.starts[0], {})  # a second conversation: its page's id moves
+        routes.again = c.path
         forms(routes)
     c.form = bool(routes.forms)  # the message is then posted as that page's form posts it
 
@@ -105,8 +107,14 @@ def templated(page_path: str) -> str:
     return _own(page_path, _ids(page_path))
 
 
-def _ids(page_path: str) -> list[str]:
-    return [s for s in page_path.split("/") if s and an_id(s) and re.search(r"\d", s)]
+def _ids(page_path: str, again: str | None = None) -> list[str]:
+    """The segments of ``page_path`` that are a conversation's id: those with a digit, and those
+    that differ in ``again``, a second conversation's page of the same shape -- an id of letters
+    alone (20 characters of base32 have no digit one time in 64) is told from a route's word
+    (/chat) only by changing from one conversation to the next."""
+    mine, other = page_path.split("/"), (again or "").split("/")
+    moved = {a for a, b in zip(mine, other) if a != b} if len(mine) == len(other) else set()
+    return [s for s in mine if s and an_id(s) and (re.search(r"\d", s) or s in moved)]
 
 
 def _own(page_path: str, ids: list[str]) -> str:

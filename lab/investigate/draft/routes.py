@@ -82,6 +82,7 @@ class Routes:
     forms: list[str] = field(default_factory=list)  # POST paths of the page's own forms (sent as forms)
     page_url: str | None = None  # the page's own path where it holds an id (/ redirected to /c/{session})
     at: str = "/"  # the page's path, after redirects
+    again: str | None = None  # a second conversation's page path (where its id differs from at's)
     hidden_from: str | None = None  # the page whose message form has hidden inputs (a CSRF token)
     starts: list[str] = field(default_factory=list)  # POST forms with no text field ("New chat")
     headers: dict[str, str] = field(default_factory=dict)  # literal headers the page's requests set
@@ -336,6 +337,9 @@ def read(c: Client) -> Routes:
         return Routes()
     at = c.path
     routes = Routes(texts=[page, *scripts(c, page)], at=at)
+    if at != "/":  # / led elsewhere (/c/8f3a): where a browser of its own is led tells the id's place
+        fresh = type(c)(c.base)
+        routes.again = fresh.path if 200 <= fresh.text("/")[0] < 300 else None
     for text in routes.texts:
         got = calls_in(text)
         routes.calls += got.calls

@@ -126,26 +126,46 @@ def test_the_log_is_found_past_a_sidebar_titling_the_conversation_by_its_first_m
 
 
 class NewChatApp:
-    """A landing page with only a "New chat" button: POST /chat makes a conversation's page."""
+    """A landing page with only a "New chat" button: POST /chat makes a conversation's page,
+    under each of ``ids`` in turn."""
 
-    def __init__(self) -> None:
+    def __init__(self, *ids: str) -> None:
         self.path, self.form, self.body, self.hidden = "/", False, "", {}  # type: ignore[var-annotated]
+        self.ids = list(ids)
 
     def call(self, method: str, path: str, body: object = None) -> tuple[int, str, object]:
         assert (method, path, self.form) == ("POST", "/chat", True)
-        self.path = "/chat/k3j9x2m4p7q1"
-        self.body = '<form method="post" action="/chat/k3j9x2m4p7q1/messages"><textarea name="q"></textarea></form>'
+        made = self.ids.pop(0)
+        self.path = f"/chat/{made}"
+        self.body = f'<form method="post" action="/chat/{made}/messages"><textarea name="q"></textarea></form>'
         return 200, "text/html; charset=utf-8", None
 
 
-def test_a_new_chat_button_leads_to_the_page_whose_form_is_then_read() -> None:
+@pytest.mark.parametrize(
+    "ids",
+    [("k3j9x2m4p7q1", "b7c2d9e4f1a8"), ("aeuykwjivhvqulbmkxca", "qzhfrtbxwnmkaplcyude")],
+    ids=["with digits", "letters only: told by the second conversation"],
+)
+def test_a_new_chat_button_leads_to_the_page_whose_form_is_then_read(ids: tuple[str, str]) -> None:
     routes = Routes(texts=['<form method="post" action="/chat"><button>New chat</button></form>'], at="/")
     html_page.forms(routes)
     assert routes.starts == ["/chat"] and routes.forms == []
-    app = NewChatApp()
+    app = NewChatApp(*ids)
     html_page.started(app, routes)  # type: ignore[arg-type]
     assert routes.forms == ["/chat/{session}/messages"] and routes.page_url == "/chat/{session}"
-    assert routes.start == ("POST", "/chat") and app.form
+    assert routes.start == ("POST", "/chat") and app.form and routes.at == f"/chat/{ids[0]}"
+
+
+def test_a_word_of_letters_that_stays_from_one_conversation_to_the_next_is_no_id() -> None:
+    routes = Routes(texts=['<form method="post" action="/room/lobby/say"><input name="q"></form>'], at="/room/lobby")
+    html_page.forms(routes)
+    assert routes.forms == ["/room/lobby/say"] and routes.page_url is None
+    again = Routes(texts=routes.texts, at="/room/lobby", again="/room/lobby")
+    html_page.forms(again)
+    assert again.forms == ["/room/lobby/say"] and again.page_url is None
+    moved = Routes(texts=routes.texts, at="/room/lobby", again="/room/kitchen")
+    html_page.forms(moved)
+    assert moved.forms == ["/room/{session}/say"] and moved.page_url == "/room/{session}"
 
 
 def test_the_headers_a_page_sends_with_a_message() -> None:
