@@ -63,6 +63,14 @@ def configure(config: pytest.Config) -> None:
         spec = spec_mod.load(Path(raw), config.getoption("--lab-set"))
     except UsageError as exc:
         raise pytest.UsageError(f"--lab-target {raw}: {exc}") from None
+    if spec.stream is not None and spec.stream.follow:
+        # The user's page reads the reply on a request of its own (an EventSource): its sends
+        # would be dated by the message's 202, before any reply -- said, not judged wrongly.
+        raise pytest.UsageError(
+            f"--lab-target {raw}: [stream] follow (a reply streamed on its own request) is read by "
+            "lab investigate's own page, not yet from a test's page: run lab investigate --target "
+            f"{raw}"
+        )
     config.stash[spec_key] = spec
     config.stash[trials_key] = []
     if hasattr(config.option, "base_url"):  # pytest-base-url (pytest-playwright's base_url)

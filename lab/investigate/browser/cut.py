@@ -23,17 +23,19 @@ reply already in the key, as it is in the end, when the cut's reload began.
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 from dataclasses import dataclass
-from urllib.parse import unquote_plus
+from urllib.parse import unquote_plus, urlsplit
 from weakref import WeakKeyDictionary
 
 from playwright.async_api import Page, Request, Response
 
 from lab.investigate.browser import app_frames
 from lab.investigate.spec.parse import Spec
+from lab.investigate.spec.shapes import follow_pattern
 from lab.model.history import Trial
 from lab.model.placement import place
 from lab.model.store import CLOCK_GRAIN_S, first_writes
@@ -170,10 +172,14 @@ def _well_inside_usual_reply(t: Trial) -> bool:
 
 
 class Posts:
-    """A page's POST requests: when each one's answer began and how it ended."""
+    """A page's POST requests: when each one's answer began and how it ended. Where the reply
+    streams on a request of its own (``follow``: [stream] follow's path as a pattern), that GET
+    is the answer of the POST before it, and the POST's own answer (202 {"turn": ...}) none."""
 
-    def __init__(self) -> None:
-        self.requests: list[Request] = []
+    def __init__(self, follow: re.Pattern[str] | None = None) -> None:
+        self.follow = follow
+        self.requests: list[tuple[Request, str]] = []  # (an answer's request, the POST body it answers)
+        self._posted = {"page": "", "cdp": ""}  # the last POST's body, as each side saw it
         self.answered: dict[int, float] = {}
         self.ended: dict[int, tuple[float, bool]] = {}  # (when, finished: True / failed: False)
         # The network's first bytes of each answer's body, by the protocol's request id: an app
@@ -191,16 +197,30 @@ class Posts:
         self.ended[id(req)] = (time.time(), finished)
         self._changed.set()
 
+    def _answers(self, side: str, method: str, url: str, body: str | None) -> str | None:
+        """The POST body the request ``method url`` answers (None: no send's answer)."""
+        if method == "POST":
+            self._posted[side] = body or ""
+            return None if self.follow else self._posted[side]
+        followed = self.follow is not None and method == "GET" and self.follow.match(urlsplit(url).path)
+        return self._posted[side] if followed else None
+
+    def _request(self, r: Request) -> None:
+        if (body := self._answers("page", r.method, r.url, r.post_data)) is not None:
+            self.requests.append((r, body))
+
     def _sent(self, params: dict[str, Any]) -> None:
         request = params.get("request") or {}
-        if request.get("method") == "POST":
-            self.bodies.append((params["requestId"], request.get("postData") or ""))
+        if (
+            body := self._answers("cdp", request.get("method", ""), request.get("url", ""), request.get("postData"))
+        ) is not None:
+            self.bodies.append((params["requestId"], body))
 
     def _data(self, params: dict[str, Any]) -> None:
         self.first_data.setdefault(params["requestId"], time.time())
 
     async def attach(self, page: Page) -> None:
-        page.on("request", lambda r: self.requests.append(r) if r.method == "POST" else None)
+        page.on("request", self._request)
         page.on("response", self._answer)
         page.on("requestfinished", lambda r: self._end(r, True))
         page.on("requestfailed", lambda r: self._end(r, False))
@@ -210,8 +230,8 @@ class Posts:
         await cdp.send("Network.enable")
 
     def carrying(self, text: str) -> Request | None:
-        """The last POST whose body holds ``text`` (JSON or a form's encoding)."""
-        return next((r for r in reversed(self.requests) if carries(r.post_data or "", text)), None)
+        """The last answer to a POST whose body holds ``text`` (JSON or a form's encoding)."""
+        return next((r for r, body in reversed(self.requests) if carries(body, text)), None)
 
     def first_fragment(self, text: str) -> float | None:
         """When the first bytes of the body answering the last POST that carried ``text`` came."""
@@ -249,7 +269,7 @@ async def watch(page: Page, spec: Spec) -> None:
     if spec.transport is not None:
         app_frames.watch(page)
     elif spec.stream is not None and page not in _POSTS:
-        _POSTS[page] = posts = Posts()
+        _POSTS[page] = posts = Posts(follow_pattern(spec.stream.follow))
         await posts.attach(page)
 
 

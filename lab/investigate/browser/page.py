@@ -141,10 +141,26 @@ window.labSend = async (text, id, streamed, mode) => {
     for (const [k, v] of Object.entries(got.fields)) if (!(k in body)) body[k] = v;
     headers = Object.assign({}, headers, got.headers);
   }
-  const out = await call("POST", CFG.chat_path, body, mode || "read", CFG.chat_body === "form", headers);
+  const follows = !!CFG.stream_follow;  // every reply streams there
+  const out = await call("POST", CFG.chat_path, body, follows ? "read" : mode || "read", CFG.chat_body === "form", headers);
   if (out.status >= 200 && out.status < 300) keepFrom(out.body);
-  return out;
+  return follows && out.status >= 200 && out.status < 300 ? follow(out, mode || "read") : out;
 };
+// [stream] follow: the reply streams on a second request the chat's answer names (202 {"turn":
+// ...}, then GET /api/turns/{turn}/events) -- read, or cut, as a streamed chat answer is; the
+// send left when its POST did. Not answered where that stream cannot be had: the message may
+// be stored all the same.
+async function follow(posted, mode) {
+  let turn;
+  try { turn = CFG.stream_follow_id.split(".").slice(1).reduce((o, k) => o[k], JSON.parse(posted.body)); } catch (e) {}
+  if (turn === undefined || turn === null || typeof turn === "object")
+    return Object.assign(posted, {status: null, error: `the chat's answer holds no ${CFG.stream_follow_id} naming its reply's stream: ${posted.body.slice(0, 120)}`});
+  const got = await call("GET", CFG.stream_follow.replace("{turn}", encodeURIComponent(String(turn))), undefined, mode);
+  if (!(got.status >= 200 && got.status < 300))
+    return Object.assign(got, {status: null, start: posted.start,
+                               error: `the reply's stream answered ${got.status === null ? got.error : "HTTP " + got.status}`});
+  return Object.assign(got, {start: posted.start, ms: posted.ms + got.ms});
+}
 // The send after which the user refreshes at once: the answer is kept in sessionStorage (it
 // survives the reload; the lab reads it back there) and the reload starts in the same task
 // as its arrival -- no round trip to the lab between the two.
@@ -192,6 +208,8 @@ def html(spec: Spec, token: str | None = None) -> str:
         "timeout_ms": int(spec.chat.timeout_s * 1000),
         "stream_request": spec.stream.request if spec.stream else {},
         "stream_end": spec.stream.end if spec.stream else None,
+        "stream_follow": spec.stream.follow if spec.stream else None,
+        "stream_follow_id": spec.stream.follow_id if spec.stream else None,
         "answer_key": ANSWER_KEY,
         "session": dataclasses.asdict(spec.session),
         "session_key": SESSION_KEY,

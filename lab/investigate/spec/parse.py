@@ -19,7 +19,7 @@ from lab.common.errors import UsageError
 from lab.common import html_select
 from lab.investigate.spec import model as spec_model, shapes
 from lab.investigate.spec.fields import JSON_PATH, URL_PATH, bad, headers, number, table, text
-from lab.investigate.spec.schema import Chat, History, Http, PageSpec, RedisKey, Spec, Start, Stream
+from lab.investigate.spec.schema import Chat, History, Http, PageSpec, RedisKey, Spec, Start
 
 HISTORY_FORMATS = ("objects", "strings", "pairs", "html")
 ORDERS = ("oldest_first", "newest_first")
@@ -125,7 +125,7 @@ def parse(data: dict[str, Any], path: Path) -> Spec:
         chat,
         history,
         RedisKey(key, url_env, expires),
-        _stream(data),
+        shapes.stream(data),
         _page(data),
         source=_source(data, start.cwd),
         session=shapes.session(data, http.cookie, paths, page="page" in data),
@@ -272,23 +272,6 @@ def _selector(hi: dict[str, Any], key: str, required: bool = False) -> str:
         except ValueError as exc:
             raise bad(f"history.{key}", value, f"{expected}: {exc}") from None
     return str(value)
-
-
-def _stream(data: dict[str, Any]) -> Stream | None:
-    if "stream" not in data:
-        return None
-    request = table(data, "stream").get("request", {})
-    if not isinstance(request, dict) or not all(isinstance(k, str) for k in request):
-        raise bad(
-            "stream.request",
-            request,
-            "a table of JSON fields that ask for a streamed "
-            "answer, e.g. { stream = true } ({} if every answer streams)",
-        )
-    end = text(table(data, "stream"), "stream", "end", expected='the last event\'s text, e.g. "event: done"')
-    if end is not None and not end.strip():
-        raise bad("stream.end", end, 'the text of the last event of a completed reply, e.g. "event: done"')
-    return Stream(dict(request), end)
 
 
 def _page(data: dict[str, Any]) -> PageSpec | None:

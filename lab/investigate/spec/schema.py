@@ -87,6 +87,11 @@ class Stream:
     # '"kind":"done"'): a send then counts as answered when it arrives, as the app's page takes
     # it, and one whose stream never carried it (an error event instead) as not answered.
     end: str | None = None
+    # A reply that streams on a second request (POST answered 202 {"turn": ...}, then an
+    # EventSource on /api/turns/{turn}/events): its path, {turn} filled from the answer's JSON at
+    # follow_id. The send is answered when that stream's end event comes, as its page takes it.
+    follow: str | None = None
+    follow_id: str = "$.id"
 
 
 @dataclass(frozen=True)

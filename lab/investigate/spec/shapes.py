@@ -10,7 +10,7 @@ from typing import Any
 
 from lab.common.errors import UsageError
 from lab.investigate.spec.fields import JSON_PATH, URL_PATH, bad, table, text
-from lab.investigate.spec.schema import Auth, Session, Transport
+from lab.investigate.spec.schema import Auth, Session, Stream, Transport
 
 CARRIERS = ("cookie", "header", "query", "path")
 SOURCES = ("cookie", "create", "answer", "fixed", "redirect")
@@ -205,3 +205,46 @@ def page_url_pattern(page_url: str | None) -> str:
     if not page_url:
         return "(?!)"
     return "^" + re.escape(page_url).replace(re.escape("{session}"), "([^/?#]+)") + "/?$"
+
+
+def follow_pattern(follow: str | None) -> re.Pattern[str] | None:
+    """[stream] follow's path as a pattern: {turn} and {session} any one segment."""
+    if follow is None:
+        return None
+    any_segment = "[^/?#]+"
+    return re.compile(
+        "^"
+        + re.escape(follow).replace(re.escape("{turn}"), any_segment).replace(re.escape("{session}"), any_segment)
+        + "$"
+    )
+
+
+def stream(data: dict[str, Any]) -> Stream | None:
+    """[stream]: how an answer streams, its end event, the request its reply streams on."""
+    if "stream" not in data:
+        return None
+    request = table(data, "stream").get("request", {})
+    if not isinstance(request, dict) or not all(isinstance(k, str) for k in request):
+        raise bad(
+            "stream.request",
+            request,
+            "a table of JSON fields that ask for a streamed "
+            "answer, e.g. { stream = true } ({} if every answer streams)",
+        )
+    end = text(table(data, "stream"), "stream", "end", expected='the last event\'s text, e.g. "event: done"')
+    if end is not None and not end.strip():
+        raise bad("stream.end", end, 'the text of the last event of a completed reply, e.g. "event: done"')
+    st = table(data, "stream")
+    follow = text(st, "stream", "follow", pattern=FOLLOW_PATH, expected="a path starting with / holding {turn}")
+    follow_id = text(st, "stream", "follow_id", default="$.id", pattern=JSON_PATH, expected="a JSON path like $.turn")
+    if follow is not None and "page" in data:
+        raise bad(
+            "stream.follow",
+            follow,
+            "no [page] beside it: the lab's own page follows a reply's stream; the app's own page is "
+            "read by its chat request's answer (drop [page] to investigate this app)",
+        )
+    return Stream(dict(request), end, follow, str(follow_id))
+
+
+FOLLOW_PATH = re.compile(r"^/\S*\{turn\}\S*$")  # the reply's stream, {turn} from the chat's answer

@@ -132,10 +132,8 @@ def test_a_turn_stored_just_before_its_first_chunk_of_a_long_reply_is_judged_tho
 
 
 class _Request:
-    method = "POST"
-
-    def __init__(self, body: str) -> None:
-        self.post_data = body
+    def __init__(self, body: str | None, method: str = "POST", url: str = "http://127.0.0.1:1/chat") -> None:
+        self.post_data, self.method, self.url = body, method, url
 
 
 def test_a_span_starts_at_the_first_fragment_not_at_headers_sent_before_the_model_answered() -> None:
@@ -147,7 +145,7 @@ def test_a_span_starts_at_the_first_fragment_not_at_headers_sent_before_the_mode
     from lab.investigate.browser.cut import Posts
 
     posts, req = Posts(), _Request('{"message": "hello there"}')
-    posts.requests.append(req)  # type: ignore[arg-type]
+    posts._request(req)  # type: ignore[arg-type]
     posts.answered[id(req)] = 10.0  # the headers
     posts._sent({"requestId": "7", "request": {"method": "POST", "postData": '{"message": "hello there"}'}})
     posts._data({"requestId": "7"})
@@ -158,7 +156,7 @@ def test_a_span_starts_at_the_first_fragment_not_at_headers_sent_before_the_mode
     assert span is not None and span.start == first and span.closed is not None and span.end is None
     # No body seen (a cut before the first byte reached the network's record): the headers.
     other = _Request('{"message": "no body"}')
-    posts.requests.append(other)  # type: ignore[arg-type]
+    posts._request(other)  # type: ignore[arg-type]
     posts.answered[id(other)] = 11.0
     posts._end(other, True)  # type: ignore[arg-type]
     assert asyncio.run(posts.span("no body", deadline=0.0)) == Span(11.0, posts.ended[id(other)][0], None)
@@ -205,9 +203,48 @@ def test_a_streamed_http_answer_begins_at_its_bodys_first_bytes_not_its_headers(
     monkeypatch.setitem(cut._POSTS, page, posts)
     begun = cut.answer_begun(page, spec)  # type: ignore[arg-type]
     send = _Request('{"message": "hi"}')
-    posts.requests.append(send)  # type: ignore[arg-type]
+    posts._request(send)  # type: ignore[arg-type]
     posts._sent({"requestId": "2", "request": {"method": "POST", "postData": '{"message": "hi"}'}})
     posts._answer(type("R", (), {"request": send})())  # type: ignore[arg-type]
     assert not begun()  # its headers only
     posts._data({"requestId": "2"})
     assert begun()
+
+
+def test_a_reply_streamed_on_its_own_request_is_the_answer_of_the_post_before_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """[stream] follow (examples/node-relay.toml): the message's POST is answered 202 {"turn"},
+    the reply streams on GET /api/turns/<turn>/events. That GET is the send's answer -- its span
+    is the cut's, its first bytes begin the answer (write_refused at=answer) -- and the 202's
+    body is not; a GET of another path (the history) answers nothing."""
+    import asyncio
+
+    from lab.investigate.browser import cut
+    from lab.investigate.spec import parse as sp
+
+    spec = sp.load(ROOT / "examples" / "node-relay.toml")
+    assert spec.stream is not None and spec.stream.follow == "/api/turns/{turn}/events"
+    page, posts = _Page(), cut.Posts(cut.follow_pattern(spec.stream.follow))
+    monkeypatch.setitem(cut._POSTS, page, posts)
+    begun = cut.answer_begun(page, spec)  # type: ignore[arg-type]
+    body = '{"thread": "t", "prompt": "hi there"}'
+    post = _Request(body)
+    posts._request(post)  # type: ignore[arg-type]
+    posts._sent({"requestId": "1", "request": {"method": "POST", "postData": body, "url": "http://h/api/turns"}})
+    posts._data({"requestId": "1"})  # the 202's body
+    assert not begun() and posts.carrying("hi there") is None
+    history = _Request(None, "GET", "http://h/api/threads/t")
+    posts._request(history)  # type: ignore[arg-type]
+    posts._sent({"requestId": "2", "request": {"method": "GET", "url": "http://h/api/threads/t"}})
+    posts._data({"requestId": "2"})
+    assert not begun() and posts.carrying("hi there") is None
+    stream = _Request(None, "GET", "http://h/api/turns/9f3a/events")
+    posts._request(stream)  # type: ignore[arg-type]
+    posts._sent({"requestId": "3", "request": {"method": "GET", "url": "http://h/api/turns/9f3a/events"}})
+    assert not begun()  # its headers at most
+    posts._data({"requestId": "3"})
+    assert begun() and posts.carrying("hi there") is stream
+    posts._end(stream, False)  # type: ignore[arg-type]  # the cut
+    span = asyncio.run(posts.span("hi there", deadline=0.0))
+    assert span is not None and span.start == posts.first_data["3"] and span.closed is not None

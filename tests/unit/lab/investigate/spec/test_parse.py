@@ -5,6 +5,7 @@ from __future__ import annotations
 from lab.investigate.evidence import rows
 
 import json
+import re
 import tomllib
 from pathlib import Path
 
@@ -209,3 +210,23 @@ def test_history_outside_the_spec_says_what_was_expected() -> None:
         rows.parse_history(_hist(), '[{"who": "user"}]')
     with pytest.raises(ValueError, match="no field 'messages'"):
         rows.parse_history(_hist(items="$.messages"), "[]")
+
+
+def test_a_reply_streamed_on_its_own_request_names_its_path_and_the_answers_id() -> None:
+    """[stream] follow: the reply's stream, {turn} from the chat's answer at follow_id; a path
+    without {turn}, an id that is no JSON path, or [page] beside it (the app's own page is read
+    by its chat request's answer) is refused, naming the field and what it takes."""
+    relay = tomllib.loads((ROOT / "examples" / "node-relay.toml").read_text())
+    s = sp.parse(relay, EXAMPLE)
+    assert s.stream is not None and (s.stream.follow, s.stream.follow_id) == ("/api/turns/{turn}/events", "$.turn")
+    for key, value, says in (
+        ("follow", "/api/turns/events", "holding {turn}"),
+        ("follow_id", "turn", "a JSON path like $.turn"),
+    ):
+        bad = json.loads(json.dumps(relay))
+        bad["stream"][key] = value
+        with pytest.raises(UsageError, match=f"stream.{key}.*{re.escape(says)}"):
+            sp.parse(bad, EXAMPLE)
+    paged = json.loads(json.dumps(relay)) | {"page": {"input": "#prompt", "message": ".turn"}}
+    with pytest.raises(UsageError, match=r"stream\.follow.*no \[page\] beside it"):
+        sp.parse(paged, EXAMPLE)
