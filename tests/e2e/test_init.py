@@ -92,6 +92,9 @@ def _init(
         ("{python} examples/aiohttp_app.py", (), {"chat": "body", "history": "order"}),
         # Socket.IO: the event the page emits, the events that answered a message emitted so.
         ("node examples/node/sio_page.js", (), {"transport": "end_text", "session": "field"}),
+        # The page's minted id in the message's body; the message answered 202 {"turn"}, its reply
+        # streamed on an EventSource of that turn ([stream] follow, read to its end to be stored).
+        ("node examples/node/relay.js", (), {"session": "field", "stream": "follow"}),
         # Django's CSRF check (the csrftoken cookie echoed in X-CSRFToken), its id in a signed cookie.
         (
             "{python} -m gunicorn --chdir examples/django_chat chatproj.wsgi -w 2 -b 127.0.0.1:{port}",
@@ -137,6 +140,7 @@ def _init(
         "go-ws",
         "aiohttp-form",
         "node-sio-page",
+        "node-relay",
         "django",
         "htmx",
         "node-prg",

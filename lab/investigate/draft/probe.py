@@ -17,18 +17,16 @@ from lab.investigate.draft.infer import (
     HistoryShape,
     an_id,
     answer_id,
-    end_event,
     history_shape,
     lists,
     order_of_two,
     reply_path,
 )
-from lab.investigate.draft import frames, html_page, routes, session, openapi as draft_openapi
+from lab.investigate.draft import follow, frames, html_page, routes, session, openapi as draft_openapi
 from lab.investigate.draft.routes import Routes
-from lab.investigate.draft.session import at
+from lab.investigate.draft.session import at, carried
 
 READY_PATHS = ("/health", "/healthz", "/ready", "/readyz")
-STREAM_TYPES = ("text/event-stream", "application/x-ndjson", "application/jsonl")
 CSRF_REFUSED = (400, 403, 419, 422)  # a missing token: Django, gorilla, csurf; Flask-WTF; Laravel; Rails
 
 
@@ -184,7 +182,7 @@ def _send(c: Client, d: Draft, text: str, sid: str | None, page: Routes) -> tupl
     for path in paths:
         for field in fields:
             c.form = c.form or path in page.forms  # the page's own form posts it so: sent alike
-            status, ctype, doc = c.call("POST", at(d, path, sid), {field: text})
+            status, ctype, doc = c.call("POST", at(d, path, sid), {field: text, **carried(d, sid)})
             if status in CSRF_REFUSED and c.csrf is None and c.csrf_meta is None:
                 got = _with_csrf(c, d, path, sid, field, text, status, page.texts)
                 status, ctype, doc = got or (status, ctype, doc)
@@ -198,13 +196,15 @@ def _send(c: Client, d: Draft, text: str, sid: str | None, page: Routes) -> tupl
                 html_page.posted(d, page, path, c.hidden)
                 d.put("chat", "path", path, d.why.get("chat.path") or f"POST {path} answered {status}")
                 d.put("chat", "message_field", field, d.why.get("chat.message_field") or f"{field!r} was accepted")
-                if streamed := _stream_type(ctype, c.chunked):
+                if streamed := follow.stream_type(ctype, c.chunked):
                     d.put("stream", "request", {}, f"the answer streamed ({streamed})")
-                    _end_event(d, c.body)
+                    follow.end(d, c.body)
                     doc = _stream_doc(c.body) if doc is None else doc
                 found = reply_path(doc, text)
                 if found:
                     d.put("chat", "reply_path", found[0], f"the answer's field holding the reply ({found[1][:40]!r})")
+                elif not streamed:  # no reply in it: one streamed on a request of its own, maybe
+                    follow.reply_stream(c, d, doc, page)
                 return (found[1] if found else ""), doc
     if failed:
         d.missing(
@@ -256,28 +256,9 @@ def _asked_to_stream(c: Client, d: Draft, sid: str | None) -> None:
         return
     body = {d.get("chat", "message_field"): f"chaoslab init probe {secrets.token_hex(4)}", "stream": True}
     status, ctype, _ = c.call("POST", at(d, str(d.get("chat", "path")), sid), body)
-    if 200 <= status < 300 and (streamed := _stream_type(ctype, c.chunked)):
+    if 200 <= status < 300 and (streamed := follow.stream_type(ctype, c.chunked)):
         d.put("stream", "request", {"stream": True}, f"a message with stream = true was answered as {streamed}")
-        _end_event(d, c.body)
-
-
-def _end_event(d: Draft, body: str) -> None:
-    end = end_event(body)
-    if end is not None:
-        d.put(
-            "stream",
-            "end",
-            end,
-            "the answer's last event, once in it: a send counts as answered when it comes (drop the line if "
-            "the app's page waits for the stream to close)",
-        )
-
-
-def _stream_type(ctype: str, chunked: bool) -> str | None:
-    """The content type of an answer that streams (SSE, NDJSON; plain text sent in chunks, as the
-    Vercel AI SDK's text stream and a bare token stream are), else None."""
-    plain = ctype.startswith("text/plain") and chunked
-    return ctype.split(";")[0].strip() if plain or any(t in ctype for t in STREAM_TYPES) else None
+        follow.end(d, c.body)
 
 
 def _read(c: Client, d: Draft, text: str, reply: str, sid: str | None, page: Routes) -> None:
@@ -306,7 +287,9 @@ def _second(c: Client, d: Draft, sid: str | None) -> str | None:
     """A second message on the drafted chat route: its text (None: the app did not take it)."""
     second = f"chaoslab init probe {secrets.token_hex(4)}"
     status, _, _ = c.call(
-        "POST", at(d, str(d.get("chat", "path")), sid or ""), {d.get("chat", "message_field"): second}
+        "POST",
+        at(d, str(d.get("chat", "path")), sid or ""),
+        {d.get("chat", "message_field"): second, **carried(d, sid)},
     )
     return second if 200 <= status < 300 else None
 

@@ -40,6 +40,13 @@ def at(d: Draft, path: str, sid: str | None) -> str:
     return path.replace(ID, quote(sid or "", safe=""))
 
 
+def carried(d: Draft, sid: str | None) -> dict[str, str]:
+    """The body's field carrying an id the page made ([session] field, from = fixed), as the
+    lab's page sends it with each message; {} where the draft has none."""
+    field = d.get("session", "field")
+    return {field: sid} if field and sid and d.get("session", "from") == "fixed" else {}
+
+
 def _took(c: Client, url: str, page: Routes) -> bool:
     """A message POSTed to ``url`` was taken (2xx), under any of the fields the page sends."""
     return any(200 <= c.call("POST", url, {f: "chaoslab init probe"})[0] < 300 for f in page.message_fields())
@@ -140,7 +147,30 @@ def page_made(c: Client, d: Draft, page: Routes) -> str | None:
                 why = f"{whose}, and POST {chat} took a message under a fresh one"
                 _place(d, chat, why, **{"from": "fixed", "value": value})
                 return sid
-    return _redirected(c, d, page, chats) if page.page_url else None
+    return _redirected(c, d, page, chats) if page.page_url else _in_body(c, d, page)
+
+
+def _in_body(c: Client, d: Draft, page: Routes) -> str | None:
+    """An id the page mints and sends in the message's body ({"thread": <uuid>, "prompt": ...}),
+    reading the history by it in a path (/api/threads/{session}): a message with a fresh id of
+    the page's kind in one of the page's fields, its text in another, must be taken. The id's
+    field is then the one the message is not."""
+    if not page.mints or not page.gets(1):
+        return None
+    for chat in page.posts(0):
+        for carrier in page.fields:
+            for message in (m for m in page.message_fields() if m != carrier):
+                for value in MINTED:
+                    sid = _MINT[value]()
+                    status = c.call("POST", chat, {message: "chaoslab init probe", carrier: sid})[0]
+                    if 200 <= status < 300:
+                        why = f"the page mints its ids, and POST {chat} took a message with a fresh one in {carrier!r}"
+                        for key, v in (("in", "path"), ("from", "fixed"), ("value", value), ("field", carrier)):
+                            d.put("session", key, v, why)
+                        d.put("chat", "path", chat, why)
+                        d.put("chat", "message_field", message, why)
+                        return sid
+    return None
 
 
 def _redirected(c: Client, d: Draft, page: Routes, chats: list[str]) -> str | None:

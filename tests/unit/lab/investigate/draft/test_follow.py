@@ -1,0 +1,65 @@
+"""lab init on a reply streamed on a request of its own: the message answered 202 {"turn"}, the
+page's EventSource on that turn (examples/node/relay.js's shape), and the id the page mints sent
+in the message's body."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lab.investigate.draft import follow, session
+from lab.investigate.draft.infer import Draft
+from lab.investigate.draft.routes import calls_in
+
+PAGE = """
+const thread = crypto.randomUUID();
+fetch("/api/threads/" + thread).then(r => r.json());
+fetch("/api/turns", {method: "POST", body: JSON.stringify({thread: thread, prompt: prompt})});
+const es = new EventSource("/api/turns/" + turn + "/events");
+"""
+
+
+class RelayApp:
+    """POST /api/turns takes {thread: <uuid>, prompt} -> 202 {"turn"}; GET /api/turns/<turn>/events
+    streams it once; anything else 404 (the history's GET answers JSON, no stream)."""
+
+    def __init__(self) -> None:
+        self.turns: list[str] = []
+        self.body, self.chunked = "", False
+
+    def call(self, method: str, path: str, body: Any = None) -> tuple[int, str, Any]:
+        if method == "POST" and path == "/api/turns":
+            ok = isinstance(body, dict) and len(str(body.get("thread", ""))) == 36 and body.get("prompt")
+            if not ok:
+                return 422, "application/json", {"error": "thread and prompt"}
+            self.turns.append(f"{len(self.turns):08x}")
+            return 202, "application/json", {"turn": self.turns[-1]}
+        if method == "GET" and path.startswith("/api/threads/"):
+            return 200, "application/json", {"log": []}
+        if method == "GET" and path in {f"/api/turns/{t}/events" for t in self.turns}:
+            self.body, self.chunked = 'event: token\ndata: {"t": "Hi"}\n\nevent: end\ndata: {}\n\n', False
+            return 200, "text/event-stream", None
+        return 404, "application/json", None
+
+
+def test_an_id_the_page_mints_is_found_in_the_messages_body_and_the_reply_on_its_own_stream() -> None:
+    app, d, page = RelayApp(), Draft(), calls_in(PAGE)
+    sid = session.page_made(app, d, page)  # type: ignore[arg-type]
+    assert sid is not None and len(sid) == 36
+    got = {k: d.get("session", k) for k in ("in", "from", "value", "field")}
+    assert got == {"in": "path", "from": "fixed", "value": "{uuid}", "field": "thread"}
+    assert (d.get("chat", "path"), d.get("chat", "message_field")) == ("/api/turns", "prompt")
+    assert session.carried(d, sid) == {"thread": sid}
+    # The message's answer names the turn; the GET of the page's that streams with it is the follow.
+    assert follow.reply_stream(app, d, {"turn": app.turns[-1]}, page)  # type: ignore[arg-type]
+    assert (d.get("stream", "follow"), d.get("stream", "follow_id")) == ("/api/turns/{turn}/events", "$.turn")
+    assert d.get("stream", "request") == {} and d.get("stream", "end") == "event: end"
+
+
+def test_an_answer_whose_id_no_get_of_the_page_streams_drafts_no_follow() -> None:
+    app, d, page = RelayApp(), Draft(), calls_in(PAGE)
+    assert not follow.reply_stream(app, d, {"turn": "unknown"}, page)  # type: ignore[arg-type]  # 404
+    assert not follow.reply_stream(app, d, {"ok": True}, page)  # type: ignore[arg-type]  # no id in it
+    assert d.get("stream", "follow") is None
+    # A page that mints no id: nothing sent in a body of the lab's guessing.
+    assert session.page_made(app, Draft(), calls_in(PAGE.replace("crypto.randomUUID()", '"x"'))) is None  # type: ignore[arg-type]
+    assert app.turns == []
