@@ -297,3 +297,26 @@ def pick_cookie(names: list[str]) -> str | None:
     if len(liked) == 1:
         return liked[0]
     return names[0] if len(names) == 1 else None
+
+
+STREAM_TYPES = ("text/event-stream", "application/x-ndjson", "application/jsonl")
+
+
+def stream_type(ctype: str, chunked: bool) -> str | None:
+    """The content type of an answer that streams (SSE, NDJSON; plain text sent in chunks, as the
+    Vercel AI SDK's text stream and a bare token stream are), else None."""
+    plain = ctype.startswith("text/plain") and chunked
+    return ctype.split(";")[0].strip() if plain or any(t in ctype for t in STREAM_TYPES) else None
+
+
+def put_end_event(d: Draft, body: str) -> None:
+    """[stream] end: the stream's own last event, where it comes once."""
+    found = end_event(body)
+    if found is not None:
+        d.put(
+            "stream",
+            "end",
+            found,
+            "the answer's last event, once in it: a send counts as answered when it comes (drop the line if "
+            "the app's page waits for the stream to close)",
+        )

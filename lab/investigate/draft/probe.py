@@ -13,6 +13,8 @@ from typing import Any
 from lab.common import redact
 from lab.investigate.draft.client import Client
 from lab.investigate.draft.infer import (
+    put_end_event,
+    stream_type,
     Draft,
     HistoryShape,
     an_id,
@@ -22,7 +24,7 @@ from lab.investigate.draft.infer import (
     order_of_two,
     reply_path,
 )
-from lab.investigate.draft import follow, frames, html_page, routes, session, openapi as draft_openapi
+from lab.investigate.draft import frames, html_page, routes, session, openapi as draft_openapi
 from lab.investigate.draft.routes import Routes
 from lab.investigate.draft.session import at, carried
 
@@ -196,15 +198,15 @@ def _send(c: Client, d: Draft, text: str, sid: str | None, page: Routes) -> tupl
                 html_page.posted(d, page, path, c.hidden)
                 d.put("chat", "path", path, d.why.get("chat.path") or f"POST {path} answered {status}")
                 d.put("chat", "message_field", field, d.why.get("chat.message_field") or f"{field!r} was accepted")
-                if streamed := follow.stream_type(ctype, c.chunked):
+                if streamed := stream_type(ctype, c.chunked):
                     d.put("stream", "request", {}, f"the answer streamed ({streamed})")
-                    follow.end(d, c.body)
+                    put_end_event(d, c.body)
                     doc = _stream_doc(c.body) if doc is None else doc
                 found = reply_path(doc, text)
                 if found:
                     d.put("chat", "reply_path", found[0], f"the answer's field holding the reply ({found[1][:40]!r})")
                 elif not streamed:  # no reply in it: one streamed on a request of its own, maybe
-                    follow.reply_stream(c, d, doc, page)
+                    session.reply_stream(c, d, doc, page)
                 return (found[1] if found else ""), doc
     if failed:
         d.missing(
@@ -256,9 +258,9 @@ def _asked_to_stream(c: Client, d: Draft, sid: str | None) -> None:
         return
     body = {d.get("chat", "message_field"): f"chaoslab init probe {secrets.token_hex(4)}", "stream": True}
     status, ctype, _ = c.call("POST", at(d, str(d.get("chat", "path")), sid), body)
-    if 200 <= status < 300 and (streamed := follow.stream_type(ctype, c.chunked)):
+    if 200 <= status < 300 and (streamed := stream_type(ctype, c.chunked)):
         d.put("stream", "request", {"stream": True}, f"a message with stream = true was answered as {streamed}")
-        follow.end(d, c.body)
+        put_end_event(d, c.body)
 
 
 def _read(c: Client, d: Draft, text: str, reply: str, sid: str | None, page: Routes) -> None:

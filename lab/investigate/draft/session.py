@@ -1,6 +1,8 @@
 """Where `lab init` finds a conversation's id, where no OpenAPI document says: a create call
 (POST to a collection answering an id), an id the page mints itself (crypto.randomUUID(), kept
-in localStorage), an id the first answer gives, or a cookie the app sets. Each shape is drafted
+in localStorage, sent in a path, a query or the message's body), an id the first answer gives,
+or a cookie the app sets -- and the id of a turn whose reply streams on a request of its own
+([stream] follow). Each shape is drafted
 only once a message sent with the id was taken (and, for an id from an answer, read back in the
 same conversation); None: not this shape, nothing drafted."""
 
@@ -15,6 +17,8 @@ from urllib.parse import quote, urlencode
 
 from lab.investigate.draft.client import Client
 from lab.investigate.draft.infer import (
+    put_end_event,
+    stream_type,
     Draft,
     an_id,
     answer_id,
@@ -314,3 +318,27 @@ def found_key(
         "`*`, a trial's key is the one of this shape holding its messages",
     )
     return both[0]
+
+
+def reply_stream(c: Client, d: Draft, doc: Any, page: Routes) -> bool:
+    """[stream] follow, where `lab init` finds a reply that is not in its message's answer: the
+    message answered at once (202 {"turn": "9f3a"}) and the reply streamed on a request of its
+    own the page opens with that id (an EventSource). ``doc``: a message's answer with no reply in it (``doc``) but an id, which one of the page's GETs
+    with a placeholder takes and answers with a stream: that GET is drafted as [stream] follow,
+    and read to its end -- an app that makes the reply only when it is asked for stores it only
+    then, and the history read next must hold it."""
+    found = made_id(doc)
+    if found is None:
+        return False
+    id_path, turn = found
+    for path in page.gets(1):
+        status, ctype, _ = c.call("GET", path.replace(ID, turn))
+        if 200 <= status < 300 and (streamed := stream_type(ctype, c.chunked)):
+            named = path.replace(ID, "{turn}")
+            why = f"the message's answer gave {id_path} ({turn[:12]}), and GET {named} with it streamed ({streamed})"
+            d.put("stream", "request", {}, why)
+            d.put("stream", "follow", named, why)
+            d.put("stream", "follow_id", id_path, why)
+            put_end_event(d, c.body)
+            return True
+    return False

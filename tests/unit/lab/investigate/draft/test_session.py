@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lab.investigate.draft import follow, session
+from lab.investigate.draft import session
 from lab.investigate.draft.infer import Draft
 from lab.investigate.draft.routes import calls_in
 
@@ -50,15 +50,15 @@ def test_an_id_the_page_mints_is_found_in_the_messages_body_and_the_reply_on_its
     assert (d.get("chat", "path"), d.get("chat", "message_field")) == ("/api/turns", "prompt")
     assert session.carried(d, sid) == {"thread": sid}
     # The message's answer names the turn; the GET of the page's that streams with it is the follow.
-    assert follow.reply_stream(app, d, {"turn": app.turns[-1]}, page)  # type: ignore[arg-type]
+    assert session.reply_stream(app, d, {"turn": app.turns[-1]}, page)  # type: ignore[arg-type]
     assert (d.get("stream", "follow"), d.get("stream", "follow_id")) == ("/api/turns/{turn}/events", "$.turn")
     assert d.get("stream", "request") == {} and d.get("stream", "end") == "event: end"
 
 
 def test_an_answer_whose_id_no_get_of_the_page_streams_drafts_no_follow() -> None:
     app, d, page = RelayApp(), Draft(), calls_in(PAGE)
-    assert not follow.reply_stream(app, d, {"turn": "unknown"}, page)  # type: ignore[arg-type]  # 404
-    assert not follow.reply_stream(app, d, {"ok": True}, page)  # type: ignore[arg-type]  # no id in it
+    assert not session.reply_stream(app, d, {"turn": "unknown"}, page)  # type: ignore[arg-type]  # 404
+    assert not session.reply_stream(app, d, {"ok": True}, page)  # type: ignore[arg-type]  # no id in it
     assert d.get("stream", "follow") is None
     # A page that mints no id: nothing sent in a body of the lab's guessing.
     assert session.page_made(app, Draft(), calls_in(PAGE.replace("crypto.randomUUID()", '"x"'))) is None  # type: ignore[arg-type]
