@@ -20,6 +20,10 @@
  *   Storage: List relay:thread:<thread>, one JSON row each (RPUSH), its TTL 12 h renewed in the
  *     same MULTI as each row.
  *
+ * RELAY_REPLY=poll: no stream -- the job makes the reply as soon as the message is taken and the
+ *   page polls the thread for it. Correct, but a shape lab investigate does not judge right yet
+ *   (docs/app-shapes.md, "A shape not judged right yet"): kept to reproduce that.
+ *
  * RELAY_BUGS (comma-separated):
  *   reply_after_end   the reply is stored after `event: end` went out, its failure only logged
  *                     ("the user has the reply; the store can catch up"): a refresh right after
@@ -33,6 +37,10 @@ const { createClient } = require("redis");
 const BUGS = new Set((process.env.RELAY_BUGS || "").split(",").filter(Boolean));
 const TOKEN_MS = Number(process.env.RELAY_TOKEN_MS || 25);
 const TTL_S = 12 * 3600;
+// RELAY_REPLY=poll: no stream -- the reply is made by the job as soon as the message is taken, and
+// the page polls the thread until it shows (a queue worker's shape). Correct: nothing the user
+// saw is unstored; the reply's row lands after the 202, which never claimed it.
+const POLLED = process.env.RELAY_REPLY === "poll";
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 const redis = createClient({
@@ -71,9 +79,28 @@ app.post("/api/turns", async (req, res) => {
     return res.status(503).json({ error: `store unavailable: ${e.message}` });
   }
   const turn = crypto.randomBytes(8).toString("hex");
+  if (POLLED) {
+    // The job runs whether or not anyone streams it; the page polls the thread for the reply.
+    res.status(202).json({ turn, poll: true });
+    return generate(prompt, () => false, () => {}).then((reply) =>
+      append(thread, "assistant", reply).catch((e) => console.error("reply not stored:", e.message)),
+    );
+  }
   pending.set(turn, { thread, prompt });
   res.status(202).json({ turn });
 });
+
+// The stand-in model's tokens, TOKEN_MS apart, each handed to `token`; null where `gone()`.
+async function generate(prompt, gone, token) {
+  const out = [];
+  for (const w of words(prompt)) {
+    await new Promise((r) => setTimeout(r, TOKEN_MS));
+    if (gone()) return null;
+    out.push(w);
+    token(w);
+  }
+  return out.join(" ");
+}
 
 app.get("/api/turns/:turn/events", async (req, res) => {
   const job = pending.get(req.params.turn);
@@ -82,14 +109,10 @@ app.get("/api/turns/:turn/events", async (req, res) => {
   res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-store", Connection: "keep-alive" });
   let gone = false;
   req.on("close", () => (gone = true));
-  const out = [];
-  for (const w of words(job.prompt)) {
-    await new Promise((r) => setTimeout(r, TOKEN_MS));
-    if (gone) return; // the page left: the turn's reply is never made
-    out.push(w);
-    res.write(`event: token\ndata: ${JSON.stringify({ t: w + " " })}\n\n`);
-  }
-  const reply = out.join(" ");
+  const reply = await generate(job.prompt, () => gone, (w) =>
+    res.write(`event: token\ndata: ${JSON.stringify({ t: w + " " })}\n\n`),
+  );
+  if (reply === null) return; // the page left: the turn's reply is never made
   if (!BUGS.has("reply_after_end")) {
     try {
       await append(job.thread, "assistant", reply);
