@@ -50,6 +50,7 @@ async def preflight(prober: Prober, attempts: int = 3) -> str:
                 f"contract ok: send {s.status} in {s.ms or 0:.0f} ms, history shows it"
                 + (f" (after {attempt - 1} attempt(s) that did not: {'; '.join(notes)})" if notes else "")
                 + await _the_key(prober, t)
+                + _no_reply_in_answer(spec, t)
             )
         if s.outcome != "ok":
             notes.append(f"send answered {s.status or s.reason}{' (HTML)' if s.html else ''}")
@@ -131,3 +132,21 @@ async def _the_key(prober: Prober, t: Trial) -> str:
     if v.use_db is not None:  # read and followed there from now on (the record's other dbs are not the app's)
         return f"; the app keeps it in db {v.use_db} (the lab's URL named db {db_of(url)}): read there from now on"
     return f"\n  warning: {v.note}" if v.note else ""
+
+
+def _no_reply_in_answer(spec: Spec, t: Trial) -> str:
+    """A warning where the spec gives the answer no reply ([chat] reply_path unset, no stream,
+    socket, page or HTML) while the settled history holds one after the message: the lab takes
+    the answer as the reply's, and an app whose page gets the reply elsewhere (polling the
+    history for it) is then judged wrongly -- its reply stored after an answer that never claimed
+    it (docs/app-shapes.md, "A shape not judged right yet"). "" otherwise."""
+    carried = spec.chat.reply_path or spec.stream or spec.transport or spec.page or spec.history.format == "html"
+    rows, sent = t.final_rows or [], t.sends[0].text
+    at = next((i for i, r in enumerate(rows) if r.role == "user" and sent in r.text), None)
+    if carried or at is None or not any(r.role == "assistant" for r in rows[at + 1 :]):
+        return ""
+    return (
+        "\n  warning: the spec names no reply in the chat's answer ([chat] reply_path unset, no [stream]), "
+        "and the history holds one: where the answer holds it, give reply_path; where the page gets it "
+        "otherwise (polling the history), the reply's diagnoses here are not findings (docs/app-shapes.md)"
+    )

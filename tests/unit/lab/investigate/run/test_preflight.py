@@ -38,3 +38,22 @@ def test_a_call_carrying_the_send_or_no_model_at_all_is_no_error() -> None:
     assert contract_errors(spec, _trial(None), ["user"]) == []  # no record read: nothing to say
     data_spec = sp.load(EXAMPLE.with_name("foreign-app.toml"))  # no [model]
     assert contract_errors(data_spec, _trial([]), ["user"]) == []
+
+
+def test_a_reply_the_spec_gives_no_place_in_the_answer_is_warned_of() -> None:
+    """examples/node/relay.js with RELAY_REPLY=poll: the answer (202) carries no reply, the spec
+    names none, the settled history holds one -- the lab would take the answer for the reply's
+    (docs/app-shapes.md, "A shape not judged right yet"). A spec that places it says nothing."""
+    import tomllib
+
+    from lab.investigate.run.preflight import _no_reply_in_answer
+    from lab.model.history import Row
+
+    relay = tomllib.loads((EXAMPLE.parent / "node-relay.toml").read_text())
+    polled = sp.parse({k: v for k, v in relay.items() if k != "stream"}, EXAMPLE)
+    t = _trial(None)
+    t.final_rows = [Row("", "user", TEXT), Row("", "assistant", "I read 6 words.")]
+    assert "no reply in the chat's answer" in _no_reply_in_answer(polled, t)
+    assert _no_reply_in_answer(sp.parse(relay, EXAMPLE), t) == ""  # [stream] follow: it streams there
+    t.final_rows = t.final_rows[:1]  # no reply stored (yet): nothing to say
+    assert _no_reply_in_answer(polled, t) == ""
