@@ -63,6 +63,11 @@ def configure(config: pytest.Config) -> None:
         spec = spec_mod.load(Path(raw), config.getoption("--lab-set"))
     except UsageError as exc:
         raise pytest.UsageError(f"--lab-target {raw}: {exc}") from None
+    if spec.chat.reply_from == "history":
+        raise pytest.UsageError(
+            f'--lab-target {raw}: [chat] reply_from = "history" (a reply the page polls for) is read by '
+            f"lab investigate's own page, not yet from a test's page: run lab investigate --target {raw}"
+        )
     if spec.stream is not None and spec.stream.follow:
         # The user's page reads the reply on a request of its own (an EventSource): its sends
         # would be dated by the message's 202, before any reply -- said, not judged wrongly.

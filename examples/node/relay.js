@@ -21,13 +21,15 @@
  *     same MULTI as each row.
  *
  * RELAY_REPLY=poll: no stream -- the job makes the reply as soon as the message is taken and the
- *   page polls the thread for it. Correct, but a shape lab investigate does not judge right yet
- *   (docs/app-shapes.md, "A shape not judged right yet"): kept to reproduce that.
+ *   page polls the thread until it shows (examples/node-relay-poll.toml: [chat] reply_from).
  *
  * RELAY_BUGS (comma-separated):
  *   reply_after_end   the reply is stored after `event: end` went out, its failure only logged
  *                     ("the user has the reply; the store can catch up"): a refresh right after
  *                     the reply ended may miss it, and a refused write loses a reply the user saw.
+ *   message_after_202 the message is stored by a promise nobody awaits, its failure only logged:
+ *                     the 202 goes out at once, and a refused write loses a message the user then
+ *                     saw answered (the job's reply is stored all the same).
  */
 "use strict";
 const crypto = require("crypto");
@@ -73,10 +75,15 @@ app.post("/api/turns", async (req, res) => {
   if (typeof thread !== "string" || !UUID.test(thread) || typeof prompt !== "string" || !prompt.trim()) {
     return res.status(422).json({ error: "thread (a UUID) and prompt (text) are required" });
   }
-  try {
-    await append(thread, "me", prompt);
-  } catch (e) {
-    return res.status(503).json({ error: `store unavailable: ${e.message}` });
+  if (BUGS.has("message_after_202")) {
+    // "The 202 must not wait on Redis": the message stored by a promise nobody awaits.
+    append(thread, "me", prompt).catch((e) => console.error("message not stored:", e.message));
+  } else {
+    try {
+      await append(thread, "me", prompt);
+    } catch (e) {
+      return res.status(503).json({ error: `store unavailable: ${e.message}` });
+    }
   }
   const turn = crypto.randomBytes(8).toString("hex");
   if (POLLED) {

@@ -37,3 +37,35 @@ def test_a_reply_streamed_on_its_own_request_is_followed_to_its_end(tmp_path: Pa
     assert code == 1, out
     found = {d["code"]: d for d in bug["diagnoses"]}
     assert {"stored_after_answer", "acked_write_refused"} <= set(found), out
+
+
+POLLED = ROOT / "examples" / "node-relay-poll.toml"
+
+
+def test_a_reply_the_page_polls_for_is_answered_when_it_shows(tmp_path: Path) -> None:
+    """RELAY_REPLY=poll: the job makes the reply as soon as the message is taken, the page polls
+    the thread for it ([chat] reply_from = "history"). Taken as the 202's, the correct app drew
+    stored_after_answer 10/22, writes_out_of_order 10/22, stale_reads 11/22 and
+    replies_not_stored 4/22 (2026-12-07); answered by the read that shows the reply, nothing --
+    and its message stored by a promise nobody awaits is drawn under refused writes."""
+    only = ("--only", "after_ack|write_refused:at=write", "--trials", "2")
+    code, out, ok = investigate(tmp_path / "ok", *only, spec=POLLED)
+    assert code == 0 and ok["diagnoses"] == [], out
+    trials = json.loads(next((tmp_path / "ok" / "reports").glob("*/trials.json")).read_text())
+    judged = [t for t in trials if not t["unknown"]]
+    assert len(judged) == len(trials) == 6, out
+    # Each unrefused send answered at the read that showed its reply: after the 202's own time.
+    sends = [s for t in judged if t["fault"] != "write_refused" for s in t["sends"]]
+    assert sends and all(s["outcome"] == "ok" and s["status"] == 202 and s["reply"] for s in sends), sends
+
+    code, out, bug = investigate(
+        tmp_path / "bug",
+        "--only",
+        "write_refused:at=write",
+        "--trials",
+        "2",
+        "--set",
+        "start.env.RELAY_BUGS=message_after_202",
+        spec=POLLED,
+    )
+    assert code == 1 and [d["code"] for d in bug["diagnoses"]] == ["acked_write_refused"], out

@@ -13,6 +13,7 @@ import dataclasses
 import json
 
 from lab.investigate.evidence.answers import Answer
+from lab.investigate.evidence.rows import parse_rows
 from lab.investigate.browser.page_frames import FRAMES_JS, SESSION_JS, SESSION_KEY
 from lab.investigate.spec.parse import Spec
 from lab.investigate.spec.shapes import page_url_pattern
@@ -36,6 +37,22 @@ LOST_ANSWER: Answer = {
     "error": "the answer kept across the reload was gone after it",
     "cut": None,
 }
+
+POLL_MS = 100  # [chat] reply_from = "history": how often the lab's page reads for the reply
+
+
+def shown(spec: Spec, body: str, text: str) -> dict[str, object]:
+    """What one history read shows of the reply to ``text`` (labShown, exposed to the lab's page
+    where [chat] reply_from = "history"): its reply rows, and whether one follows the message.
+    A body outside the spec's form shows nothing (replies -1)."""
+    try:
+        rows = parse_rows(spec.history, body)
+    except ValueError:
+        return {"replies": -1, "answered": False}
+    asked = max((i for i, r in enumerate(rows) if r.role == "user" and text in r.text), default=None)
+    after = rows[asked + 1 :] if asked is not None else []
+    return {"replies": sum(r.role == "assistant" for r in rows), "answered": any(r.role == "assistant" for r in after)}
+
 
 _HTML = """<!doctype html><html><head><meta charset="utf-8"><title>chaoslab probe</title></head>
 __CLIENT__<body><h1>chaoslab probe of __NAME__</h1><ol id="history"></ol>
@@ -142,10 +159,34 @@ window.labSend = async (text, id, streamed, mode) => {
     headers = Object.assign({}, headers, got.headers);
   }
   const follows = !!CFG.stream_follow;  // every reply streams there
+  const before = CFG.reply_from === "history" ? await shown(text) : null;
   const out = await call("POST", CFG.chat_path, body, follows ? "read" : mode || "read", CFG.chat_body === "form", headers);
   if (out.status >= 200 && out.status < 300) keepFrom(out.body);
-  return follows && out.status >= 200 && out.status < 300 ? follow(out, mode || "read") : out;
+  if (!(out.status >= 200 && out.status < 300)) return out;
+  return follows ? follow(out, mode || "read") : before ? polled(out, text, before) : out;
 };
+// [chat] reply_from = "history": the answer only took the message; the reply is the history's,
+// polled as the app's page polls it. What a read shows (labShown: the lab's own parse of the
+// history, exposed to the page): the replies in it, and whether one follows this message.
+async function shown(text) {
+  const r = await call("GET", CFG.history_path);
+  const s = r.status >= 200 && r.status < 300 ? await window.labShown(r.body, text) : {replies: -1, answered: false};
+  return Object.assign(s, {read: r});
+}
+// Answered by the first read showing a reply after the message -- or a reply more than before
+// it was sent, where the message itself is missing (the user saw an answer to it all the same).
+async function polled(posted, text, before) {
+  const deadline = performance.now() + CFG.timeout_ms;
+  for (;;) {
+    const now_ = await shown(text);
+    if (now_.answered || (before.replies >= 0 && now_.replies > before.replies))
+      return Object.assign(now_.read, {status: posted.status, type: posted.type, body: posted.body,
+                                       start: posted.start, ms: posted.ms + now_.read.ms});
+    if (performance.now() > deadline)
+      return Object.assign(posted, {status: null, error: `no reply showed in the history within ${CFG.timeout_ms} ms of the answer`});
+    await new Promise((r) => setTimeout(r, CFG.poll_ms));
+  }
+}
 // [stream] follow: the reply streams on a second request the chat's answer names (202 {"turn":
 // ...}, then GET /api/turns/{turn}/events) -- read, or cut, as a streamed chat answer is; the
 // send left when its POST did. Not answered where that stream cannot be had: the message may
@@ -208,6 +249,8 @@ def html(spec: Spec, token: str | None = None) -> str:
         "timeout_ms": int(spec.chat.timeout_s * 1000),
         "stream_request": spec.stream.request if spec.stream else {},
         "stream_end": spec.stream.end if spec.stream else None,
+        "reply_from": spec.chat.reply_from,
+        "poll_ms": POLL_MS,
         "stream_follow": spec.stream.follow if spec.stream else None,
         "stream_follow_id": spec.stream.follow_id if spec.stream else None,
         "answer_key": ANSWER_KEY,

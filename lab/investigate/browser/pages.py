@@ -19,7 +19,7 @@ from lab.investigate.evidence.keys import KeyFinder, key_for
 from lab.investigate.browser import app_frames, app_page, app_reload, cut, forms
 from lab.driver.navigate import steady
 from lab.investigate.browser.identity import Identity, page_session
-from lab.investigate.browser.page import LOST_ANSWER, PAGE_PATH, TAKE_ANSWER_JS, html
+from lab.investigate.browser.page import LOST_ANSWER, PAGE_PATH, TAKE_ANSWER_JS, html, shown
 from lab.model.checker import NETWORK_CHANGED
 from lab.model.history import Row, Send
 from lab.investigate.evidence.rows import parse_rows
@@ -75,6 +75,8 @@ class Pages:
         await self.identity.login(ctx)  # first: a token learnt at the login goes into the lab's page
         self._logged_in.add(id(ctx))
         await self.serve_page(ctx)
+        if self.spec.chat.reply_from == "history":  # the lab's page polls for the reply, read by the lab's parse
+            await ctx.expose_function("labShown", lambda body, text: shown(self.spec, body, text))
         if self.spec.page is not None:
             await ctx.add_init_script(app_reload.reload_hook(self.spec))  # inert unless armed
             if self.spec.transport is not None:

@@ -136,17 +136,18 @@ async def _the_key(prober: Prober, t: Trial) -> str:
 
 def _no_reply_in_answer(spec: Spec, t: Trial) -> str:
     """A warning where the spec gives the answer no reply ([chat] reply_path unset, no stream,
-    socket, page or HTML) while the settled history holds one after the message: the lab takes
-    the answer as the reply's, and an app whose page gets the reply elsewhere (polling the
-    history for it) is then judged wrongly -- its reply stored after an answer that never claimed
-    it (docs/app-shapes.md, "A shape not judged right yet"). "" otherwise."""
+    socket, page or HTML, not polled) while the settled history holds one after the message: the
+    lab takes the answer as the reply's, and an app whose page polls the history for the reply
+    is then judged wrongly -- its reply stored after an answer that never claimed it
+    (docs/app-shapes.md, "A reply the page polls for"). "" otherwise."""
     carried = spec.chat.reply_path or spec.stream or spec.transport or spec.page or spec.history.format == "html"
+    carried = carried or spec.chat.reply_from == "history"  # said: answered by the read that shows it
     rows, sent = t.final_rows or [], t.sends[0].text
     at = next((i for i, r in enumerate(rows) if r.role == "user" and sent in r.text), None)
     if carried or at is None or not any(r.role == "assistant" for r in rows[at + 1 :]):
         return ""
     return (
         "\n  warning: the spec names no reply in the chat's answer ([chat] reply_path unset, no [stream]), "
-        "and the history holds one: where the answer holds it, give reply_path; where the page gets it "
-        "otherwise (polling the history), the reply's diagnoses here are not findings (docs/app-shapes.md)"
+        "and the history holds one: where the answer holds it, give reply_path; where the page polls the "
+        'history for it, give [chat] reply_from = "history" (docs/app-shapes.md)'
     )

@@ -116,6 +116,7 @@ def parse(data: dict[str, Any], path: Path) -> Spec:
     # Over a transport the message goes out as a frame: [chat] names only its field and timeout.
     chat = _chat(table(data, "chat", required=transport is None), transport.path if transport else None)
     history = _history(table(data, "history"))
+    _polled_fits(data, chat)
     paths = (history.path,) + ((chat.path,) if transport is None else (transport.path,))
     return Spec(
         name,
@@ -210,6 +211,18 @@ def _http(h: dict[str, Any]) -> Http:
     return Http(str(base).replace("{port}", str(port)), port, ready_path, cookie, csrf_cookie, csrf_header, csrf_meta)
 
 
+def _polled_fits(data: dict[str, Any], chat: Chat) -> None:
+    """A reply polled for is read by the lab's page over HTTP: a stream or a socket carries its
+    reply itself, and the app's own page polls by itself."""
+    if chat.reply_from == "history" and {"page", "transport", "stream"} & set(data):
+        raise bad(
+            "chat.reply_from",
+            chat.reply_from,
+            "answer where the reply streams ([stream], [transport]) or the app's own page is driven "
+            "([page]: it polls by itself); history only for the lab's page over HTTP",
+        )
+
+
 def _chat(c: dict[str, Any], transport_path: str | None = None) -> Chat:
     return Chat(
         text(
@@ -228,6 +241,14 @@ def _chat(c: dict[str, Any], transport_path: str | None = None) -> Chat:
         text(c, "chat", "body", default="json", pattern=re.compile(r"^(json|form)$"), expected="json or form"),
         text(c, "chat", "hidden_from", pattern=URL_PATH, expected="the path of the page whose form posts the message"),
         headers(c, "chat", "headers"),
+        text(
+            c,
+            "chat",
+            "reply_from",
+            default="answer",
+            pattern=re.compile(r"^(answer|history)$"),
+            expected="answer (the chat's answer carries the reply) or history (the page polls the history for it)",
+        ),
     )
 
 

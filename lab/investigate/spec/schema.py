@@ -58,6 +58,10 @@ class Chat:
     # Headers the app's own page sends with a message (htmx's HX-Request, a script's
     # X-Requested-With): an app may answer a fragment to them and a redirect without.
     headers: dict[str, str] = field(default_factory=dict)
+    # Where the user gets the reply: "answer" (the chat's answer carries it: a field, a stream, a
+    # page) or "history" (the answer only takes the message -- 202 {"turn": ...} -- and the app's
+    # page polls the history until the reply shows: a send is answered by the read that shows it).
+    reply_from: str = "answer"
 
 
 @dataclass(frozen=True)

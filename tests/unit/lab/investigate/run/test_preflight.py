@@ -43,7 +43,7 @@ def test_a_call_carrying_the_send_or_no_model_at_all_is_no_error() -> None:
 def test_a_reply_the_spec_gives_no_place_in_the_answer_is_warned_of() -> None:
     """examples/node/relay.js with RELAY_REPLY=poll: the answer (202) carries no reply, the spec
     names none, the settled history holds one -- the lab would take the answer for the reply's
-    (docs/app-shapes.md, "A shape not judged right yet"). A spec that places it says nothing."""
+    (docs/app-shapes.md, "A reply the page polls for"). A spec that places it says nothing."""
     import tomllib
 
     from lab.investigate.run.preflight import _no_reply_in_answer
@@ -55,5 +55,7 @@ def test_a_reply_the_spec_gives_no_place_in_the_answer_is_warned_of() -> None:
     t.final_rows = [Row("", "user", TEXT), Row("", "assistant", "I read 6 words.")]
     assert "no reply in the chat's answer" in _no_reply_in_answer(polled, t)
     assert _no_reply_in_answer(sp.parse(relay, EXAMPLE), t) == ""  # [stream] follow: it streams there
+    polled_said = tomllib.loads((EXAMPLE.parent / "node-relay-poll.toml").read_text())
+    assert _no_reply_in_answer(sp.parse(polled_said, EXAMPLE), t) == ""  # reply_from = "history"
     t.final_rows = t.final_rows[:1]  # no reply stored (yet): nothing to say
     assert _no_reply_in_answer(polled, t) == ""
