@@ -95,6 +95,8 @@ def _init(
         # The page's minted id in the message's body; the message answered 202 {"turn"}, its reply
         # streamed on an EventSource of that turn ([stream] follow, read to its end to be stored).
         ("node examples/node/relay.js", (), {"session": "field", "stream": "follow"}),
+        # The same app's reply made by a job and polled for by its page: the answer holds none of it.
+        ("node examples/node/relay.js", ("--env", "RELAY_REPLY=poll"), {"session": "field", "chat": "reply_from"}),
         # Django's CSRF check (the csrftoken cookie echoed in X-CSRFToken), its id in a signed cookie.
         (
             "{python} -m gunicorn --chdir examples/django_chat chatproj.wsgi -w 2 -b 127.0.0.1:{port}",
@@ -141,6 +143,7 @@ def _init(
         "aiohttp-form",
         "node-sio-page",
         "node-relay",
+        "node-relay-poll",
         "django",
         "htmx",
         "node-prg",

@@ -5,6 +5,7 @@ and names what it could not infer, never invents it."""
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -320,3 +321,30 @@ def put_end_event(d: Draft, body: str) -> None:
             "the answer's last event, once in it: a send counts as answered when it comes (drop the line if "
             "the app's page waits for the stream to close)",
         )
+
+
+def reply_elsewhere(d: Draft, history: Any, sent: str, answer: Any, body: str) -> str | None:
+    """Why [chat] reply_from = "history": the history shows a reply after ``sent`` its answer holds
+    nowhere. "": not so (the answer holds it, an unread shape); None: no reply shows yet."""
+    from lab.investigate.evidence.rows import parse_rows
+    from lab.investigate.spec.schema import History
+
+    got = {k: d.get("history", k) for k in History.__dataclass_fields__ if k not in ("id_field", "reply_field")}
+    got["separator"] = got["separator"] or ":"
+    try:
+        rows = parse_rows(History(**got), json.dumps(history)) if got["format"] in ("objects", "strings") else []
+    except (ValueError, TypeError):
+        return ""
+    asked = max((i for i, r in enumerate(rows) if r.role == "user" and r.text == sent), default=len(rows))
+    reply = next((r.text for r in rows[asked + 1 :] if r.role == "assistant" and r.text), None)
+    if not rows or (reply is not None and (reply in body or _holds(answer, reply))):
+        return ""
+    return reply and f"the message's answer holds none of the reply the history then showed ({reply[:40]!r})"
+
+
+def _holds(doc: Any, text: str) -> bool:
+    """Whether a JSON document has ``text`` in one of its strings (escaped in its body)."""
+    if isinstance(doc, str):
+        return text in doc
+    values = doc.values() if isinstance(doc, dict) else doc if isinstance(doc, list) else []
+    return any(_holds(v, text) for v in values)

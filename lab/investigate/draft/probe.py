@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import json
 import secrets
+import time
 from collections.abc import Callable
 from typing import Any
 
 from lab.common import redact
 from lab.investigate.draft.client import Client
 from lab.investigate.draft.infer import (
+    reply_elsewhere,
     put_end_event,
     stream_type,
     Draft,
@@ -61,7 +63,7 @@ def probe(
     else:
         sid = session.created(c, d, page) or session.header_created(c, d, page) or session.page_made(c, d, page)
     text = f"chaoslab init probe {secrets.token_hex(4)}"
-    sent = _send(c, d, text, sid, page)
+    sent, answer_body = _send(c, d, text, sid, page), c.body
     if sent is None:
         socks = frames.sockets_in("\n".join(page.texts))
         over = frames.draft(d, base_url, socks, page.mints, _handshake(c)) if socks else None
@@ -86,6 +88,18 @@ def probe(
         sid = sid or session.cookie(c, d)
         _asked_to_stream(c, d, sid)
     session.key(d, text, sid, keys, pttl, again=(lambda: _second(c, d, sid)) if sent is not None else (lambda: None))
+    if sent is not None and not sent[0] and d.get("stream", "request") is None and d.get("history", "path"):
+        _polled(c, d, text, sent[1], answer_body, sid)
+
+
+def _polled(c: Client, d: Draft, text: str, answer: Any, body: str, sid: str | None) -> None:
+    """A reply no answer carried, which the history shows within 3 s (a job making it): the
+    page polls for it, [chat] reply_from = "history". Read every 0.15 s until it shows."""
+    for _ in range(20):
+        history = c.call("GET", at(d, str(d.get("history", "path")), sid))[2]
+        if (why := reply_elsewhere(d, history, text, answer, body)) is not None:
+            return d.put("chat", "reply_from", "history", why + ": the page reads it there") if why else None
+        time.sleep(0.15)  # the job's own pace: bounded, 3 s at most
 
 
 def _socketio(c: Client, d: Draft, base_url: str, page: Routes) -> tuple[str | None, str, str] | None:

@@ -63,3 +63,23 @@ def test_an_answer_whose_id_no_get_of_the_page_streams_drafts_no_follow() -> Non
     # A page that mints no id: nothing sent in a body of the lab's guessing.
     assert session.page_made(app, Draft(), calls_in(PAGE.replace("crypto.randomUUID()", '"x"'))) is None  # type: ignore[arg-type]
     assert app.turns == []
+
+
+def test_a_reply_the_answer_holds_nowhere_is_one_the_page_polls_for() -> None:
+    """[chat] reply_from = "history" from the history read after the probe: a reply after the
+    message that the answer holds in none of its strings (escaped or not) -- not one it holds,
+    nor before any reply shows (None: read again)."""
+    from lab.investigate.draft.infer import reply_elsewhere
+
+    d = Draft()
+    for key, value in dict(
+        path="/api/threads/{session}", items="$.log", format="objects", role_field="by", content_field="text",
+        user_role="me", assistant_role="assistant", order="oldest_first",
+    ).items():  # fmt: skip
+        d.put("history", key, value, "the read after the send")
+    log = {"log": [{"by": "me", "text": "hi"}, {"by": "assistant", "text": 'I said "hello".'}]}
+    why = reply_elsewhere(d, log, "hi", {"turn": "9f3a"}, '{"turn": "9f3a"}')
+    assert why and "holds none of the reply" in why
+    held = {"reply": 'I said "hello".'}
+    assert reply_elsewhere(d, log, "hi", held, '{"reply": "I said \\"hello\\"."}') == ""  # escaped in its body
+    assert reply_elsewhere(d, {"log": log["log"][:1]}, "hi", {"turn": "9f3a"}, "{}") is None  # not yet
