@@ -43,15 +43,18 @@ POLL_MS = 100  # [chat] reply_from = "history": how often the lab's page reads f
 
 def shown(spec: Spec, body: str, text: str) -> dict[str, object]:
     """What one history read shows of the reply to ``text`` (labShown, exposed to the lab's page
-    where [chat] reply_from = "history"): its reply rows, and whether one follows the message.
+    where [chat] reply_from = "history"): its reply rows, and whether the message has its own.
     A body outside the spec's form shows nothing (replies -1)."""
     try:
         rows = parse_rows(spec.history, body)
     except ValueError:
-        return {"replies": -1, "answered": False}
+        return {"replies": -1, "asked": False, "answered": False}
     asked = max((i for i, r in enumerate(rows) if r.role == "user" and text in r.text), default=None)
-    after = rows[asked + 1 :] if asked is not None else []
-    return {"replies": sum(r.role == "assistant" for r in rows), "answered": any(r.role == "assistant" for r in after)}
+    # Answered once the replies after the message are as many as the questions from it on: a
+    # second tab's question and reply after it are not its reply (each question gets one).
+    since = rows[asked:] if asked is not None else []
+    answered = bool(since) and sum(r.role == "assistant" for r in since) >= sum(r.role == "user" for r in since)
+    return {"replies": sum(r.role == "assistant" for r in rows), "asked": asked is not None, "answered": answered}
 
 
 _HTML = """<!doctype html><html><head><meta charset="utf-8"><title>chaoslab probe</title></head>
@@ -170,16 +173,16 @@ window.labSend = async (text, id, streamed, mode) => {
 // history, exposed to the page): the replies in it, and whether one follows this message.
 async function shown(text) {
   const r = await call("GET", CFG.history_path);
-  const s = r.status >= 200 && r.status < 300 ? await window.labShown(r.body, text) : {replies: -1, answered: false};
+  const s = r.status >= 200 && r.status < 300 ? await window.labShown(r.body, text) : {replies: -1, asked: false, answered: false};
   return Object.assign(s, {read: r});
 }
-// Answered by the first read showing a reply after the message -- or a reply more than before
-// it was sent, where the message itself is missing (the user saw an answer to it all the same).
+// Answered by the first read showing the message's reply -- or, the message itself missing, a
+// reply more than before it was sent (the user saw an answer to it all the same).
 async function polled(posted, text, before) {
   const deadline = performance.now() + CFG.timeout_ms;
   for (;;) {
     const now_ = await shown(text);
-    if (now_.answered || (before.replies >= 0 && now_.replies > before.replies))
+    if (now_.answered || (!now_.asked && before.replies >= 0 && now_.replies > before.replies))
       return Object.assign(now_.read, {status: posted.status, type: posted.type, body: posted.body,
                                        start: posted.start, ms: posted.ms + now_.read.ms});
     if (performance.now() > deadline)
