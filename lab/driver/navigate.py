@@ -8,11 +8,15 @@ GET of the page, idempotent), so it is tried again, up to TRIES times. Chromium 
 such a failed load not by its net error but as the navigation "interrupted by another navigation
 to chrome-error://chromewebdata/" (its own error page): seen once in a fresh-clone CI run, a
 trial's first page load of the built-in service beside the compose tests' engine, the trial
-unknown. The same load, the same retry. Any other failure is the app's or the lab's and is
-raised at once; a load that fails every try is raised too."""
+unknown. The same load, the same retry. So too a load "interrupted by another navigation to" the
+very URL it was going to (Chromium loading it again itself after the network changed: seen once
+in a fresh-clone CI run, 2026-12-07, the app's own page's first load in a contract check beside
+the compose tests). Any other failure is the app's or the lab's and is raised at once; a load
+that fails every try is raised too (a page that navigates to itself on every load fails so)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
@@ -23,6 +27,13 @@ from lab.model.checker import NETWORK_CHANGED
 T = TypeVar("T")
 TRIES = 3
 ERROR_PAGE = 'interrupted by another navigation to "chrome-error://chromewebdata/"'
+_AGAIN = re.compile(r'Navigation to "([^"]+)" is interrupted by another navigation to "\1"')
+
+
+def _machines(exc: PlaywrightError) -> bool:
+    """A failed load that is the machine's network, not the app: tried again."""
+    text = str(exc)
+    return any(m in text for m in (NETWORK_CHANGED, ERROR_PAGE)) or _AGAIN.search(text) is not None
 
 
 async def steady(navigation: Callable[[], Awaitable[T]]) -> T:
@@ -30,6 +41,6 @@ async def steady(navigation: Callable[[], Awaitable[T]]) -> T:
         try:
             return await navigation()
         except PlaywrightError as exc:
-            if not any(m in str(exc) for m in (NETWORK_CHANGED, ERROR_PAGE)) or attempt == TRIES:
+            if not _machines(exc) or attempt == TRIES:
                 raise
     raise AssertionError("unreachable")

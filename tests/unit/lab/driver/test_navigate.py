@@ -34,6 +34,22 @@ def test_a_load_chromium_reports_as_its_error_page_is_tried_again() -> None:
     assert asyncio.run(steady(nav)) == "loaded" and len(calls) == 2  # type: ignore[arg-type]
 
 
+def test_a_load_interrupted_by_a_load_of_the_same_url_is_tried_again_and_one_elsewhere_is_not() -> None:
+    """Seen in a fresh-clone CI run (2026-12-07): the app's own page's first load "interrupted by
+    another navigation to" its own URL -- Chromium loading it again itself. A navigation to
+    another URL (the app's own script moving the page) is the app's, raised at once."""
+    same = (
+        'Page.goto: Navigation to "http://127.0.0.1:1/" is interrupted by another navigation to "http://127.0.0.1:1/"'
+    )
+    calls, nav = _failing([same])
+    assert asyncio.run(steady(nav)) == "loaded" and len(calls) == 2  # type: ignore[arg-type]
+    moved = 'Page.goto: Navigation to "http://127.0.0.1:1/" is interrupted by another navigation to "http://127.0.0.1:1/login"'
+    calls, nav = _failing([moved])
+    with pytest.raises(PlaywrightError, match="login"):
+        asyncio.run(steady(nav))  # type: ignore[arg-type]
+    assert len(calls) == 1
+
+
 def test_any_other_failure_is_raised_at_once() -> None:
     calls, nav = _failing(["Page.goto: net::ERR_CONNECTION_REFUSED at http://127.0.0.1:1/"])
     with pytest.raises(PlaywrightError, match="CONNECTION_REFUSED"):
