@@ -157,23 +157,32 @@ def page_made(c: Client, d: Draft, page: Routes) -> str | None:
 def _in_body(c: Client, d: Draft, page: Routes) -> str | None:
     """An id the page mints and sends in the message's body ({"thread": <uuid>, "prompt": ...}),
     reading the history by it in a path (/api/threads/{session}): a message with a fresh id of
-    the page's kind in one of the page's fields, its text in another, must be taken. The id's
-    field is then the one the message is not."""
+    the page's kind in one of its fields, its text in another, taken and then shown by one of
+    the page's reads under that id -- a cookie app taking any extra field shows nothing there."""
     if not page.mints or not page.gets(1):
         return None
     for chat in page.posts(0):
         for carrier in page.fields:
             for message in (m for m in page.message_fields() if m != carrier):
                 for value in MINTED:
-                    sid = _MINT[value]()
-                    status = c.call("POST", chat, {message: "chaoslab init probe", carrier: sid})[0]
-                    if 200 <= status < 300:
-                        why = f"the page mints its ids, and POST {chat} took a message with a fresh one in {carrier!r}"
-                        for key, v in (("in", "path"), ("from", "fixed"), ("value", value), ("field", carrier)):
-                            d.put("session", key, v, why)
-                        d.put("chat", "path", chat, why)
-                        d.put("chat", "message_field", message, why)
-                        return sid
+                    sid, text = _MINT[value](), f"chaoslab init probe {secrets.token_hex(4)}"
+                    if not 200 <= c.call("POST", chat, {message: text, carrier: sid})[0] < 300:
+                        continue
+                    if (read := _shows(c, page.gets(1), sid, text)) is None:
+                        continue
+                    why = f"the page mints its ids, POST {chat} took a message with a fresh one in {carrier!r}, GET {read} showed it"
+                    _place(d, chat, why, **{"from": "fixed", "value": value, "field": carrier})  # in = path
+                    d.put("chat", "message_field", message, why)
+                    return sid
+    return None
+
+
+def _shows(c: Client, reads: list[str], sid: str, text: str) -> str | None:
+    """The first of ``reads`` (with {session}) that, under ``sid``, answers 2xx holding ``text``."""
+    for path in reads:
+        status, _, body = c.text(path.replace(ID, quote(sid, safe="")))
+        if 200 <= status < 300 and text in body:
+            return path
     return None
 
 
@@ -321,12 +330,9 @@ def found_key(
 
 
 def reply_stream(c: Client, d: Draft, doc: Any, page: Routes) -> bool:
-    """[stream] follow, where `lab init` finds a reply that is not in its message's answer: the
-    message answered at once (202 {"turn": "9f3a"}) and the reply streamed on a request of its
-    own the page opens with that id (an EventSource). ``doc``: a message's answer with no reply in it (``doc``) but an id, which one of the page's GETs
-    with a placeholder takes and answers with a stream: that GET is drafted as [stream] follow,
-    and read to its end -- an app that makes the reply only when it is asked for stores it only
-    then, and the history read next must hold it."""
+    """[stream] follow: the message answered at once (``doc``: 202 {"turn": "9f3a"}, no reply in
+    it) and the reply streamed on one of the page's GETs taking that id (an EventSource) -- read
+    to its end: an app that makes its reply only when asked stores it only then."""
     found = made_id(doc)
     if found is None:
         return False

@@ -4,6 +4,7 @@ in the message's body."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from lab.investigate.draft import session
@@ -22,19 +23,28 @@ class RelayApp:
     """POST /api/turns takes {thread: <uuid>, prompt} -> 202 {"turn"}; GET /api/turns/<turn>/events
     streams it once; anything else 404 (the history's GET answers JSON, no stream)."""
 
-    def __init__(self) -> None:
+    def __init__(self, cookie_session: bool = False) -> None:
         self.turns: list[str] = []
-        self.body, self.chunked = "", False
+        self.threads: dict[str, list[str]] = {}
+        self.body, self.chunked, self.cookie_session = "", False, cookie_session
+
+    def text(self, path: str) -> tuple[int, str, str]:
+        status, ctype, doc = self.call("GET", path)
+        return status, ctype, json.dumps(doc)
 
     def call(self, method: str, path: str, body: Any = None) -> tuple[int, str, Any]:
         if method == "POST" and path == "/api/turns":
             ok = isinstance(body, dict) and len(str(body.get("thread", ""))) == 36 and body.get("prompt")
-            if not ok:
+            if not ok and not self.cookie_session:
                 return 422, "application/json", {"error": "thread and prompt"}
+            # A cookie app takes any field beside the message and keeps it under its cookie.
+            thread = "the cookie's" if self.cookie_session else str(body["thread"])
+            self.threads.setdefault(thread, []).append(str(body.get("prompt")))
             self.turns.append(f"{len(self.turns):08x}")
             return 202, "application/json", {"turn": self.turns[-1]}
         if method == "GET" and path.startswith("/api/threads/"):
-            return 200, "application/json", {"log": []}
+            log = self.threads.get(path.rsplit("/", 1)[1], [])
+            return 200, "application/json", {"log": [{"by": "me", "text": t} for t in log]}
         if method == "GET" and path in {f"/api/turns/{t}/events" for t in self.turns}:
             self.body, self.chunked = 'event: token\ndata: {"t": "Hi"}\n\nevent: end\ndata: {}\n\n', False
             return 200, "text/event-stream", None
@@ -53,6 +63,14 @@ def test_an_id_the_page_mints_is_found_in_the_messages_body_and_the_reply_on_its
     assert session.reply_stream(app, d, {"turn": app.turns[-1]}, page)  # type: ignore[arg-type]
     assert (d.get("stream", "follow"), d.get("stream", "follow_id")) == ("/api/turns/{turn}/events", "$.turn")
     assert d.get("stream", "request") == {} and d.get("stream", "end") == "event: end"
+
+
+def test_a_cookie_app_taking_any_field_beside_the_message_is_not_drafted_as_carrying_an_id() -> None:
+    """A page that mints a UUID for its own ends: its app takes the message with any extra field,
+    but no read under that id shows it -- not the id's carrier."""
+    app, d = RelayApp(cookie_session=True), Draft()
+    assert session.page_made(app, d, calls_in(PAGE)) is None  # type: ignore[arg-type]
+    assert d.get("session", "field") is None and app.turns  # it was taken, and shown nowhere
 
 
 def test_an_answer_whose_id_no_get_of_the_page_streams_drafts_no_follow() -> None:
