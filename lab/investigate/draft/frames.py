@@ -335,3 +335,9 @@ def socketio(c: Client, d: Draft) -> None:
                 "transport", key, need + " (the app's Socket.IO code names it; the lab cannot see it from outside)"
             )
         d.missing("chat", "message_field", "the message's field in that event's payload")
+
+
+def handshake(c: Client) -> dict[str, str]:
+    """What a browser's WebSocket handshake carries: the app's cookies, a login's token."""
+    jar = "; ".join(f"{k}={v}" for k, v in c.cookies().items())
+    return {**c.headers, **({"Cookie": jar} if jar else {})}

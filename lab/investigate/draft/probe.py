@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import json
 import secrets
-import time
 from collections.abc import Callable
 from typing import Any
 
 from lab.common import redact
+from lab.common.errors import NotReady
+from lab.common.wait import wait_until
 from lab.investigate.draft.client import Client
 from lab.investigate.draft.infer import (
     reply_elsewhere,
@@ -66,7 +67,7 @@ def probe(
     sent, answer_body = _send(c, d, text, sid, page), c.body
     if sent is None:
         socks = frames.sockets_in("\n".join(page.texts))
-        over = frames.draft(d, base_url, socks, page.mints, _handshake(c)) if socks else None
+        over = frames.draft(d, base_url, socks, page.mints, frames.handshake(c)) if socks else None
         if over is None and d.get("transport", "kind") == "socketio":
             over = _socketio(c, d, base_url, page)
         if over is None:
@@ -93,20 +94,24 @@ def probe(
 
 
 def _polled(c: Client, d: Draft, text: str, answer: Any, body: str, sid: str | None) -> None:
-    """A reply no answer carried, which the history shows within 3 s (a job making it): the
-    page polls for it, [chat] reply_from = "history". Read every 0.15 s until it shows."""
-    for _ in range(20):
-        history = c.call("GET", at(d, str(d.get("history", "path")), sid))[2]
-        if (why := reply_elsewhere(d, history, text, answer, body)) is not None:
-            return d.put("chat", "reply_from", "history", why + ": the page reads it there") if why else None
-        time.sleep(0.15)  # the job's own pace: bounded, 3 s at most
+    """[chat] reply_from = "history" where the history shows, within 3 s, a reply no answer carried."""
+
+    def shown() -> tuple[str] | None:  # (why,) once a reply shows ("": the answer holds it)
+        why = reply_elsewhere(d, c.call("GET", at(d, str(d.get("history", "path")), sid))[2], text, answer, body)
+        return None if why is None else (why,)
+
+    try:
+        if why := wait_until(shown, what="a reply in the history", timeout_s=3.0, interval_s=0.15)[0]:
+            d.put("chat", "reply_from", "history", why + ": the page reads it there")
+    except NotReady:
+        pass  # none showed: nothing to say of where the page reads it
 
 
 def _socketio(c: Client, d: Draft, base_url: str, page: Routes) -> tuple[str | None, str, str] | None:
     """The page's Socket.IO message, emitted once (frames.draft_socketio): what the draft asked of
     it is then known; the id the page mints goes in the message and, where the page reads the
     history by a query parameter, there too (else it is the page's, in the socket's session)."""
-    over = frames.draft_socketio(d, base_url, "\n".join(page.texts), _handshake(c))
+    over = frames.draft_socketio(d, base_url, "\n".join(page.texts), frames.handshake(c))
     if over is None:
         return None
     for key in ("transport.event", "transport.chunk", "transport.end", "chat.message_field"):
@@ -132,12 +137,6 @@ def _stream_doc(body: str) -> Any:
         if answer_id(doc) is not None:
             return doc
     return None
-
-
-def _handshake(c: Client) -> dict[str, str]:
-    """What a browser's WebSocket handshake carries: the app's cookies, a login's token."""
-    jar = "; ".join(f"{k}={v}" for k, v in c.cookies().items())
-    return {**c.headers, **({"Cookie": jar} if jar else {})}
 
 
 def _ready(c: Client, d: Draft) -> None:
