@@ -63,18 +63,20 @@ def configure(config: pytest.Config) -> None:
         spec = spec_mod.load(Path(raw), config.getoption("--lab-set"))
     except UsageError as exc:
         raise pytest.UsageError(f"--lab-target {raw}: {exc}") from None
-    if spec.chat.reply_from == "history":
+    # A reply that is not its message's answer (polled for, or streamed on a request of its own):
+    # the user's page reads it where the plugin does not date it yet -- its sends would be dated
+    # by the message's 202, before any reply. Said, not judged wrongly.
+    key = (
+        '[chat] reply_from = "history" (a reply the page polls for)'
+        if spec.chat.reply_from == "history"
+        else "[stream] follow (a reply streamed on its own request)"
+        if spec.stream is not None and spec.stream.follow
+        else None
+    )
+    if key is not None:
         raise pytest.UsageError(
-            f'--lab-target {raw}: [chat] reply_from = "history" (a reply the page polls for) is read by '
-            f"lab investigate's own page, not yet from a test's page: run lab investigate --target {raw}"
-        )
-    if spec.stream is not None and spec.stream.follow:
-        # The user's page reads the reply on a request of its own (an EventSource): its sends
-        # would be dated by the message's 202, before any reply -- said, not judged wrongly.
-        raise pytest.UsageError(
-            f"--lab-target {raw}: [stream] follow (a reply streamed on its own request) is read by "
-            "lab investigate's own page, not yet from a test's page: run lab investigate --target "
-            f"{raw}"
+            f"--lab-target {raw}: {key} is read by lab investigate's own page, not yet from a test's page: "
+            f"run lab investigate --target {raw}"
         )
     config.stash[spec_key] = spec
     config.stash[trials_key] = []

@@ -196,7 +196,7 @@ async function polled(posted, text, before) {
 // be stored all the same.
 async function follow(posted, mode) {
   let turn;
-  try { turn = CFG.stream_follow_id.split(".").slice(1).reduce((o, k) => o[k], JSON.parse(posted.body)); } catch (e) {}
+  try { turn = pick(JSON.parse(posted.body), CFG.stream_follow_id); } catch (e) {}
   if (turn === undefined || turn === null || typeof turn === "object")
     return Object.assign(posted, {status: null, error: `the chat's answer holds no ${CFG.stream_follow_id} naming its reply's stream: ${posted.body.slice(0, 120)}`});
   const got = await call("GET", CFG.stream_follow.replace("{turn}", encodeURIComponent(String(turn))), undefined, mode);

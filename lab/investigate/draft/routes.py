@@ -338,7 +338,7 @@ def read(c: Client) -> Routes:
     at = c.path
     routes = Routes(texts=[page, *scripts(c, page)], at=at)
     if at != "/":  # / led elsewhere (/c/8f3a): where a browser of its own is led tells the id's place
-        fresh = type(c)(c.base)
+        fresh = Client(c.base)
         routes.again = fresh.path if 200 <= fresh.text("/")[0] < 300 else None
     for text in routes.texts:
         got = calls_in(text)
