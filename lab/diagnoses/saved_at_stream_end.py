@@ -2,22 +2,33 @@
 
 from __future__ import annotations
 
-from lab.diagnoses import Diagnosis, Evidence, register
+from lab.diagnoses import Diagnosis, Evidence, Judged, register
+from lab.model.store import never_written
+
+
+def _unwritten(j: Judged) -> set[int] | None:
+    """The trial's turns no write of the app ever carried (None: no record, or it cannot say)."""
+    return never_written(j.trial) if j.trial.store is not None else None
 
 
 @register("saved_at_stream_end", needs=("stream_cut",), explains_loss=True)
 def diagnose(ev: Evidence) -> Diagnosis | None:
     """A turn cut mid-stream is missing its user message at the end, while the replies of the same
     conversation that streamed to their end were stored. Only the reply missing is not this: an
-    app may drop a reply its client left on purpose (lab.model.checker: cut_reply_dropped)."""
+    app may drop a reply its client left on purpose (lab.model.checker: cut_reply_dropped). Nor
+    is a cut turn the store's record shows written and then taken out (cut_turn_removed): the
+    two leave the same page, so without the record the cause names both."""
     pool = [j for j in ev.judged if j.cut]
     hit = []
+    told = True  # every hit's question shown never written by the record
     for j in pool:
-        lost = [t for t in sorted(j.cut) if t in j.lost_user]
+        never = _unwritten(j)
+        lost = [t for t in sorted(j.cut) if t in j.lost_user and (never is None or t in never)]
         whole = [s for s in j.trial.sends if s.streamed and not s.cut and s.outcome == "ok"]
         kept = [s for s in whole if s.turn not in j.lost_user and s.turn not in j.reply_missing]
         if lost and kept:
             hit.append((j, lost, kept))
+            told = told and never is not None
     if not hit:
         return None
     j0, lost0, kept0 = hit[0]
@@ -25,7 +36,13 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
     what = "the user message" + (" and the reply" if lost0[0] in j0.turns(j0.result.lost["assistant"]) else "")
     return Diagnosis(
         "saved_at_stream_end",
-        "a streamed turn is stored only when its stream completes: a refresh or a closed tab mid-reply loses it",
+        "a streamed turn is stored only when its stream completes: a refresh or a closed tab mid-reply loses it"
+        + (
+            " (the store's record: its question never reached Redis)"
+            if told
+            else " -- or it was stored and the app took it out again when the stream broke (cut_turn_removed): "
+            "without the store's record the two leave the same evidence"
+        ),
         f"e.g. trial {j0.id}: turn {lost0[0]} acknowledged by its first chunk after "
         f"{(cut0.ms if cut0 and cut0.ms else 0):.0f} ms, cut there, and {what} missing from the settled "
         f"history, while the {len(kept0)} replies streamed to their end (about "

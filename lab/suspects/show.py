@@ -22,6 +22,7 @@ EXPERIMENT = {
     "ttl_skipped_on_error": "drop / settled, with [redis] key",
     "duplicates_after_drop": "drop / settled",
     "saved_at_stream_end": "none / mid_stream, with [stream]",
+    "cut_turn_removed": "none / mid_stream, with [stream] and [redis] key (Redis MONITOR)",
     "acked_while_unreachable": "down / settled",
     "acked_write_refused": "write_refused / settled",
     "history_capped": "the long conversation",

@@ -97,6 +97,8 @@ def _init(
         ("node examples/node/relay.js", (), {"session": "field", "stream": "follow"}),
         # The same app's reply made by a job and polled for by its page: the answer holds none of it.
         ("node examples/node/relay.js", ("--env", "RELAY_REPLY=poll"), {"session": "field", "chat": "reply_from"}),
+        # Tornado: an NDJSON stream (its end a JSON line), a url-safe token (`-`, `_`) in the path.
+        ("{python} examples/tornado_progressive.py", (), {"session": "create", "stream": "end"}),
         # Django's CSRF check (the csrftoken cookie echoed in X-CSRFToken), its id in a signed cookie.
         (
             "{python} -m gunicorn --chdir examples/django_chat chatproj.wsgi -w 2 -b 127.0.0.1:{port}",
@@ -144,6 +146,7 @@ def _init(
         "node-sio-page",
         "node-relay",
         "node-relay-poll",
+        "tornado",
         "django",
         "htmx",
         "node-prg",

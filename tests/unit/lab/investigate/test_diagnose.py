@@ -355,6 +355,61 @@ def test_saved_at_stream_end_from_a_cut_turn_missing_while_whole_streams_are_sto
     assert set(found) == {"saved_at_stream_end"}, found
 
 
+def _cut_record(removed: bool) -> list[dict[str, object]]:
+    """The store's record of three streamed turns, each question and reply pushed as its stream
+    starts; with ``removed``, the cut turn's two rows taken out (LREM) after the cut."""
+
+    def cmd(at: float, name: str, user: list[int], reply: list[int], write: bool = True) -> dict[str, object]:
+        return {"t": at, "write": write, "conn": "c1", "cmd": name, "args": ["k"], "key": "k"} | {
+            "user": user,
+            "reply": reply,
+            "value": f"{name}{at}",
+        }
+
+    rows = [cmd(1000.0 + t + 0.01, "RPUSH", [t], []) for t in (1, 2, 3)]
+    rows += [cmd(1000.0 + t + 0.3, "LSET", [], [t]) for t in (1, 2)]
+    if removed:
+        rows += [cmd(1003.6, "LREM", [], [], write=False), cmd(1003.61, "LREM", [], [], write=False)]
+    return sorted(rows, key=lambda r: float(r["t"]))  # type: ignore[arg-type]
+
+
+def _cut_trial(tid: str, store: list[dict[str, object]] | None, written: list[int]) -> Trial:
+    final = {"key": "k", "type": "list", "pttl_ms": -1, "values": 4, "stored_turns": written}
+    return _trial(
+        tid,
+        _rows("u1", "a1", "u2", "a2"),
+        sends=_streamed(),
+        refresh="mid_stream",
+        page=_rows("u1", "a1", "u2", "a2"),
+        store=store,
+        redis_final=final,
+    )
+
+
+def test_a_cut_turn_written_then_taken_out_is_removed_not_saved_at_the_end() -> None:
+    """The question pushed before the stream, LREMed once the browser left: the record tells this
+    apart from a turn stored only at its stream's end, whose question never reached Redis."""
+    found = {d.code: d for d in dg.diagnose([_cut_trial("r1", _cut_record(removed=True), [1, 2])])}
+    assert set(found) == {"cut_turn_removed"}, found
+    d = found["cut_turn_removed"]
+    assert (d.k, d.n, d.trials) == (1, 1, ["r1"])
+    assert "turn 3's question reached Redis 490 ms before the browser left" in d.evidence
+    assert "LREM x2" in d.evidence
+
+
+def test_a_cut_turn_never_written_is_saved_at_the_end_by_the_record() -> None:
+    record = [r for r in _cut_record(removed=False) if r["user"] != [3]]
+    found = {d.code: d for d in dg.diagnose([_cut_trial("r2", record, [1, 2])])}
+    assert set(found) == {"saved_at_stream_end"}, found
+    assert "the store's record: its question never reached Redis" in found["saved_at_stream_end"].cause
+
+
+def test_without_the_record_a_cut_turns_loss_names_both_mechanisms() -> None:
+    found = {d.code: d for d in dg.diagnose([_cut_trial("r3", None, [1, 2])])}
+    assert set(found) == {"saved_at_stream_end"}, found
+    assert "cut_turn_removed" in found["saved_at_stream_end"].cause
+
+
 def test_reply_only_dropped_at_the_cut_is_the_apps_choice_not_a_loss() -> None:
     """The question stored, the reply the client left not (generation cancelled on disconnect, as
     an independently written Fastify app does and its author calls correct): no diagnosis, no
