@@ -51,8 +51,8 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
         "rollback on disconnect) -- a refresh mid-reply loses what the user sent; keep the "
         "question, and store the reply whole or marked as cut",
         f"in trial {j0.id} turn {turn}'s question reached Redis {(cut_at - wrote) * 1000:.0f} ms before "
-        f"the browser left its stream, then the app sent {what} on the key and the settled history "
-        f"lacks the question; in {len(hit)}/{len(pool)} trials with a cut stream ({few(ids(j for j, _ in hit))})",
+        f"its answer's first chunk; the browser left that stream, then the app sent {what} on the key "
+        f"and the settled history lacks the question; in {len(hit)}/{len(pool)} trials with a cut stream ({few(ids(j for j, _ in hit))})",
         len(hit),
         len(pool),
         [j.id for j, _ in hit],

@@ -322,3 +322,20 @@ def test_a_streamed_answer_is_answered_at_its_end_not_its_first_chunk(tmp_path: 
     sets = ("--lab-set", "start.env.NODE_SSE_BUGS=save_before_close", "--lab-trials", "2")
     code, out = _user_tests(tmp_path / "late", *sets, tests=folder, spec=ROOT / "examples" / "node-sse.toml")
     assert code == 0 and re.search(r"\[stored_after_answer\] .* -- 2/2 \[", out), out
+
+
+def test_a_users_reload_mid_reply_is_a_cut_and_a_turn_undone_then_is_drawn(tmp_path: Path) -> None:
+    """examples/tornado_ui_tests on examples/tornado_progressive.py (an NDJSON reply saved as it
+    streams, written to its end after the browser left). The user's reload cut the second reply:
+    Chromium dated that body's end at its headers, so the turn counted as acknowledged whole and
+    the app's writes after the reload as stored_after_answer 3/3 on the correct app (2026-12-07).
+    The request's failure with no end event seen is the cut: nothing drawn; the turn LREMed when
+    the browser leaves is cut_turn_removed, though the user's own test passes."""
+    spec, tests = ROOT / "examples" / "tornado-progressive.toml", "examples/tornado_ui_tests"
+    only = ("--lab-trials", "2", "-k", "middle")
+    code, out = _user_tests(tmp_path / "ok", *only, tests=tests, spec=spec)
+    assert code == 0 and "no anomaly found in 2 judged trials" in out, out
+    code, out = _user_tests(
+        tmp_path / "bug", *only, "--lab-set", "start.env.PROGRESSIVE_BUGS=rollback_on_cut", tests=tests, spec=spec
+    )
+    assert "[cut_turn_removed]" in out and "-- 2/2 [" in out and "[saved_at_stream_end]" not in out, out

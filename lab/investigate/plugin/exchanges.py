@@ -20,12 +20,12 @@ from lab.investigate.spec.parse import Spec
 from lab.model.history import Send
 
 
-def send_of(spec: Spec, req: Request, resp: Response | None, ended: float | None = None) -> Send:
+def send_of(spec: Spec, req: Request, resp: Response | None, ended: float | None = None, failed: bool = False) -> Send:
     """The chat POST ``req`` and its answer ``resp`` (None: the request failed) as a send:
     ok (2xx, after a redirect only to the conversation's page), fail (4xx), info (5xx, no
     answer, a redirect elsewhere). Dated by the answer's first byte, its status then known; a
     stream by its end: ``ended``, when its end event reached the page (frames.stream_end), else
-    its close."""
+    its close. ``failed``: the request failed after its answer came (its body cut)."""
     field, body = spec.chat.message_field, _body(spec, req.post_data)
     text = str(body.get(field, "")) if body is not None else req.post_data or ""
     # The message's id, where the API takes one ([chat] id_field) and the test sent it: the
@@ -50,8 +50,12 @@ def send_of(spec: Spec, req: Request, resp: Response | None, ended: float | None
     streamed = _streams(spec, body, resp)
     answered = min(end, ended or end) if streamed else end if ms is None else start + ms / 1000
     s.streamed = streamed
-    if streamed and ms is not None and timing.get("responseEnd", -1) < 0:
-        s.cut, answered = True, start + ms / 1000  # never ended (a reload mid-reply): begun, then cut
+    # Never ended (a reload mid-reply): begun, then cut. Chromium may date a body's end at its
+    # headers when the page left before the rest (seen 2026-12-07: responseEnd 3 ms after
+    # responseStart for an NDJSON reply a reload cut 90 ms on), so the request's failure, with
+    # no end event seen, says so too.
+    if streamed and ms is not None and (timing.get("responseEnd", -1) < 0 or (failed and ended is None)):
+        s.cut, answered = True, start + ms / 1000
     final = after_redirects(resp)
     if final is None:
         s.complete("info", resp.status, f"HTTP {resp.status}, and the request it redirected to failed", answered)

@@ -188,18 +188,21 @@ class Recorder:
         if self.spec.transport is not None:  # the chat goes over the page's socket, not a POST
             out = [(s.t_invoke, s) for s in frames.sends(self.spec, self._frames)]
         else:
-            out = [(at, self._send(resp.request, resp)) for at, resp in self._answers]
+            # A body cut after its answer came fails too: the answer counts -- and a stream so
+            # cut is cut (a reload mid-reply), whatever its timing says of the body's end.
+            failed = {id(req) for _, req in self._failed}
+            out = [(at, self._send(resp.request, resp, id(resp.request) in failed)) for at, resp in self._answers]
             answered = {id(resp.request) for _, resp in self._answers}
-            for at, req in self._failed:  # a body cut after its answer came fails too: the answer counts
+            for at, req in self._failed:
                 if id(req) not in answered:
                     out.append((at, self._send(req, None)))
         sends = [s for _, s in sorted(out, key=lambda x: x[1].t_invoke)]
         self._ids_sent = numbered(sends)
         return sends
 
-    def _send(self, req: Request, resp: Response | None) -> Send:
+    def _send(self, req: Request, resp: Response | None, failed: bool = False) -> Send:
         started = req.timing.get("startTime", -1) / 1000
-        return send_of(self.spec, req, resp, frames.stream_end(self._frames, req.post_data, started))
+        return send_of(self.spec, req, resp, frames.stream_end(self._frames, req.post_data, started), failed)
 
     def _rows(self, resp: Response) -> list[Row]:
         try:

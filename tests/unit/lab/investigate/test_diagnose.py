@@ -393,7 +393,7 @@ def test_a_cut_turn_written_then_taken_out_is_removed_not_saved_at_the_end() -> 
     assert set(found) == {"cut_turn_removed"}, found
     d = found["cut_turn_removed"]
     assert (d.k, d.n, d.trials) == (1, 1, ["r1"])
-    assert "turn 3's question reached Redis 490 ms before the browser left" in d.evidence
+    assert "turn 3's question reached Redis 490 ms before its answer's first chunk" in d.evidence
     assert "LREM x2" in d.evidence
 
 

@@ -119,15 +119,22 @@ def test_a_streamed_answer_is_answered_at_its_end_and_one_never_ended_is_cut() -
     spec = sp.load(ROOT / "examples" / "model-fastapi.toml")
     timing = {"startTime": 1_000_000.0, "responseStart": 5.0, "responseEnd": 900.0}
 
-    def sent(body: str, t: dict[str, float], kind: str = "text/plain") -> Send:
+    def sent(body: str, t: dict[str, float], kind: str = "text/plain", **kw: Any) -> Send:
         req = SimpleNamespace(post_data=body, timing=t, failure=None, url="http://127.0.0.1/api/chat")
         resp = SimpleNamespace(status=200, request=req, headers={"content-type": kind}, text=lambda: "{}")
         req.redirected_to = None
-        return send_of(spec, req, resp)  # type: ignore[arg-type]
+        return send_of(spec, req, resp, **kw)  # type: ignore[arg-type]
 
     whole = sent('{"prompt": "hi", "stream": true}', timing)
     assert whole.streamed and whole.t_complete == 1000.9 and not whole.cut
     cut = sent('{"prompt": "hi", "stream": true}', {**timing, "responseEnd": -1})
     assert cut.cut and cut.t_complete == 1000.005 and cut.outcome == "ok"
+    # Chromium may date a cut body's end at its headers: the request's failure, with no end
+    # event seen, is the cut; a stream whose end event came and whose close then failed is whole.
+    early = {**timing, "responseEnd": 6.0}
+    failed = sent('{"prompt": "hi", "stream": true}', early, failed=True)
+    assert failed.cut and failed.t_complete == 1000.005 and failed.outcome == "ok"
+    ended = sent('{"prompt": "hi", "stream": true}', timing, ended=1000.8, failed=True)
+    assert not ended.cut and ended.t_complete == 1000.8
     plain = sent('{"prompt": "hi"}', timing, "application/json")
     assert not plain.streamed and plain.t_complete == 1000.005
