@@ -1,6 +1,6 @@
 """A streamed turn the browser left mid-reply is taken out of the store again: its question
 reached Redis before the cut, and after the cut the app's own commands removed it (the turn
-"unfinished", undone: an LREM, an HDEL, a DEL, a rewrite without it) -- a refresh mid-reply
+"unfinished", undone: an LREM, an HDEL, a DEL) -- a refresh mid-reply
 loses the question the user had sent.
 
 Told apart from saved_at_stream_end (a turn written only when its stream completes, so never
@@ -14,14 +14,32 @@ from __future__ import annotations
 from collections import Counter
 
 from lab.diagnoses import Diagnosis, Evidence, Judged, few, ids, register
-from lab.model.store import TAKES_OUT, first_writes
+from lab.model.store import REMOVES, first_writes
+
+# Commands that take rows out and write nothing back. A whole-value write (SET of the conversation
+# without the turn) is left out: a stale copy written back leaves the same record, and it is
+# another cause's (rewrite_window, history_from_copy).
+TAKE_ROWS_OUT = (
+    *REMOVES,
+    "LREM",
+    "LPOP",
+    "RPOP",
+    "HDEL",
+    "ZREM",
+    "ZREMRANGEBYSCORE",
+    "ZREMRANGEBYRANK",
+    "SREM",
+    "XDEL",
+)
 
 
 def removed(j: Judged) -> list[tuple[int, float, float, list[str]]]:
     """(turn, its question's first write, the cut, the app's commands taking rows out after the
     cut) for the trial's cut turns whose question is missing at the end though a write of the
-    app carried it before the cut; [] without the store's record."""
-    if j.trial.store is None:
+    app carried it before the cut, while a reply the same conversation streamed whole is still
+    there (not a key lost whole); [] without the store's record."""
+    whole = [s for s in j.trial.sends if s.streamed and not s.cut and s.outcome == "ok"]
+    if j.trial.store is None or not [s for s in whole if s.turn not in j.lost_user]:
         return []
     written = first_writes(j.trial)
     out = []
@@ -30,7 +48,9 @@ def removed(j: Judged) -> list[tuple[int, float, float, list[str]]]:
         cut_at = (s.t_complete or s.t_invoke) if s else None
         if turn not in written or cut_at is None or written[turn][0] > cut_at:
             continue
-        after = [r["cmd"] for r in j.trial.store if r["conn"] != "lab" and r["cmd"] in TAKES_OUT and r["t"] >= cut_at]
+        after = [
+            r["cmd"] for r in j.trial.store if r["conn"] != "lab" and r["cmd"] in TAKE_ROWS_OUT and r["t"] >= cut_at
+        ]
         if after:
             out.append((turn, written[turn][0], cut_at, after))
     return out

@@ -397,6 +397,15 @@ def test_a_cut_turn_written_then_taken_out_is_removed_not_saved_at_the_end() -> 
     assert "LREM x2" in d.evidence
 
 
+def test_a_cut_turn_lost_to_a_whole_value_rewrite_is_not_claimed_removed() -> None:
+    """A SET of the conversation without the cut turn after the cut: a rollback, or a stale copy
+    written back -- the record cannot tell which, so neither removal nor saved-at-end is drawn."""
+    record = [r for r in _cut_record(removed=False)]
+    record.append(record[0] | {"t": 1003.6, "cmd": "SET", "user": [1, 2], "reply": [1, 2], "value": "whole"})
+    found = {d.code for d in dg.diagnose([_cut_trial("r4", record, [1, 2])])}
+    assert not found & {"cut_turn_removed", "saved_at_stream_end"}, found
+
+
 def test_a_cut_turn_never_written_is_saved_at_the_end_by_the_record() -> None:
     record = [r for r in _cut_record(removed=False) if r["user"] != [3]]
     found = {d.code: d for d in dg.diagnose([_cut_trial("r2", record, [1, 2])])}
