@@ -13,6 +13,9 @@ the middle of a reply show what has arrived so far (a resumable stream).
 The conversation is one Redis List (``chat/<id>``); a message is an element, and the reply's
 element is replaced (LSET) every few tokens while it streams, so a read in the middle shows a
 prefix of the reply. Each write renews the TTL in the same transaction.
+PROGRESSIVE_STORE=deltas keeps it as a Redis Stream of events instead (the shape of resumable
+streams): a message, then the reply's words as deltas of a few tokens each, then its state; a
+read folds them, so no single write holds a whole reply.
 
 A browser that leaves mid-reply (PROGRESSIVE_ON_CUT):
 - "finish" (default): the reply is written to its end anyway; a refresh shows it whole.
@@ -31,6 +34,8 @@ import asyncio
 import json
 import os
 import secrets
+from collections.abc import Callable
+from typing import Any
 
 import redis.asyncio as aioredis
 import tornado.iostream
@@ -84,20 +89,58 @@ def _reply_words(text: str) -> list[str]:
     return [f"{w} " for w in (words + ["and", "that", "is", "all."])]
 
 
-async def _push(cid: str, message: dict[str, object]) -> int:
-    """Append a message; its index in the list."""
-    async with R.pipeline(transaction=True) as tx:
-        tx.rpush(_key(cid), json.dumps(message))
-        tx.expire(_key(cid), TTL_S)
-        n, _ = await tx.execute()
-    return int(n) - 1
+DELTAS = os.environ.get("PROGRESSIVE_STORE", "list") == "deltas"
 
 
-async def _put(cid: str, index: int, message: dict[str, object]) -> None:
+async def _write(cid: str, add: Callable[[Any], object]) -> Any:
+    """One write and the TTL's renewal in one transaction; the write's own answer."""
     async with R.pipeline(transaction=True) as tx:
-        tx.lset(_key(cid), index, json.dumps(message))
+        add(tx)
         tx.expire(_key(cid), TTL_S)
-        await tx.execute()
+        got, _ = await tx.execute()
+    return got
+
+
+async def _push(cid: str, message: dict[str, object]) -> Any:
+    """Append a message; where it is: its index in the list (deltas: its entry's id)."""
+    if DELTAS:
+        return await _write(cid, lambda tx: tx.xadd(_key(cid), {"event": "message", "body": json.dumps(message)}))
+    return int(await _write(cid, lambda tx: tx.rpush(_key(cid), json.dumps(message)))) - 1
+
+
+async def _put(cid: str, index: Any, message: dict[str, object], saved: int) -> int:
+    """The reply so far; ``saved``: how much of its content is already stored (deltas: only
+    the rest is appended). Returns the content's length stored now."""
+    text = str(message["content"])
+    if DELTAS:
+        event = {"id": message["id"], "text": text[saved:], "state": message["state"]}
+        await _write(cid, lambda tx: tx.xadd(_key(cid), {"event": "delta", "body": json.dumps(event)}))
+    else:
+        await _write(cid, lambda tx: tx.lset(_key(cid), index, json.dumps(message)))
+    return len(text)
+
+
+async def _read(cid: str) -> list[dict[str, Any]]:
+    if not DELTAS:
+        return [json.loads(r) for r in await R.lrange(_key(cid), 0, -1)]
+    rows: dict[str, dict[str, Any]] = {}
+    for _, f in await R.xrange(_key(cid)):
+        body = json.loads(f[b"body"])
+        if f[b"event"] == b"message":
+            rows[body["id"]] = body
+        elif body["id"] in rows:  # a delta: the reply's next words and its state
+            rows[body["id"]]["content"] += body["text"]
+            rows[body["id"]]["state"] = body["state"]
+    return list(rows.values())
+
+
+async def _remove(cid: str, first: Any, last: Any) -> None:
+    """The last turn's two messages taken out (LREM by value; deltas: XDEL of their entries)."""
+    if DELTAS:
+        await R.xdel(_key(cid), first, last)
+        return
+    for row in await R.lrange(_key(cid), first, last):
+        await R.lrem(_key(cid), -1, row)
 
 
 class Page(tornado.web.RequestHandler):
@@ -113,8 +156,7 @@ class Conversations(tornado.web.RequestHandler):
 
 class Messages(tornado.web.RequestHandler):
     async def get(self, cid: str) -> None:
-        rows = [json.loads(r) for r in await R.lrange(_key(cid), 0, -1)]
-        self.write({"data": rows})
+        self.write({"data": await _read(cid)})
 
     async def post(self, cid: str) -> None:
         try:
@@ -130,27 +172,26 @@ class Messages(tornado.web.RequestHandler):
         a = await _push(cid, reply)
         self.set_header("Content-Type", "application/x-ndjson")
         gone = not await self._line({"type": "start", "message_id": reply["id"]})
+        saved = 0
         for i, word in enumerate(_reply_words(content)):
             if gone and ON_CUT == "mark" or gone and "rollback_on_cut" in BUGS:
                 break
             await asyncio.sleep(TOKEN_GAP_S)  # the model's pace
             reply["content"] = str(reply["content"]) + word
             if (i + 1) % SAVE_EVERY == 0:
-                await _put(cid, a, reply)
+                saved = await _put(cid, a, reply, saved)
             gone = gone or not await self._line({"type": "delta", "content": word})
         if gone and "rollback_on_cut" in BUGS:
-            # The turn "did not finish": both its rows removed (LREM by value, the last two).
-            for row in await R.lrange(_key(cid), q, a):
-                await R.lrem(_key(cid), -1, row)
+            await _remove(cid, q, a)  # the turn "did not finish": both its messages removed
             return
         reply["content"] = str(reply["content"]).rstrip()
         reply["state"] = "interrupted" if gone and ON_CUT == "mark" else "complete"
         if "final_unawaited" in BUGS:
-            task = asyncio.ensure_future(_put(cid, a, reply))
+            task = asyncio.ensure_future(_put(cid, a, reply, saved))
             _tasks.add(task)
             task.add_done_callback(_tasks.discard)
         else:
-            await _put(cid, a, reply)
+            await _put(cid, a, reply, saved)
         await self._line({"type": "done", "message_id": reply["id"]})
 
     async def _line(self, event: dict[str, object]) -> bool:
