@@ -41,7 +41,7 @@ def diagnose(ev: Evidence) -> Diagnosis | None:
             " (the store's record: its question never reached Redis)"
             if told
             else " -- or it was stored and the app took it out again when the stream broke (cut_turn_removed): "
-            "without the store's record the two leave the same evidence"
+            "the store's record, absent or holding no turn's text as text (compressed, encoded), cannot tell the two apart"
         ),
         f"e.g. trial {j0.id}: turn {lost0[0]} acknowledged by its first chunk after "
         f"{(cut0.ms if cut0 and cut0.ms else 0):.0f} ms, cut there, and {what} missing from the settled "
