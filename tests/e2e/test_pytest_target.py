@@ -339,3 +339,21 @@ def test_a_users_reload_mid_reply_is_a_cut_and_a_turn_undone_then_is_drawn(tmp_p
         tmp_path / "bug", *only, "--lab-set", "start.env.PROGRESSIVE_BUGS=rollback_on_cut", tests=tests, spec=spec
     )
     assert "[cut_turn_removed]" in out and "-- 2/2 [" in out and "[saved_at_stream_end]" not in out, out
+
+
+def test_a_reply_the_users_page_polls_for_answers_its_send_when_it_shows(tmp_path: Path) -> None:
+    """examples/node/relay_ui_tests on relay.js with RELAY_REPLY=poll ([chat] reply_from =
+    "history"): the message answered 202, the reply made by the job and polled for by the page.
+    Each send is answered by the first of the page's reads that shows its reply (its body kept as
+    it came: the reload drops the page's bodies); dated by the 202, the correct app's reply rows
+    were stored_after_answer 4/4 (2026-12-07). The spec was refused before."""
+    spec = ROOT / "examples" / "node-relay-poll.toml"
+    code, out = _user_tests(tmp_path, "--lab-trials", "2", tests="examples/node/relay_ui_tests", spec=spec)
+    assert code == 0 and out.count("no anomaly found in 2 judged trials") == 1, out
+    records = sorted((tmp_path / "out" / "lab").glob("*/trial.json"))
+    assert len(records) == 2, out
+    for f in records:
+        sends = json.loads(f.read_text())["sends"]
+        # The job's reply follows its 202 by some 300 ms (12 words, 25 ms apart): answered then.
+        assert len(sends) == 3 and all(s["outcome"] == "ok" and s["status"] == 202 for s in sends), sends
+        assert all(s["ms"] >= 250 and s["reply"] for s in sends), sends

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from typing import TypedDict
 
 from lab.investigate.evidence.answers import Answer
 from lab.investigate.evidence.rows import parse_rows
@@ -41,7 +42,13 @@ LOST_ANSWER: Answer = {
 POLL_MS = 100  # [chat] reply_from = "history": how often the lab's page reads for the reply
 
 
-def shown(spec: Spec, body: str, text: str) -> dict[str, object]:
+class Shown(TypedDict):
+    replies: int  # the assistant rows the read shows (-1: a body outside the spec's form)
+    asked: bool  # the message is among its user rows
+    answered: bool  # the message has its reply
+
+
+def shown(spec: Spec, body: str, text: str) -> Shown:
     """What one history read shows of the reply to ``text`` (labShown, exposed to the lab's page
     where [chat] reply_from = "history"): its reply rows, and whether the message has its own.
     A body outside the spec's form shows nothing (replies -1)."""

@@ -17,6 +17,7 @@ from lab.investigate.evidence.answers import led_elsewhere
 from lab.investigate.browser.settle import POLL_S
 from lab.investigate.evidence.rows import json_path
 from lab.investigate.spec.parse import Spec
+from lab.investigate.browser.page import shown
 from lab.model.history import Send
 
 
@@ -141,6 +142,45 @@ def _reply(spec: Spec, resp: Response) -> str | None:
         return str(json_path(json.loads(resp.text()), spec.chat.reply_path))
     except (PlaywrightError, ValueError, KeyError):
         return None
+
+
+# A history read the page made: (when it left, when its answer ended -- the browser's clock --, its body).
+Read = tuple[float, float, str]
+
+
+def read_times(resp: Response) -> tuple[float, float] | None:
+    """When a read left and when its answer ended, by the browser's own record (None: not known)."""
+    timing = resp.request.timing
+    if timing.get("startTime", -1) <= 0 or timing.get("responseEnd", -1) < 0:
+        return None
+    start = timing["startTime"] / 1000
+    return start, start + timing["responseEnd"] / 1000
+
+
+def polled_answers(spec: Spec, sends: list[Send], reads: list[Read]) -> None:
+    """[chat] reply_from = "history": a send the app took (2xx) is answered by the first of the
+    page's history reads ending after its answer that shows its reply, as lab investigate's own
+    page judges one (lab.investigate.browser.page.shown: the replies after the message as many
+    as the questions from it on; the message itself missing, a reply more than the last read
+    ended before the send showed). None such: the reply never showed the user -- no answer."""
+    ordered = sorted(reads, key=lambda r: r[1])
+    for s in sends:
+        if s.outcome != "ok" or s.t_complete is None:
+            continue
+        before = [shown(spec, body, s.text)["replies"] for _, end, body in ordered if end <= s.t_invoke]
+        prior = before[-1] if before else -1
+        at = None
+        for _, end, body in ordered:
+            if end < s.t_complete:
+                continue
+            x = shown(spec, body, s.text)
+            if x["answered"] or (not x["asked"] and 0 <= prior < x["replies"]):
+                at = end
+                break
+        if at is None:
+            s.outcome, s.reason = "info", f"HTTP {s.status}, and no read of the history after it showed its reply"
+        else:
+            s.t_complete, s.ms = at, round((at - s.t_invoke) * 1000, 1)
 
 
 def numbered(sends: list[Send]) -> bool:

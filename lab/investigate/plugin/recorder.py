@@ -25,7 +25,7 @@ from lab.investigate.browser import identity as who
 from lab.investigate.evidence.key_home import follow
 from lab.investigate.browser.app_frames import Frame
 from lab.investigate.plugin import frames
-from lab.investigate.plugin.exchanges import await_read, is_refresh, numbered, send_of
+from lab.investigate.plugin.exchanges import await_read, is_refresh, numbered, polled_answers, read_times, send_of
 from lab.investigate.evidence.keys import KeyReader, key_for, read_final
 from lab.investigate.evidence.store import NO_KEY, StoreMonitor
 from lab.investigate.evidence.rows import json_path, parse_rows, replies_from
@@ -48,6 +48,7 @@ class Recorder:
     _answers: list[tuple[float, Response]] = field(default_factory=list)
     _failed: list[tuple[float, Request]] = field(default_factory=list)
     _reads: list[tuple[float, Response]] = field(default_factory=list)
+    _bodies: dict[int, str] = field(default_factory=dict)  # id(read) -> its body, read as it came
     _read_requests: list[tuple[float, Request]] = field(default_factory=list)  # the page's history GETs
     _navigations: list[float] = field(default_factory=list)
     _restarted: list[BrowserContext] = field(default_factory=list)
@@ -104,6 +105,13 @@ class Recorder:
             self._answers.append((time.time(), resp))
         elif self._history(resp):
             self._reads.append((time.time(), resp))
+            if self.spec.chat.reply_from == "history":
+                # Read now: the page that polled for a reply may have reloaded by the test's
+                # end, and the browser drops a page's bodies with it.
+                try:
+                    self._bodies[id(resp)] = resp.text()
+                except PlaywrightError:
+                    pass
         elif self._login(resp):
             self._logins.append(resp)
 
@@ -198,6 +206,11 @@ class Recorder:
                     out.append((at, self._send(req, None)))
         sends = [s for _, s in sorted(out, key=lambda x: x[1].t_invoke)]
         self._ids_sent = numbered(sends)
+        if self.spec.chat.reply_from == "history":  # the reply is the first read's that shows it
+            reads = [
+                (*ts, self._bodies[id(r)]) for _, r in self._reads if id(r) in self._bodies and (ts := read_times(r))
+            ]
+            polled_answers(self.spec, sends, reads)
         return sends
 
     def _send(self, req: Request, resp: Response | None, failed: bool = False) -> Send:

@@ -5,13 +5,14 @@ asked for again by GET -- not a send's redirect, a form's POST, a frame's load o
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
-from lab.investigate.plugin.exchanges import await_read, is_refresh, numbered, read_after, send_of
+from lab.investigate.plugin.exchanges import await_read, is_refresh, numbered, polled_answers, read_after, send_of
 from lab.model.history import Send
 from lab.investigate.spec import parse as sp
 
@@ -138,3 +139,32 @@ def test_a_streamed_answer_is_answered_at_its_end_and_one_never_ended_is_cut() -
     assert not ended.cut and ended.t_complete == 1000.8
     plain = sent('{"prompt": "hi"}', timing, "application/json")
     assert not plain.streamed and plain.t_complete == 1000.005
+
+
+def test_a_polled_reply_answers_its_send_at_the_first_read_that_shows_it() -> None:
+    """[chat] reply_from = "history" (relay.js's page polls the thread after the 202): answered by
+    the first read after the 202 showing the message's reply; the message itself missing, by a read
+    showing a reply more than the last read before it was sent; a reply that never showed is no
+    answer -- as lab investigate's own page judges it."""
+    spec = sp.load(ROOT / "examples" / "node-relay-poll.toml")
+
+    def thread(*rows: tuple[str, str]) -> str:
+        return json.dumps({"log": [{"by": by, "text": text} for by, text in rows]})
+
+    def send(i: int, text: str, at: float) -> Send:
+        s = Send(f"t{i}", text, i, t_invoke=at)
+        s.complete("ok", 202, "HTTP 202", at + 0.01)
+        return s
+
+    one, two, three = send(1, "first question", 100.0), send(2, "second question", 101.0), send(3, "third", 102.0)
+    q1, a1 = ("me", "first question"), ("assistant", "an answer")
+    reads = [
+        (100.02, 100.03, thread(q1)),  # the message, no reply yet
+        (100.30, 100.31, thread(q1, a1)),  # its reply
+        (101.02, 101.03, thread(q1, a1)),  # the second message lost; no reply more yet
+        (101.30, 101.32, thread(q1, a1, ("assistant", "an answer"))),  # a reply more: the user saw one
+    ]
+    polled_answers(spec, [one, two, three], reads)
+    assert (one.outcome, one.t_complete, one.ms) == ("ok", 100.31, 310.0)
+    assert (two.outcome, two.t_complete) == ("ok", 101.32)
+    assert three.outcome == "info" and "no read of the history after it showed its reply" in three.reason
