@@ -63,14 +63,6 @@ def configure(config: pytest.Config) -> None:
         spec = spec_mod.load(Path(raw), config.getoption("--lab-set"))
     except UsageError as exc:
         raise pytest.UsageError(f"--lab-target {raw}: {exc}") from None
-    # A reply streamed on a request of its own: the user's page reads it where the plugin does not
-    # date it yet -- its sends would be dated by the message's 202, before any reply. Said, not
-    # judged wrongly. (A reply the page polls for is dated by the read that showed it.)
-    if spec.stream is not None and spec.stream.follow:
-        raise pytest.UsageError(
-            f"--lab-target {raw}: [stream] follow (a reply streamed on its own request) is read by lab "
-            f"investigate's own page, not yet from a test's page: run lab investigate --target {raw}"
-        )
     config.stash[spec_key] = spec
     config.stash[trials_key] = []
     if hasattr(config.option, "base_url"):  # pytest-base-url (pytest-playwright's base_url)

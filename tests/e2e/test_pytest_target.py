@@ -348,7 +348,8 @@ def test_a_reply_the_users_page_polls_for_answers_its_send_when_it_shows(tmp_pat
     it came: the reload drops the page's bodies); dated by the 202, the correct app's reply rows
     were stored_after_answer 4/4 (2026-12-07). The spec was refused before."""
     spec = ROOT / "examples" / "node-relay-poll.toml"
-    code, out = _user_tests(tmp_path, "--lab-trials", "2", tests="examples/node/relay_ui_tests", spec=spec)
+    only = ("--lab-trials", "2", "-k", "after_a_reload")
+    code, out = _user_tests(tmp_path, *only, tests="examples/node/relay_ui_tests", spec=spec)
     assert code == 0 and out.count("no anomaly found in 2 judged trials") == 1, out
     records = sorted((tmp_path / "out" / "lab").glob("*/trial.json"))
     assert len(records) == 2, out
@@ -357,3 +358,25 @@ def test_a_reply_the_users_page_polls_for_answers_its_send_when_it_shows(tmp_pat
         # The job's reply follows its 202 by some 300 ms (12 words, 25 ms apart): answered then.
         assert len(sends) == 3 and all(s["outcome"] == "ok" and s["status"] == 202 for s in sends), sends
         assert all(s["ms"] >= 250 and s["reply"] for s in sends), sends
+
+
+def test_a_reply_streamed_on_its_own_request_answers_its_send_at_its_end(tmp_path: Path) -> None:
+    """examples/node/relay_ui_tests on relay.js ([stream] follow: the message answered 202 {"turn"},
+    its reply on an EventSource of that turn; refused by the plugin before). The page's EventSource
+    is read beside it (wrapped before its scripts run) and each send answered by its stream's end
+    event; the test's reload mid-reply is the cut. The correct app: nothing; its reply_after_end bug
+    (the reply stored after the end event) is stored_after_answer on a slow link to Redis."""
+    spec, tests = ROOT / "examples" / "node-relay.toml", "examples/node/relay_ui_tests"
+    only = ("--lab-trials", "2", "-k", "slow_store or middle")
+    code, out = _user_tests(tmp_path / "ok", *only, tests=tests, spec=spec)
+    assert code == 0 and out.count("no anomaly found in 2 judged trials") == 2, out
+    records = sorted((tmp_path / "ok" / "out" / "lab").glob("*/trial.json"))
+    assert len(records) == 4, out
+    for f in records:
+        sends = json.loads(f.read_text())["sends"]
+        whole, last = (sends, None) if "slow_store" in f.parent.name else (sends[:-1], sends[-1])
+        assert all(s["outcome"] == "ok" and s["streamed"] and not s["cut"] and s["reply"] for s in whole), sends
+        assert last is None or (last["cut"] and last["outcome"] == "ok"), sends
+    only = ("--lab-trials", "2", "-k", "slow_store", "--lab-set", "start.env.RELAY_BUGS=reply_after_end")
+    code, out = _user_tests(tmp_path / "bug", *only, tests=tests, spec=spec)
+    assert "[stored_after_answer]" in out and "-- 2/2 [" in out, out

@@ -8,11 +8,15 @@ import json
 import time
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import parse_qs
+import re
+from urllib.parse import parse_qs, quote, urlsplit
 
-from playwright.sync_api import Error as PlaywrightError, Page, Request, Response
+from playwright.sync_api import BrowserContext, Error as PlaywrightError, Page, Request, Response
 
+from lab.investigate.browser import identity as who
+from lab.investigate.browser.app_frames import Frame
 from lab.investigate.browser.identity import field_id
+from lab.investigate.plugin import frames
 from lab.investigate.evidence.answers import led_elsewhere
 from lab.investigate.browser.settle import POLL_S
 from lab.investigate.evidence.rows import json_path
@@ -118,6 +122,8 @@ def is_refresh(req: Request, main_frame: Any, to_chat: Callable[[Request], bool]
 def _streams(spec: Spec, body: dict[str, Any] | None, resp: Response) -> bool:
     """The answer streams: an event stream, or a chat the spec says streams ([stream]) -- always,
     or as this request asked (its body holds the spec's stream request)."""
+    if spec.stream is not None and spec.stream.follow:
+        return False  # the POST's answer only names the reply's stream (followed_answer)
     if (resp.headers.get("content-type") or "").startswith("text/event-stream"):
         return True
     asked = spec.stream.request if spec.stream is not None else None
@@ -183,6 +189,56 @@ def polled_answers(spec: Spec, sends: list[Send], reads: list[Read]) -> None:
             s.t_complete, s.ms = at, round((at - s.t_invoke) * 1000, 1)
 
 
+def followed_answer(
+    spec: Spec, s: Send, posted: str | None, follows: list[Request], ended: Callable[[str, float], float | None]
+) -> None:
+    """[stream] follow: a send the app took (2xx) is answered by the end event of the stream its
+    answer names (``posted``: that answer's body; ``follows``: the page's GETs of the follow
+    path, in order; ``ended``: when a URL's end event reached the page, frames.stream_end), as
+    lab investigate's own page reads it; cut where the page left that stream before its end
+    (a reload); no answer where it named none, none was opened, or it ended without its end."""
+    assert spec.stream is not None and spec.stream.follow
+    if s.outcome != "ok":
+        return
+    try:
+        turn = json_path(json.loads(posted or ""), spec.stream.follow_id)
+    except (ValueError, KeyError):
+        turn = None
+    if turn is None or isinstance(turn, (dict, list)):
+        s.outcome, s.reason = (
+            "info",
+            f"HTTP {s.status}, and its answer names no {spec.stream.follow_id} (the reply's stream)",
+        )
+        return
+    path = re.compile(
+        "^"
+        + re.escape(spec.stream.follow)
+        .replace(re.escape("{turn}"), re.escape(quote(str(turn), safe="")))
+        .replace(re.escape("{session}"), "[^/?#]+")
+        + "$"
+    )
+    req = next((r for r in follows if path.match(urlsplit(r.url).path)), None)
+    if req is None:
+        s.outcome, s.reason = (
+            "info",
+            f"HTTP {s.status}, and the page opened no stream of its reply ({spec.stream.follow})",
+        )
+        return
+    s.streamed = True
+    timing = req.timing
+    start = timing["startTime"] / 1000 if timing.get("startTime", -1) > 0 else s.t_invoke
+    first = start + timing["responseStart"] / 1000 if timing.get("responseStart", -1) >= 0 else None
+    if (end := ended(req.url, s.t_invoke)) is not None:
+        s.t_complete, s.ms = end, round(((first or end) - s.t_invoke) * 1000, 1)
+    elif first is not None and req.failure:
+        s.cut, s.t_complete, s.ms = True, first, round((first - s.t_invoke) * 1000, 1)  # left mid-reply
+    else:
+        s.outcome, s.reason = (
+            "info",
+            f"HTTP {s.status}, and its reply's stream ended without its end event ({spec.stream.end!r})",
+        )
+
+
 def numbered(sends: list[Send]) -> bool:
     """Each send's turn, in the order sent: one a message -- the id the test sent ([chat]
     id_field; a message sent again, a retry or a double submit, is one turn) where every send
@@ -230,3 +286,21 @@ def _reading(reads: list[tuple[float, Response]], asked: list[tuple[float, Reque
     """A history GET the page made after the refresh, neither answered nor failed yet."""
     answered = {id(r.request) for _, r in reads}
     return any(at >= refresh and id(q) not in answered and q.failure is None for at, q in asked)
+
+
+def session_of(spec: Spec, ctx: BrowserContext, posts: list[Request], sock_frames: list[Frame]) -> str | None:
+    """The conversation's id as the test's page had it: its cookie, a fixed one, as lab
+    investigate reads the app's own page (identity.Identity.session_id), then where the test's
+    own requests carried it (``posts``: the chat POSTs, newest first; ``sock_frames``: its socket's)."""
+    s = spec.session
+    if s.is_cookie:
+        c = who.session_cookie(spec, [dict(x) for x in ctx.cookies()])
+        return None if c is None else str(c["value"])
+    if fixed := who.fixed_id(spec):
+        return fixed
+    if s.page_url:
+        for page in ctx.pages:
+            if sid := who.page_session(spec, page.url):
+                return sid
+    kept = who.local_storage(ctx.storage_state(), who.origin(spec)).get(s.page_storage or "")
+    return kept or who.sent_id(spec, posts) or frames.sent_id(spec, sock_frames)

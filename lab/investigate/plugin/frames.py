@@ -20,6 +20,7 @@ from lab.investigate.browser.identity import field_id
 from lab.investigate.evidence.answers import Answer, path_pattern
 from lab.investigate.evidence.rows import answer
 from lab.investigate.spec.parse import Spec
+from lab.investigate.spec.shapes import follow_pattern
 from lab.model.history import Send
 
 BINDING = "__chaoslabFrame"
@@ -88,19 +89,26 @@ _JS = r"""
 # A streamed chat answer's end event ([stream] end), timed as it reaches the page: the page's
 # fetch of the chat route is read beside it (a clone: the page's own response untouched) and the
 # moment its body first holds the end is handed over, with the request's body to match the send.
+# Where the reply streams on a request of its own ([stream] follow: FOLLOW), that GET is read so
+# instead -- by fetch, or as an EventSource's event of the end's name (ES_END: "event: end" is
+# the event "end"; "data: [DONE]" a message of that data; else a message holding the end) -- and
+# handed over with the GET's URL.
 _END_JS = r"""
 (() => {
   const orig = window.fetch, tell = window.%(b)s, END = %(end)s, CHAT = new RegExp(%(chat)s);
+  const FOLLOW = %(follow)s === null ? null : new RegExp(%(follow)s), ES_END = %(es_end)s;
   if (typeof orig !== "function" || !tell || window.__labStreamEnds) return;
   window.__labStreamEnds = true;
+  const pathOf = (url) => { try { return new URL(String(url), location.href).pathname; } catch (e) { return ""; } };
   window.fetch = function (input, init) {
     const answer = orig.apply(this, arguments);
     let body = null;
     try {
       const req = input instanceof Request ? input : null;
       const method = String((init && init.method) || (req ? req.method : "GET")).toUpperCase();
-      const path = new URL(req ? req.url : String(input), location.href).pathname;
-      if (method === "POST" && CHAT.test(path) && init && typeof init.body === "string") body = init.body;
+      const url = req ? req.url : String(input), path = pathOf(url);
+      if (FOLLOW) { if (method === "GET" && FOLLOW.test(path)) body = new URL(url, location.href).href; }
+      else if (method === "POST" && CHAT.test(path) && init && typeof init.body === "string") body = init.body;
     } catch (e) {}
     if (body === null) return answer;
     answer.then(async (resp) => {
@@ -115,8 +123,33 @@ _END_JS = r"""
     }).catch(() => {});
     return answer;
   };
+  const ES = window.EventSource;
+  if (FOLLOW && ES) {
+    class Followed extends ES {
+      constructor(url, ...rest) {
+        super(url, ...rest);
+        if (!FOLLOW.test(pathOf(url))) return;
+        const href = new URL(String(url), location.href).href;
+        this.addEventListener(ES_END.name, (ev) => {
+          if (ES_END.within !== null ? String(ev.data).includes(ES_END.within) : ES_END.data === null || ev.data === ES_END.data)
+            tell("ended", href, Date.now(), "es");
+        });
+      }
+    }
+    window.EventSource = Followed;
+  }
 })();
 """
+
+
+def es_end(end: str) -> dict[str, str | None]:
+    """[stream] end as an EventSource event: {name, data, within} (see _END_JS)."""
+    line = end.strip()
+    if line.startswith("event:"):
+        return {"name": line[len("event:") :].strip(), "data": None, "within": None}
+    if line.startswith("data:"):
+        return {"name": "message", "data": line[len("data:") :].strip(), "within": None}
+    return {"name": "message", "data": None, "within": line}
 
 
 def record(ctx: BrowserContext, frames: list[Frame], spec: Spec) -> None:
@@ -132,7 +165,17 @@ def record(ctx: BrowserContext, frames: list[Frame], spec: Spec) -> None:
         ctx.add_init_script(_JS)
     elif spec.stream is not None and spec.stream.end:
         pattern = path_pattern(spec.chat.path).pattern
-        ctx.add_init_script(_END_JS % {"b": BINDING, "end": json.dumps(spec.stream.end), "chat": json.dumps(pattern)})
+        follow = follow_pattern(spec.stream.follow)
+        ctx.add_init_script(
+            _END_JS
+            % {
+                "b": BINDING,
+                "end": json.dumps(spec.stream.end),
+                "chat": json.dumps(pattern),
+                "follow": json.dumps(follow.pattern if follow else None),
+                "es_end": json.dumps(es_end(spec.stream.end)),
+            }
+        )
 
 
 def watched(spec: Spec) -> bool:
@@ -141,7 +184,8 @@ def watched(spec: Spec) -> bool:
 
 
 def stream_end(frames: list[Frame], body: str | None, after: float) -> float | None:
-    """When the end event of the streamed answer to the chat POST of ``body`` reached the page."""
+    """When the end event of the streamed answer to the chat POST of ``body`` reached the page
+    (of the followed stream whose URL is ``body``, where [stream] follow names one)."""
     return next((at for at, d, data, _ in frames if d == "ended" and data == body and at >= after), None)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import time
+from urllib.parse import urlsplit
 from dataclasses import dataclass, field
 from collections.abc import Callable
 from typing import Any
@@ -25,12 +26,14 @@ from lab.investigate.browser import identity as who
 from lab.investigate.evidence.key_home import follow
 from lab.investigate.browser.app_frames import Frame
 from lab.investigate.plugin import frames
-from lab.investigate.plugin.exchanges import await_read, is_refresh, numbered, polled_answers, read_times, send_of
+from lab.investigate.plugin.exchanges import await_read, followed_answer, is_refresh, numbered, polled_answers
+from lab.investigate.plugin.exchanges import read_times, send_of, session_of
 from lab.investigate.evidence.keys import KeyReader, key_for, read_final
 from lab.investigate.evidence.store import NO_KEY, StoreMonitor
 from lab.investigate.evidence.rows import json_path, parse_rows, replies_from
 from lab.investigate.browser.settle import MODEL_END_DEADLINE_S, POLL_S, QUIESCENCE_DEADLINE_S, Settling, model_unended
 from lab.investigate.spec.parse import Spec
+from lab.investigate.spec.shapes import follow_pattern
 from lab.model.history import Row, Send, Trial
 from lab.model.store import CLOCK_GRAIN_S
 from lab.stack.model_link import ModelLink
@@ -48,7 +51,8 @@ class Recorder:
     _answers: list[tuple[float, Response]] = field(default_factory=list)
     _failed: list[tuple[float, Request]] = field(default_factory=list)
     _reads: list[tuple[float, Response]] = field(default_factory=list)
-    _bodies: dict[int, str] = field(default_factory=dict)  # id(read) -> its body, read as it came
+    _bodies: dict[int, str] = field(default_factory=dict)  # id(answer) -> its body, read as it came
+    _follows: list[Request] = field(default_factory=list)  # the page's GETs of the reply's stream ([stream] follow)
     _read_requests: list[tuple[float, Request]] = field(default_factory=list)  # the page's history GETs
     _navigations: list[float] = field(default_factory=list)
     _restarted: list[BrowserContext] = field(default_factory=list)
@@ -79,6 +83,10 @@ class Recorder:
         self._to_history = request_to(self.spec.history.path, "GET")
         self._chat = lambda r: self._to_chat(r.request)
         self._history = lambda r: self._to_history(r.request)
+        follow = follow_pattern(self.spec.stream.follow if self.spec.stream is not None else None)
+        self._to_follow = lambda r: (
+            follow is not None and r.method == "GET" and bool(follow.match(urlsplit(r.url).path))
+        )
         a = self.spec.auth
         login = request_to(a.login_path, "POST") if a is not None and a.login_path and a.token_path else None
         self._login = lambda r: login is not None and login(r.request)
@@ -97,23 +105,30 @@ class Recorder:
                 self._navigations.append(time.time())
             if self._to_history(req):
                 self._read_requests.append((time.time(), req))
+            if self._to_follow(req):
+                self._follows.append(req)
 
         page.on("request", loading)
 
     def _response(self, resp: Response) -> None:
         if self._chat(resp):
             self._answers.append((time.time(), resp))
+            if self.spec.stream is not None and self.spec.stream.follow:
+                self._keep_body(resp)  # it names the reply's stream
         elif self._history(resp):
             self._reads.append((time.time(), resp))
             if self.spec.chat.reply_from == "history":
-                # Read now: the page that polled for a reply may have reloaded by the test's
-                # end, and the browser drops a page's bodies with it.
-                try:
-                    self._bodies[id(resp)] = resp.text()
-                except PlaywrightError:
-                    pass
+                self._keep_body(resp)  # it may show the reply
         elif self._login(resp):
             self._logins.append(resp)
+
+    def _keep_body(self, resp: Response) -> None:
+        """Read now: by the test's end the page may have reloaded, and the browser drops a page's
+        bodies with it."""
+        try:
+            self._bodies[id(resp)] = resp.text()
+        except PlaywrightError:
+            pass
 
     def _keep_tokens_secret(self) -> None:
         """The tokens the test's own logins got ([auth] token) are secrets, as a run's are: the
@@ -215,7 +230,11 @@ class Recorder:
 
     def _send(self, req: Request, resp: Response | None, failed: bool = False) -> Send:
         started = req.timing.get("startTime", -1) / 1000
-        return send_of(self.spec, req, resp, frames.stream_end(self._frames, req.post_data, started), failed)
+        s = send_of(self.spec, req, resp, frames.stream_end(self._frames, req.post_data, started), failed)
+        if resp is not None and self.spec.stream is not None and self.spec.stream.follow:
+            ended = lambda url, after: frames.stream_end(self._frames, url, after)  # noqa: E731
+            followed_answer(self.spec, s, self._bodies.get(id(resp)), self._follows, ended)
+        return s
 
     def _rows(self, resp: Response) -> list[Row]:
         try:
@@ -273,21 +292,7 @@ class Recorder:
 
     # ------------------------------------------------------------------ after the test
     def session_id(self) -> str | None:
-        s = self.spec.session
-        if s.is_cookie:
-            c = who.session_cookie(self.spec, [dict(x) for x in self.ctx.cookies()])
-            return None if c is None else str(c["value"])
-        if fixed := who.fixed_id(self.spec):
-            return fixed
-        # As lab investigate on the app's own page (identity.Identity.session_id), then where the
-        # test's own requests carried it.
-        if s.page_url:
-            for page in self.ctx.pages:
-                if sid := who.page_session(self.spec, page.url):
-                    return sid
-        kept = who.local_storage(self.ctx.storage_state(), who.origin(self.spec)).get(s.page_storage or "")
-        sent = who.sent_id(self.spec, [resp.request for _, resp in reversed(self._answers)])
-        return kept or sent or frames.sent_id(self.spec, self._frames)
+        return session_of(self.spec, self.ctx, [resp.request for _, resp in reversed(self._answers)], self._frames)
 
     def _settled(self, t: Trial) -> list[Row] | None:
         """The history read until it stays the same for settle.QUIET_S (lab investigate's rule)."""

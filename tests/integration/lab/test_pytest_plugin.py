@@ -98,18 +98,3 @@ def test_lab_chromium_names_the_browser_and_a_bad_path_is_refused(pytester: pyte
     bad = pytester.runpytest_subprocess("--lab-target", spec, "--lab-chromium", "/nowhere/chromium")
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
     assert "--lab-chromium /nowhere/chromium: no such file" in bad.stderr.str()
-
-
-def test_a_spec_whose_reply_streams_on_its_own_request_is_refused_saying_where_it_is_read(
-    pytester: pytest.Pytester,
-) -> None:
-    """[stream] follow: a test's page reads the reply on a request the plugin does not date yet --
-    its sends would be taken as answered by the message's 202, before any reply."""
-    from pathlib import Path
-
-    spec = "node-relay.toml"
-    path = Path(__file__).resolve().parents[3] / "examples" / spec
-    pytester.makepyfile("def test_ok():\n    pass\n")
-    res = pytester.runpytest_subprocess(f"--lab-target={path}")
-    res.stderr.fnmatch_lines([f"*[[]stream[]] follow*run lab investigate --target*{spec}*"])
-    assert res.ret == pytest.ExitCode.USAGE_ERROR

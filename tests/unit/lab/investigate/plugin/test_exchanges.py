@@ -12,7 +12,15 @@ from typing import Any
 
 import pytest
 
-from lab.investigate.plugin.exchanges import await_read, is_refresh, numbered, polled_answers, read_after, send_of
+from lab.investigate.plugin.exchanges import (
+    await_read,
+    followed_answer,
+    is_refresh,
+    numbered,
+    polled_answers,
+    read_after,
+    send_of,
+)
 from lab.model.history import Send
 from lab.investigate.spec import parse as sp
 
@@ -168,3 +176,33 @@ def test_a_polled_reply_answers_its_send_at_the_first_read_that_shows_it() -> No
     assert (one.outcome, one.t_complete, one.ms) == ("ok", 100.31, 310.0)
     assert (two.outcome, two.t_complete) == ("ok", 101.32)
     assert three.outcome == "info" and "no read of the history after it showed its reply" in three.reason
+
+
+def test_a_followed_reply_answers_its_send_at_its_streams_end_and_a_reload_cuts_it() -> None:
+    """[stream] follow (relay.js: 202 {"turn"}, the reply on GET /api/turns/{turn}/events): the
+    send is answered when the end event of the stream its answer names reached the page; a stream
+    the page left before its end (its request failed) is cut, at its first byte; an answer naming
+    no turn, or no stream opened for it, is no answer."""
+    spec = sp.load(ROOT / "examples" / "node-relay.toml")
+
+    def send(i: int) -> Send:
+        s = Send(f"t{i}", f"question {i}", i, t_invoke=100.0 * i)
+        s.complete("ok", 202, "HTTP 202", 100.0 * i + 0.01)
+        return s
+
+    def get(turn: str, start: float, failure: str | None = None) -> Any:
+        timing = {"startTime": start * 1000, "responseStart": 5.0, "responseEnd": -1}
+        return SimpleNamespace(url=f"http://127.0.0.1:1/api/turns/{turn}/events", timing=timing, failure=failure)
+
+    follows = [get("aa11", 100.02), get("bb22", 200.02, "net::ERR_ABORTED")]
+    ends = {follows[0].url: 100.4}
+    ended = lambda url, after: ends.get(url)  # noqa: E731
+    whole, cut, unnamed, unopened = send(1), send(2), send(3), send(4)
+    followed_answer(spec, whole, '{"turn": "aa11"}', follows, ended)
+    followed_answer(spec, cut, '{"turn": "bb22"}', follows, ended)
+    followed_answer(spec, unnamed, '{"queued": true}', follows, ended)
+    followed_answer(spec, unopened, '{"turn": "cc33"}', follows, ended)
+    assert (whole.outcome, whole.t_complete, whole.streamed, whole.cut) == ("ok", 100.4, True, None)
+    assert (cut.outcome, cut.cut, cut.t_complete) == ("ok", True, 200.025)
+    assert unnamed.outcome == "info" and "names no $.turn" in unnamed.reason
+    assert unopened.outcome == "info" and "opened no stream of its reply" in unopened.reason

@@ -68,3 +68,13 @@ def test_a_streamed_answers_end_event_is_matched_to_its_send_by_the_requests_bod
     assert frames.stream_end(log, '{"message": "b"}', 11.0) == 11.5
     assert frames.stream_end(log, '{"message": "a"}', 11.0) is None  # an earlier send's, not this one's
     assert frames.stream_end(log, '{"message": "c"}', 0.0) is None
+
+
+def test_a_streams_end_as_an_eventsource_event() -> None:
+    """[stream] end read from an EventSource: "event: end" is the event named end; "data: [DONE]" a
+    message of that data; anything else a message holding it."""
+    from lab.investigate.plugin.frames import es_end
+
+    assert es_end("event: end") == {"name": "end", "data": None, "within": None}
+    assert es_end("data: [DONE]") == {"name": "message", "data": "[DONE]", "within": None}
+    assert es_end('"type": "done"') == {"name": "message", "data": None, "within": '"type": "done"'}
