@@ -8,8 +8,7 @@ import json
 import time
 from collections.abc import Callable
 from typing import Any
-import re
-from urllib.parse import parse_qs, quote, urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from playwright.sync_api import BrowserContext, Error as PlaywrightError, Page, Request, Response
 
@@ -21,6 +20,7 @@ from lab.investigate.evidence.answers import led_elsewhere
 from lab.investigate.browser.settle import POLL_S
 from lab.investigate.evidence.rows import json_path
 from lab.investigate.spec.parse import Spec
+from lab.investigate.spec.shapes import follow_pattern
 from lab.investigate.browser.page import shown
 from lab.model.history import Send
 
@@ -210,13 +210,8 @@ def followed_answer(
             f"HTTP {s.status}, and its answer names no {spec.stream.follow_id} (the reply's stream)",
         )
         return
-    path = re.compile(
-        "^"
-        + re.escape(spec.stream.follow)
-        .replace(re.escape("{turn}"), re.escape(quote(str(turn), safe="")))
-        .replace(re.escape("{session}"), "[^/?#]+")
-        + "$"
-    )
+    path = follow_pattern(spec.stream.follow, turn)
+    assert path is not None
     req = next((r for r in follows if path.match(urlsplit(r.url).path)), None)
     if req is None:
         s.outcome, s.reason = (

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+from urllib.parse import quote
 from typing import Any
 
 from lab.common.errors import UsageError
@@ -207,14 +208,16 @@ def page_url_pattern(page_url: str | None) -> str:
     return "^" + re.escape(page_url).replace(re.escape("{session}"), "([^/?#]+)") + "/?$"
 
 
-def follow_pattern(follow: str | None) -> re.Pattern[str] | None:
-    """[stream] follow's path as a pattern: {turn} and {session} any one segment."""
+def follow_pattern(follow: str | None, turn: object = None) -> re.Pattern[str] | None:
+    """[stream] follow's path as a pattern: {session} any one segment, {turn} too -- or ``turn``,
+    where given (the turn a chat's answer named, as its URL carries it)."""
     if follow is None:
         return None
     any_segment = "[^/?#]+"
+    turn_segment = any_segment if turn is None else re.escape(quote(str(turn), safe=""))
     return re.compile(
         "^"
-        + re.escape(follow).replace(re.escape("{turn}"), any_segment).replace(re.escape("{session}"), any_segment)
+        + re.escape(follow).replace(re.escape("{turn}"), turn_segment).replace(re.escape("{session}"), any_segment)
         + "$"
     )
 
