@@ -71,3 +71,20 @@ def test_a_reply_the_page_polls_for_is_answered_when_it_shows(tmp_path: Path) ->
         spec=POLLED,
     )
     assert code == 1 and [d["code"] for d in bug["diagnoses"]] == ["acked_write_refused"], out
+
+
+def test_a_reply_the_apps_own_page_polls_for_is_answered_when_it_renders_it(tmp_path: Path) -> None:
+    """The same app driven through its own page ([page], relay.html polling the thread after each
+    202): a send is answered when the page renders the message's reply, and the refresh right
+    after the answer waits for it -- reloaded at the 202 (the page's own fetch answered), the
+    correct app's reply was missing from the page after the refresh while the history had it:
+    stale_reads 2/2 (2026-12-07). Nothing now, every trial judged."""
+    spec = ROOT / "examples" / "node-relay-poll-page.toml"
+    code, out, ok = investigate(tmp_path, "--only", "after_ack", "--trials", "2", spec=spec)
+    assert code == 0 and ok["diagnoses"] == [], out
+    trials = json.loads(next((tmp_path / "reports").glob("*/trials.json")).read_text())
+    assert len(trials) == 4 and not [t["unknown"] for t in trials if t["unknown"]], out
+    sends = [s for t in trials for s in t["sends"]]
+    assert all(s["outcome"] == "ok" and s["status"] == 202 for s in sends), sends
+    # The page after the refresh shows every reply: it came after the reply rendered.
+    assert all(len([r for r in t["page_after_refresh"] if r["role"] == "assistant"]) == 3 for t in trials), trials

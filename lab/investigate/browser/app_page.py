@@ -22,6 +22,7 @@ from lab.common.html_select import role_value
 from lab.investigate.browser import forms
 from lab.investigate.evidence.answers import Answer, HistoryRead, path_pattern
 from lab.model.checker import NETWORK_CHANGED
+from lab.investigate.browser.page import Shown, shown_rows
 from lab.investigate.spec.parse import PageSpec, Spec
 
 SELECTOR_TIMEOUT_MS = 5_000  # the page is up: an element that is not there by now is not coming
@@ -184,6 +185,7 @@ async def send(page: Page, spec: Spec, text: str, cut: bool, in_page: bool = Fal
     ``start`` / ``end`` when the request left and its answer ended (epoch s). ``in_page``:
     typed and submitted by the page's own script (two tabs at once)."""
     t0 = time.monotonic()
+    before = await rendered(page, spec, text) if spec.chat.reply_from == "history" else None
     resp = await post(page, spec, text, in_page, matches(spec.chat.path, "POST"), t0)
     if isinstance(resp, dict):
         return resp
@@ -192,7 +194,39 @@ async def send(page: Page, spec: Spec, text: str, cut: bool, in_page: bool = Fal
         # The answer has started: refresh now, as the user who does not wait for the reply.
         out["cut"] = True
         return out
-    return await finish(page, spec, resp, out)
+    return await polled(page, spec, text, before, await finish(page, spec, resp, out))
+
+
+RENDER_POLL_S = 0.05  # [chat] reply_from = "history": how often the page's rendering is read for the reply
+
+
+async def rendered(page: Page, spec: Spec, text: str) -> Shown:
+    """What the page renders now of the reply to ``text`` (page.shown_rows)."""
+    rows = (await _shown(page, spec, 200))["rows"]
+    if rows is None:
+        return {"replies": -1, "asked": False, "answered": False}
+    names = {spec.history.user_role: "user", spec.history.assistant_role: "assistant"}
+    return shown_rows([(names.get(role, role), content) for role, content in rows], text)
+
+
+async def polled(page: Page, spec: Spec, text: str, before: Shown | None, out: Answer) -> Answer:
+    """[chat] reply_from = "history" on the app's own page, which polls for the reply itself: a
+    send the app took (2xx) answered when the page renders the message's reply -- or, the message
+    itself missing, a reply more than ``before`` it was sent (lab investigate's own page's rule) --
+    read every RENDER_POLL_S; none within [chat] timeout_s: not answered. ``before`` None: not
+    polled for, ``out`` as it is."""
+    if before is None or out["status"] is None or not 200 <= out["status"] < 300:
+        return out
+    deadline = time.monotonic() + spec.chat.timeout_s
+    while True:
+        now = await rendered(page, spec, text)
+        if now["answered"] or (not now["asked"] and 0 <= before["replies"] < now["replies"]):
+            out["end"] = time.time()
+            return out
+        if time.monotonic() > deadline:
+            out["status"], out["error"] = None, f"the page showed no reply within {spec.chat.timeout_s} s of the answer"
+            return out
+        await asyncio.sleep(RENDER_POLL_S)  # bounded by the deadline above
 
 
 async def post(

@@ -12,7 +12,7 @@ from typing import Any, cast
 from playwright.async_api import Page, Response
 
 from lab.driver.navigate import steady
-from lab.investigate.browser.app_page import finish, head, matches, post, load
+from lab.investigate.browser.app_page import finish, head, load, matches, polled, post, rendered
 from lab.investigate.browser.forms import reload
 from lab.investigate.browser.page import ANSWER_KEY, LOST_ANSWER, TAKE_ANSWER_JS
 from lab.investigate.evidence.answers import Answer, HistoryRead
@@ -74,9 +74,11 @@ async def send_then_reload(page: Page, spec: Spec, text: str, delay_ms: int = 0)
     """Type ``text`` and send it, the page armed to reload itself the moment the answer has
     arrived (reload_hook); the answer (its body from sessionStorage: the response's own may be
     gone with the page that read it) and the reloaded page's first history read (as ``load``).
-    Where the POST is not the page's fetch (XHR), or never answered, the lab reloads it after."""
+    Where the POST is not the page's fetch (XHR), or never answered, the lab reloads it after --
+    as where the page polls for the reply ([chat] reply_from): the answer is its showing, not the
+    POST's, so the hook stays unarmed and the lab reloads once the page renders it."""
     state = {"hooked": False, "reloading": False, "navigated": False}
-    is_post = matches(spec.chat.path, "POST")
+    is_post, poll = matches(spec.chat.path, "POST"), spec.chat.reply_from == "history"
 
     def navigated(frame: Any) -> None:
         # A delayed reload: the page has its answer and may read the history itself before the
@@ -87,13 +89,15 @@ async def send_then_reload(page: Page, spec: Spec, text: str, delay_ms: int = 0)
     def posted(r: Response) -> bool:  # in the event's listener: before any later response
         if not is_post(r):
             return False
-        state["hooked"] = r.request.resource_type == "fetch"
+        state["hooked"] = r.request.resource_type == "fetch" and not poll
         return True
 
     out = cast(Answer, {})  # the answer's head, then its body: filled as they come
 
     async def navigate() -> None:
-        await page.evaluate("([k, d]) => sessionStorage.setItem(k, String(d))", [_ARM, delay_ms])
+        before = await rendered(page, spec, text) if poll else None
+        if not poll:
+            await page.evaluate("([k, d]) => sessionStorage.setItem(k, String(d))", [_ARM, delay_ms])
         t0 = time.monotonic()
         resp = await post(page, spec, text, False, posted, t0)
         out.update(resp if isinstance(resp, dict) else head(resp, t0))
@@ -101,7 +105,7 @@ async def send_then_reload(page: Page, spec: Spec, text: str, delay_ms: int = 0)
             return  # the page is reloading itself
         await page.evaluate("k => sessionStorage.removeItem(k)", _ARM)
         if not isinstance(resp, dict):
-            out.update(await finish(page, spec, resp, out))
+            out.update(await polled(page, spec, text, before, await finish(page, spec, resp, out)))
         if delay_ms:  # the user reading the answer before refreshing (lab window)
             await asyncio.sleep(delay_ms / 1000)
         state["reloading"] = True

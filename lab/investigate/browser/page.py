@@ -56,12 +56,18 @@ def shown(spec: Spec, body: str, text: str) -> Shown:
         rows = parse_rows(spec.history, body)
     except ValueError:
         return {"replies": -1, "asked": False, "answered": False}
-    asked = max((i for i, r in enumerate(rows) if r.role == "user" and text in r.text), default=None)
+    return shown_rows([(r.role, r.text) for r in rows], text)
+
+
+def shown_rows(rows: list[tuple[str, str]], text: str) -> Shown:
+    """``shown`` of rows as (role -- "user" or "assistant" --, text): a read's, or what the app's
+    own page renders ([page])."""
+    asked = max((i for i, (role, t) in enumerate(rows) if role == "user" and text in t), default=None)
     # Answered once the replies after the message are as many as the questions from it on: a
     # second tab's question and reply after it are not its reply (each question gets one).
     since = rows[asked:] if asked is not None else []
-    answered = bool(since) and sum(r.role == "assistant" for r in since) >= sum(r.role == "user" for r in since)
-    return {"replies": sum(r.role == "assistant" for r in rows), "asked": asked is not None, "answered": answered}
+    answered = bool(since) and sum(r == "assistant" for r, _ in since) >= sum(r == "user" for r, _ in since)
+    return {"replies": sum(r == "assistant" for r, _ in rows), "asked": asked is not None, "answered": answered}
 
 
 _HTML = """<!doctype html><html><head><meta charset="utf-8"><title>chaoslab probe</title></head>

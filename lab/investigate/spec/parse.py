@@ -212,14 +212,13 @@ def _http(h: dict[str, Any]) -> Http:
 
 
 def _polled_fits(data: dict[str, Any], chat: Chat) -> None:
-    """A reply polled for is read by the lab's page over HTTP: a stream or a socket carries its
-    reply itself, and the app's own page polls by itself."""
-    if chat.reply_from == "history" and {"page", "transport", "stream"} & set(data):
+    """A reply polled for is read over HTTP: a stream or a socket carries its reply itself. (The
+    app's own page, [page], polls by itself: the lab reads what it renders.)"""
+    if chat.reply_from == "history" and {"transport", "stream"} & set(data):
         raise bad(
             "chat.reply_from",
             chat.reply_from,
-            "answer where the reply streams ([stream], [transport]) or the app's own page is driven "
-            "([page]: it polls by itself); history only for the lab's page over HTTP",
+            "answer where the reply streams ([stream], [transport]); history only where the page polls over HTTP",
         )
 
 

@@ -232,9 +232,12 @@ def test_a_reply_streamed_on_its_own_request_names_its_path_and_the_answers_id()
         sp.parse(paged, EXAMPLE)
 
 
-def test_a_reply_the_page_polls_for_is_said_in_chat_and_only_for_the_lab_page_over_http() -> None:
+def test_a_reply_the_page_polls_for_is_said_in_chat_and_only_where_a_page_polls_over_http() -> None:
     polled = tomllib.loads((ROOT / "examples" / "node-relay-poll.toml").read_text())
     assert sp.parse(polled, EXAMPLE).chat.reply_from == "history"
+    # The app's own page polling by itself ([page]): what it renders is read.
+    paged = sp.parse(tomllib.loads((ROOT / "examples" / "node-relay-poll-page.toml").read_text()), EXAMPLE)
+    assert paged.chat.reply_from == "history" and paged.page is not None
     assert sp.parse(_data(), EXAMPLE).chat.reply_from == "answer"
     for extra in ({"chat": {**polled["chat"], "reply_from": "later"}}, {"stream": {"request": {}}}):
         with pytest.raises(UsageError, match=r"chat\.reply_from.*(answer|history)"):
