@@ -200,33 +200,30 @@ async def send(page: Page, spec: Spec, text: str, cut: bool, in_page: bool = Fal
 RENDER_POLL_S = 0.05  # [chat] reply_from = "history": how often the page's rendering is read for the reply
 
 
-async def rendered(page: Page, spec: Spec, text: str) -> Shown:
+async def rendered(page: Page, spec: Spec, text: str, before: int = -1) -> Shown:
     """What the page renders now of the reply to ``text`` (page.shown_rows)."""
     rows = (await _shown(page, spec, 200))["rows"]
     if rows is None:
         return {"replies": -1, "asked": False, "answered": False}
     names = {spec.history.user_role: "user", spec.history.assistant_role: "assistant"}
-    return shown_rows([(names.get(role, role), content) for role, content in rows], text)
+    return shown_rows([(names.get(role, role), content) for role, content in rows], text, before)
 
 
 async def polled(page: Page, spec: Spec, text: str, before: Shown | None, out: Answer) -> Answer:
     """[chat] reply_from = "history" on the app's own page, which polls for the reply itself: a
-    send the app took (2xx) answered when the page renders the message's reply -- or, the message
-    itself missing, a reply more than ``before`` it was sent (lab investigate's own page's rule) --
-    read every RENDER_POLL_S; none within [chat] timeout_s: not answered. ``before`` None: not
-    polled for, ``out`` as it is."""
+    send the app took (2xx) answered when what the page renders answers it (page.shown_rows,
+    ``before``: what it rendered before the send), read every RENDER_POLL_S; none within [chat]
+    timeout_s: not answered. ``before`` None: not polled for, ``out`` as it is."""
     if before is None or out["status"] is None or not 200 <= out["status"] < 300:
         return out
     deadline = time.monotonic() + spec.chat.timeout_s
-    while True:
-        now = await rendered(page, spec, text)
-        if now["answered"] or (not now["asked"] and 0 <= before["replies"] < now["replies"]):
-            out["end"] = time.time()
-            return out
+    while not (await rendered(page, spec, text, before["replies"]))["answered"]:
         if time.monotonic() > deadline:
             out["status"], out["error"] = None, f"the page showed no reply within {spec.chat.timeout_s} s of the answer"
             return out
         await asyncio.sleep(RENDER_POLL_S)  # bounded by the deadline above
+    out["end"] = time.time()
+    return out
 
 
 async def post(

@@ -45,29 +45,33 @@ POLL_MS = 100  # [chat] reply_from = "history": how often the lab's page reads f
 class Shown(TypedDict):
     replies: int  # the assistant rows the read shows (-1: a body outside the spec's form)
     asked: bool  # the message is among its user rows
-    answered: bool  # the message has its reply
+    answered: bool  # this read answers the send (shown_rows)
 
 
-def shown(spec: Spec, body: str, text: str) -> Shown:
+def shown(spec: Spec, body: str, text: str, before: int = -1) -> Shown:
     """What one history read shows of the reply to ``text`` (labShown, exposed to the lab's page
-    where [chat] reply_from = "history"): its reply rows, and whether the message has its own.
-    A body outside the spec's form shows nothing (replies -1)."""
+    where [chat] reply_from = "history"; ``before``: the replies the read before the send
+    showed). A body outside the spec's form shows nothing (replies -1)."""
     try:
         rows = parse_rows(spec.history, body)
     except ValueError:
         return {"replies": -1, "asked": False, "answered": False}
-    return shown_rows([(r.role, r.text) for r in rows], text)
+    return shown_rows([(r.role, r.text) for r in rows], text, before)
 
 
-def shown_rows(rows: list[tuple[str, str]], text: str) -> Shown:
+def shown_rows(rows: list[tuple[str, str]], text: str, before: int = -1) -> Shown:
     """``shown`` of rows as (role -- "user" or "assistant" --, text): a read's, or what the app's
-    own page renders ([page])."""
+    own page renders ([page]). The one rule of a polled reply, for the lab's page, the app's own
+    page and a user's test: the read answers the send once the replies after the message are as
+    many as the questions from it on -- a second tab's question and reply after it are not its
+    reply (each question gets one) -- or, the message itself missing, once it shows a reply more
+    than ``before`` (the user saw an answer to a question the store lost; -1: not known)."""
     asked = max((i for i, (role, t) in enumerate(rows) if role == "user" and text in t), default=None)
-    # Answered once the replies after the message are as many as the questions from it on: a
-    # second tab's question and reply after it are not its reply (each question gets one).
+    replies = sum(r == "assistant" for r, _ in rows)
     since = rows[asked:] if asked is not None else []
     answered = bool(since) and sum(r == "assistant" for r, _ in since) >= sum(r == "user" for r, _ in since)
-    return {"replies": sum(r == "assistant" for r, _ in rows), "asked": asked is not None, "answered": answered}
+    more = asked is None and 0 <= before < replies
+    return {"replies": replies, "asked": asked is not None, "answered": answered or more}
 
 
 _HTML = """<!doctype html><html><head><meta charset="utf-8"><title>chaoslab probe</title></head>
@@ -175,27 +179,27 @@ window.labSend = async (text, id, streamed, mode) => {
     headers = Object.assign({}, headers, got.headers);
   }
   const follows = !!CFG.stream_follow;  // every reply streams there
-  const before = CFG.reply_from === "history" ? await shown(text) : null;
+  const before = CFG.reply_from === "history" ? await shown(text, -1) : null;
   const out = await call("POST", CFG.chat_path, body, follows ? "read" : mode || "read", CFG.chat_body === "form", headers);
-  if (out.status >= 200 && out.status < 300) keepFrom(out.body);
   if (!(out.status >= 200 && out.status < 300)) return out;
+  keepFrom(out.body);
   return follows ? follow(out, mode || "read") : before ? polled(out, text, before) : out;
 };
 // [chat] reply_from = "history": the answer only took the message; the reply is the history's,
 // polled as the app's page polls it. What a read shows (labShown: the lab's own parse of the
-// history, exposed to the page): the replies in it, and whether one follows this message.
-async function shown(text) {
+// history and its rule, page.shown_rows, exposed to the page): the replies in it, and whether it
+// answers this message (``before``: the replies the read before the send showed).
+async function shown(text, before) {
   const r = await call("GET", CFG.history_path);
-  const s = r.status >= 200 && r.status < 300 ? await window.labShown(r.body, text) : {replies: -1, asked: false, answered: false};
+  const s = r.status >= 200 && r.status < 300 ? await window.labShown(r.body, text, before) : {replies: -1, asked: false, answered: false};
   return Object.assign(s, {read: r});
 }
-// Answered by the first read showing the message's reply -- or, the message itself missing, a
-// reply more than before it was sent (the user saw an answer to it all the same).
+// Answered by the first read that answers the message (labShown's rule).
 async function polled(posted, text, before) {
   const deadline = performance.now() + CFG.timeout_ms;
   for (;;) {
-    const now_ = await shown(text);
-    if (now_.answered || (!now_.asked && before.replies >= 0 && now_.replies > before.replies))
+    const now_ = await shown(text, before.replies);
+    if (now_.answered)
       return Object.assign(now_.read, {status: posted.status, type: posted.type, body: posted.body,
                                        start: posted.start, ms: posted.ms + now_.read.ms});
     if (performance.now() > deadline)

@@ -76,7 +76,7 @@ class Pages:
         self._logged_in.add(id(ctx))
         await self.serve_page(ctx)
         if self.spec.chat.reply_from == "history":  # the lab's page polls for the reply, read by the lab's parse
-            await ctx.expose_function("labShown", lambda body, text: shown(self.spec, body, text))
+            await ctx.expose_function("labShown", lambda body, text, before: shown(self.spec, body, text, before))
         if self.spec.page is not None:
             await ctx.add_init_script(app_reload.reload_hook(self.spec))  # inert unless armed
             if self.spec.transport is not None:

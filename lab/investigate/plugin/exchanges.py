@@ -165,24 +165,19 @@ def read_times(resp: Response) -> tuple[float, float] | None:
 
 def polled_answers(spec: Spec, sends: list[Send], reads: list[Read]) -> None:
     """[chat] reply_from = "history": a send the app took (2xx) is answered by the first of the
-    page's history reads ending after its answer that shows its reply, as lab investigate's own
-    page judges one (lab.investigate.browser.page.shown: the replies after the message as many
-    as the questions from it on; the message itself missing, a reply more than the last read
-    ended before the send showed). None such: the reply never showed the user -- no answer."""
+    page's history reads ending after its answer that answers it, by lab investigate's own rule
+    (lab.investigate.browser.page.shown; ``before``: the last read ended before the send). None
+    such: the reply never showed the user -- no answer."""
     ordered = sorted(reads, key=lambda r: r[1])
     for s in sends:
         if s.outcome != "ok" or s.t_complete is None:
             continue
         before = [shown(spec, body, s.text)["replies"] for _, end, body in ordered if end <= s.t_invoke]
         prior = before[-1] if before else -1
-        at = None
-        for _, end, body in ordered:
-            if end < s.t_complete:
-                continue
-            x = shown(spec, body, s.text)
-            if x["answered"] or (not x["asked"] and 0 <= prior < x["replies"]):
-                at = end
-                break
+        at = next(
+            (end for _, end, body in ordered if end >= s.t_complete and shown(spec, body, s.text, prior)["answered"]),
+            None,
+        )
         if at is None:
             s.outcome, s.reason = "info", f"HTTP {s.status}, and no read of the history after it showed its reply"
         else:

@@ -226,7 +226,8 @@ def stream(data: dict[str, Any]) -> Stream | None:
     """[stream]: how an answer streams, its end event, the request its reply streams on."""
     if "stream" not in data:
         return None
-    request = table(data, "stream").get("request", {})
+    st = table(data, "stream")
+    request = st.get("request", {})
     if not isinstance(request, dict) or not all(isinstance(k, str) for k in request):
         raise bad(
             "stream.request",
@@ -234,10 +235,9 @@ def stream(data: dict[str, Any]) -> Stream | None:
             "a table of JSON fields that ask for a streamed "
             "answer, e.g. { stream = true } ({} if every answer streams)",
         )
-    end = text(table(data, "stream"), "stream", "end", expected='the last event\'s text, e.g. "event: done"')
+    end = text(st, "stream", "end", expected='the last event\'s text, e.g. "event: done"')
     if end is not None and not end.strip():
         raise bad("stream.end", end, 'the text of the last event of a completed reply, e.g. "event: done"')
-    st = table(data, "stream")
     follow = text(st, "stream", "follow", pattern=FOLLOW_PATH, expected="a path starting with / holding {turn}")
     follow_id = text(st, "stream", "follow_id", default="$.id", pattern=JSON_PATH, expected="a JSON path like $.turn")
     if follow is not None and "page" in data:
