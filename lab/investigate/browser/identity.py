@@ -19,6 +19,13 @@ from lab.investigate.spec.parse import Spec
 from lab.investigate.spec.schema import MINTED
 from lab.investigate.spec.shapes import login_body
 
+# The lab's own reads (the settled history, the page's "/", a login) go out through the browser
+# context's request API, whose pooled keep-alive socket outlives a server's idle timeout (Node's
+# 5 s): a reuse at that moment is reset before the app reads it (`read ECONNRESET`, one trial of
+# ~1 800 in a CI run, 2026-12-07). A browser retries such a request; so does the lab -- only on a
+# reset, which Playwright's max_retries alone retries.
+RESET_RETRIES = 2
+
 
 class Identity:
     def __init__(self, spec: Spec) -> None:
@@ -45,7 +52,11 @@ class Identity:
             return
         assert a.login_path is not None
         resp = await ctx.request.post(
-            self.spec.url(a.login_path), data=login_body(a), fail_on_status_code=False, timeout=30_000
+            self.spec.url(a.login_path),
+            data=login_body(a),
+            fail_on_status_code=False,
+            timeout=30_000,
+            max_retries=RESET_RETRIES,
         )
         body = await resp.text()
         if not 200 <= resp.status < 300:

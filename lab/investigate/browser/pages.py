@@ -18,7 +18,7 @@ from lab.investigate.evidence.answers import Answer, HistoryRead
 from lab.investigate.evidence.keys import KeyFinder, key_for
 from lab.investigate.browser import app_frames, app_page, app_reload, cut, forms
 from lab.driver.navigate import steady
-from lab.investigate.browser.identity import Identity, page_session
+from lab.investigate.browser.identity import RESET_RETRIES, Identity, page_session
 from lab.investigate.browser.page import LOST_ANSWER, PAGE_PATH, TAKE_ANSWER_JS, html, shown
 from lab.model.checker import NETWORK_CHANGED
 from lab.model.history import Row, Send
@@ -168,7 +168,7 @@ class Pages:
             # A user arrives at the app's page first: an app that sets its session cookie (or
             # its CSRF token's) only there (a Go app written unseen, 2026-12-06; Django's
             # csrftoken) refuses a socket or a send without it.
-            await ctx.request.get(self.spec.url("/"), fail_on_status_code=False)
+            await ctx.request.get(self.spec.url("/"), fail_on_status_code=False, max_retries=RESET_RETRIES)
         await steady(lambda: page.goto(self.spec.url(PAGE_PATH)))
         # A user types once the page shows its history. Sending earlier races the page's own
         # GET of the history: both go out without a cookie, each may start a session, and the

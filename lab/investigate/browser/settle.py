@@ -17,6 +17,7 @@ from lab.investigate.evidence.answers import Answer, HistoryRead
 from lab.investigate.evidence.rows import end_read, http_stream, says_failure, shows_no_message
 from lab.investigate.spec.parse import Spec
 from lab.model.attribution import ANSWER_NOT_THE_MODELS, ANSWER_SAYS_FAILED, REPLY_UNENDED, STREAM_END_UNKNOWN
+from lab.investigate.browser.identity import RESET_RETRIES
 from lab.investigate.browser.pages import Pages, Read
 from lab.model.history import Row, Send, Trial
 from lab.stack.model_link import ModelLink, wait_ended
@@ -104,7 +105,11 @@ async def final_read(
     while time.monotonic() < deadline:
         after_reload = reloaded is None or reloaded.is_set()  # this read began after the reload
         resp = await ctx.request.get(
-            url, headers=headers, timeout=pages.spec.chat.timeout_s * 1000, fail_on_status_code=False
+            url,
+            headers=headers,
+            timeout=pages.spec.chat.timeout_s * 1000,
+            fail_on_status_code=False,
+            max_retries=RESET_RETRIES,
         )
         raw: HistoryRead = {"status": resp.status, "body": await resp.text(), "error": None}
         read = as_rows(raw, t)

@@ -303,7 +303,7 @@ class Recorder:
         rule = Settling(time.monotonic())  # lab investigate's settle rule, flapping included
 
         def quiet() -> tuple[list[Row]] | None:  # a tuple: an empty history is an answer too
-            resp = self.ctx.request.get(url, headers=headers, fail_on_status_code=False)
+            resp = self.ctx.request.get(url, headers=headers, fail_on_status_code=False, max_retries=who.RESET_RETRIES)
             rows = self._parsed(resp.text()) if 200 <= resp.status < 300 else None
             settled = rule.read(rows, time.monotonic())
             return None if settled is None else (settled,)
