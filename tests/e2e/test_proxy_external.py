@@ -118,7 +118,7 @@ def test_a_running_app_behind_lab_proxy(tmp_path: Path, locked_redis: int) -> No
         try:
             for bugs, only, expect in (
                 ("", "none|latency", "No anomaly found"),
-                ("ack_early", "latency", "[acked_too_fast]"),
+                ("ack_early", "after_ack", "[acked_too_fast]"),  # its rows: the answer before the write
             ):
                 app = _app(app_url, port, bugs)
                 try:

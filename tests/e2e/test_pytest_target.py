@@ -252,7 +252,7 @@ def test_a_users_test_of_an_app_that_calls_a_model_gets_the_stand_in_and_its_jud
     (tmp_path / "user" / "test_model_chat.py").write_text(MODEL_USER_TEST)
     code, out = _user_tests(
         tmp_path,
-        *("--lab-set", "start.env.MODEL_APP_BUGS=worker_memory", "--lab-trials", "4"),
+        *("--lab-set", "start.env.MODEL_APP_BUGS=worker_memory", "--lab-trials", "2"),
         tests=str(tmp_path / "user"),
         spec=ROOT / "examples" / "model-flask.toml",
     )

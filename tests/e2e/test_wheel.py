@@ -145,7 +145,7 @@ def test_from_pip_install_to_a_diagnosis_in_a_users_own_folder(tmp_path: Path) -
             "--target",
             spec.name,
             "--only",
-            "latency",
+            "after_ack",  # the 300 ms rows that show it (the other latency rows: test_investigate_foreign)
             "--trials",
             "2",
             "--set",
