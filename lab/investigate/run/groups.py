@@ -175,7 +175,8 @@ def _runner(prober: Prober, client: BlackBoxClient, concurrency: int, done: list
 
 
 def take(run: Run, client: BlackBoxClient, members: list[Member], t0: float) -> tuple[TrialPlan, CellOutcome] | None:
-    """The members' next trial, in turn (the member that has had fewest first); a member's
+    """The members' next trial, in turn (the member that has had fewest first, the longest
+    conversation first among them); a member's
     unknown trials are replaced once all of its trials are in, and its line is said once
     nothing more is to come (not at the group's end: fault-free experiments share one group)."""
     for m in members:
@@ -186,7 +187,9 @@ def take(run: Run, client: BlackBoxClient, members: list[Member], t0: float) -> 
     waiting = [m for m in members if m.pending]
     if not waiting:
         return None
-    m = min(waiting, key=lambda m: m.taken)
+    # The longest conversation first among those level: fault-free experiments share a group,
+    # and a 12-turn trial begun last would be its tail.
+    m = min(waiting, key=lambda m: (m.taken, -m.exp.turns))
     k = m.pending.pop(0)
     m.taken += 1
     tid = m.tid(k)

@@ -190,6 +190,35 @@ def test_fault_free_trials_start_as_soon_as_another_ends() -> None:
     assert [o.trial_id for o in done][-1] == "e5-none-mid_stream-00"  # the slow one ended last
 
 
+def test_the_fault_free_experiments_trials_run_all_at_once_the_longest_conversation_first() -> None:
+    """Each fault-free trial of the plan at once (--trials x experiments, up to the concurrency),
+    as a faulted group's are: no trial waits for another's place. The 12-turn experiment's trials
+    are handed out first in each round: begun last, they would be the group's tail."""
+    long = Experiment("none", (), "settled", 12, "a long conversation")
+    inv = Investigation(
+        SimpleNamespace(file=Path("a.toml")), None, [(5, EXP), (6, long)], 2, Path("."), seed=1, out=io.StringIO()
+    )  # type: ignore[arg-type]
+    ran: list[str] = []
+    all_in = asyncio.Event()
+
+    async def fill(exp: Experiment, tid: str, t: Trial) -> None:
+        ran.append(tid)
+        if len(ran) == 4:
+            all_in.set()
+        await all_in.wait()  # every trial holds its place until all four have one
+
+    prober = Prober(lambda k: False)
+    prober.trial = _trial(fill)  # type: ignore[method-assign]
+    done: list[TrialOutcome] = []
+
+    async def main() -> None:
+        await asyncio.wait_for(inv._trials(prober, done), 10)  # type: ignore[arg-type]
+
+    asyncio.run(main())
+    assert ran[0] == "e6-none-settled-00" and ran[2] == "e6-none-settled-01", ran
+    assert sorted(o.trial_id for o in done) == sorted(ran) and len(ran) == 4
+
+
 def test_a_fault_free_experiments_line_is_said_when_its_trials_are_in_not_at_the_groups_end() -> None:
     """Fault-free experiments share one group; each one's progress line comes as its own trials
     are in (a long run shows progress), while another's trial still runs."""
