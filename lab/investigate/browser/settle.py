@@ -83,6 +83,11 @@ def model_unended(n: int) -> str:
     )
 
 
+# A settled read none of whose reads answered 2xx in the spec's form: the app served no history
+# in the whole wait (lab.investigate.run.groups does not try such an experiment again).
+NEVER_READ = "the history never settled: not one read of it answered 2xx in the spec's form"
+
+
 async def final_read(
     pages: Pages,
     ctx: BrowserContext,
@@ -169,6 +174,9 @@ class Settling:
                 "returns": self.returns,
                 "rows": [len(x) for x in self.seen[:6]],
             }
+        if not self.ok_reads:  # not one read answered: nothing to settle, not a history that moved
+            t.unknown = t.unknown or f"{NEVER_READ} within {QUIESCENCE_DEADLINE_S:g} s"
+            return
         t.unknown = t.unknown or (
             "the history never settled (no 2xx read of the spec's form "
             f"stable for {QUIET_S} s within {QUIESCENCE_DEADLINE_S:g} s)"

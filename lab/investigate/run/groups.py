@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from lab.investigate.browser.settle import NEVER_READ
 from lab.investigate.run.blackbox import Prober
 from lab.investigate.run.client import BlackBoxClient
 from lab.investigate.run.experiments import Experiment, TrialId, prefix
@@ -99,6 +100,9 @@ class Member:
             # ... nor requests the app never answered within the page's timeout (a Rust app's
             # history read after Redis came back: 9 trials x 36 s, every one unknown, 2026-12-05)
             or all((o.trial.unknown or "").startswith(APP_TIMED_OUT) for o in self.mine)
+            # ... nor an app that served not one history read in any trial (a client shared across
+            # event loops answering every request 500: 9 trials x 15 s, 2026-12-07)
+            or all((o.trial.unknown or "").startswith(NEVER_READ) for o in self.mine)
         )
         if not self.pending and self.top_up and judged < self.n and self.next_k < self.last_k and not by_code:
             extra = min(self.n - judged, self.last_k - self.next_k)

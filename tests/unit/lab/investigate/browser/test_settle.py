@@ -166,6 +166,17 @@ def test_reads_that_keep_going_back_never_settle_and_are_flapping() -> None:
     steady.read(_rows(2), 0.1)
     steady.never(once)
     assert once.flapping is None and once.unknown and once.unknown.startswith("the history never settled")
+    assert not once.unknown.startswith(settle.NEVER_READ)  # it was read: it moved
+
+
+def test_a_history_no_read_of_which_answered_is_said_never_read() -> None:
+    """Every read failed (None: a 5xx, or a body not of the spec's form): nothing settled because
+    nothing was served -- said so, not as a history that kept changing."""
+    rule, t = settle.Settling(0.0), Trial("t")
+    for k in range(5):
+        assert rule.read(None, 0.1 * k) is None
+    rule.never(t)
+    assert t.unknown and t.unknown.startswith(settle.NEVER_READ) and t.flapping is None, t.unknown
 
 
 class _Said(ModelLink):

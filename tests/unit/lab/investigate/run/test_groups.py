@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from lab.driver.slots import Pool, Slot
+from lab.investigate.browser.settle import NEVER_READ
 from lab.investigate.run import groups
 from lab.investigate.run.experiments import Experiment
 from lab.investigate.run.groups import TOP_UP_FACTOR
@@ -106,6 +107,17 @@ def test_an_experiment_whose_every_request_the_app_left_unanswered_is_not_topped
     hung = "driver: TimeoutError: APIRequestContext.get: Timeout 30000ms exceeded."
     assert len(_run(lambda k: True, reason=hung)[0]) == 4
     assert len(_run(lambda k: k == 1, reason=hung)[0]) == 5
+
+
+def test_an_experiment_whose_app_served_no_history_read_in_any_trial_is_not_topped_up() -> None:
+    """Every read of every trial answered 500 for the whole settle wait (a client shared across
+    event loops, 15 s a trial): more trials would wait the same. A history that moved but never
+    settled, or no read in only some trials: replaced as any unknown."""
+    unread = f"{NEVER_READ} within 15 s"
+    assert len(_run(lambda k: True, reason=unread)[0]) == 4
+    assert len(_run(lambda k: k == 1, reason=unread)[0]) == 5
+    moving = "the history never settled (no 2xx read of the spec's form stable for 0.5 s within 15 s)"
+    assert len(_run(lambda k: True, reason=moving)[0]) == TOP_UP_FACTOR * 4
 
 
 def test_a_replay_and_a_windows_round_run_what_they_asked_for() -> None:
