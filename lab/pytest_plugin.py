@@ -146,6 +146,7 @@ def inject(request: pytest.FixtureRequest, lab_targets: "Targets") -> Iterator[I
     that it took effect. Every fault applied is removed after the test, in reverse order, also
     when the test fails."""
     from lab.faults import make
+    from lab.faults.write_refused import for_a_test
 
     # ExitStack removes them in reverse order and goes on past a failing removal (the first
     # error is raised once all are done).
@@ -153,9 +154,11 @@ def inject(request: pytest.FixtureRequest, lab_targets: "Targets") -> Iterator[I
 
         def _inject(fault: "str | Fault", /, **params: Any) -> str:
             f = make(fault, **params) if isinstance(fault, str) else fault
+            beside = for_a_test(f, lab_targets)  # write_refused at=write: its first refusal only
             rec = request.node.stash.get(pytest_target.recorder_key, None)
             removed = applied.enter_context(ExitStack())  # exits after the fault's own removal: its end
             evidence = applied.enter_context(f.on(lab_targets))
+            applied.enter_context(beside)  # stopped before the fault is removed
             if pytest_target.faults_key in request.node.stash:  # --lab-target: the trial's fault
                 request.node.stash[pytest_target.faults_key].append((f.name, dict(params)))
             if rec is not None:  # the sends from now until its removal are under it

@@ -23,6 +23,9 @@ send none of whose writes was refused tested nothing."""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -127,3 +130,43 @@ class WriteRefused(Fault):
 def _rejected(r: Any) -> dict[str, int]:
     stats = r.info("commandstats")
     return {k.removeprefix("cmdstat_").upper(): int(v.get("rejected_calls", 0)) for k, v in stats.items()}
+
+
+FIRST_REFUSAL_POLL_S = 0.002  # lab investigate's own poll (lab.investigate.run.mid_write.REFUSE_POLL_S)
+
+
+def for_a_test(f: Fault, t: Targets) -> AbstractContextManager[None]:
+    """What a fault applied by a test (the pytest plugin's ``inject``, ``@pytest.mark.fault``)
+    needs beside its own on/off: write_refused at=write serves writes again after its first
+    refusal, as lab investigate's trial does -- applied alone it refused every write until the
+    test's end. at=answer and at=later are refused: only lab investigate's trial sees those
+    moments, and applied by a test nothing would switch the refusal on (confirmed, never acting)."""
+    if not isinstance(f, WriteRefused) or f.at == "send":
+        return nullcontext()
+    if f.at in SWITCHED:
+        raise UsageError(
+            f"write_refused: at={f.at!r} is switched on by lab investigate's trial, not by a test",
+            "at=write (the first write after the fault is applied) or at=send (every write until it is removed)",
+        )
+    return _first_refusal_only(f, t)
+
+
+@contextmanager
+def _first_refusal_only(f: WriteRefused, t: Targets) -> Iterator[None]:
+    """Writes served again the moment Redis has counted one refusal (INFO errorstats, polled
+    every FIRST_REFUSAL_POLL_S by a thread while the block runs)."""
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.wait(FIRST_REFUSAL_POLL_S):
+            if f.refused(t) > 0:
+                f.refuse(t, False)
+                return
+
+    watcher = threading.Thread(target=watch, name="write_refused-first", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        watcher.join(10)

@@ -380,3 +380,23 @@ def test_a_reply_streamed_on_its_own_request_answers_its_send_at_its_end(tmp_pat
     only = ("--lab-trials", "2", "-k", "slow_store", "--lab-set", "start.env.RELAY_BUGS=reply_after_end")
     code, out = _user_tests(tmp_path / "bug", *only, tests=tests, spec=spec)
     assert "[stored_after_answer]" in out and "-- 2/2 [" in out, out
+
+
+def test_a_users_write_refused_at_write_refuses_that_one_write(tmp_path: Path) -> None:
+    """A user's test that injects write_refused at=write after a first turn (relay_ui_tests'
+    store hiccup): the next write refused, then writes served again, as lab investigate's trial
+    does -- applied alone it refused every write to the test's end, the job's reply too. With
+    message_after_202 (the message stored by a promise nobody awaits), the message is lost and
+    its reply shown: acked_write_refused in each trial, and the user's own test fails after its
+    reload. The correct app answers 503 at that write: its page says so, nothing drawn."""
+    spec, tests = ROOT / "examples" / "node-relay.toml", "examples/node/relay_ui_tests"
+    only = ("--lab-trials", "2", "-k", "hiccup")
+    bug = ("--lab-set", "start.env.RELAY_BUGS=message_after_202")
+    code, out = _user_tests(tmp_path / "bug", *only, *bug, tests=tests, spec=spec)
+    assert code == 1 and re.search(r"\[acked_write_refused\] .* -- 2/2 \[", out), out
+    assert set(re.findall(r"^  \[(\w+)\]", out, re.M)) == {"acked_write_refused"}, out
+    for f in sorted((tmp_path / "bug" / "out" / "lab").glob("*/trial.json")):
+        sends = json.loads(f.read_text())["sends"]  # the hiccup's send: acknowledged, its stream whole
+        assert [(s["status"], s["outcome"], s["streamed"], s["cut"]) for s in sends] == [(202, "ok", True, None)] * 2
+    code, out = _user_tests(tmp_path / "ok", *only, tests=tests, spec=spec)
+    assert code == 0 and out.count("no anomaly found in 2 judged trials") == 1, out

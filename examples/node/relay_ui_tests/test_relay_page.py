@@ -9,6 +9,8 @@ RELAY_REPLY=poll, the page polls the thread until it shows ([chat] reply_from). 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from playwright.sync_api import Page, expect
 
@@ -50,3 +52,15 @@ def test_a_reload_in_the_middle_of_a_reply_keeps_the_question(page: Page) -> Non
     expect(page.locator("#log .turn[data-by=assistant]").nth(1)).not_to_be_empty()  # the reply has begun
     page.reload()
     expect(page.locator("#log .turn[data-by=me]")).to_have_count(2)
+
+
+def test_a_store_hiccup_loses_no_answered_question(page: Page, inject: Callable[..., str]) -> None:
+    """The store refuses one write (the next one, whichever it is) after a first turn: the page
+    either says the question failed or keeps it after a reload."""
+    opened(page)
+    ask(page, "a first question before the hiccup", 1)
+    inject("write_refused", at="write")
+    ask(page, "a second question as the store hiccups", 2)
+    failed = "Something went wrong" in page.locator("#log .turn[data-by=assistant]").nth(1).inner_text()
+    page.reload()
+    expect(page.locator("#log .turn[data-by=me]")).to_have_count(1 if failed else 2)

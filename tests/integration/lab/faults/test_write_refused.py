@@ -74,3 +74,37 @@ def test_a_switched_moment_serves_writes_until_the_trial_switches_the_refusal_on
             app.set("wr:a", "refused")
         assert fault.refused(targets) == 1 and fault.refused_commands(targets) == {"SET": 1}
     assert app.get("wr:a") == b"served"
+
+
+def test_at_write_applied_by_a_test_refuses_its_first_write_only(
+    targets: Targets, via_proxy: Callable[..., "redis.Redis[bytes]"]
+) -> None:
+    """As the pytest plugin applies it (inject, @pytest.mark.fault): the first write refused,
+    then writes served again by the watcher -- before it, the refusal held until the test's end."""
+    from lab.common.wait import wait_until
+    from lab.faults.write_refused import for_a_test
+
+    app = via_proxy()
+    app.delete("wr:t")
+    fault = make("write_refused", at="write")
+    assert isinstance(fault, WriteRefused)
+    beside = for_a_test(fault, targets)
+    with fault.on(targets), beside:
+        with pytest.raises(redis.ResponseError, match="NOREPLICAS"):
+            app.rpush("wr:t", "the message")
+        wait_until(lambda: not fault.refusing or None, what="writes served again", timeout_s=5)
+        app.rpush("wr:t", "the reply")
+        assert fault.refused(targets) == 1
+    assert app.lrange("wr:t", 0, -1) == [b"the reply"]
+
+
+def test_a_moment_only_lab_investigate_sees_is_refused_to_a_test(targets: Targets) -> None:
+    """at=answer / at=later applied by a test: nothing would switch the refusal on, yet it would
+    be confirmed -- refused, naming the two a test can use; at=send needs nothing beside it."""
+    from lab.faults.write_refused import for_a_test
+
+    for at in ("answer", "later"):
+        with pytest.raises(UsageError, match=f"at='{at}'.*not by a test"):
+            for_a_test(make("write_refused", at=at), targets)
+    with for_a_test(make("write_refused"), targets), for_a_test(make("latency", latency_ms=10), targets):
+        pass
