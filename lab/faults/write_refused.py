@@ -158,10 +158,13 @@ def _first_refusal_only(f: WriteRefused, t: Targets) -> Iterator[None]:
     stop = threading.Event()
 
     def watch() -> None:
-        while not stop.wait(FIRST_REFUSAL_POLL_S):
-            if f.refused(t) > 0:
-                f.refuse(t, False)
-                return
+        try:
+            while not stop.wait(FIRST_REFUSAL_POLL_S):
+                if f.refused(t) > 0:
+                    f.refuse(t, False)
+                    return
+        except (redis.RedisError, FaultNotConfirmed):  # Redis gone under the test: the removal says so
+            return
 
     watcher = threading.Thread(target=watch, name="write_refused-first", daemon=True)
     watcher.start()
