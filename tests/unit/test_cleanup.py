@@ -27,7 +27,9 @@ def test_empty_or_missing_run_folders_leave_nothing_to_stop(tmp_path: Path) -> N
 def test_a_live_service_in_a_sibling_folder_is_something_to_stop(tmp_path: Path) -> None:
     sibling = tmp_path / "run-investigate"
     sibling.mkdir()
-    info = procs.spawn("sleeper", [sys.executable, "-c", "import time; time.sleep(60)"], sibling)
+    info = procs.spawn(
+        "waiter", [sys.executable, "-c", "import signal; signal.pause()"], sibling
+    )  # alive until stopped
     try:
         assert not _nothing_to_stop(_env(tmp_path))
     finally:
